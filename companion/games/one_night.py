@@ -1,0 +1,344 @@
+"""One Night Werewolf (ワンナイト人狼): the rule engine.
+
+Steps, and what each takes (everything else is refused and changes nothing):
+
+    deal        `next` → night
+    night       only its own timers (``night:<role>:wake|sleep``, ``night:morning``);
+                quiet: every tap and button is refused, the script never reacts
+    discussion  timer ``discussion`` (a tick each minute and at each warning), `next` ends early
+    vote        timers ``vote:1`` … ``vote:3`` (the count) → reveal
+    reveal      ``player/<name>`` then that player's final ``onw/<role>/<n>``; once all have,
+                the executed players' ``player/<name>``, then `next` → done
+    done        nothing
+
+The deck, the options and the night script live in ``one_night_rules``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from companion.events import (
+    CancelTimer,
+    Input,
+    Output,
+    Press,
+    Refusal,
+    Report,
+    Say,
+    SetTimer,
+    Tap,
+    TimerFired,
+)
+from companion.games import register
+from companion.games.base import Engine, Result, Setup
+from companion.games.one_night_rules import (
+    VOTE_COUNT,
+    Verdict,
+    card_ids,
+    deck_for,
+    minutes_line,
+    next_point,
+    night_script,
+    parse_options,
+    role_of,
+    spoken,
+    turn_start,
+    verdict,
+    warning_line,
+)
+
+
+@dataclass
+class OneNightState:
+    step: str = "deal"  # deal | night | discussion | vote | reveal | done
+    night_at: int = -1  # the last night beat played
+    left_s: float = 0.0  # discussion time left at the last discussion timer
+    vote_at: int = 0  # the last number of the vote count said
+    pending: str | None = None  # player whose role card is awaited
+    revealed: dict[str, str] = field(default_factory=dict)  # player → card, in reveal order
+    executed: list[str] = field(default_factory=list)  # in tap order
+    verdict: Verdict | None = None
+
+
+@register
+class OneNight(Engine):
+    game: ClassVar[str] = "one-night"
+    tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
+    min_players: ClassVar[int] = 3
+    max_players: ClassVar[int] = 7
+    state: OneNightState
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.players = setup.players
+        self.opts = parse_options(setup.options)
+        self.deck = deck_for(len(self.players), self.opts)
+        self.cards = card_ids(self.deck)
+        self.script = night_script(self.deck, self.opts, setup.seed)
+        self.state = OneNightState()
+
+    @classmethod
+    def check_setup(cls, players: Sequence[str], rules: Sequence[str],
+                    options: Mapping[str, Any]) -> None:
+        """Refuses a player count outside 3–7, a bad option and a deck that cannot be dealt."""
+        super().check_setup(players, rules, options)
+        deck_for(len(players), parse_options(options))
+
+    # ------------------------------------------------------------- lifecycle
+    def start(self) -> list[Output]:
+        return [*self._deck_lines(), *self.prompt()]
+
+    def _deck_lines(self) -> list[Output]:
+        total = sum(self.deck.values())
+        return [
+            Say("onw.deck.intro", {"count": len(self.players), "cards": total}),
+            *(Say("onw.deck.role", {"role": role, "count": n}) for role, n in self.deck.items()),
+            Say("onw.deck.centre", {"count": total - len(self.players)}),
+        ]
+
+    @property
+    def quiet(self) -> bool:
+        return self.state.step == "night"
+
+    @property
+    def finished(self) -> bool:
+        return self.state.step == "done"
+
+    def result(self) -> Result:
+        v = self.state.verdict
+        if v is None:
+            raise RuntimeError("the game is not finished")
+        return Result({p: int(p in v.winners) for p in self.players}, v.winners)
+
+    def _handle(self, inp: Input) -> list[Output]:
+        return {
+            "deal": self._deal,
+            "night": self._night,
+            "discussion": self._discussion,
+            "vote": self._vote,
+            "reveal": self._reveal,
+            "done": self._done,
+        }[self.state.step](inp)
+
+    # ------------------------------------------------------------------ deal
+    def _deal(self, inp: Input) -> list[Output]:
+        if _is_next(inp):
+            self.state.step = "night"
+            return self._night_beat(0)
+        raise self._not_taken(inp, "onw.refuse.deal", "deal the cards, then press next for the night")
+
+    # ----------------------------------------------------------------- night
+    def _night(self, inp: Input) -> list[Output]:
+        """Only the script's own next beat — or, after a restart replayed a turn,
+        a beat of that turn again.  Anything the table does is refused the same
+        way, so neither the narration nor the refusals tell anything."""
+        if not isinstance(inp, TimerFired):
+            raise Refusal("onw.refuse.night", "not during the night")
+        names = [seg.name for seg in self.script]
+        at = self.state.night_at
+        if inp.name in names and turn_start(self.script, at) < names.index(inp.name) <= at + 1:
+            return self._night_beat(names.index(inp.name))
+        raise Refusal("onw.refuse.stale_timer", f"timer {inp.name} is not expected now", timer=inp.name)
+
+    def _night_beat(self, at: int) -> list[Output]:
+        self.state.night_at = at
+        beat = self.script[at]
+        if at == len(self.script) - 1:
+            return [*beat.outputs, *self._begin_discussion()]
+        return [*beat.outputs, SetTimer(self.script[at + 1].name, beat.delay)]
+
+    # ------------------------------------------------------------ discussion
+    def _begin_discussion(self) -> list[Output]:
+        self.state.step = "discussion"
+        self.state.left_s = total = self.opts.discussion_min * 60
+        return [minutes_line("onw.discussion.start", total), self._discussion_timer()]
+
+    def _discussion_timer(self) -> SetTimer:
+        left = self.state.left_s
+        return SetTimer("discussion", left - next_point(left, self._total_s, self.opts.warnings_s))
+
+    @property
+    def _total_s(self) -> float:
+        return self.opts.discussion_min * 60
+
+    def _discussion(self, inp: Input) -> list[Output]:
+        if isinstance(inp, TimerFired) and inp.name == "discussion":
+            left = self.state.left_s = next_point(self.state.left_s, self._total_s, self.opts.warnings_s)
+            if left == 0:
+                return [Say("onw.discussion.time_up"), *self._begin_vote()]
+            said = [warning_line(left)] if left in self.opts.warnings_s else []
+            return [*said, self._discussion_timer()]
+        if _is_next(inp):
+            return [CancelTimer("discussion"), Say("onw.discussion.ended"), *self._begin_vote()]
+        raise self._not_taken(inp, "onw.refuse.discussion",
+                              "the discussion is on: press next to end it; cards are shown after the vote")
+
+    # ------------------------------------------------------------------ vote
+    def _begin_vote(self) -> list[Output]:
+        self.state.step = "vote"
+        self.state.vote_at = 0
+        return self._vote_call()
+
+    def _vote_call(self) -> list[Output]:
+        return [Say("onw.vote.call"), SetTimer("vote:1", 2 * self.opts.count_s * self.opts.pace)]
+
+    def _vote(self, inp: Input) -> list[Output]:
+        """The count; a restart replays it from the call, so any number up to the
+        next one is taken (the journal then holds some twice)."""
+        if isinstance(inp, TimerFired) and inp.name.startswith("vote:"):
+            n = inp.name.removeprefix("vote:")
+            if n.isdigit() and 1 <= int(n) <= min(self.state.vote_at + 1, len(VOTE_COUNT)):
+                at = self.state.vote_at = int(n)
+                said = Say(f"onw.vote.{VOTE_COUNT[at - 1]}")
+                if at < len(VOTE_COUNT):
+                    return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
+                self.state.step = "reveal"
+                return [said, *self.prompt()]
+        raise self._not_taken(inp, "onw.refuse.counting", "wait for the count, then point")
+
+    # ---------------------------------------------------------------- reveal
+    def _reveal(self, inp: Input) -> list[Output]:
+        s = self.state
+        missing = [p for p in self.players if p not in s.revealed]
+        if _is_next(inp):
+            if missing or s.pending:
+                raise Refusal("onw.refuse.reveal_incomplete", "not everyone has revealed their card",
+                              players=missing)
+            return self._judge()
+        if not isinstance(inp, Tap):
+            raise self._not_taken(inp, "onw.refuse.reveal", "tap your player card, then your role card")
+        ident = inp.identity
+        if ident.startswith("player/"):
+            return self._player_card(ident.removeprefix("player/"), missing)
+        if ident.startswith("onw/"):
+            return self._role_card(ident, missing)
+        raise Refusal("onw.refuse.foreign", f"{ident} is not a One Night card", card=ident)
+
+    def _player_card(self, player: str, missing: list[str]) -> list[Output]:
+        s = self.state
+        if player not in self.players:
+            raise Refusal("onw.refuse.unknown_player", f"{player} is not playing this game", player=player)
+        if s.pending:
+            raise Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
+                          player=s.pending)
+        if missing:
+            if player in s.revealed:
+                # Revealing twice, or an executed player tapped too early: both wait for the others.
+                raise Refusal("onw.refuse.already_revealed",
+                              f"{player} has revealed; executed players come after everyone has",
+                              player=player, players=missing)
+            s.pending = player
+            return [Say("onw.reveal.role_card", {"player": player})]
+        if player in s.executed:
+            raise Refusal("onw.refuse.executed_twice", f"{player} is already marked executed", player=player)
+        if len(s.executed) == len(self.players) - 1:
+            # [ruling] every player tied on one vote: nobody is executed.
+            raise Refusal("onw.refuse.execute_everyone",
+                          "when every player is tied, nobody is executed: press next")
+        s.executed.append(player)
+        return [Say("onw.reveal.executed", {"player": player})]
+
+    def _role_card(self, card: str, missing: list[str]) -> list[Output]:
+        s = self.state
+        if card not in self.cards:
+            raise Refusal("onw.refuse.not_in_deck", f"{card} is not in this game's deck",
+                          card=card, count=len(self.players))
+        holder = next((p for p, c in s.revealed.items() if c == card), None)
+        if holder is not None:
+            raise Refusal("onw.refuse.card_twice", f"{card} was already revealed by {holder}",
+                          card=card, role=role_of(card), player=holder)
+        if not missing:
+            raise Refusal("onw.refuse.all_revealed", f"everyone has revealed; {card} is in the centre",
+                          card=card, role=role_of(card))
+        if s.pending is None:
+            raise Refusal("onw.refuse.player_first", "tap your player card before your role card",
+                          card=card, role=role_of(card))
+        player, s.pending = s.pending, None
+        s.revealed[player] = card
+        out: list[Output] = [Say("onw.reveal.role", {"player": player, "role": role_of(card)})]
+        if len(s.revealed) == len(self.players):
+            out.append(Say("onw.reveal.all_done"))
+        return out
+
+    def _judge(self) -> list[Output]:
+        s = self.state
+        roles = {p: role_of(c) for p, c in s.revealed.items()}
+        executed = [p for p in self.players if p in s.executed]  # seat order
+        v = s.verdict = verdict(self.players, roles, executed)
+        s.step = "done"
+        return [
+            Say("onw.verdict.executed", {"players": executed}) if executed
+            else Say("onw.verdict.nobody_executed"),
+            Say(v.reason),
+            Say("onw.verdict.winners", {"players": list(v.winners)}) if v.winners
+            else Say("onw.verdict.no_winners"),
+            Report("onw_result", {"executed": executed, "winning_team": v.winning_team,
+                                  "winners": list(v.winners)}),
+        ]
+
+    def _done(self, inp: Input) -> list[Output]:
+        raise Refusal("onw.refuse.finished", "the game is over")
+
+    # --------------------------------------------------------------- prompts
+    def prompt(self) -> list[Output]:
+        s = self.state
+        if s.step == "deal":
+            return [Say("onw.deal.prompt")]
+        if s.step == "discussion":
+            return [Say("onw.discussion.prompt")]
+        if s.step == "reveal":
+            if s.pending:
+                return [Say("onw.reveal.role_card", {"player": s.pending})]
+            missing = [p for p in self.players if p not in s.revealed]
+            if missing:
+                return [Say("onw.reveal.prompt", {"players": missing})]
+            return [Say("onw.reveal.executed_prompt")]
+        if s.step == "done" and s.verdict is not None:
+            return [Say(s.verdict.reason)]
+        return []  # night and vote: only the script speaks
+
+    def resume(self) -> list[Output]:
+        """After a restart.  The night restarts the current turn from its wake line
+        (a turn is never skipped) and cancels the beat that was pending; the
+        discussion re-arms from the last tick; the vote count starts again."""
+        s = self.state
+        if s.step == "night":
+            start = turn_start(self.script, s.night_at)
+            out: list[Output] = [Say("onw.resume.night")]
+            if start > 0:  # beat 0 starts the ambience itself
+                out += [o for o in self.script[0].outputs if isinstance(o, Report)]
+            if s.night_at != start:  # the beat that was pending is not the one re-armed
+                out.append(CancelTimer(self.script[s.night_at + 1].name))
+            beat = self.script[start]
+            return [*out, *beat.outputs, SetTimer(self.script[start + 1].name, beat.delay)]
+        if s.step == "discussion":
+            left = spoken(s.left_s)
+            return [Say("onw.resume.discussion", {"seconds": left}), *self.prompt(),
+                    self._discussion_timer()]
+        if s.step == "vote":
+            cancel = [CancelTimer(f"vote:{s.vote_at + 1}")] if s.vote_at else []
+            return [Say("onw.resume.vote"), *cancel, *self._vote_call()]
+        if s.step == "deal":
+            return [Say("onw.resume.deal"), *self._deck_lines(), *self.prompt()]
+        if s.step == "reveal":
+            return [Say("onw.resume.reveal", {"players": list(s.revealed)}), *self.prompt()]
+        return [Say("onw.resume.done"), *self.prompt()]
+
+    # ---------------------------------------------------------------- helpers
+    def _not_taken(self, inp: Input, key: str, reason: str) -> Refusal:
+        """The refusal for an input this step does not take: a stale timer, a card
+        of another game, or this step's own explanation."""
+        if isinstance(inp, TimerFired):
+            return Refusal("onw.refuse.stale_timer", f"timer {inp.name} is not expected now",
+                           timer=inp.name)
+        if isinstance(inp, Tap) and not inp.identity.startswith(("onw/", "player/")):
+            return Refusal("onw.refuse.foreign", f"{inp.identity} is not a One Night card",
+                           card=inp.identity)
+        return Refusal(key, reason)
+
+
+def _is_next(inp: Input) -> bool:
+    return isinstance(inp, Press) and inp.button == "next"

@@ -1,0 +1,232 @@
+"""One Night Werewolf as data: the deck, the options, the night script, the verdict.
+
+Pure helpers for ``companion.games.one_night`` (rules: ``rules/one-night-werewolf.md``).
+Nothing here depends on what the table does: the night script is a function of
+the deck, the options and the seed only, which is what keeps the night from
+telling anything (a turn that is shorter because its card lies in the centre,
+or that reacts to a tap, would be a tell).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from companion.events import Output, Refusal, Report, Say
+
+# The order the deck is announced in (the source's listing).
+ROLES = ("villager", "werewolf", "seer", "thief")
+# The source's night order; it differs from other editions on purpose. Villagers have no turn.
+NIGHT_ORDER = ("seer", "werewolf", "thief")
+# Team of a card; a thief who stole a werewolf holds a werewolf card, so judging by the
+# final cards puts every player on the right side.
+TEAM = {"villager": "village", "werewolf": "werewolf", "seer": "village", "thief": "village"}
+
+# 4 players: 2 villagers, 2 werewolves, 1 seer, 1 thief; each extra player one more villager.
+# [ruling] the set has 4 villagers: 3 players get 1, 7 players keep 4 and only 1 centre card.
+DEFAULT_DECKS: dict[int, dict[str, int]] = {
+    n: {"villager": v, "werewolf": 2, "seer": 1, "thief": 1}
+    for n, v in {3: 1, 4: 2, 5: 3, 6: 4, 7: 4}.items()
+}
+
+AMBIENCE = "table-tapping"
+VOTE_COUNT = ("one", "two", "three")
+
+
+@dataclass(frozen=True)
+class Options:
+    """This game's config section, checked.  ``pause_s`` (the short pause after
+    each line that closes a turn) and ``count_s`` (between the vote count's
+    numbers) are extra keys with defaults; ``pace`` multiplies both and the
+    windows, not the discussion (its length is announced in minutes)."""
+
+    window_s: float = 10.0
+    jitter_s: tuple[float, float] = (0.0, 0.0)
+    pace: float = 1.0
+    pause_s: float = 3.0
+    count_s: float = 1.0
+    discussion_min: float = 3.0
+    warnings_s: tuple[float, ...] = (60.0, 10.0)
+    masking: bool = True
+    deck: Mapping[int, Mapping[str, int]] | None = None
+
+
+def _bad(option: str, why: str) -> Refusal:
+    return Refusal("onw.refuse.bad_option", f"one-night option {option}: {why}", option=option)
+
+
+def _number(raw: Mapping[str, Any], key: str, default: float, *, positive: bool) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _bad(key, f"must be a number, not {value!r}")
+    if value < 0 or (positive and value == 0):
+        raise _bad(key, f"must be {'above' if positive else 'at least'} 0, not {value}")
+    return float(value)
+
+
+def parse_options(raw: Mapping[str, Any] | None) -> Options:
+    """Check the options; refuses (``onw.refuse.bad_option``) a value of the wrong
+    kind or range, naming the key, so a bad config is caught before the night."""
+    raw = raw or {}
+    jitter = raw.get("jitter_s", (0, 0))
+    if (not isinstance(jitter, (list, tuple)) or len(jitter) != 2
+            or any(isinstance(j, bool) or not isinstance(j, (int, float)) for j in jitter)
+            or not 0 <= jitter[0] <= jitter[1]):
+        raise _bad("jitter_s", f"must be [low, high] with 0 <= low <= high, not {jitter!r}")
+    warnings = raw.get("warnings_s", (60, 10))
+    if (not isinstance(warnings, (list, tuple))
+            or any(isinstance(w, bool) or not isinstance(w, (int, float)) or w <= 0 for w in warnings)):
+        raise _bad("warnings_s", f"must be a list of seconds above 0, not {warnings!r}")
+    masking = raw.get("masking", True)
+    if not isinstance(masking, bool):
+        raise _bad("masking", f"must be true or false, not {masking!r}")
+    deck = raw.get("deck")
+    if deck is not None and not isinstance(deck, Mapping):
+        raise _bad("deck", "must map a player count to {role: count}")
+    return Options(
+        window_s=_number(raw, "window_s", 10, positive=True),
+        jitter_s=(float(jitter[0]), float(jitter[1])),
+        pace=_number(raw, "pace", 1.0, positive=True),
+        pause_s=_number(raw, "pause_s", 3.0, positive=False),
+        count_s=_number(raw, "count_s", 1.0, positive=False),
+        discussion_min=_number(raw, "discussion_min", 3, positive=True),
+        warnings_s=tuple(sorted({float(w) for w in warnings}, reverse=True)),
+        masking=masking,
+        deck={int(k): v for k, v in deck.items()} if deck is not None else None,
+    )
+
+
+def deck_for(players: int, opts: Options) -> dict[str, int]:
+    """The composition for this player count (role → count, announce order), the
+    config's override first.  Refuses (``onw.refuse.bad_deck``) unknown roles,
+    counts below 0 and a deck with fewer cards than players."""
+    deck = (opts.deck or {}).get(players) or DEFAULT_DECKS.get(players)
+    if deck is None:
+        raise Refusal("onw.refuse.bad_deck", f"no deck for {players} players", count=players)
+    unknown = sorted(set(deck) - set(ROLES))
+    if unknown:
+        raise Refusal("onw.refuse.bad_deck", f"unknown roles in the deck: {', '.join(unknown)}",
+                      count=players)
+    if any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in deck.values()):
+        raise Refusal("onw.refuse.bad_deck", "role counts must be whole numbers", count=players)
+    if sum(deck.values()) < players:
+        raise Refusal("onw.refuse.bad_deck",
+                      f"{sum(deck.values())} cards cannot be dealt to {players} players", count=players)
+    return {role: deck[role] for role in ROLES if deck.get(role)}
+
+
+def card_ids(deck: Mapping[str, int]) -> tuple[str, ...]:
+    """The role cards' identities (``onw/villager/1`` …) in this deck."""
+    return tuple(f"onw/{role}/{i}" for role, n in deck.items() for i in range(1, n + 1))
+
+
+def role_of(card: str) -> str:
+    return card.split("/")[1]
+
+
+def spoken(x: float) -> int | float:
+    """Numbers go to the narrator as ints when they are whole."""
+    return int(x) if float(x).is_integer() else x
+
+
+# ------------------------------------------------------------------ the night
+@dataclass(frozen=True)
+class Segment:
+    """One beat of the night: ``outputs`` happen when timer ``name`` fires (the
+    first one on ``next``), and the next beat follows ``delay`` seconds later."""
+
+    name: str
+    outputs: tuple[Output, ...]
+    delay: float
+    turn: str  # the role whose turn this beat belongs to ("" before the first)
+
+
+def window(role: str, opts: Options, seed: int) -> float:
+    """A role's window: window_s × pace plus a jitter drawn from the seed and the
+    role alone, so a replay (or a resumed night) gives the same length."""
+    low, high = opts.jitter_s
+    extra = random.Random(f"{seed}:onw:{role}").uniform(low, high) if high > low else low
+    return round(opts.window_s * opts.pace + extra, 3)
+
+
+def night_script(deck: Mapping[str, int], opts: Options, seed: int) -> tuple[Segment, ...]:
+    """The whole night, fixed before it starts.  [ruling] every role in the deck
+    is called, even if its card may lie in the centre."""
+    pause = round(opts.pause_s * opts.pace, 3)
+    start: list[Output] = [Say("onw.night.start")]
+    if opts.masking:
+        start.append(Report("ambience", {"sound": AMBIENCE, "action": "start"}))
+    script = [Segment("night:start", tuple(start), pause, "")]
+    for role in NIGHT_ORDER:
+        if deck.get(role):
+            script.append(Segment(f"night:{role}:wake", (Say(f"onw.{role}.wake"),),
+                                  window(role, opts, seed), role))
+            script.append(Segment(f"night:{role}:sleep", (Say(f"onw.{role}.sleep"),), pause, role))
+    morning: list[Output] = []
+    if opts.masking:
+        morning.append(Report("ambience", {"sound": AMBIENCE, "action": "stop"}))
+    morning.append(Say("onw.night.morning"))
+    script.append(Segment("night:morning", tuple(morning), 0.0, "morning"))
+    return tuple(script)
+
+
+def turn_start(script: Sequence[Segment], at: int) -> int:
+    """Where the turn that beat ``at`` belongs to begins: a resumed night restarts
+    it from its wake line (the pause after a sleep line still belongs to that
+    turn, since the sleep line may not have been heard before the cut)."""
+    turn = script[at].turn
+    return next(i for i, seg in enumerate(script) if seg.turn == turn)
+
+
+# -------------------------------------------------------------- the discussion
+def next_point(left: float, total: float, warnings: Sequence[float]) -> float:
+    """The next time-left value at which the discussion timer fires: every whole
+    minute (so a restart knows the time left to within a minute), every warning
+    and 0."""
+    points = {float(m) for m in range(60, int(total) + 1, 60)} | {float(w) for w in warnings} | {0.0}
+    return max(p for p in points if p < left)
+
+
+def warning_line(left: float) -> Say:
+    if left == 60:
+        return Say("onw.discussion.one_minute_left")
+    if left % 60 == 0:
+        return Say("onw.discussion.minutes_left", {"minutes": spoken(left / 60)})
+    return Say("onw.discussion.seconds_left", {"seconds": spoken(left)})
+
+
+def minutes_line(key: str, seconds: float) -> Say:
+    """``<key>`` with ``minutes``, or ``<key>_one`` for exactly one minute."""
+    minutes = spoken(round(seconds / 60, 2))
+    return Say(f"{key}_one") if minutes == 1 else Say(key, {"minutes": minutes})
+
+
+# ---------------------------------------------------------------- the verdict
+@dataclass(frozen=True)
+class Verdict:
+    winning_team: str  # village | werewolf | nobody
+    winners: tuple[str, ...]  # seat order
+    reason: str  # narration key naming the rule applied
+
+
+def verdict(players: Sequence[str], roles: Mapping[str, str], executed: Sequence[str]) -> Verdict:
+    """Judge by the final cards (``roles``: player → role after the thief's swap).
+
+    - a werewolf among the players: the village wins iff an executed player is a
+      werewolf, else the werewolves win;
+    - no werewolf among the players: the village wins iff nobody is executed;
+      [ruling] else nobody wins.
+    Winners: every player whose final card is on the winning team.
+    """
+    if any(roles[p] == "werewolf" for p in players):
+        if any(roles[p] == "werewolf" for p in executed):
+            team, reason = "village", "onw.verdict.werewolf_executed"
+        else:
+            team, reason = "werewolf", "onw.verdict.werewolves_survive"
+    elif not executed:
+        team, reason = "village", "onw.verdict.no_werewolf_nobody_executed"
+    else:
+        team, reason = "nobody", "onw.verdict.no_werewolf_someone_executed"
+    return Verdict(team, tuple(p for p in players if TEAM[roles[p]] == team), reason)
