@@ -1,0 +1,445 @@
+"""Seven Knights Bewitched (ミュルマミウスの虜): the table flow as a pure state machine.
+
+Everything that changes the state lives in this module; ``ACCEPTS`` below says,
+step by step, what the table may do and which handler takes it.  An input a
+step does not take is refused with a speakable reason and changes nothing.
+The judgements (tile sets, election, verdict, points) are pure functions in
+``seven_knights_rules``.
+
+Hidden information (§ Table talk): the engine never learns who holds which
+tile, and it only learns the witch team when its members tap their cards at
+scoring, so no line before then can give either away.  It also never says
+what it could deduce (e.g. that the witch must be in the centre).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from companion.events import Input, Output, Press, Refusal, Report, Say, Tap
+from companion.games import register
+from companion.games.base import Engine, Result, Setup
+from companion.games.seven_knights_rules import (
+    ALL_TILES,
+    KNIGHTS,
+    ROUNDS,
+    RULE_SETS,
+    WITCH,
+    default_rule_set,
+    elect,
+    judge,
+    parse_options,
+    round_points,
+    tile_set,
+    winners,
+)
+
+GAME = "seven-knights"
+
+# ------------------------------------------------------------------ the steps
+# step -> {input kind -> handler}.  Input kinds: "tile" (skb/...), "player"
+# (player/<name> of this game) and "next".  Nothing else changes the state.
+ACCEPTS: dict[str, dict[str, str]] = {
+    "quest": {"tile": "_captain_tile", "next": "_next_phase"},
+    "questions": {"tile": "_captain_tile", "next": "_next_phase"},
+    "recommendation": {"tile": "_captain_tile", "player": "_recommend", "next": "_skip_election"},
+    "command": {"tile": "_captain_tile", "player": "_concede"},
+    "formation": {"tile": "_lay", "player": "_concede", "next": "_formation_laid"},
+    "left_out": {"tile": "_leave_out"},
+    "witch_team": {"player": "_join_witch_team", "next": "_score"},
+    "round_over": {"next": "_next_round"},
+    "game_over": {},
+}
+NEXT_PHASE = {"quest": "questions", "questions": "recommendation"}
+
+# What to say when a step does not take an input kind (default: not_now).
+NOT_TAKEN: dict[tuple[str, str], tuple[str, str]] = {
+    ("command", "next"): ("skb.refuse.captain_tile_first", "the captain taps their own tile first"),
+    ("left_out", "next"): ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
+    ("left_out", "player"): ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
+    ("game_over", "tile"): ("skb.refuse.game_over", "the game is over"),
+    ("game_over", "player"): ("skb.refuse.game_over", "the game is over"),
+    ("game_over", "next"): ("skb.refuse.game_over", "the game is over"),
+}
+
+
+@dataclass
+class KnightsState:
+    """Everything the engine knows; deep-copied for undo."""
+
+    step: str = "quest"
+    round: int = 1
+    start_seat: int = 0  # who holds the start marker (index into Setup.players)
+    totals: dict[str, int] = field(default_factory=dict)
+    votes: dict[str, str] = field(default_factory=dict)  # voter -> recommended
+    voter: str | None = None  # tapped their own card, recommendation to follow
+    captain: str | None = None  # known only through the election or a concession
+    captain_tile: str | None = None
+    formation: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    conceding: str | None = None  # tapped once; a second tap concedes
+    witch_team: list[str] = field(default_factory=list)
+    verdict: str | None = None  # decided before scoring (captain witch / concession)
+    reason: str | None = None
+    reported: bool = False  # the round's ``formation`` event is logged
+    winners: tuple[str, ...] = ()
+
+
+@register
+class SevenKnights(Engine):
+    game: ClassVar[str] = GAME
+    tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)
+    min_players: ClassVar[int] = 3
+    max_players: ClassVar[int] = 8
+    state: KnightsState
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.check_setup(setup.players, setup.rules, setup.options)
+        self.players = tuple(setup.players)
+        self.options = parse_options(setup.options)
+        self.rule_name = _rule_name(setup.rules) or default_rule_set(len(self.players))
+        self.rule = RULE_SETS[self.rule_name]
+        self.tiles = tile_set(self.rule_name, len(self.players), self.options)
+        self.state = KnightsState(totals={p: 0 for p in self.players})
+
+    # ------------------------------------------------------------------ setup
+    @classmethod
+    def known_rules(cls) -> tuple[str, ...]:
+        return tuple(RULE_SETS)
+
+    @classmethod
+    def check_setup(cls, players: Sequence[str], rules: Sequence[str],
+                    options: Mapping[str, Any]) -> None:
+        """Refuse a player count outside 3-8, more than one rule-set card, an
+        unknown rule set, or a rule set not made for this many players.
+        A bad config section raises ``ValueError``."""
+        super().check_setup(players, rules, options)
+        if len(rules) > 1:
+            raise Refusal("skb.refuse.one_rule_set", "tap only one rule-set card", count=len(rules))
+        name = _rule_name(rules)
+        n = len(players)
+        if name is not None and name not in RULE_SETS:
+            raise Refusal("skb.refuse.unknown_rule_set", f"no rule set {name!r} in this game", rule=name)
+        rs = RULE_SETS[name or default_rule_set(n)]
+        if not rs.allows(n):
+            raise Refusal("skb.refuse.rule_set_players",
+                          f"the {rs.name} rule set is for {rs.low} to {rs.high} players, not {n}",
+                          rule=rs.name, count=n, low=rs.low, high=rs.high)
+        parse_options(options)
+
+    def start(self) -> list[Output]:
+        """Say the tiles, how to deal them and where the rest go; begin round 1."""
+        n = len(self.players)
+        centre = self.rule.centre(n, len(self.tiles))
+        aside = len(self.tiles) - n - centre
+        out: list[Output] = [Say(f"skb.rules.{self.rule_name}", {"n": n}),
+                             Say("skb.setup.tiles", {"tiles": list(self.tiles)})]
+        if not self.rule.witch_dealt and WITCH in self.tiles:  # special
+            out.append(Say("skb.deal.knights_only"))
+            out.append(Say("skb.deal.centre_from_rest", {"n": centre}))
+        else:
+            out.append(Say("skb.deal.each"))
+            if centre:
+                out.append(Say("skb.deal.centre.one" if centre == 1 else "skb.deal.centre", {"n": centre}))
+        if aside:
+            out.append(Say("skb.deal.aside.one" if aside == 1 else "skb.deal.aside", {"n": aside}))
+        out.append(Say("skb.deal.look"))
+        return out + self._round_start()
+
+    # ------------------------------------------------------------- the driver
+    def accepts(self) -> tuple[str, ...]:
+        """The input kinds the current step takes (``tile``, ``player``, ``next``)."""
+        return tuple(ACCEPTS[self.state.step])
+
+    def _handle(self, inp: Input) -> list[Output]:
+        kind, value = self._classify(inp)
+        name = ACCEPTS[self.state.step].get(kind)
+        if name is None:
+            key, reason = NOT_TAKEN.get((self.state.step, kind),
+                                        ("skb.refuse.not_now", f"not in the {self.state.step} step"))
+            raise Refusal(key, reason, step=self.state.step)
+        if kind != "player":
+            self.state.conceding = None  # a concession must be confirmed at once
+        out: list[Output] = getattr(self, name)(value)
+        return out
+
+    def _classify(self, inp: Input) -> tuple[str, str]:
+        if isinstance(inp, Press):
+            if inp.button != "next":
+                raise Refusal("skb.refuse.not_now", f"the {inp.button} button does nothing here")
+            return "next", "next"
+        if not isinstance(inp, Tap):
+            raise Refusal("skb.refuse.not_now", "this game sets no timers")
+        identity = inp.identity
+        if identity.startswith("player/"):
+            player = identity.removeprefix("player/")
+            if player not in self.players:
+                raise Refusal("skb.refuse.unknown_player", f"{player} is not playing", player=player)
+            return "player", player
+        if identity.startswith("skb/"):
+            if identity not in ALL_TILES:
+                raise Refusal("skb.refuse.unknown_tile", f"{identity} is no Seven Knights tile")
+            return "tile", identity
+        raise Refusal("skb.refuse.not_this_game", f"{identity} is not part of Seven Knights")
+
+    def _check_tile(self, tile: str) -> None:
+        """Refuse a tile outside this game's tile set, and the witch where it
+        cannot lie in front of a player (special: knights only are dealt)."""
+        if tile not in self.tiles:
+            raise Refusal("skb.refuse.not_in_tile_set",
+                          f"{tile} is not used by {self.rule_name} with {len(self.players)} players",
+                          tile=tile)
+        if tile == WITCH and not self.rule.witch_dealt:
+            raise Refusal("skb.refuse.witch_not_dealt", "the witch is never dealt to a player in this rule set",
+                          tile=tile)
+
+    # ------------------------------------------------ before the command phase
+    def _next_phase(self, _: str) -> list[Output]:
+        self.state.step = NEXT_PHASE[self.state.step]
+        return self.prompt()
+
+    def _skip_election(self, _: str) -> list[Output]:
+        st = self.state
+        if st.votes or st.voter:
+            missing = len(self.players) - len(st.votes)
+            raise Refusal("skb.refuse.election_unfinished",
+                          f"{missing} players have not recommended yet", n=missing)
+        st.step = "command"
+        return self.prompt()
+
+    def _recommend(self, player: str) -> list[Output]:
+        """Own card first, then the recommended player's card (self allowed)."""
+        st = self.state
+        if st.voter is None:
+            if player in st.votes:
+                raise Refusal("skb.refuse.already_recommended", f"{player} has recommended already",
+                              player=player)
+            st.voter = player
+            return [Say("skb.vote.voter", {"player": player})]
+        st.votes[st.voter] = player
+        st.voter = None
+        out: list[Output] = [Say("skb.vote.recorded", {"player": player})]
+        if len(st.votes) < len(self.players):
+            return out
+        st.captain = elect(self.players, st.start_seat, st.votes)
+        count = sum(1 for choice in st.votes.values() if choice == st.captain)
+        st.step = "command"
+        return [*out, Say("skb.election.captain", {"player": st.captain, "n": count}), *self.prompt()]
+
+    # ------------------------------------------------------------ command (§4)
+    def _captain_tile(self, tile: str) -> list[Output]:
+        """The captain reveals their own tile; before the command phase this
+        jumps there (an unfinished election is dropped)."""
+        self._check_tile(tile)
+        st = self.state
+        st.votes, st.voter = {}, None
+        st.captain_tile = tile
+        if tile != WITCH:
+            st.step = "formation"
+            return [Say("skb.captain.knight", {"tile": tile}), *self.prompt()]
+        # Captain's tile is the witch: the witch team wins at once.  The tile
+        # is public now, so a known captain is known to hold it.
+        if st.captain is not None:
+            st.witch_team = [st.captain]
+        return [Say("skb.captain.witch", {"tile": tile}), *self._decide("captain_witch")]
+
+    def _concede(self, player: str) -> list[Output]:
+        """A bewitched captain may concede (FAQ): they tap their own card
+        twice.  Once the captain is known, only the captain can."""
+        st = self.state
+        if not self.rule.witch_team:
+            raise Refusal("skb.refuse.not_now", "nobody is bewitched in the cooperative rule set")
+        if st.captain is not None and player != st.captain:
+            raise Refusal("skb.refuse.only_captain_concedes", f"only the captain, {st.captain}, can concede",
+                          player=st.captain)
+        if st.conceding != player:
+            st.conceding = player
+            return [Say("skb.concede.confirm", {"player": player})]
+        st.captain, st.conceding = player, None
+        st.witch_team = [player]
+        return [Say("skb.concede.done", {"player": player}), *self._decide("captain_bewitched")]
+
+    def _decide(self, reason: str) -> list[Output]:
+        """The witch team has won before the formation was judged."""
+        st = self.state
+        st.verdict, st.reason, st.reported = "witch", reason, True
+        st.step = "witch_team"
+        report = Report("formation", {"tiles": list(st.formation), "excluded": list(st.excluded),
+                                      "verdict": "witch"})
+        return [report, Say(f"skb.verdict.witch.{reason}"), *self.prompt()]
+
+    # ---------------------------------------------------------- formation (§4)
+    def _check_new(self, tile: str) -> None:
+        self._check_tile(tile)
+        st = self.state
+        if tile in st.formation or tile in st.excluded:
+            raise Refusal("skb.refuse.tile_twice", f"{tile} is tapped already", tile=tile)
+
+    def _lay(self, tile: str) -> list[Output]:
+        self._check_new(tile)
+        st = self.state
+        if len(st.formation) >= len(self.players):
+            raise Refusal("skb.refuse.too_many_tiles",
+                          f"only {len(self.players)} tiles lie in front of the players", n=len(self.players))
+        st.formation.append(tile)
+        return [Say("skb.formation.tile", {"tile": tile, "n": len(st.formation)})]
+
+    def _formation_laid(self, _: str) -> list[Output]:
+        """``next`` ends the formation; the captain's own tile must be in it
+        (the captain lays it, §4)."""
+        st = self.state
+        if st.captain_tile not in st.formation:
+            raise Refusal("skb.refuse.captain_tile_missing", "the captain's own tile belongs in the formation",
+                          tile=st.captain_tile)
+        if len(st.formation) == len(self.players):
+            return self._formation_complete()
+        st.step = "left_out"
+        return self.prompt()
+
+    def _leave_out(self, tile: str) -> list[Output]:
+        self._check_new(tile)
+        st = self.state
+        st.excluded.append(tile)
+        out: list[Output] = [Say("skb.left_out.tile", {"tile": tile})]
+        if len(st.formation) + len(st.excluded) < len(self.players):
+            return out
+        return out + self._formation_complete()
+
+    def _formation_complete(self) -> list[Output]:
+        if not self.rule.witch_team:  # cooperative: straight to the verdict
+            return self._score("next")
+        self.state.step = "witch_team"
+        return [Say("skb.formation.done"), *self.prompt()]
+
+    # ------------------------------------------------------ scoring (§5, §6)
+    def _join_witch_team(self, player: str) -> list[Output]:
+        st = self.state
+        if player in st.witch_team:
+            raise Refusal("skb.refuse.player_twice", f"{player} has tapped already", player=player)
+        st.witch_team.append(player)
+        return [Say("skb.witch_team.joined", {"player": player})]
+
+    def _witch_in_front(self) -> bool:
+        st = self.state
+        return WITCH in (st.captain_tile, *st.formation, *st.excluded)
+
+    def _score(self, _: str) -> list[Output]:
+        """Judge the round and hand out score cards.  Refused while the witch
+        tile lay in front of a player and nobody who could hold it tapped."""
+        st = self.state
+        if self.rule.witch_team and self._witch_in_front():
+            # A captain known to hold a knight cannot be the witch's holder.
+            known_knight = st.captain if st.captain_tile in KNIGHTS else None
+            if not [p for p in st.witch_team if p != known_knight]:
+                raise Refusal("skb.refuse.witch_holder_must_tap",
+                              "the witch's holder must tap their player card")
+        out: list[Output] = []
+        if st.verdict is None:
+            verdict = judge(st.formation, st.excluded, captain_tile=st.captain_tile,
+                            captain_bewitched=st.captain in st.witch_team,
+                            witch_team=st.witch_team, has_witch_team=self.rule.witch_team)
+            st.verdict, st.reason = verdict.winner, verdict.reason
+            out += [Report("formation", {"tiles": list(st.formation), "excluded": list(st.excluded),
+                                         "verdict": verdict.winner}),
+                    *self._verdict_lines()]
+        points = round_points(st.verdict, st.round, self.players, st.witch_team)
+        for p in self.players:
+            st.totals[p] += points[p]
+        out.append(Report("round_scored", {"game": GAME, "round": st.round, "points": points,
+                                           "totals": dict(st.totals)}))
+        out += [Say("skb.score.player", {"player": p, "points": points[p], "total": st.totals[p]})
+                for p in self.players]
+        if st.round < ROUNDS:
+            st.step = "round_over"
+            return out + self.prompt()
+        st.step = "game_over"
+        st.winners = winners(self.players, st.totals)
+        out.append(Report("game_over", {"game": GAME, "totals": dict(st.totals),
+                                        "winners": list(st.winners)}))
+        return out + self.prompt()
+
+    def _verdict_lines(self) -> list[Output]:
+        st = self.state
+        if st.reason == "captain_bewitched":
+            return [Say("skb.verdict.witch.captain_bewitched")]
+        if st.verdict == "knights":
+            return [Say("skb.formation.holds"), Say("skb.verdict.knights")]
+        failed = Say(f"skb.formation.failed.{st.reason}",
+                     {"tiles": [t for t in st.excluded if t != WITCH] if st.reason == "knight_left_out"
+                      else list(st.formation)})
+        if st.verdict == "witch":
+            return [failed, Say("skb.verdict.witch")]
+        why = "empty_witch_team" if self.rule.witch_team else "cooperative"
+        return [failed, Say(f"skb.verdict.nobody.{why}")]
+
+    def _next_round(self, _: str) -> list[Output]:
+        st = self.state
+        if self.options.start_marker == "pass":
+            st.start_seat = (st.start_seat + 1) % len(self.players)
+        self.state = KnightsState(round=st.round + 1, start_seat=st.start_seat, totals=st.totals)
+        return self._round_start()
+
+    def _round_start(self) -> list[Output]:
+        st = self.state
+        key = "skb.round.final" if st.round == ROUNDS else "skb.round.start"
+        return [Say(key, {"round": st.round, "player": self.players[st.start_seat]}), *self.prompt()]
+
+    # ------------------------------------------------------------- narration
+    def prompt(self) -> list[Output]:
+        """What the current step waits for."""
+        st = self.state
+        n = len(self.players)
+        start_player = self.players[st.start_seat]
+        if st.conceding is not None:  # command or formation
+            return [Say("skb.concede.confirm", {"player": st.conceding})]
+        match st.step:
+            case "quest":
+                centre = self.rule.centre(n, len(self.tiles))
+                variant = ("skb.phase.quest.special" if self.rule_name == "special"
+                           else "skb.phase.quest.centre" if centre else "skb.phase.quest")
+                return [Say(variant, {"player": start_player})]
+            case "questions":
+                return [Say("skb.phase.questions", {"player": start_player})]
+            case "recommendation":
+                if st.voter is not None:
+                    return [Say("skb.vote.voter", {"player": st.voter})]
+                if st.votes:
+                    return [Say("skb.vote.waiting", {"n": n - len(st.votes)})]
+                return [Say("skb.phase.recommendation")]
+            case "command":
+                if st.captain is not None:
+                    return [Say("skb.phase.command.captain", {"player": st.captain})]
+                return [Say("skb.phase.command")]
+            case "formation":
+                if st.formation:
+                    return [Say("skb.formation.progress", {"n": len(st.formation)})]
+                return [Say("skb.formation.prompt")]
+            case "left_out":
+                return [Say("skb.left_out.prompt", {"n": n - len(st.formation) - len(st.excluded)})]
+            case "witch_team":
+                return [Say("skb.witch_team.prompt")]
+            case "round_over":
+                return [Say("skb.round_over.prompt", {"round": st.round + 1})]
+            case _:
+                return [Say("skb.game_over.winners", {"players": list(st.winners)})]
+
+    def resume(self) -> list[Output]:
+        return [Say(f"skb.resume.{self.state.step}", {"round": self.state.round}), *self.prompt()]
+
+    # ---------------------------------------------------------------- result
+    @property
+    def finished(self) -> bool:
+        return self.state.step == "game_over"
+
+    def result(self) -> Result:
+        if not self.finished:
+            raise RuntimeError("the game is not over yet")
+        return Result(totals=dict(self.state.totals), winners=self.state.winners)
+
+
+def _rule_name(rules: Sequence[str]) -> str | None:
+    """The one rule card's name (``rules/advanced`` or ``advanced``), if any."""
+    return rules[0].removeprefix("rules/") if rules else None
