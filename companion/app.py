@@ -1,0 +1,83 @@
+"""The composition root: the one place that wires the shell (readers, panel,
+voice) to the core (session, loop, journal, clock) from a loaded config."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from companion import config as configmod
+from companion.clock import Clock
+from companion.events import ButtonPressed
+from companion.loop import Log, TableLoop
+from companion.session import Session
+from companion.store import Journal
+
+
+def state_dir(cfg: dict[str, Any]) -> Path:
+    return Path(cfg["state_dir"] or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or "state")
+
+
+def journal_seed(cfg: dict[str, Any], journal: Journal) -> int:
+    """The seed is part of the journal: a replay must make the same random
+    choices as the original run, so an unconfigured seed is chosen once and kept."""
+    if cfg["seed"] is not None:
+        return int(cfg["seed"])
+    stored = journal.meta("seed")
+    if stored is None:
+        stored = str(secrets.randbits(31))
+        journal.set_meta("seed", stored)
+    return int(stored)
+
+
+@dataclass
+class App:
+    loop: TableLoop
+    journal: Journal
+    reader: Any
+    panel: Any
+    voice: Any
+
+    def close(self) -> None:
+        for part in (self.reader, self.panel, self.voice):
+            try:
+                part.stop() if hasattr(part, "stop") else part.close()
+            except Exception:  # closing must not hide the reason we are closing
+                pass
+        self.journal.close()
+
+
+def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
+          panel_factory: Optional[Callable[[Callable[[str], None]], Any]] = None,
+          journal_path: Optional[Path] = None) -> App:
+    from voice.lines import Narrator
+
+    journal = Journal(journal_path or state_dir(cfg) / "journal.sqlite")
+    session = Session(seed=journal_seed(cfg, journal), lang=cfg["language"], options=cfg["games"],
+                      names=cfg["players"]["names"])
+    tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
+    holder: dict[str, TableLoop] = {}
+
+    def on_button(name: str) -> None:
+        holder["loop"].submit(ButtonPressed(name))
+
+    panel = (panel_factory or _default_panel(cfg))(on_button)
+    loop = TableLoop(session, journal, clock, narrate=Narrator(), voice=voice, feedback=panel, log=log,
+                     tag_map=tag_map, extra_players=cfg["players"]["extra"])
+    holder["loop"] = loop
+    return App(loop, journal, reader, panel, voice)
+
+
+def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:
+    from hardware.panel import Panel, PanelPins, mock_factory
+
+    pcfg = cfg["panel"]
+
+    def make(on_button: Callable[[str], None]) -> Any:
+        factory = mock_factory() if pcfg["backend"] == "mock" else None
+        return Panel(on_button, PanelPins(**pcfg["pins"]), pin_factory=factory,
+                     bounce_s=pcfg["bounce_s"] if factory is None else None)
+    return make

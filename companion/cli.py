@@ -1,0 +1,54 @@
+"""``companion`` — the command line.  Each subcommand lives in its own module;
+this file only wires them, importing each lazily so start-up stays fast."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+# name → (module, help); the module offers configure_parser(parser) and run(args) -> int
+COMMANDS = {
+    "simulate": ("companion.cli_simulate", "replay a table script; the event log to stdout"),
+    "run": ("companion.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
+    "scores": ("companion.scores", "the current game, tonight's totals and the history; --export"),
+    "tags": ("hardware.provision", "write, learn, read and check NFC tags"),
+    "voice": ("voice.prerender", "voice tools: prerender the WAV cache"),
+    "doctor": ("companion.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
+}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="companion", description="A table companion for hidden-role games.")
+    parser.add_argument("--config", action="append", type=Path, default=None,
+                        help="a settings file (may be given more than once; later wins)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Only the chosen command's module is imported: `companion run` must start fast.
+    chosen = next((a for a in argv if a in COMMANDS), None)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        if name == chosen:
+            try:
+                mod = importlib.import_module(module)
+            except ImportError as e:
+                print(f"companion {name}: not available ({e})", file=sys.stderr)
+                return 2
+            mod.configure_parser(p)
+            p.set_defaults(_run=mod.run)
+    args = parser.parse_args(argv)
+    from companion.config import ConfigError
+
+    try:
+        return int(args._run(args) or 0)
+    except ConfigError as e:
+        print(f"companion: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,309 @@
+"""Configuration: YAML files validated against one schema, with errors that
+name the file, the line and the problem.
+
+The schema below is the single source of the settings and their defaults;
+``config/companion.yaml`` documents the same values (a test keeps them
+equal).  Loading layers: schema defaults ← each file given, in order ←
+overrides (a table script's ``config:``).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+import yaml
+
+from companion import tags
+
+MAX_FILE_BYTES = 256 * 1024  # a config is a few kB; refuse anything absurd before parsing
+
+
+class ConfigError(Exception):
+    """A bad setting.  ``str()`` reads ``file:line: problem``."""
+
+    def __init__(self, file: str, line: Optional[int], problem: str) -> None:
+        self.file, self.line, self.problem = file, line, problem
+        where = f"{file}:{line}" if line else file
+        super().__init__(f"{where}: {problem}")
+
+
+# ------------------------------------------------------------------ schema
+@dataclass(frozen=True)
+class Field:
+    default: Any
+    check: Callable[[Any], Optional[str]]  # returns a problem, or None
+    doc: str = ""
+
+
+def _is(kind: type | tuple[type, ...], what: str) -> Callable[[Any], Optional[str]]:
+    def check(v: Any) -> Optional[str]:
+        if isinstance(v, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            return f"must be {what}, not {v!r}"
+        return None if isinstance(v, kind) else f"must be {what}, not {v!r}"
+    return check
+
+
+def _choice(*options: Any) -> Callable[[Any], Optional[str]]:
+    return lambda v: None if v in options else f"must be one of {', '.join(map(str, options))}, not {v!r}"
+
+
+def _number(low: float, high: float) -> Callable[[Any], Optional[str]]:
+    def check(v: Any) -> Optional[str]:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return f"must be a number, not {v!r}"
+        return None if low <= v <= high else f"must be between {low} and {high}, not {v}"
+    return check
+
+
+def _optional(check: Callable[[Any], Optional[str]]) -> Callable[[Any], Optional[str]]:
+    return lambda v: None if v is None else check(v)
+
+
+def _range(low: float, high: float) -> Callable[[Any], Optional[str]]:
+    def check(v: Any) -> Optional[str]:
+        if not (isinstance(v, list) and len(v) == 2):
+            return f"must be a list of two numbers [min, max], not {v!r}"
+        for x in v:
+            if problem := _number(low, high)(x):
+                return problem
+        return None if v[0] <= v[1] else f"must be [min, max] with min <= max, not {v}"
+    return check
+
+
+def _seconds_list(v: Any) -> Optional[str]:
+    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in v):
+        return f"must be a list of positive numbers of seconds, not {v!r}"
+    return None
+
+
+def _names(v: Any) -> Optional[str]:
+    if not isinstance(v, dict):
+        return f"must be a mapping colour: name, not {v!r}"
+    for colour, name in v.items():
+        if colour not in tags.COLOURS:
+            return f"{colour!r} is not a player colour ({', '.join(tags.COLOURS)})"
+        if not isinstance(name, str) or not tags.valid_player_name(name):
+            return f"name for {colour} must be lower-case letters, digits or '-', not {name!r}"
+    if len(set(v.values())) != len(v):
+        return "two colours have the same name"
+    return None
+
+
+def _extra_players(v: Any) -> Optional[str]:
+    if not isinstance(v, list) or not all(isinstance(n, str) and tags.valid_player_name(n) for n in v):
+        return f"must be a list of lower-case names, not {v!r}"
+    return None
+
+
+def _pin(v: Any) -> Optional[str]:
+    return _number(0, 27)(v) or (None if isinstance(v, int) else f"must be a whole BCM pin number, not {v!r}")
+
+
+def _deck(v: Any) -> Optional[str]:
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        return f"must be a mapping players: {{role: count}}, not {v!r}"
+    for n, comp in v.items():
+        if not isinstance(n, int) or not isinstance(comp, dict):
+            return f"must map a player count to {{role: count}}, not {n!r}: {comp!r}"
+        for role, count in comp.items():
+            if role not in ("werewolf", "seer", "thief", "villager") or not isinstance(count, int) or count < 0:
+                return f"deck for {n} players: {role!r}: {count!r} is not a role and a count"
+    return None
+
+
+def _any(v: Any) -> Optional[str]:
+    return None
+
+
+SCHEMA: dict[str, Any] = {
+    "language": Field("en", _choice(*tags.LANGUAGES), "narration language: en | ja"),
+    "seed": Field(None, _optional(_is(int, "a whole number")), "fixes random choices (jitter); none: chosen once per journal"),
+    "state_dir": Field(None, _optional(_is(str, "a path")), "journal and caches; default $STATE_DIRECTORY or ./state"),
+    "players": {
+        "names": Field({}, _names, "colour → name, e.g. {red: aki}"),
+        "extra": Field([], _extra_players, "player cards beyond the 8 colours: player/<name>"),
+    },
+    "reader": {
+        "backend": Field("nfc", _choice("nfc", "simulated")),
+        "device": Field("usb", _is(str, "an nfcpy device path (usb, tty:S0:pn532, tty:AMA0:pn532)")),
+        "tag_map": Field("tags.yaml", _is(str, "a path"), "UID → identity file, relative to this config file"),
+        "retry_s": Field([1.0, 30.0], _range(0.01, 3600)),
+        "poll_s": Field(0.1, _number(0.01, 5)),
+    },
+    "panel": {
+        "backend": Field("gpio", _choice("gpio", "mock")),
+        "pins": {
+            "next": Field(17, _pin), "back": Field(27, _pin), "repeat": Field(22, _pin),
+            "ready": Field(5, _pin), "ok": Field(6, _pin), "error": Field(13, _pin), "buzzer": Field(19, _pin),
+        },
+        "bounce_s": Field(0.05, _optional(_number(0, 1))),
+        "hold_back_s": Field(2.0, _number(0.3, 10)),
+    },
+    "voice": {
+        "backend": Field("tts", _choice("tts", "console", "silent")),
+        "rate": Field(150, _number(60, 400), "words per minute"),
+        "volume": Field(0.8, _number(0, 1)),
+        "player": Field("aplay", _choice("aplay", "null")),
+        "device": Field("default", _is(str, "an ALSA device name")),
+        "cache_dir": Field(None, _optional(_is(str, "a path"))),
+        "pack_dir": Field(None, _optional(_is(str, "a path"))),
+        "masking_volume": Field(0.3, _number(0, 1)),
+    },
+    "games": {
+        "seven-knights": {
+            "start_marker": Field("pass", _choice("pass", "keep")),
+            "tile_sets": Field(None, _any, "override tiles per rule set and player count"),
+        },
+        "one-night": {
+            "window_s": Field(10.0, _number(1, 120)),
+            "jitter_s": Field([0.0, 0.0], _range(0, 30)),
+            "pace": Field(1.0, _number(0.25, 4)),
+            "discussion_min": Field(3, _number(0.5, 30)),
+            "warnings_s": Field([60, 10], _seconds_list),
+            "masking": Field(True, _is(bool, "true or false")),
+            "deck": Field(None, _deck),
+        },
+    },
+}
+
+
+def defaults(schema: Mapping[str, Any] = SCHEMA) -> dict[str, Any]:
+    return {k: defaults(v) if isinstance(v, dict) else copy.deepcopy(v.default) for k, v in schema.items()}
+
+
+# ------------------------------------------------------------------ loading
+def read_yaml(path: Path) -> Optional[yaml.Node]:
+    """Parse a file into a YAML node tree (which keeps line numbers), turning
+    every way a file can be bad into a ConfigError naming it."""
+    name = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError(name, None, f"file is {size} bytes; a config file must be under {MAX_FILE_BYTES}")
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(name, None, f"cannot read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise ConfigError(name, line, "not UTF-8 text (save the file as UTF-8)") from None
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        raise ConfigError(name, mark.line + 1 if mark else None, f"broken YAML: {e.problem or e.context}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(name, None, f"broken YAML: {e}") from None
+
+
+_SCALARS = yaml.constructor.SafeConstructor()
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _plain(node: yaml.Node, file: str) -> Any:
+    """A node as plain Python, refusing duplicate keys (PyYAML keeps the last
+    silently, which would hide a typo'd second setting)."""
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for k, v in node.value:
+            key = _plain(k, file)
+            if isinstance(key, (list, dict)):
+                raise ConfigError(file, _line(k), "a key must be a plain value")
+            if key in out:
+                raise ConfigError(file, _line(k), f"{key!r} is given twice")
+            out[key] = _plain(v, file)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(v, file) for v in node.value]
+    return _SCALARS.construct_object(node)  # resolves int, float, bool, null, str
+
+
+def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], file: str, path: str) -> None:
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(file, _line(node), f"{path or 'the file'} must be a mapping of settings")
+    seen: set[str] = set()
+    for knode, vnode in node.value:
+        key = _plain(knode, file)
+        where = f"{path}.{key}" if path else str(key)
+        if key in seen:
+            raise ConfigError(file, _line(knode), f"{where} is given twice")
+        seen.add(key)
+        if key not in schema:
+            known = ", ".join(schema)
+            raise ConfigError(file, _line(knode), f"unknown setting {where!r} (known here: {known})")
+        spec = schema[key]
+        if isinstance(spec, dict):
+            _merge(target[key], vnode, spec, file, where)
+            continue
+        value = _plain(vnode, file)
+        if problem := spec.check(value):
+            raise ConfigError(file, _line(vnode), f"{where} {problem}")
+        target[key] = value
+
+
+def load(paths: Iterable[Path | str] = (), overrides: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """Defaults, then each file, then ``overrides`` (checked the same way).
+    Relative ``reader.tag_map`` is resolved against the file that set it."""
+    cfg = defaults()
+    tag_map_from = Path(cfg["reader"]["tag_map"])
+    for p in paths:
+        path = Path(p)
+        node = read_yaml(path)
+        if node is None:  # an empty file changes nothing
+            continue
+        cfg["reader"]["tag_map"] = ""  # so we can tell whether this file sets it
+        _merge(cfg, node, SCHEMA, str(path), "")
+        if cfg["reader"]["tag_map"]:
+            tag_map_from = path.parent / cfg["reader"]["tag_map"]  # absolute paths stay as they are
+        cfg["reader"]["tag_map"] = str(tag_map_from)
+    if overrides:
+        node = yaml.compose(yaml.safe_dump(dict(overrides)), Loader=yaml.SafeLoader)
+        if node is not None:
+            _merge(cfg, node, SCHEMA, "script config", "")
+    return cfg
+
+
+def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[str, str]:
+    """The UID → identity map.  A missing file is an empty map (tags that
+    carry NDEF text need none); a bad entry is refused with its line."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    node = read_yaml(path)
+    if node is None:
+        return {}
+    name = str(path)
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(name, _line(node), "a tag map must be a mapping UID: identity")
+    out: dict[str, str] = {}
+    for knode, vnode in node.value:
+        uid, ident = _plain(knode, name), _plain(vnode, name)
+        if not isinstance(uid, str) or not tags.valid_uid(uid):
+            raise ConfigError(name, _line(knode), f"{uid!r} is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)")
+        if not isinstance(ident, str) or not tags.is_known(ident, extra_players):
+            raise ConfigError(name, _line(vnode), f"{ident!r} is not a known tag identity")
+        uid = tags.normalise_uid(uid)
+        if uid in out:
+            raise ConfigError(name, _line(knode), f"UID {uid} is mapped twice")
+        out[uid] = ident
+    return out
+
+
+def default_paths() -> list[Path]:
+    """The shipped defaults, then the installed file if there is one."""
+    here = Path(__file__).resolve().parent.parent / "config" / "companion.yaml"
+    paths = [here] if here.exists() else []
+    etc = Path(os.environ.get("COMPANION_CONFIG", "/etc/companion/companion.yaml"))
+    if etc.exists() and etc.resolve() != here:
+        paths.append(etc)
+    return paths

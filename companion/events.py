@@ -1,0 +1,147 @@
+"""Values that cross the boundary of a rule engine.
+
+Inputs are what the table does (a tap, a button, a timer running out);
+outputs are what the companion should do about it (say a line, report a
+verdict, start a timer).  All are frozen dataclasses, so engines stay pure:
+they take inputs and return outputs, and never read a clock or touch I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Union
+
+BUTTONS = ("next", "back", "repeat")
+
+
+# ---------------------------------------------------------------- inputs
+@dataclass(frozen=True)
+class Tap:
+    """A tag laid on the reader, already resolved to its identity
+    (``skb/knight/3``, ``player/red``)."""
+
+    identity: str
+
+    @property
+    def label(self) -> str:
+        return self.identity
+
+
+@dataclass(frozen=True)
+class Press:
+    """A button: ``next``, ``back`` or ``repeat``."""
+
+    button: str
+
+    @property
+    def label(self) -> str:
+        return self.button
+
+
+@dataclass(frozen=True)
+class TimerFired:
+    """A timer an engine asked for (``SetTimer``) has run out."""
+
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"timer/{self.name}"
+
+
+Input = Union[Tap, Press, TimerFired]
+
+
+def input_to_json(inp: Input) -> dict[str, str]:
+    if isinstance(inp, Tap):
+        return {"tap": inp.identity}
+    if isinstance(inp, Press):
+        return {"press": inp.button}
+    return {"timer": inp.name}
+
+
+def input_from_json(data: Mapping[str, str]) -> Input:
+    if "tap" in data:
+        return Tap(data["tap"])
+    if "press" in data:
+        return Press(data["press"])
+    return TimerFired(data["timer"])
+
+
+# --------------------------------------------------------------- outputs
+@dataclass(frozen=True)
+class Say:
+    """Speak the line ``key`` of the narration file, filled with ``params``.
+
+    Params are plain data; by convention ``player``/``players`` hold player
+    names and ``tile``/``tiles`` hold tag identities, so the narrator can
+    translate them into the table's language.
+    """
+
+    key: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Report:
+    """A structured event for the log (``formation``, ``round_scored``,
+    ``game_over``, ``onw_result``…); ``fields`` are JSON-ready."""
+
+    event: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SetTimer:
+    """Fire ``TimerFired(name)`` after ``delay`` seconds (replaces a timer of
+    the same name)."""
+
+    name: str
+    delay: float
+
+
+@dataclass(frozen=True)
+class CancelTimer:
+    name: str
+
+
+Output = Union[Say, Report, SetTimer, CancelTimer]
+
+
+class Refusal(Exception):
+    """An input the current step does not take.  Nothing has changed.
+
+    ``key`` names a narration line (``refuse.*``) that explains why, and
+    ``params`` fill it; ``str(refusal)`` is a short English reason for logs.
+    """
+
+    def __init__(self, key: str, reason: str, **params: Any) -> None:
+        super().__init__(reason)
+        self.key = key
+        self.reason = reason
+        self.params = params
+
+
+# ------------------------------------------------- from the hardware shell
+# Defined here, in the core, so the table loop can take them without
+# importing the shell; ``hardware.base`` re-exports them for the readers.
+@dataclass(frozen=True)
+class TagSeen:
+    """A tag came into the field.  ``text`` is the NDEF text record if the tag
+    carries one; ``uid`` is the tag's UID as upper-case hex; ``error`` says why
+    the tag could not be read (the table then refuses it out loud)."""
+
+    uid: Optional[str] = None
+    text: Optional[str] = None
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ReaderStatus:
+    connected: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ButtonPressed:
+    name: str  # next | back | repeat | hold-back

@@ -1,0 +1,290 @@
+"""The table loop: events from the reader and the panel in, through the
+session and the active game, out as speech, LEDs, beeps and the event log.
+
+One thread runs it.  Readers and buttons only ``submit`` (thread-safe); the
+loop journals every accepted input durably *before* any feedback, keeps the
+timers the games ask for, and on start rebuilds the table by replaying the
+journal.  It imports no hardware or voice module: those are handed in as
+small callables/objects (``narrate``, ``voice``, ``feedback``, ``log``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import threading
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Mapping, Optional, Protocol
+
+from companion import tags
+from companion.clock import Clock
+from companion.events import (
+    ButtonPressed, CancelTimer, Input, Output, Press, ReaderStatus, Refusal, Report, Say, SetTimer, Tap,
+    TagSeen, TimerFired,
+)
+from companion.session import PLAYING, Session
+from companion.store import Journal, JournalError
+
+
+class Feedback(Protocol):
+    def led(self, name: str, on: bool, flash: bool = False) -> None: ...
+    def beep(self, long: bool = False) -> None: ...
+
+
+class VoiceOut(Protocol):
+    def speak(self, line: Any) -> None: ...
+    def ambience(self, sound: str, on: bool) -> None: ...
+
+
+Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) -> Line with .text
+Log = Callable[[dict[str, Any]], None]
+
+_STOP = object()
+
+
+class TableLoop:
+    def __init__(self, session: Session, journal: Journal, clock: Clock, *, narrate: Narrate,
+                 voice: VoiceOut, feedback: Feedback, log: Log,
+                 tag_map: Optional[Mapping[str, str]] = None, extra_players: Iterable[str] = ()) -> None:
+        self.session = session
+        self.journal = journal
+        self.clock = clock
+        self.narrate = narrate
+        self.voice = voice
+        self.feedback = feedback
+        self.log = log
+        self.tag_map = dict(tag_map or {})
+        self.extra_players = tuple(extra_players)
+        self.inbox: "queue.Queue[Any]" = queue.Queue()
+        self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
+        self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
+        self._order = itertools.count()
+        self._t0 = clock.now()
+        self._last_lines: list[Any] = []
+        self._reader_connected: Optional[bool] = None
+        self._game_start_wall: Optional[float] = None
+        self.restore_seconds = 0.0
+
+    # ----------------------------------------------------------- threads
+    def submit(self, event: Any) -> None:
+        """From any thread: a TagSeen, ReaderStatus or ButtonPressed."""
+        self.inbox.put(event)
+
+    def stop(self) -> None:
+        self.inbox.put(_STOP)
+
+    def pump(self) -> None:
+        """Handle everything submitted so far (simulation and tests)."""
+        while True:
+            try:
+                event = self.inbox.get_nowait()
+            except queue.Empty:
+                return
+            if event is not _STOP:
+                self._event(event)
+
+    def run(self, tick: Optional[Callable[[], None]] = None, tick_every: float = 1.0) -> None:
+        """The real-time loop: wait for events and timers until ``stop()``."""
+        last_tick = -1e9
+        while True:
+            now = self.clock.now()
+            wait = min(self._next_due() - now, tick_every) if self._timers else tick_every
+            try:
+                event = self.inbox.get(timeout=max(0.0, wait))
+            except queue.Empty:
+                event = None
+            if event is _STOP:
+                return
+            if event is not None:
+                self._event(event)
+            self.fire_due(self.clock.now())
+            if tick is not None and self.clock.now() - last_tick >= tick_every:
+                last_tick = self.clock.now()
+                tick()
+
+    # ------------------------------------------------------------ timers
+    def _next_due(self) -> float:
+        while self._timers and self._live.get(self._timers[0][2]) != self._timers[0][:2]:
+            heapq.heappop(self._timers)  # cancelled or replaced
+        return self._timers[0][0] if self._timers else float("inf")
+
+    def fire_due(self, now: float) -> None:
+        """Fire every timer due by ``now``, in order, each at its own due time."""
+        while self._next_due() <= now:
+            due, _, name = heapq.heappop(self._timers)
+            del self._live[name]
+            self._input(TimerFired(name), at=due)
+
+    def advance_to(self, t: float) -> None:
+        """Virtual time only: move the clock to ``t``, firing timers on the way."""
+        set_time = getattr(self.clock, "set")
+        while self._next_due() <= t:
+            set_time(max(self._next_due(), self.clock.now()))
+            self.fire_due(self.clock.now())
+            self.pump()
+        set_time(t)
+
+    def pending_timers(self) -> dict[str, float]:
+        self._next_due()
+        return {name: due for name, (due, _) in self._live.items()}
+
+    # ------------------------------------------------------------ events
+    def _event(self, event: Any) -> None:
+        if isinstance(event, ButtonPressed):
+            self._input(Press(event.name))
+        elif isinstance(event, TagSeen):
+            self._tag(event)
+        elif isinstance(event, ReaderStatus):
+            self._reader(event)
+        else:
+            self._emit("error", message=f"unknown event {event!r} ignored")
+
+    def _tag(self, seen: TagSeen) -> None:
+        label = seen.text or (f"uid:{tags.normalise_uid(seen.uid)}" if seen.uid else "unknown")
+        if seen.error:
+            return self._reject(label, Refusal("refuse.unreadable", f"unreadable tag: {seen.error}"))
+        identity = tags.identify(seen.text, seen.uid, self.tag_map)
+        if identity is None or not tags.is_known(identity, self.extra_players):
+            return self._reject(label, Refusal("refuse.unknown_tag", "unknown tag"))
+        self._input(Tap(identity))
+
+    def _reader(self, status: ReaderStatus) -> None:
+        if status.connected == self._reader_connected:
+            return  # say each change once
+        first = self._reader_connected is None
+        self._reader_connected = status.connected
+        self._emit("reader", state="connected" if status.connected else "disconnected", detail=status.detail)
+        self.feedback.led("ready", status.connected)
+        if not first or not status.connected:
+            self._say_batch([Say("reader.back" if status.connected else "reader.lost")])
+
+    # ------------------------------------------------------------ inputs
+    def _input(self, inp: Input, at: Optional[float] = None) -> None:
+        """One input through the session; ``at`` is a timer's scheduled time,
+        from which the timers it sets are measured (so schedules don't drift)."""
+        label = inp.label
+        if isinstance(inp, Press) and inp.button == "repeat":
+            return self._repeat()
+        was_playing = self.session.state.phase == PLAYING
+        try:
+            outputs = self.session.handle(inp)
+        except Refusal as refusal:
+            if isinstance(inp, TimerFired):
+                return  # a timer the game no longer wants (its step moved on)
+            return self._reject(label, refusal)
+        finished = self.session.finished
+        now = self.clock.now() if at is None else at
+        wall = self.clock.wall() - (self.clock.now() - now)
+        self._track_game_start(outputs, wall)
+        play = checkpoint = None
+        if finished is not None:
+            play = (1, finished.game, self._play_record(finished, wall))
+        if was_playing and self.session.engine is None:
+            checkpoint = self.session.checkpoint()
+        try:
+            self.journal.append(inp, now - self._t0, wall, play=play, checkpoint=checkpoint)
+        except JournalError as e:
+            # Not durable, so not accepted: rebuild the table as the journal has it.
+            self._rebuild()
+            self._emit("error", message=f"{e}; the input was not taken, please tap again")
+            return self._reject(label, Refusal("refuse.not_saved", "could not save; tap again"))
+        if not isinstance(inp, TimerFired):
+            self._emit("accepted", input=label)
+            self.feedback.led("ok", True, flash=True)
+            self.feedback.beep()
+        self._outputs(outputs, base=now)
+
+    def _repeat(self) -> None:
+        if self.session.quiet:
+            return self._reject("repeat", Refusal("refuse.quiet", "not during the night"))
+        if not self._last_lines:
+            return self._reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
+        self._emit("accepted", input="repeat")
+        for line in self._last_lines:
+            self._speak(line)
+
+    def _reject(self, label: str, refusal: Refusal) -> None:
+        self._emit("rejected", input=label, reason=refusal.reason)
+        self.feedback.led("error", True, flash=True)
+        if not self.session.quiet:  # at night a refusal must not be heard: the night sounds the same
+            self.feedback.beep(long=True)
+            self._say_batch([Say(refusal.key, refusal.params)])
+
+    # ----------------------------------------------------------- outputs
+    def _outputs(self, outputs: list[Output], base: float) -> None:
+        says: list[Say] = []
+        for out in outputs:
+            if isinstance(out, Say):
+                says.append(out)
+                continue
+            if says:
+                self._say_batch(says)
+                says = []
+            if isinstance(out, Report):
+                self._emit(out.event, **dict(out.fields))
+                if out.event == "ambience":
+                    self.voice.ambience(str(out.fields.get("sound")), out.fields.get("action") == "start")
+            elif isinstance(out, SetTimer):
+                entry = (base + out.delay, next(self._order))
+                self._live[out.name] = entry
+                heapq.heappush(self._timers, (*entry, out.name))
+            elif isinstance(out, CancelTimer):
+                self._live.pop(out.name, None)
+        if says:
+            self._say_batch(says)
+
+    def _say_batch(self, says: list[Say]) -> None:
+        lines = [self.narrate(s.key, s.params, self.session.lang) for s in says]
+        self._last_lines = lines
+        for line in lines:
+            self._speak(line)
+
+    def _speak(self, line: Any) -> None:
+        self._emit("say", key=line.key, text=line.text, lang=line.lang)
+        self.voice.speak(line)
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        self.log({"t": round(self.clock.now() - self._t0, 3), "event": event, **fields})
+
+    # ---------------------------------------------------- journal replay
+    def _track_game_start(self, outputs: Iterable[Output], wall: float) -> None:
+        if any(isinstance(o, Report) and o.event == "game_started" for o in outputs):
+            self._game_start_wall = wall
+
+    def _play_record(self, play: Any, wall: float) -> dict[str, Any]:
+        """A finished game shaped like BG Stats' play import."""
+        start = self._game_start_wall if self._game_start_wall is not None else wall
+        return {
+            "rules": list(play.rules),
+            "playDate": datetime.fromtimestamp(start, timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
+            "durationMin": max(0, round((wall - start) / 60)),
+            "players": [{"name": p, "score": play.totals.get(p, 0), "winner": p in play.winners,
+                         "startPlayer": i == 0} for i, p in enumerate(play.players)],
+        }
+
+    def _rebuild(self) -> int:
+        """Replay the journal into the session; returns inputs replayed."""
+        seq, cp = self.journal.checkpoint()
+        if cp is not None:
+            self.session.restore(cp)
+        else:
+            self.session.reset()
+        n = 0
+        for entry in self.journal.entries(after=seq):
+            try:
+                outputs = self.session.handle(entry.input)
+            except Refusal as r:  # cannot happen unless the rules changed under an old journal
+                self._emit("error", message=f"journal input {entry.seq} no longer applies: {r.reason}")
+                continue
+            self._track_game_start(outputs, entry.wall)
+            n += 1
+        return n
+
+    def start(self) -> None:
+        """Rebuild from the journal, then say where the table is."""
+        t = self.clock.now()
+        n = self._rebuild()
+        self.restore_seconds = self.clock.now() - t
+        self._emit("started", replayed=n)
+        self._outputs(self.session.resume(), base=self.clock.now())

@@ -1,0 +1,133 @@
+"""Table scripts: replay taps, presses and waits on simulated hardware and a
+virtual clock, and write the event log (DESIGN.md contract).
+
+The daemon's own loop, session, journal and gpiozero panel run; only the
+reader (a ``SimulatedReader``), the pins (gpiozero's MockFactory) and time
+(a ``VirtualClock``) are simulated.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Optional, TextIO
+
+import yaml
+
+from companion import config as configmod
+from companion.app import App, build
+from companion.clock import VirtualClock
+from companion.config import ConfigError
+from companion.events import ButtonPressed
+
+STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug")
+
+
+def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]:
+    """(config overrides + seed, [(line, kind, value)]), refusing a bad script
+    with its file and line."""
+    node = configmod.read_yaml(path)
+    name = str(path)
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(name, 1, "a table script is a mapping with 'steps:'")
+    data = configmod._plain(node, name)
+    unknown = set(data) - {"config", "seed", "steps", "title"}
+    if unknown:
+        raise ConfigError(name, None, f"unknown script keys: {', '.join(sorted(unknown))}")
+    overrides = dict(data.get("config") or {})
+    if "seed" in data:
+        overrides["seed"] = data["seed"]
+    steps_node = next((v for k, v in node.value if k.value == "steps"), None)
+    if not isinstance(steps_node, yaml.SequenceNode):
+        raise ConfigError(name, None, "'steps:' must be a list")
+    steps = []
+    for item in steps_node.value:
+        line = item.start_mark.line + 1
+        step = configmod._plain(item, name)
+        if not isinstance(step, dict) or len(step) != 1:
+            raise ConfigError(name, line, f"a step is one of {', '.join(STEP_KINDS)}: value")
+        (kind, value), = step.items()
+        if kind == "uid":  # the raw text: YAML would read 04123456 as an octal number
+            value = item.value[0][1].value
+        if kind not in STEP_KINDS:
+            raise ConfigError(name, line, f"unknown step {kind!r} (steps: {', '.join(STEP_KINDS)})")
+        if kind == "wait" and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            raise ConfigError(name, line, "wait takes a number of seconds")
+        if kind in ("tap", "uid", "press", "hold") and not isinstance(value, str):
+            raise ConfigError(name, line, f"{kind} takes a name")
+        if kind in ("press", "hold") and value not in ("next", "back", "repeat"):
+            raise ConfigError(name, line, f"no button {value!r} (next, back, repeat)")
+        steps.append((line, kind, value))
+    return overrides, steps
+
+
+class Simulation:
+    """A daemon on simulated hardware and virtual time."""
+
+    def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
+                 voice: Any = None) -> None:
+        from hardware.sim_reader import SimulatedReader
+        from voice.base import RecordingVoice
+
+        cfg = dict(cfg)
+        cfg["panel"] = {**cfg["panel"], "backend": "mock"}
+        self.clock = VirtualClock()
+        self.reader = SimulatedReader()
+        self.voice = voice or RecordingVoice()
+        self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
+                              journal_path=state / "journal.sqlite")
+        self.loop = self.app.loop
+        self.loop.start()
+        self.reader.start(self.loop.submit)
+        self.loop.pump()
+
+    def step(self, kind: str, value: Any) -> None:
+        if kind == "tap":
+            self.reader.present(text=value)
+        elif kind == "uid":
+            self.reader.present(uid=str(value))
+        elif kind == "press":
+            self.app.panel.press(value)
+        elif kind == "hold":
+            hold = getattr(self.app.panel, "hold", None)
+            if hold is not None:
+                hold(value)
+            else:
+                self.loop.submit(ButtonPressed(f"hold-{value}"))
+        elif kind == "wait":
+            self.loop.advance_to(self.clock.now() + float(value))
+        elif kind == "unplug":
+            self.reader.unplug()
+        elif kind == "plug":
+            self.reader.plug()
+        self.loop.pump()
+
+    def close(self) -> None:
+        self.app.close()
+
+
+def run_script(path: Path, *, state: Optional[Path] = None, pretty: bool = False,
+               out: TextIO = sys.stdout, overrides: Optional[dict[str, Any]] = None) -> int:
+    from companion.pretty import render
+
+    script_overrides, steps = load_script(path)
+    cfg = configmod.load(configmod.default_paths()[:1], {**script_overrides, **(overrides or {})})
+
+    def log(ev: dict[str, Any]) -> None:
+        if pretty:
+            text = render(ev)
+            if text:
+                print(text, file=out, flush=True)
+        else:
+            print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="companion-sim-") as tmp:
+        sim = Simulation(cfg, Path(state) if state else Path(tmp), log)
+        try:
+            for _line, kind, value in steps:
+                sim.step(kind, value)
+        finally:
+            sim.close()
+    return 0

@@ -1,0 +1,68 @@
+"""Tag identities (DESIGN.md contract) and how a read tag becomes one.
+
+A tag names itself with an NDEF text record, or config maps its UID to an
+identity.  Everything here is pure data and functions; the readers live in
+``hardware``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping, Optional
+
+COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
+GAMES = ("seven-knights", "one-night", "madness-hour", "demagogos")
+LANGUAGES = ("en", "ja")
+RULE_CARDS = ("basic", "special", "advanced", "cooperative")
+
+COMPONENT_SETS: dict[str, tuple[str, ...]] = {
+    "seven-knights": tuple(f"skb/knight/{n}" for n in range(1, 8)) + ("skb/witch",),
+    "one-night": ("onw/werewolf/1", "onw/werewolf/2", "onw/seer/1", "onw/thief/1")
+    + tuple(f"onw/villager/{n}" for n in range(1, 5)),
+    "madness-hour": ("mh/girl/human", "mh/girl/evil-god"),
+    "demagogos": tuple(f"dt/box/{n}" for n in range(1, 11)),
+    "players": tuple(f"player/{c}" for c in COLOURS),
+    "games": tuple(f"game/{g}" for g in GAMES),
+    "cards": tuple(f"rules/{r}" for r in RULE_CARDS) + tuple(f"lang/{lang}" for lang in LANGUAGES),
+}
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
+_UID = re.compile(r"^[0-9A-F]{8,20}$")
+
+
+def known_identities(extra_players: Iterable[str] = ()) -> frozenset[str]:
+    ids = {i for ids in COMPONENT_SETS.values() for i in ids}
+    ids.update(f"player/{p}" for p in extra_players)
+    return frozenset(ids)
+
+
+def is_known(identity: str, extra_players: Iterable[str] = ()) -> bool:
+    """True for every contract identity; ``rules/<name>`` takes any
+    well-formed name (games decide which they understand)."""
+    if identity in known_identities(extra_players):
+        return True
+    kind, _, name = identity.partition("/")
+    return kind == "rules" and bool(_NAME.match(name))
+
+
+def normalise_uid(uid: str) -> str:
+    """``04:a1:b2`` / ``04a1b2`` → ``04A1B2``."""
+    return uid.replace(":", "").replace(" ", "").upper()
+
+
+def valid_uid(uid: str) -> bool:
+    return bool(_UID.match(normalise_uid(uid)))
+
+
+def valid_player_name(name: str) -> bool:
+    return bool(_NAME.match(name))
+
+
+def identify(text: Optional[str], uid: Optional[str], tag_map: Mapping[str, str]) -> Optional[str]:
+    """The identity a tag carries: its NDEF text if it has one, else its UID
+    through the tag map; None if neither says anything."""
+    if text:
+        return text.strip()
+    if uid:
+        return tag_map.get(normalise_uid(uid))
+    return None

@@ -1,0 +1,27 @@
+"""Interfaces between the hardware backends and the table loop.
+
+A reader runs on its own thread and calls ``emit`` with ``TagSeen`` (once per
+presence of a tag) and ``ReaderStatus`` (when it comes or goes).  ``emit`` is
+thread-safe (it puts on the loop's queue); no game logic runs on a reader
+thread.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, Union
+
+from companion.events import ReaderStatus, TagSeen
+
+__all__ = ["Emit", "Reader", "ReaderEvent", "ReaderStatus", "TagSeen"]
+
+
+ReaderEvent = Union[TagSeen, ReaderStatus]
+Emit = Callable[[ReaderEvent], None]
+
+
+class Reader(Protocol):
+    def start(self, emit: Emit) -> None:
+        """Begin reporting; returns at once (work happens on a thread)."""
+
+    def stop(self) -> None:
+        """Stop and join the thread; idempotent."""

@@ -1,0 +1,104 @@
+"""Narration lines: data files, one per language, keyed by stable ids.
+
+``voice/lines/en.yaml`` maps a key to an English template; ``ja.yaml`` maps a
+key to ``{text, kana}`` — the kana reading is what espeak-ng speaks, since it
+reads no kanji.  Templates use ``str.format`` fields.  Parameter values are
+translated when the language has a ``name.<value>`` line for them (player
+colours, tiles, roles, games), lists are joined the language's way, and
+``{player: points}`` mappings read as a score list.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import yaml
+
+from voice.base import Line
+
+LINES_DIR = Path(__file__).resolve().parent / "lines"
+FALLBACK = "en"
+
+
+@lru_cache(maxsize=None)
+def load_lines(lang: str, directory: Path = LINES_DIR) -> dict[str, tuple[str, str]]:
+    """key → (text, reading) for one language."""
+    with open(directory / f"{lang}.yaml", encoding="utf-8") as f:
+        raw = yaml.safe_load(f) or {}
+    out: dict[str, tuple[str, str]] = {}
+    for key, value in raw.items():
+        if isinstance(value, dict):
+            out[str(key)] = (str(value["text"]), str(value.get("kana") or value["text"]))
+        else:
+            out[str(key)] = (str(value), str(value))
+    return out
+
+
+class _Blank(dict[str, str]):
+    def __missing__(self, key: str) -> str:  # a template field the engine did not fill
+        return "{" + key + "}"
+
+
+class Narrator:
+    def __init__(self, directory: Path = LINES_DIR) -> None:
+        self.directory = directory
+        self.misses: set[tuple[str, str]] = set()  # (lang, key) not found: tests assert none
+
+    def lines(self, lang: str) -> dict[str, tuple[str, str]]:
+        return load_lines(lang, self.directory)
+
+    def _entry(self, key: str, lang: str) -> tuple[str, str, str]:
+        table = self.lines(lang)
+        if key in table:
+            return (*table[key], lang)
+        self.misses.add((lang, key))
+        fallback = self.lines(FALLBACK)
+        if key in fallback:
+            return (*fallback[key], FALLBACK)
+        return (key, key, lang)
+
+    def __call__(self, key: str, params: Mapping[str, Any], lang: str) -> Line:
+        return self.render(key, params, lang)
+
+    def render(self, key: str, params: Mapping[str, Any], lang: str) -> Line:
+        text, reading, used = self._entry(key, lang)
+        if params:
+            text = text.format_map(_Blank({k: self._value(v, used, 0) for k, v in params.items()}))
+            reading = reading.format_map(_Blank({k: self._value(v, used, 1) for k, v in params.items()}))
+        return Line(key=key, text=text, lang=used, reading=reading, params=dict(params))
+
+    # ----------------------------------------------------------- values
+    def _name(self, value: str, lang: str, which: int) -> Optional[str]:
+        entry = self.lines(lang).get(f"name.{value}")
+        return entry[which] if entry else None
+
+    def _value(self, value: Any, lang: str, which: int) -> str:
+        if isinstance(value, bool):
+            return str(value)
+        if isinstance(value, (int, float)):
+            return f"{value:g}" if isinstance(value, float) else str(value)
+        if isinstance(value, str):
+            return self._name(value, lang, which) or value
+        if isinstance(value, Mapping):
+            value = list(value.items())
+        if isinstance(value, (list, tuple)):
+            if value and all(isinstance(v, (list, tuple)) and len(v) == 2 for v in value):
+                pair = self.lines(lang).get("fmt.score", ("{player} {n}", "{player} {n}"))[which]
+                parts = [pair.format(player=self._value(p, lang, which), n=self._value(n, lang, which))
+                         for p, n in value]
+            else:
+                parts = [self._value(v, lang, which) for v in value]
+            return self._join(parts, lang, which)
+        return str(value)
+
+    def _join(self, parts: list[str], lang: str, which: int) -> str:
+        table = self.lines(lang)
+        sep = table.get("fmt.list_sep", (", ", ", "))[which]
+        last = table.get("fmt.list_and", (" and ", " and "))[which]
+        if not parts:
+            return table.get("fmt.nobody", ("nobody", "nobody"))[which]
+        if len(parts) == 1:
+            return parts[0]
+        return sep.join(parts[:-1]) + last + parts[-1]
