@@ -1,0 +1,275 @@
+"""The control panel: three big buttons, three LEDs and a buzzer, as gpiozero
+devices.  On a Pi gpiozero picks its own pin factory (lgpio on every Pi OS
+bookworm board, Pi 5 included; RPi.GPIO only if lgpio is missing); in
+simulation and tests it runs on gpiozero's MockFactory, so the same device
+code is exercised with no Pi.  Nothing here imports RPi.GPIO or lgpio.
+
+Default pins (BCM numbers, physical header pin in brackets) keep clear of the
+PN532 UART (GPIO14/15), I2C (GPIO2/3), SPI0 (GPIO7-11), the HAT ID EEPROM
+(GPIO0/1) and I2S audio amplifiers (GPIO18-21):
+
+    next   17 [11]   back  27 [13]   repeat 22 [15]   buttons to GND, internal pull-ups
+    ready   5 [29]   ok     6 [31]   error  13 [33]   LEDs via 330 ohm to GND
+    buzzer 26 [37]                                    active buzzer (transistor if > ~15 mA)
+
+Buttons are debounced here, in software, the same way on every pin factory
+(MockFactory ignores ``bounce_time``; RPi.GPIO's ``bouncetime`` can swallow
+the release edge and leave a button "stuck").  ``back`` is reported when it
+is released; held for ``hold_back_s`` it is reported as ``hold-back`` while
+still held, and its release then reports nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+BUTTON_NAMES = ("next", "back", "repeat")
+LED_NAMES = ("ready", "ok", "error")
+HOLD_BACK = "hold-back"
+
+# BCM pins a typical build uses for something else; a panel pin on one of
+# them works but may fight that function, so ``pin_clashes`` names it.
+RESERVED_PINS: dict[int, str] = {
+    0: "HAT ID EEPROM (ID_SD)", 1: "HAT ID EEPROM (ID_SC)",
+    2: "I2C SDA", 3: "I2C SCL",
+    7: "SPI0 CE1", 8: "SPI0 CE0", 9: "SPI0 MISO", 10: "SPI0 MOSI", 11: "SPI0 SCLK",
+    14: "UART TX (PN532 reader)", 15: "UART RX (PN532 reader)",
+    18: "I2S BCLK (audio amp)", 19: "I2S LRCLK (audio amp)", 20: "I2S DIN", 21: "I2S DOUT (audio amp)",
+}
+
+
+@dataclass(frozen=True)
+class PanelPins:
+    next: int = 17
+    back: int = 27
+    repeat: int = 22
+    ready: int = 5
+    ok: int = 6
+    error: int = 13
+    buzzer: int = 26
+
+    def __post_init__(self) -> None:
+        seen: dict[int, str] = {}
+        for f in fields(self):
+            pin = getattr(self, f.name)
+            if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
+                raise ValueError(f"panel.pins.{f.name}: {pin!r} is not a BCM GPIO number (0-27)")
+            if pin in seen:
+                raise ValueError(f"panel.pins.{f.name}: GPIO{pin} is already used by {seen[pin]}")
+            seen[pin] = f.name
+
+
+@dataclass(frozen=True)
+class PanelConfig:
+    pins: PanelPins = PanelPins()
+    bounce_s: float | None = 0.05
+    hold_back_s: float = 2.0
+
+    @classmethod
+    def from_dict(cls, section: Mapping[str, Any] | None) -> PanelConfig:
+        """Build from the ``panel:`` section of the config (missing keys take
+        the defaults).  Refuses unknown pin names, clashing pins and
+        non-positive hold times with a ValueError naming the key."""
+        section = dict(section or {})
+        pins_in = dict(section.get("pins") or {})
+        known = {f.name for f in fields(PanelPins)}
+        unknown = sorted(set(pins_in) - known)
+        if unknown:
+            raise ValueError(f"panel.pins: unknown name(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        pins = PanelPins(**pins_in)
+        bounce = section.get("bounce_s", cls.bounce_s)
+        hold = section.get("hold_back_s", cls.hold_back_s)
+        if bounce is not None and (not isinstance(bounce, (int, float)) or not 0 <= bounce <= 1):
+            raise ValueError(f"panel.bounce_s: {bounce!r} must be seconds between 0 and 1 (or null)")
+        if not isinstance(hold, (int, float)) or hold <= 0:
+            raise ValueError(f"panel.hold_back_s: {hold!r} must be a positive number of seconds")
+        return cls(pins=pins, bounce_s=None if bounce is None else float(bounce), hold_back_s=float(hold))
+
+
+def pin_clashes(pins: PanelPins) -> list[str]:
+    """Plain sentences for each panel pin that sits on a commonly used function."""
+    return [
+        f"{f.name} is on GPIO{getattr(pins, f.name)}, which is {RESERVED_PINS[getattr(pins, f.name)]}"
+        for f in fields(pins)
+        if getattr(pins, f.name) in RESERVED_PINS
+    ]
+
+
+def is_raspberry_pi(model_file: Path = Path("/proc/device-tree/model")) -> bool:
+    """True on a Raspberry Pi (the device tree names the board)."""
+    try:
+        return "raspberry pi" in model_file.read_bytes().decode("ascii", "replace").lower()
+    except OSError:
+        return False
+
+
+class _ButtonState:
+    """What the debouncer believes about one button."""
+
+    __slots__ = ("down", "held", "last_edge")
+
+    def __init__(self) -> None:
+        self.down = False  # an accepted press that has not been released
+        self.held = False  # ...and it has already been reported as held
+        self.last_edge = float("-inf")  # when the last accepted edge happened
+
+
+class Panel:
+    """Buttons call ``on_button(name)`` from gpiozero's threads (the loop's
+    queue makes that safe); names are ``next``, ``back``, ``repeat`` and
+    ``hold-back``.  ``led``/``beep`` are requests from the loop.
+
+    Debouncing: an edge less than ``bounce_s`` after the last accepted edge
+    of the same button is contact bounce and is ignored.  ``next`` and
+    ``repeat`` are reported on the press; ``back`` on the release (or as
+    ``hold-back`` once held ``hold_back_s``), so a hold never also undoes.
+    """
+
+    def __init__(self, on_button: Callable[[str], None], pins: PanelPins = PanelPins(),
+                 pin_factory: Any = None, bounce_s: float | None = None,
+                 hold_back_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
+        from gpiozero import LED, Button, Buzzer  # lazy: start-up cost only where used
+
+        self.pins = pins
+        self.factory = pin_factory
+        self.bounce_s = float(bounce_s or 0.0)
+        self.hold_back_s = float(hold_back_s)
+        self._on_button = on_button
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._state = {name: _ButtonState() for name in BUTTON_NAMES}
+        self.buttons: dict[str, Any] = {}
+        self.leds: dict[str, Any] = {}
+        self.buzzer: Any = None
+        try:
+            for name in BUTTON_NAMES:
+                # bounce_time stays None: debouncing is ours (see module doc).
+                button = Button(getattr(pins, name), pull_up=True, bounce_time=None,
+                                hold_time=self.hold_back_s, hold_repeat=False, pin_factory=pin_factory)
+                self.buttons[name] = button
+                button.when_pressed = (lambda n: lambda: self._edge(n, True))(name)
+                button.when_released = (lambda n: lambda: self._edge(n, False))(name)
+            self.buttons["back"].when_held = self._held_back
+            for name in LED_NAMES:
+                self.leds[name] = LED(getattr(pins, name), pin_factory=pin_factory)
+            self.buzzer = Buzzer(pins.buzzer, pin_factory=pin_factory)
+        except BaseException:
+            self.close()  # give back the pins already claimed
+            raise
+
+    @classmethod
+    def from_config(cls, on_button: Callable[[str], None], section: Mapping[str, Any] | None,
+                    pin_factory: Any = None) -> Panel:
+        cfg = PanelConfig.from_dict(section)
+        return cls(on_button, cfg.pins, pin_factory=pin_factory, bounce_s=cfg.bounce_s,
+                   hold_back_s=cfg.hold_back_s)
+
+    # ------------------------------------------------------------ buttons
+    def _edge(self, name: str, pressed: bool) -> None:
+        now = self._clock()
+        report: list[str] = []
+        with self._lock:
+            st = self._state[name]
+            if now - st.last_edge < self.bounce_s:
+                return  # contact bounce
+            if pressed:
+                if st.down:
+                    # The release edge fell inside the bounce window (a tap
+                    # shorter than bounce_s): that press is over now.
+                    report += self._release(name, st)
+                st.down, st.held, st.last_edge = True, False, now
+                if name != "back":
+                    report.append(name)
+            elif st.down:
+                st.last_edge = now
+                report += self._release(name, st)
+        for r in report:
+            self._on_button(r)
+
+    @staticmethod
+    def _release(name: str, st: _ButtonState) -> list[str]:
+        was_held = st.held
+        st.down = st.held = False
+        return ["back"] if name == "back" and not was_held else []
+
+    def _held_back(self) -> None:
+        with self._lock:
+            st = self._state["back"]
+            # Only a press we accepted and have not yet reported counts; the
+            # lock makes "held" and "released" exclusive when they race.
+            if not st.down or st.held:
+                return
+            st.held = True
+        self._on_button(HOLD_BACK)
+
+    # ------------------------------------------------------------ outputs
+    def led(self, name: str, on: bool, flash: bool = False) -> None:
+        led = self.leds[name]
+        if flash:
+            led.blink(on_time=0.15, off_time=0.15, n=1, background=True)
+        elif on:
+            led.on()
+        else:
+            led.off()
+
+    def beep(self, long: bool = False) -> None:
+        t = 0.4 if long else 0.05
+        self.buzzer.beep(on_time=t, off_time=0.01, n=1, background=True)
+
+    # ------------------------------------------------------------ simulation
+    def press(self, name: str) -> None:
+        """Simulation only: press and release a button on the mock pins.  The
+        pin stays low a little longer than the bounce time, as a finger
+        would, or the release would count as bounce."""
+        self._settle(name)
+        pin = self.buttons[name].pin
+        pin.drive_low()
+        if self.bounce_s:
+            time.sleep(self.bounce_s * 1.2)
+        pin.drive_high()
+
+    def hold(self, name: str, seconds: float) -> None:
+        """Simulation only: hold a button down for ``seconds``, then let go.
+        Holding ``back`` for at least ``hold_back_s`` waits (bounded) until
+        gpiozero's hold thread has reported ``hold-back`` before releasing,
+        so a loaded machine cannot turn a hold into a plain ``back``."""
+        self._settle(name)
+        pin = self.buttons[name].pin
+        pin.drive_low()
+        deadline = time.monotonic() + max(seconds, self.bounce_s * 1.2)
+        if name == "back" and seconds >= self.hold_back_s:
+            deadline = max(deadline, time.monotonic() + self.hold_back_s)
+            give_up = deadline + 5.0
+            while not self._state["back"].held and time.monotonic() < give_up:
+                time.sleep(0.005)
+        remaining = deadline - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)
+        pin.drive_high()
+
+    def _settle(self, name: str) -> None:
+        # A finger cannot press again inside the bounce time of its last
+        # release; back-to-back simulated presses must not look like bounce.
+        wait = self._state[name].last_edge + self.bounce_s * 1.2 - self._clock()
+        if wait > 0:
+            time.sleep(wait)
+
+    def state(self) -> dict[str, bool]:
+        return {name: bool(led.value) for name, led in self.leds.items()}
+
+    def close(self) -> None:
+        """Release every pin (LEDs and buzzer off first); idempotent."""
+        for dev in [*self.buttons.values(), *self.leds.values(), self.buzzer]:
+            if dev is not None:
+                dev.close()
+
+
+def mock_factory() -> Any:
+    from gpiozero.pins.mock import MockFactory
+
+    return MockFactory()
