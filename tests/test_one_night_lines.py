@@ -1,0 +1,66 @@
+"""The One Night narration drafts hold every key the engine says or refuses
+with, in both languages, with the same placeholders, and kana readable by espeak-ng."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+import pytest
+import yaml
+
+from companion.games import one_night, one_night_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+DRAFTS = ROOT / "voice" / "lines" / "drafts"
+
+
+def engine_keys() -> set[str]:
+    source = Path(one_night.__file__).read_text() + Path(one_night_rules.__file__).read_text()
+    keys = set(re.findall(r'"(onw\.[a-z_.]+[a-z_])"', source))
+    keys |= {f"onw.{role}.{beat}" for role in one_night_rules.NIGHT_ORDER for beat in ("wake", "sleep")}
+    keys |= {f"onw.vote.{n}" for n in one_night_rules.VOTE_COUNT}
+    keys |= {"onw.discussion.start_one"} | {f"onw.role.{role}" for role in one_night_rules.ROLES}
+    return keys
+
+
+def load(lang: str) -> dict[str, object]:
+    data = yaml.safe_load((DRAFTS / f"one_night.{lang}.yaml").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_key_the_engine_uses_has_a_line(lang: str) -> None:
+    lines = load(lang)
+    assert engine_keys() - set(lines) == set()
+    assert set(lines) - engine_keys() == set()
+
+
+def test_japanese_lines_have_kana_only_readings_with_the_english_placeholders() -> None:
+    en, ja = load("en"), load("ja")
+    for key, line in ja.items():
+        assert isinstance(line, dict) and set(line) == {"text", "kana"}, key
+        assert not re.search(r"[\u4e00-\u9fff]", line["kana"]), key  # no kanji for espeak-ng
+        assert fields(line["text"]) == fields(line["kana"]), key
+        assert isinstance(en[key], str), key
+        assert fields(line["text"]) == fields(str(en[key])), key
+
+
+def test_spec_lines_are_used_word_for_word() -> None:
+    ja = load("ja")
+    for key, text in {
+        "onw.night.start": "夜が来ました。みなさん眠ってください。",
+        "onw.seer.wake": "占い師の人は占いを始めてください。",
+        "onw.werewolf.wake": "人狼は仲間を確認してください。",
+        "onw.thief.wake": "怪盗は誰かの心を盗んでください。",
+        "onw.night.morning": "朝になったので全員目を覚ましてください。",
+        "onw.discussion.start": "それでは誰を処刑するか会議をします。制限時間は{minutes}分です。",
+    }.items():
+        line = ja[key]
+        assert isinstance(line, dict) and line["text"] == text
