@@ -1,0 +1,183 @@
+"""``companion run`` — the daemon.
+
+On a Pi: the nfcpy reader under its supervisor, the gpiozero panel, real
+speech, systemd readiness and watchdog.  With ``--simulate``: the same loop
+with a simulated reader and gpiozero's MockFactory, driven from this
+terminal (type a tag identity, a number from ``menu``, or a button name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, TextIO
+
+from companion import config as configmod
+from companion.app import App, build, state_dir
+from companion.clock import RealClock
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--simulate", action="store_true", help="simulated reader and panel, driven from this terminal")
+    p.add_argument("--state", type=Path, help="state directory (journal, voice cache)")
+    p.add_argument("--lang", choices=("en", "ja"))
+    p.add_argument("--voice", choices=("tts", "console", "silent"), help="override voice.backend")
+    p.add_argument("--json", action="store_true", help="--simulate: print the JSON event log instead of the readable view")
+    p.add_argument("--no-input", action="store_true", help="--simulate: don't read commands from stdin (benchmarks)")
+
+
+def load_config(args: argparse.Namespace) -> dict[str, Any]:
+    paths = configmod.default_paths() + list(getattr(args, "config", None) or [])
+    overrides: dict[str, Any] = {}
+    if args.state:
+        overrides["state_dir"] = str(args.state)
+    if args.lang:
+        overrides["language"] = args.lang
+    if args.voice:
+        overrides["voice"] = {"backend": args.voice}
+    return configmod.load(paths, overrides)
+
+
+def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO) -> Any:
+    backend = cfg["voice"]["backend"]
+    if simulate and backend == "tts" and "--voice" not in sys.argv:
+        backend = "console"  # a simulation speaks only when asked to (--voice tts)
+    if backend == "tts":
+        from voice.tts_voice import TtsVoice
+
+        return TtsVoice({**cfg["voice"], "cache_dir": cfg["voice"]["cache_dir"]
+                         or str(state_dir(cfg) / "voice-cache")})
+    from voice.console import ConsoleVoice, SilentVoice
+
+    return SilentVoice() if backend == "silent" or not simulate else ConsoleVoice(out)
+
+
+def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
+    if simulate or cfg["reader"]["backend"] == "simulated":
+        from hardware.sim_reader import SimulatedReader
+
+        return SimulatedReader()
+    from hardware.nfc_reader import NfcReader
+    from hardware.supervisor import Supervisor
+
+    return Supervisor(lambda: NfcReader(cfg["reader"]), cfg["reader"])
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion import sdnotify
+    from companion.pretty import render
+
+    cfg = load_config(args)
+    if args.simulate:
+        cfg["panel"] = {**cfg["panel"], "backend": "mock"}
+    out = sys.stdout
+
+    def log(ev: dict[str, Any]) -> None:
+        if args.simulate and not args.json:
+            text = render(ev)
+            if text and ev["event"] != "say":  # the console voice prints the lines
+                print(text, file=out, flush=True)
+        else:
+            print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
+
+    reader = make_reader(cfg, args.simulate)
+    voice = make_voice(cfg, args.simulate, out)
+    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
+    loop = app.loop
+
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stopping.set()
+        sdnotify.stopping()
+        loop.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    loop.start()
+    reader.start(loop.submit)
+    sdnotify.ready()
+    if args.simulate and not args.no_input:
+        threading.Thread(target=terminal, args=(app, stopping), daemon=True, name="terminal").start()
+    interval = sdnotify.watchdog_interval()
+    try:
+        loop.run(tick=sdnotify.watchdog, tick_every=min(interval / 2, 1.0) if interval else 1.0)
+    finally:
+        app.close()
+    return 0
+
+
+# ------------------------------------------------------------- terminal
+def _menu() -> list[str]:
+    from companion import tags
+
+    return [i for ids in tags.COMPONENT_SETS.values() for i in ids]
+
+
+def terminal(app: App, stopping: threading.Event, inp: TextIO = sys.stdin,
+             out: TextIO = sys.stdout) -> None:
+    """Commands from a person: an identity (``skb/knight/3``), a number from
+    ``menu``, ``uid:04A1…``, a button (``next``/``back``/``repeat``/``hold``),
+    ``unplug``/``plug``, ``leds``, ``help``, ``quit``."""
+    menu = _menu()
+    try:
+        import readline
+
+        words = menu + ["next", "back", "repeat", "hold", "unplug", "plug", "leds", "menu", "help", "quit"]
+        readline.set_completer(lambda text, state: ([w for w in words if w.startswith(text)] + [None])[state])
+        readline.set_completer_delims(" ")
+        readline.parse_and_bind("tab: complete")
+    except ImportError:  # pragma: no cover - readline is missing on some builds
+        pass
+    print("Type a tag (tab completes, 'menu' lists numbers), next/back/repeat/hold, unplug/plug, quit.",
+          file=out, flush=True)
+    reader, panel, loop = app.reader, app.panel, app.loop
+    while not stopping.is_set():
+        try:
+            line = input("> ") if inp is sys.stdin else inp.readline()
+        except EOFError:
+            line = ""
+        if not line:
+            loop.stop()
+            return
+        cmd = line.strip()
+        if not cmd:
+            continue
+        if cmd in ("quit", "exit"):
+            loop.stop()
+            return
+        if cmd == "help":
+            print(terminal.__doc__, file=out)
+        elif cmd == "menu":
+            for i, ident in enumerate(menu, 1):
+                print(f"{i:3} {ident}", file=out)
+        elif cmd == "leds":
+            print("  " + "  ".join(f"{k}:{'●' if v else '○'}" for k, v in panel.state().items()), file=out)
+        elif cmd in ("next", "back", "repeat"):
+            panel.press(cmd)
+        elif cmd == "hold":
+            hold = getattr(panel, "hold", None)
+            if hold:
+                hold("back")
+            else:
+                from companion.events import ButtonPressed
+                loop.submit(ButtonPressed("hold-back"))
+        elif cmd == "unplug":
+            reader.unplug()
+        elif cmd == "plug":
+            reader.plug()
+        elif cmd.isdigit() and 1 <= int(cmd) <= len(menu):
+            reader.present(text=menu[int(cmd) - 1])
+        elif cmd.startswith("uid:"):
+            reader.present(uid=cmd[4:])
+        else:
+            reader.present(text=cmd)
+        time.sleep(0.05)  # let the loop answer before the next prompt
+
+
