@@ -21,7 +21,7 @@ def engine_keys() -> set[str]:
     keys = set(re.findall(r'"(onw\.[a-z_.]+[a-z_])"', source))
     keys |= {f"onw.{role}.{beat}" for role in one_night_rules.NIGHT_ORDER for beat in ("wake", "sleep")}
     keys |= {f"onw.vote.{n}" for n in one_night_rules.VOTE_COUNT}
-    keys |= {"onw.discussion.start_one"} | {f"onw.role.{role}" for role in one_night_rules.ROLES}
+    keys.add("onw.discussion.start_one")
     return keys
 
 
