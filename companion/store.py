@@ -41,8 +41,11 @@ class Entry:
 
 
 class Journal:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        if readonly:  # a reader beside the running daemon (companion scores); WAL allows it
+            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per input.
         self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)

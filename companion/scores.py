@@ -1,0 +1,106 @@
+"""``companion scores`` — the game in progress, tonight's totals and the
+history, read from the journal (safe beside the running daemon: WAL lets a
+reader in).  ``--export csv|json`` writes the plays; the JSON is shaped like
+BG Stats' play import (players with name, score, winner, startPlayer;
+playDate; durationMin)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from companion.app import state_dir
+from companion.store import Journal
+
+NAMES = {"seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
+         "madness-hour": "Madness Hour", "demagogos": "Demagogos' Trap"}
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--state", type=Path, help="state directory holding journal.sqlite")
+    p.add_argument("--export", choices=("csv", "json"), help="write every play in this format")
+    p.add_argument("-o", "--output", type=Path, help="export to this file (default: stdout)")
+    p.add_argument("--lang", choices=("en", "ja"), help=argparse.SUPPRESS)
+    p.add_argument("--voice", help=argparse.SUPPRESS)
+
+
+def plays_json(plays: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"plays": [{"game": {"name": NAMES.get(p["game"], p["game"]), "id": p["game"]},
+                       "playDate": p["playDate"], "durationMin": p["durationMin"],
+                       "rules": p.get("rules", []), "players": p["players"]} for p in plays]}
+
+
+def write_csv(plays: list[dict[str, Any]], out: TextIO) -> None:
+    w = csv.writer(out)
+    w.writerow(["play", "playDate", "game", "durationMin", "player", "score", "winner", "startPlayer"])
+    for p in plays:
+        for pl in p["players"]:
+            w.writerow([p["id"], p["playDate"], p["game"], p["durationMin"], pl["name"], pl["score"],
+                        int(pl["winner"]), int(pl["startPlayer"])])
+
+
+def current(cfg: dict[str, Any], journal: Journal) -> Any:
+    """The session as the daemon has it now (replayed, no hardware)."""
+    from companion.session import Session
+
+    seed = cfg["seed"] if cfg["seed"] is not None else int(journal.meta("seed") or 0)
+    session = Session(seed=seed, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
+    seq, cp = journal.checkpoint()
+    if cp is not None:
+        session.restore(cp)
+    for entry in journal.entries(after=seq):
+        try:
+            session.handle(entry.input)
+        except Exception:  # the daemon reports such entries; a viewer just skips them
+            continue
+    return session
+
+
+def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    from companion.daemon import load_config
+
+    cfg = load_config(args)
+    path = state_dir(cfg) / "journal.sqlite"
+    if not path.exists():
+        print(f"No journal at {path}: no games played yet.", file=out)
+        return 0 if not args.export else 1
+    journal = Journal(path, readonly=True)
+    plays = journal.plays()
+    if args.export:
+        target = open(args.output, "w", newline="", encoding="utf-8") if args.output else out
+        try:
+            if args.export == "csv":
+                write_csv(plays, target)
+            else:
+                json.dump(plays_json(plays), target, ensure_ascii=False, indent=2)
+                print(file=target)
+        finally:
+            if args.output:
+                target.close()
+        return 0
+    session = current(cfg, journal)
+    st = session.state
+    if session.engine is not None:
+        print(f"Playing now: {NAMES.get(st.game or '', st.game)} — {', '.join(st.players)}", file=out)
+        totals = getattr(session.engine.state, "totals", None)
+        if totals:
+            print("  so far: " + "  ".join(f"{p} {n}" for p, n in totals.items()), file=out)
+    elif st.phase == "gathering":
+        print(f"Setting up: {NAMES.get(st.game or '', st.game)} — seated: {', '.join(st.players) or 'nobody'}",
+              file=out)
+    else:
+        print("No game in progress.", file=out)
+    for game, totals in st.standings.items():
+        ranked = sorted(totals.items(), key=lambda kv: -kv[1])
+        print(f"Tonight, {NAMES.get(game, game)}: " + "  ".join(f"{p} {n}" for p, n in ranked), file=out)
+    print(f"History: {len(plays)} plays", file=out)
+    for p in plays[-20:]:
+        winners = ", ".join(pl["name"] for pl in p["players"] if pl["winner"]) or "nobody"
+        scores = "  ".join(f"{pl['name']} {pl['score']}" for pl in p["players"])
+        print(f"  #{p['id']:<4} {p['playDate']}  {NAMES.get(p['game'], p['game']):24} {p['durationMin']:3} min  "
+              f"{scores}   winners: {winners}", file=out)
+    return 0

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Quick start 2: run the whole test suite (lint, types, tests).
+# Sets itself up: a venv in .venv, and — as root on Debian — espeak-ng, sox and
+# alsa-utils for the real-speech tests (without them those tests skip).
+set -euo pipefail
+cd "$(dirname "$0")"
+if ! command -v espeak-ng >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0 …"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    espeak-ng sox alsa-utils libusb-1.0-0 >/dev/null
+fi
+EXTRAS=test source tools/setup-venv.sh
+.venv/bin/ruff check companion hardware voice tests bench reliability
+.venv/bin/mypy companion
+exec .venv/bin/python -m pytest "$@"
