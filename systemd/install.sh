@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Install the table companion on Raspberry Pi OS (bookworm) as a service.
+#
+#   git clone <this repo> companion && cd companion
+#   sudo bash systemd/install.sh            # install or update; safe to run again
+#   bash systemd/install.sh --dry-run       # only print what it would do
+#
+# Steps: apt packages, the "companion" user and its groups, a copy of the
+# repo in /opt/companion, a venv there (--system-site-packages, so Pi OS's
+# python3-lgpio is visible), /etc/companion config (existing files are kept),
+# the udev rule for USB readers, the kernel NFC driver blacklist, the systemd
+# service (enabled and started), then `companion doctor`.
+set -euo pipefail
+
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The paths are overridable for tests and unusual layouts only.
+PREFIX="${COMPANION_PREFIX:-/opt/companion}"
+ETC="${COMPANION_ETC:-/etc/companion}"
+STATE="${COMPANION_STATE:-/var/lib/companion}"
+UNIT_DIR="${COMPANION_UNIT_DIR:-/etc/systemd/system}"
+UDEV_DIR="${COMPANION_UDEV_DIR:-/etc/udev/rules.d}"
+MODPROBE_DIR="${COMPANION_MODPROBE_DIR:-/etc/modprobe.d}"
+SERVICE_USER=companion
+GROUPS_NEEDED=(gpio audio plugdev dialout)
+APT_PACKAGES=(python3-venv espeak-ng alsa-utils libusb-1.0-0 python3-lgpio)
+
+DRY_RUN=0
+START=1
+usage() {
+    cat <<EOF
+usage: sudo bash systemd/install.sh [--dry-run] [--no-start]
+  --dry-run   print every step and command, change nothing (no root needed)
+  --no-start  install and enable the service but do not (re)start it
+EOF
+}
+for arg in "$@"; do
+    case "$arg" in
+        --dry-run|-n) DRY_RUN=1 ;;
+        --no-start) START=0 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "install.sh: unknown option $arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+step() { printf '\n==> %s\n' "$*"; }
+note() { printf '    %s\n' "$*"; }
+# run CMD ARGS...: print it; run it unless --dry-run.
+run() {
+    printf '    $ %s\n' "$*"
+    if [ "$DRY_RUN" -eq 0 ]; then "$@"; fi
+}
+has() { command -v "$1" >/dev/null 2>&1; }
+
+if [ "$DRY_RUN" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
+    echo "install.sh: run me with sudo (or try --dry-run to see the steps)" >&2
+    exit 1
+fi
+if [ -r /etc/os-release ] && ! grep -q '^VERSION_CODENAME=bookworm' /etc/os-release; then
+    note "warning: this script is written for Raspberry Pi OS bookworm; carrying on."
+fi
+[ "$DRY_RUN" -eq 1 ] && note "dry run: nothing will be changed."
+
+# ---------------------------------------------------------------- 1
+step "1/9 apt packages: ${APT_PACKAGES[*]}"
+packages=()
+for p in "${APT_PACKAGES[@]}"; do
+    if [ "$p" = python3-lgpio ] && [ "$DRY_RUN" -eq 0 ] && ! apt-cache show python3-lgpio >/dev/null 2>&1; then
+        note "python3-lgpio is not in this system's archive (not Raspberry Pi OS?): skipped;"
+        note "on a Pi, gpiozero then falls back to RPi.GPIO from the [pi] extra."
+        continue
+    fi
+    packages+=("$p")
+done
+run apt-get update
+run env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${packages[@]}"
+
+# ---------------------------------------------------------------- 2
+step "2/9 user '$SERVICE_USER' in groups ${GROUPS_NEEDED[*]}"
+for g in "${GROUPS_NEEDED[@]}"; do
+    if ! getent group "$g" >/dev/null; then
+        run groupadd --system "$g"
+    fi
+done
+group_list="$(IFS=,; echo "${GROUPS_NEEDED[*]}")"
+if id "$SERVICE_USER" >/dev/null 2>&1; then
+    run usermod --append --groups "$group_list" "$SERVICE_USER"
+else
+    run useradd --system --user-group --home-dir "$STATE" --no-create-home \
+        --shell /usr/sbin/nologin --comment table-companion --groups "$group_list" "$SERVICE_USER"
+fi
+
+# ---------------------------------------------------------------- 3
+step "3/9 copy $SRC to $PREFIX"
+if [ "$(realpath -m "$SRC")" = "$(realpath -m "$PREFIX")" ]; then
+    note "already running from $PREFIX: nothing to copy."
+else
+    run install -d -m 0755 "$PREFIX"
+    # Replace the old copy (so deleted files go) but keep the venv.
+    run find "$PREFIX" -mindepth 1 -maxdepth 1 ! -name .venv -exec rm -rf -- {} +
+    printf '    $ tar -C %s --exclude=.git --exclude=.venv --exclude=state ... -cf - . | tar -C %s -xf -\n' "$SRC" "$PREFIX"
+    if [ "$DRY_RUN" -eq 0 ]; then
+        tar -C "$SRC" --exclude=./.git --exclude=./.venv --exclude=./state --exclude=./build \
+            --exclude='*.egg-info' --exclude=__pycache__ --exclude=.pytest_cache \
+            --exclude=.mypy_cache --exclude=.ruff_cache -cf - . | tar -C "$PREFIX" --no-same-owner -xf -
+    fi
+    run chown -R root:root "$PREFIX"
+fi
+
+# ---------------------------------------------------------------- 4
+step "4/9 venv $PREFIX/.venv (--system-site-packages) and pip install ${PREFIX}[pi]"
+venv_cfg="$PREFIX/.venv/pyvenv.cfg"
+if [ -f "$venv_cfg" ] && ! grep -q '^include-system-site-packages = true' "$venv_cfg"; then
+    note "the existing venv cannot see system packages (python3-lgpio): recreating it."
+    run rm -rf -- "$PREFIX/.venv"
+fi
+if [ ! -x "$PREFIX/.venv/bin/python" ] || [ "$DRY_RUN" -eq 1 ]; then
+    run python3 -m venv --system-site-packages "$PREFIX/.venv"
+fi
+run "$PREFIX/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir --upgrade "${PREFIX}[pi]"
+
+# ---------------------------------------------------------------- 5
+step "5/9 config in $ETC (existing files are kept)"
+run install -d -m 0755 "$ETC"
+for f in companion.yaml tags.yaml; do
+    if [ -e "$ETC/$f" ]; then
+        note "$ETC/$f exists: kept (the shipped one is $PREFIX/config/$f)."
+    elif [ -e "$SRC/config/$f" ]; then
+        run install -m 0644 "$SRC/config/$f" "$ETC/$f"
+    else
+        note "no config/$f in the repo: skipped."
+    fi
+done
+
+# ---------------------------------------------------------------- 6
+step "6/9 udev rule for USB NFC readers"
+run install -D -m 0644 "$SRC/systemd/99-companion-reader.rules" "$UDEV_DIR/99-companion-reader.rules"
+if has udevadm || [ "$DRY_RUN" -eq 1 ]; then
+    run udevadm control --reload-rules
+    run udevadm trigger --subsystem-match=usb --action=change
+fi
+
+# ---------------------------------------------------------------- 7
+step "7/9 keep the kernel NFC drivers (port100, pn533) off the reader"
+run install -D -m 0644 "$SRC/systemd/blacklist-nfc.conf" "$MODPROBE_DIR/blacklist-companion-nfc.conf"
+for m in port100 pn533_usb pn533; do
+    if [ "$DRY_RUN" -eq 1 ] || grep -q "^$m " /proc/modules 2>/dev/null; then
+        run modprobe -r "$m"
+    fi
+done
+
+# ---------------------------------------------------------------- 8
+step "8/9 systemd service: enable and start"
+run install -D -m 0644 "$SRC/systemd/companion.service" "$UNIT_DIR/companion.service"
+run systemctl daemon-reload
+run systemctl enable companion.service
+if [ "$START" -eq 1 ]; then
+    run systemctl restart companion.service
+else
+    note "--no-start: start it later with: sudo systemctl start companion"
+fi
+
+# ---------------------------------------------------------------- 9
+step "9/9 companion doctor (as the service user)"
+# Same user, groups, working directory and state directory as the service.
+doctor=(runuser -u "$SERVICE_USER" -- env STATE_DIRECTORY="$STATE" "$PREFIX/.venv/bin/companion" doctor)
+printf '    $ cd %s && %s\n' "$STATE" "${doctor[*]}"
+if [ "$DRY_RUN" -eq 0 ]; then
+    install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$STATE"
+    if (cd "$STATE" && "${doctor[@]}"); then
+        note "all checks passed."
+    else
+        note "doctor found something to fix (see above); the service keeps retrying meanwhile."
+    fi
+fi
+
+cat <<EOF
+
+Done.  Useful next commands:
+  systemctl status companion          is it running?
+  journalctl -u companion -f          its log, live
+  sudo -u companion $PREFIX/.venv/bin/companion doctor
+  sudo nano $ETC/companion.yaml && sudo systemctl restart companion
+EOF
