@@ -1,0 +1,685 @@
+"""Seven Knights Bewitched: the table flow — each step and what it takes, the
+command and formation rules, the witch team, scoring, every refusal (state
+unchanged), undo, the start marker, hidden information and a full game.
+Rules: /work/shared/rules/seven-knights-bewitched.md (§ numbers are its "Round"
+list); flow: DESIGN.md "Seven Knights, each round".
+
+Inputs are written short: ``"next"``/``"back"``, ``"k3"`` (knight 3),
+``"witch"``, a colour (that player's card), or a full identity.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from companion.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
+from companion.games.base import Result, Setup
+from companion.games.seven_knights import ACCEPTS, SevenKnights
+
+COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
+PHASES = ("quest", "questions", "recommendation")
+
+
+def make(n: int = 5, rules: tuple[str, ...] = (), **options: Any) -> SevenKnights:
+    players = COLOURS[:n]
+    SevenKnights.check_setup(players, rules, options)
+    engine = SevenKnights(Setup(players=players, rules=rules, options=options))
+    engine.start()
+    return engine
+
+
+def parse(word: str) -> Input:
+    if word in ("next", "back", "repeat"):
+        return Press(word)
+    if word == "witch":
+        return Tap("skb/witch")
+    if word[0] == "k" and word[1:].isdigit():
+        return Tap(f"skb/knight/{word[1:]}")
+    if word in COLOURS:
+        return Tap(f"player/{word}")
+    return Tap(word)
+
+
+def feed(engine: SevenKnights, *words: str) -> list[Output]:
+    out: list[Output] = []
+    for word in words:
+        out += engine.handle(parse(word))
+    return out
+
+
+def refused(engine: SevenKnights, word: str | Input, key: str) -> Refusal:
+    """Assert ``word`` is refused with ``key`` and the state is untouched."""
+    before = copy.deepcopy(engine.state)
+    undo = copy.deepcopy(engine._undo)
+    with pytest.raises(Refusal) as exc:
+        engine.handle(parse(word) if isinstance(word, str) else word)
+    assert exc.value.key == key, exc.value.reason
+    assert engine.state == before
+    assert engine._undo == undo
+    return exc.value
+
+
+def keys(outputs: Sequence[Output]) -> list[str]:
+    return [o.key for o in outputs if isinstance(o, Say)]
+
+
+def reports(outputs: Sequence[Output], event: str | None = None) -> list[dict[str, Any]]:
+    return [dict(o.fields, event=o.event) for o in outputs
+            if isinstance(o, Report) and (event is None or o.event == event)]
+
+
+def said(outputs: Sequence[Output], key: str) -> dict[str, Any]:
+    (params,) = [dict(o.params) for o in outputs if isinstance(o, Say) and o.key == key]
+    return params
+
+
+def points(outputs: Sequence[Output]) -> dict[str, int]:
+    (scored,) = reports(outputs, "round_scored")
+    return dict(scored["points"])
+
+
+# ------------------------------------------------------------------ start
+def test_start_says_tiles_deal_and_round_one_with_the_start_player() -> None:
+    engine = SevenKnights(Setup(players=COLOURS[:5]))
+    out = engine.start()
+    assert keys(out) == ["skb.rules.basic", "skb.setup.tiles", "skb.deal.each", "skb.deal.centre.one",
+                         "skb.deal.look", "skb.round.start", "skb.phase.quest.centre"]
+    assert said(out, "skb.round.start") == {"round": 1, "player": "red"}
+    assert not reports(out)
+    assert engine.state.step == "quest" and not engine.finished
+
+
+def test_the_steps_table_names_existing_handlers() -> None:
+    for step, handlers in ACCEPTS.items():
+        for name in handlers.values():
+            assert callable(getattr(SevenKnights, name)), (step, name)
+    engine = make()
+    assert engine.accepts() == ("tile", "next")
+    feed(engine, "k2")
+    assert engine.accepts() == ("tile", "player", "next")
+
+
+# --------------------------------------------- § 1-3 phases before command
+@pytest.mark.parametrize(("rule", "n", "quest_key"), [
+    ("basic", 4, "skb.phase.quest.centre"), ("basic", 5, "skb.phase.quest.centre"),
+    ("basic", 6, "skb.phase.quest"), ("basic", 8, "skb.phase.quest"),
+    ("advanced", 5, "skb.phase.quest.centre"), ("advanced", 6, "skb.phase.quest"),
+    ("special", 3, "skb.phase.quest.special"), ("special", 4, "skb.phase.quest.special"),
+    ("cooperative", 5, "skb.phase.quest"),
+])
+def test_rule_1_quest_line_names_centre_and_special_two_passes(rule: str, n: int, quest_key: str) -> None:
+    """§1: the centre tile may be looked at where there is one (basic and
+    advanced at 4-5); special has two passes."""
+    engine = make(n, (rule,))
+    assert keys(engine.prompt()) == [quest_key]
+
+
+def test_rule_1_to_3_phases_step_with_next() -> None:
+    engine = make()
+    assert keys(feed(engine, "next")) == ["skb.phase.questions"]
+    assert engine.state.step == "questions"
+    assert keys(feed(engine, "next")) == ["skb.phase.recommendation"]
+    assert engine.state.step == "recommendation"
+    assert keys(feed(engine, "next")) == ["skb.phase.command"]
+    assert engine.state.step == "command"
+    refused(engine, "next", "skb.refuse.captain_tile_first")
+
+
+@pytest.mark.parametrize("nexts", [0, 1, 2, 3])
+def test_rule_4_captain_tile_tap_before_command_jumps_there(nexts: int) -> None:
+    """DESIGN: a tile tapped at any point before the command phase is the
+    captain's own tile."""
+    engine = make()
+    feed(engine, *["next"] * nexts)
+    out = feed(engine, "k3")
+    assert keys(out) == ["skb.captain.knight", "skb.formation.prompt"]
+    assert said(out, "skb.captain.knight") == {"tile": "skb/knight/3"}
+    assert engine.state.step == "formation"
+    assert engine.state.captain_tile == "skb/knight/3"
+
+
+def test_rule_4_tile_tap_mid_election_drops_the_election() -> None:
+    engine = make()
+    feed(engine, "next", "next", "red", "blue", "green")
+    feed(engine, "k1")
+    assert engine.state.step == "formation"
+    assert engine.state.votes == {} and engine.state.voter is None and engine.state.captain is None
+
+
+@pytest.mark.parametrize("step_nexts", [0, 1])
+def test_player_cards_are_refused_before_the_recommendation(step_nexts: int) -> None:
+    engine = make()
+    feed(engine, *["next"] * step_nexts)
+    refused(engine, "red", "skb.refuse.not_now")
+
+
+# --------------------------------------------------- § 3 the election
+def test_rule_3_election_names_the_captain_and_goes_to_command() -> None:
+    engine = make()
+    feed(engine, "next", "next")
+    out = feed(engine, "red", "green", "blue", "green", "green", "red", "yellow", "green")
+    assert keys(out) == ["skb.vote.voter", "skb.vote.recorded"] * 4
+    assert said(out[-1:], "skb.vote.recorded") == {"player": "green"}
+    out = feed(engine, "purple", "red")
+    assert keys(out) == ["skb.vote.voter", "skb.vote.recorded", "skb.election.captain",
+                         "skb.phase.command.captain"]
+    assert said(out, "skb.election.captain") == {"player": "green", "n": 3}
+    assert engine.state.step == "command" and engine.state.captain == "green"
+
+
+def test_rule_3_election_tie_counts_from_the_current_start_player() -> None:
+    """Still tied (both recommended themselves) → farthest clockwise from the
+    start player; in round 2 the start marker has moved to blue."""
+    votes = ["red", "red", "blue", "yellow", "green", "red", "yellow", "yellow", "purple", "blue"]
+    first = make()
+    feed(first, "next", "next", *votes)  # red 2 (self), yellow 2 (self): yellow is farther from red
+    assert first.state.captain == "yellow"
+    second = make()
+    play_round(second, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+    feed(second, "next", "next", "next", *votes)  # from blue: red is 4 seats on, yellow 2
+    assert second.state.captain == "red"
+
+
+def test_election_refusals_leave_state_unchanged() -> None:
+    engine = make()
+    feed(engine, "next", "next")
+    refused(engine, "black", "skb.refuse.unknown_player")
+    feed(engine, "red")
+    refused(engine, "next", "skb.refuse.election_unfinished")
+    feed(engine, "red")  # self-recommendation is allowed
+    refused(engine, "red", "skb.refuse.already_recommended")
+    error = refused(engine, "next", "skb.refuse.election_unfinished")
+    assert error.params == {"n": 4}
+
+
+def test_recommendation_without_votes_goes_to_command_with_next() -> None:
+    engine = make()
+    feed(engine, "next", "next", "next")
+    assert engine.state.step == "command" and engine.state.captain is None
+
+
+# ------------------------------------------------------ § 4 the command
+def test_rule_4_captain_witch_tile_wins_for_the_witch_team_at_once() -> None:
+    """§4: captain's tile is the witch → the witch team wins; the formation is
+    reported at once and the witch team is collected for scoring."""
+    engine = make()
+    out = feed(engine, "witch")
+    assert keys(out) == ["skb.captain.witch", "skb.verdict.witch.captain_witch", "skb.witch_team.prompt"]
+    assert reports(out) == [{"event": "formation", "tiles": [], "excluded": [], "verdict": "witch"}]
+    assert engine.state.step == "witch_team"
+    refused(engine, "next", "skb.refuse.witch_holder_must_tap")  # its holder must tap
+    feed(engine, "yellow", "blue")
+    out = feed(engine, "next")
+    assert not reports(out, "formation")  # reported once
+    assert points(out) == {"red": 0, "blue": 3, "green": 0, "yellow": 3, "purple": 0}
+
+
+def test_rule_4_elected_captain_holding_the_witch_is_on_the_witch_team() -> None:
+    """The captain's tile is public at the command phase: an elected captain
+    who reveals the witch is known to hold it."""
+    engine = make()
+    feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "blue")])
+    feed(engine, "witch")
+    assert engine.state.witch_team == ["blue"]
+    assert points(feed(engine, "next")) == {"red": 0, "blue": 3, "green": 0, "yellow": 0, "purple": 0}
+
+
+@pytest.mark.parametrize(("rule", "n", "key"), [
+    ("special", 4, "skb.refuse.witch_not_dealt"),
+    ("special", 3, "skb.refuse.witch_not_dealt"),
+    ("cooperative", 5, "skb.refuse.not_in_tile_set"),
+])
+def test_rule_sets_captain_cannot_hold_the_witch_where_it_is_never_dealt(rule: str, n: int, key: str) -> None:
+    engine = make(n, (rule,))
+    refused(engine, "witch", key)
+
+
+def test_rule_4_elected_bewitched_captain_loses_even_an_ascending_formation() -> None:
+    """§4: the captain is bewitched → the witch team wins: an elected captain
+    who taps at the witch-team step makes the verdict witch."""
+    engine = make()
+    feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "green")])
+    assert engine.state.captain == "green"
+    feed(engine, "k2", "k1", "k2", "k3", "k4", "next", "witch")
+    feed(engine, "green", "purple")
+    out = feed(engine, "next")
+    assert reports(out, "formation") == [{"event": "formation", "verdict": "witch", "excluded": ["skb/witch"],
+                                          "tiles": ["skb/knight/1", "skb/knight/2", "skb/knight/3",
+                                                    "skb/knight/4"]}]
+    assert "skb.verdict.witch.captain_bewitched" in keys(out)
+    assert points(out) == {"red": 0, "blue": 0, "green": 3, "yellow": 0, "purple": 3}
+
+
+def test_rule_4_known_knight_captain_alone_cannot_stand_for_the_witch_holder() -> None:
+    """The witch lay in front of a player and the elected captain revealed a
+    knight: the captain is not its holder, so someone else must tap."""
+    engine = make()
+    feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "green")])
+    feed(engine, "k2", "k1", "k2", "witch", "k3", "k4", "next", "green")
+    refused(engine, "next", "skb.refuse.witch_holder_must_tap")
+    feed(engine, "red")
+    assert feed(engine, "next")
+
+
+@pytest.mark.parametrize("step_words", [(), ("k3",), ("k3", "k1")])
+def test_rule_4_captain_concedes_by_tapping_their_card_twice(step_words: tuple[str, ...]) -> None:
+    """FAQ: a bewitched captain may reveal themself and go to scoring.  One tap
+    asks for confirmation (undoable); the second concedes."""
+    engine = make()
+    feed(engine, "next", "next", "next", *step_words)
+    step = engine.state.step
+    out = feed(engine, "blue")
+    assert keys(out) == ["skb.concede.confirm"] and engine.state.step == step
+    assert keys(engine.prompt()) == ["skb.concede.confirm"]
+    out = feed(engine, "blue")
+    assert keys(out) == ["skb.concede.done", "skb.verdict.witch.captain_bewitched", "skb.witch_team.prompt"]
+    laid = [f"skb/knight/{w[1]}" for w in step_words[1:]]
+    assert reports(out) == [{"event": "formation", "tiles": laid, "excluded": [], "verdict": "witch"}]
+    assert engine.state.captain == "blue" and engine.state.witch_team == ["blue"]
+    refused(engine, "blue", "skb.refuse.player_twice")
+    assert points(feed(engine, "next")) == {"red": 0, "blue": 3, "green": 0, "yellow": 0, "purple": 0}
+
+
+def test_rule_4_concession_needs_two_taps_in_a_row() -> None:
+    engine = make()
+    feed(engine, "k3", "blue", "k1", "blue")
+    assert engine.state.step == "formation" and engine.state.conceding == "blue"
+    feed(engine, "red")
+    assert engine.state.conceding == "red"
+    feed(engine, "back")
+    assert engine.state.conceding == "blue"
+    feed(engine, "back")
+    assert engine.state.conceding is None and engine.state.formation == ["skb/knight/1"]
+
+
+def test_rule_4_only_the_elected_captain_concedes() -> None:
+    engine = make()
+    feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "green")])
+    error = refused(engine, "red", "skb.refuse.only_captain_concedes")
+    assert error.params == {"player": "green"}
+    feed(engine, "k2")
+    refused(engine, "red", "skb.refuse.only_captain_concedes")
+    feed(engine, "green", "green")
+    assert engine.state.step == "witch_team"
+
+
+def test_cooperative_has_nobody_to_concede() -> None:
+    engine = make(5, ("cooperative",))
+    feed(engine, "k3")
+    refused(engine, "red", "skb.refuse.not_now")
+
+
+# ------------------------------------------------------ § 4 the formation
+def test_rule_4_formation_refusals_leave_state_unchanged() -> None:
+    engine = make(5)
+    refused(engine, "k7", "skb.refuse.not_in_tile_set")  # basic 5 players: knights 1-5
+    feed(engine, "k2")
+    refused(engine, "next", "skb.refuse.captain_tile_missing")
+    feed(engine, "k1")
+    refused(engine, "k1", "skb.refuse.tile_twice")
+    refused(engine, "k6", "skb.refuse.not_in_tile_set")
+    refused(engine, "skb/knight/9", "skb.refuse.unknown_tile")
+    refused(engine, "onw/seer/1", "skb.refuse.not_this_game")
+    refused(engine, "next", "skb.refuse.captain_tile_missing")
+    feed(engine, "k2", "k3", "witch", "k4")
+    refused(engine, "k5", "skb.refuse.too_many_tiles")
+    assert engine.state.formation == ["skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/witch",
+                                      "skb/knight/4"]
+
+
+def test_rule_sets_special_witch_never_in_front_of_a_player() -> None:
+    engine = make(4, ("special",))
+    feed(engine, "k5", "k5")
+    refused(engine, "witch", "skb.refuse.witch_not_dealt")
+    feed(engine, "next")
+    refused(engine, "witch", "skb.refuse.witch_not_dealt")
+
+
+def test_rule_4_formation_taps_are_echoed_with_their_place() -> None:
+    engine = make()
+    out = feed(engine, "k2", "k1", "k2")
+    assert [dict(o.params) for o in out if isinstance(o, Say) and o.key == "skb.formation.tile"] == [
+        {"tile": "skb/knight/1", "n": 1}, {"tile": "skb/knight/2", "n": 2}]
+    assert keys(engine.prompt()) == ["skb.formation.progress"]
+
+
+def test_rule_4_full_formation_goes_straight_to_the_witch_team() -> None:
+    engine = make()
+    out = feed(engine, "k2", "k1", "k2", "k3", "k4", "k5", "next")
+    assert keys(out)[-2:] == ["skb.formation.done", "skb.witch_team.prompt"]
+    assert engine.state.step == "witch_team"
+
+
+def test_left_out_tiles_are_asked_for_and_the_step_ends_by_itself() -> None:
+    """DESIGN 3: fewer tiles than players → ask for the left-out tiles; move on
+    once formation + left-out = number of players."""
+    engine = make()
+    feed(engine, "k2", "k1", "k2", "k3")
+    out = feed(engine, "next")
+    assert keys(out) == ["skb.left_out.prompt"] and said(out, "skb.left_out.prompt") == {"n": 2}
+    assert engine.state.step == "left_out"
+    refused(engine, "next", "skb.refuse.left_out_missing")
+    refused(engine, "red", "skb.refuse.left_out_missing")
+    refused(engine, "k2", "skb.refuse.tile_twice")
+    refused(engine, "k7", "skb.refuse.not_in_tile_set")
+    out = feed(engine, "k5")
+    assert keys(out) == ["skb.left_out.tile"] and engine.state.step == "left_out"
+    assert said(engine.prompt(), "skb.left_out.prompt") == {"n": 1}
+    refused(engine, "k5", "skb.refuse.tile_twice")
+    out = feed(engine, "witch")
+    assert keys(out) == ["skb.left_out.tile", "skb.formation.done", "skb.witch_team.prompt"]
+    assert engine.state.excluded == ["skb/knight/5", "skb/witch"]
+    assert engine.state.step == "witch_team"
+
+
+# ---------------------------------------------- § 5-6 verdict and points
+def play_round(engine: SevenKnights, captain: str, formation: list[str], excluded: list[str],
+               witch_team: list[str]) -> list[Output]:
+    """One round from the quest on: the captain's tile, the formation, the
+    left-out tiles, the witch team (not in cooperative), ``next`` to score."""
+    out = feed(engine, captain, *formation, "next", *excluded)
+    if engine.state.step == "witch_team":
+        out += feed(engine, *witch_team, "next")
+    return out
+
+
+# (captain, formation, excluded, witch team, verdict, line, points for red..purple); basic, 5 players
+VERDICTS = [
+    ("k2", ["k1", "k2", "k3", "k4", "k5"], [], [], "knights", "skb.verdict.knights",
+     [2, 2, 2, 2, 2], "§5: ascending, witch in the centre, nobody bewitched"),
+    ("k2", ["k1", "k2", "k4", "k5"], ["witch"], ["blue"], "knights", "skb.verdict.knights",
+     [2, 0, 2, 2, 2], "§5: witch left out, the rest ascending"),
+    ("k2", ["k1", "k2", "k4", "k5"], ["witch"], ["blue", "purple"], "knights", "skb.verdict.knights",
+     [2, 0, 2, 2, 0], "§6: the bewitched score with the witch"),
+    ("k2", ["k1", "k2", "k4", "k5"], ["k3"], ["yellow"], "witch", "skb.verdict.witch",
+     [0, 0, 0, 3, 0], "§5(b): a knight left out fails the formation"),
+    ("k2", ["k1", "k2", "witch", "k4"], ["k3"], ["yellow"], "witch", "skb.verdict.witch",
+     [0, 0, 0, 3, 0], "§5(a): the witch in the formation"),
+    ("k2", ["k2", "k1", "k3", "k4"], ["witch"], ["green", "red"], "witch", "skb.verdict.witch",
+     [3, 0, 3, 0, 0], "§5(c): not ascending"),
+    ("k2", ["k2", "k1", "k3", "k4", "k5"], [], [], "nobody", "skb.verdict.nobody.empty_witch_team",
+     [0, 0, 0, 0, 0], "FAQ: failed formation, empty witch team → everyone 0"),
+    ("k2", ["k2", "k3"], ["k1", "k4", "k5"], [], "nobody", "skb.verdict.nobody.empty_witch_team",
+     [0, 0, 0, 0, 0], "FAQ + §5(b): knights left out, witch in the centre, nobody looked at it"),
+    ("k5", ["k5"], ["k1", "k2", "k3", "k4"], ["red"], "witch", "skb.verdict.witch",
+     [3, 0, 0, 0, 0], "§5(b): a one-tile formation does not always win"),
+    ("k3", ["k1", "k3", "k5"], ["k2", "witch"], ["blue"], "witch", "skb.verdict.witch",
+     [0, 3, 0, 0, 0], "§5(b): witch rightly left out, but a knight too"),
+]
+
+
+@pytest.mark.parametrize(("captain", "formation", "excluded", "team", "verdict", "line", "scores", "rule"),
+                         VERDICTS, ids=[v[-1] for v in VERDICTS])
+def test_rule_5_6_verdict_and_points(captain: str, formation: list[str], excluded: list[str],
+                                     team: list[str], verdict: str, line: str, scores: list[int],
+                                     rule: str) -> None:
+    engine = make()
+    out = play_round(engine, captain, formation, excluded, team)
+    tile = {w: parse(w).identity for w in [*formation, *excluded]}  # type: ignore[union-attr]
+    assert reports(out, "formation") == [{"event": "formation", "verdict": verdict,
+                                          "tiles": [tile[w] for w in formation],
+                                          "excluded": [tile[w] for w in excluded]}]
+    assert line in keys(out)
+    assert points(out) == dict(zip(COLOURS, scores, strict=False))
+    assert engine.state.step == "round_over"
+
+
+@pytest.mark.parametrize(("formation", "excluded", "team", "scores"), [
+    (["k1", "k2", "k4", "k5"], ["witch"], ["blue"], [7, 0, 7, 7, 7]),
+    (["k2", "k1", "k4", "k5"], ["witch"], ["blue", "red"], [7, 7, 0, 0, 0]),
+])
+def test_rule_6_round_three_is_worth_seven_either_way(formation: list[str], excluded: list[str],
+                                                      team: list[str], scores: list[int]) -> None:
+    engine = make()
+    for _ in range(2):
+        play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+        feed(engine, "next")
+    assert engine.state.round == 3
+    assert points(play_round(engine, "k2", formation, excluded, team)) == dict(zip(COLOURS, scores, strict=False))
+
+
+@pytest.mark.parametrize(("formation", "verdict", "line", "each"), [
+    (["k1", "k2", "k3", "k4", "k5"], "knights", "skb.verdict.knights", 2),
+    (["k1", "k3", "k2", "k4", "k5"], "nobody", "skb.verdict.nobody.cooperative", 0),
+    (["k1", "k2", "k4", "k5"], "nobody", "skb.verdict.nobody.cooperative", 0),
+])
+def test_cooperative_has_no_witch_team_and_a_failed_formation_scores_nobody(
+        formation: list[str], verdict: str, line: str, each: int) -> None:
+    """§6 cooperative rule: no witch team step; failed formation → 0 for all."""
+    engine = make(5, ("cooperative",))
+    out = feed(engine, "k1", *formation, "next")
+    if engine.state.step == "left_out":
+        out += feed(engine, "k3")
+    assert engine.state.step == "round_over"
+    assert reports(out, "formation")[0]["verdict"] == verdict
+    assert line in keys(out)
+    assert points(out) == dict.fromkeys(COLOURS[:5], each)
+
+
+def test_witch_team_step_refusals_leave_state_unchanged() -> None:
+    engine = make()
+    feed(engine, "k2", "k1", "k2", "k3", "k4", "next", "witch")
+    refused(engine, "next", "skb.refuse.witch_holder_must_tap")  # witch left out: in front of a player
+    feed(engine, "blue")
+    refused(engine, "blue", "skb.refuse.player_twice")
+    refused(engine, "orange", "skb.refuse.unknown_player")
+    refused(engine, "k5", "skb.refuse.not_now")
+    assert engine.state.witch_team == ["blue"]
+
+
+def test_witch_in_the_formation_also_needs_its_holder() -> None:
+    engine = make()
+    feed(engine, "k2", "k1", "k2", "witch", "k4", "k3", "next")
+    refused(engine, "next", "skb.refuse.witch_holder_must_tap")
+
+
+def test_round_over_and_game_over_take_only_what_they_should() -> None:
+    engine = make()
+    play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+    refused(engine, "k1", "skb.refuse.not_now")
+    refused(engine, "red", "skb.refuse.not_now")
+    for _ in range(2):
+        feed(engine, "next")
+        play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+    assert engine.finished
+    for word in ("next", "k1", "red"):
+        refused(engine, word, "skb.refuse.game_over")
+
+
+def test_other_inputs_are_refused() -> None:
+    engine = make()
+    refused(engine, Press("repeat"), "skb.refuse.not_now")
+    refused(engine, TimerFired("discussion"), "skb.refuse.not_now")
+
+
+# ---------------------------------------------------------------- undo
+def test_back_undoes_within_a_step_but_not_across_steps() -> None:
+    engine = make()
+    refused(engine, "back", "refuse.nothing_to_undo")  # nothing accepted yet
+    feed(engine, "next")
+    refused(engine, "back", "refuse.nothing_to_undo")  # the quest is over
+    feed(engine, "next")
+    feed(engine, "red", "blue", "green")
+    out = feed(engine, "back")
+    assert keys(out) == ["undo.done", "skb.vote.waiting"]
+    assert engine.state.voter is None and engine.state.votes == {"red": "blue"}
+    feed(engine, "back", "back")
+    assert engine.state.votes == {} and engine.state.voter is None
+    refused(engine, "back", "refuse.nothing_to_undo")
+    feed(engine, "k4")
+    refused(engine, "back", "refuse.nothing_to_undo")  # the captain's tile moved to the formation
+    feed(engine, "k1", "k4", "k2")
+    assert keys(feed(engine, "back")) == ["undo.done", "skb.formation.progress"]
+    assert engine.state.formation == ["skb/knight/1", "skb/knight/4"]
+    feed(engine, "k5", "next", "k2")  # left_out step: k2 …
+    feed(engine, "back")
+    assert engine.state.excluded == [] and engine.state.step == "left_out"
+    feed(engine, "k2", "k3")  # … complete: the witch-team step
+    assert engine.state.step == "witch_team"
+    refused(engine, "back", "refuse.nothing_to_undo")
+    feed(engine, "red")
+    feed(engine, "back")
+    assert engine.state.witch_team == []
+
+
+# ---------------------------------------------------- § 7 start marker, game
+def round_start_players(outputs: Sequence[Output]) -> list[str]:
+    return [o.params["player"] for o in outputs
+            if isinstance(o, Say) and o.key in ("skb.round.start", "skb.round.final")]
+
+
+@pytest.mark.parametrize(("options", "holders"), [
+    ({}, ["red", "blue", "green"]),
+    ({"start_marker": "pass"}, ["red", "blue", "green"]),
+    ({"start_marker": "keep"}, ["red", "red", "red"]),
+])
+def test_rule_7_start_marker_passes_clockwise_unless_keep(options: dict, holders: list[str]) -> None:
+    """§7 [ruling]: the start marker passes one seat clockwise at rounds 2 and 3
+    (configurable: keep)."""
+    engine = SevenKnights(Setup(players=COLOURS[:4], options=options))
+    out = engine.start()
+    for _ in range(2):
+        out += play_round(engine, "k1", ["k1", "k2", "k3", "k4"], [], [])
+        out += feed(engine, "next")
+    assert round_start_players(out) == holders
+    assert said(engine.prompt(), "skb.phase.quest.centre") == {"player": holders[2]}
+
+
+def test_rule_7_start_marker_wraps_around_the_table() -> None:
+    engine = SevenKnights(Setup(players=COLOURS[:3]))
+    engine.start()
+    engine.state.start_seat = 2  # green, the last seat, holds the marker
+    play_round(engine, "k1", ["k1", "k2", "k3"], [], [])
+    assert round_start_players(feed(engine, "next")) == ["red"]
+
+
+FULL_GAME = [
+    # round 1: election (captain green), formation with the witch left out, blue held it
+    ("next", "next", "red", "green", "blue", "green", "green", "green", "yellow", "red", "purple", "green",
+     "k2", "k1", "k2", "k3", "k4", "next", "witch", "blue", "next"),
+    # round 2: the captain taps their tile during the quest; formation out of order
+    ("next", "k3", "k3", "k1", "k2", "k4", "next", "witch", "green", "yellow", "next"),
+    # round 3: the captain's tile is the witch
+    ("next", "next", "witch", "green", "next"),
+]
+
+
+def test_rule_7_full_three_round_game_reports() -> None:
+    engine = SevenKnights(Setup(players=COLOURS[:5]))
+    out = engine.start()
+    for words in FULL_GAME:
+        out += feed(engine, *words)
+    assert reports(out) == [
+        {"event": "formation", "tiles": ["skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4"],
+         "excluded": ["skb/witch"], "verdict": "knights"},
+        {"event": "round_scored", "game": "seven-knights", "round": 1,
+         "points": {"red": 2, "blue": 0, "green": 2, "yellow": 2, "purple": 2},
+         "totals": {"red": 2, "blue": 0, "green": 2, "yellow": 2, "purple": 2}},
+        {"event": "formation", "tiles": ["skb/knight/3", "skb/knight/1", "skb/knight/2", "skb/knight/4"],
+         "excluded": ["skb/witch"], "verdict": "witch"},
+        {"event": "round_scored", "game": "seven-knights", "round": 2,
+         "points": {"red": 0, "blue": 0, "green": 3, "yellow": 3, "purple": 0},
+         "totals": {"red": 2, "blue": 0, "green": 5, "yellow": 5, "purple": 2}},
+        {"event": "formation", "tiles": [], "excluded": [], "verdict": "witch"},
+        {"event": "round_scored", "game": "seven-knights", "round": 3,
+         "points": {"red": 0, "blue": 0, "green": 7, "yellow": 0, "purple": 0},
+         "totals": {"red": 2, "blue": 0, "green": 12, "yellow": 5, "purple": 2}},
+        {"event": "game_over", "game": "seven-knights",
+         "totals": {"red": 2, "blue": 0, "green": 12, "yellow": 5, "purple": 2}, "winners": ["green"]},
+    ]
+    assert engine.finished
+    assert engine.result() == Result(totals={"red": 2, "blue": 0, "green": 12, "yellow": 5, "purple": 2},
+                                     winners=("green",))
+    assert keys(out)[-1] == "skb.game_over.winners"
+    assert said(out[-1:], "skb.game_over.winners") == {"players": ["green"]}
+    assert round_start_players(out) == ["red", "blue", "green"]
+    assert [s for s in keys(out) if s.startswith("skb.round.")] == ["skb.round.start", "skb.round.start",
+                                                                   "skb.round.final"]
+
+
+def test_rule_7_tied_highest_totals_all_win() -> None:
+    engine = make(4)
+    for _ in range(3):
+        play_round(engine, "k1", ["k1", "k2", "k3", "k4"], [], [])
+        if not engine.finished:
+            feed(engine, "next")
+    assert engine.result() == Result(totals=dict.fromkeys(COLOURS[:4], 11), winners=COLOURS[:4])
+
+
+def test_result_only_once_finished() -> None:
+    with pytest.raises(RuntimeError):
+        make().result()
+
+
+# ------------------------------------------------------ resume and replay
+def walk_every_step() -> list[tuple[str, ...]]:
+    """Input prefixes that end in each step of the flow."""
+    return [(), ("next",), ("next", "next"), ("next", "next", "next"), ("k2",), ("k2", "k2", "next"),
+            ("k2", "k2", "k1", "k3", "k4", "k5", "next"), ("k2", "k2", "k1", "k3", "k4", "k5", "next", "next"),
+            tuple(w for _ in range(3) for w in ("k1", "k1", "k2", "k3", "k4", "k5", "next", "next", "next"))[:-1]]
+
+
+@pytest.mark.parametrize("words", walk_every_step())
+def test_resume_after_replay_says_round_and_step_then_prompts(words: tuple[str, ...]) -> None:
+    """After a power cut the journal is replayed into a fresh engine: same
+    state; ``resume`` says the round and the step, then the prompt."""
+    engine = make()
+    feed(engine, *words)
+    fresh = SevenKnights(engine.setup)
+    fresh.start()
+    feed(fresh, *words)
+    assert fresh.state == engine.state
+    out = fresh.resume()
+    assert out[0] == Say(f"skb.resume.{engine.state.step}", {"round": engine.state.round})
+    assert out[1:] == engine.prompt()
+
+
+def test_walk_reaches_every_step() -> None:
+    steps = set()
+    for words in walk_every_step():
+        engine = make()
+        feed(engine, *words)
+        steps.add(engine.state.step)
+    assert steps == set(ACCEPTS)
+
+
+# -------------------------------------------------- § Table talk: secrecy
+SECRET_FREE_PLAYER_LINES = {
+    "skb.round.start", "skb.round.final", "skb.phase.quest", "skb.phase.quest.centre",
+    "skb.phase.quest.special", "skb.phase.questions", "skb.vote.voter", "skb.vote.recorded",
+    "skb.election.captain", "skb.phase.command.captain", "skb.concede.confirm", "skb.concede.done",
+}
+
+
+@pytest.mark.parametrize("words", [FULL_GAME[0], FULL_GAME[1],
+                                   ("k1", "k1", "k2", "k3", "k4", "k5", "next", "next"),
+                                   ("k3", "k1", "k3", "next", "k2", "k4", "k5", "next")])
+def test_table_talk_no_line_before_scoring_reveals_tiles_or_the_witch_team(words: tuple[str, ...]) -> None:
+    """§ Table talk: before the witch-team step nothing names a player together
+    with a tile or a team, and nothing says where an unrevealed witch is
+    (e.g. in the centre when every player's tile is a knight)."""
+    engine = SevenKnights(Setup(players=COLOURS[:5]))
+    before: list[Output] = list(engine.start())
+    revealed: set[str] = set()
+    for word in words:
+        if engine.state.step in ("witch_team", "round_over"):
+            break
+        out = engine.handle(parse(word))
+        if isinstance(parse(word), Tap) and word not in COLOURS:
+            revealed.add(parse(word).identity)  # type: ignore[union-attr]
+        before += out
+    assert not reports(before)
+    for line in before:
+        assert isinstance(line, Say)
+        params = dict(line.params)
+        assert not line.key.startswith(("skb.verdict", "skb.score", "skb.witch_team.joined")), line
+        if "player" in params or "players" in params:
+            assert line.key in SECRET_FREE_PLAYER_LINES, line
+            assert "tile" not in params and "tiles" not in params, line
+        for value in (params.get("tile"), *params.get("tiles", ())):
+            assert value is None or value in revealed or line.key == "skb.setup.tiles", line
+        assert "centre" not in line.key or line.key.startswith(("skb.deal", "skb.phase.quest")), line
