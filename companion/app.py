@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from companion import config as configmod
 from companion.clock import Clock
@@ -51,8 +52,8 @@ class App:
 
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
-          panel_factory: Optional[Callable[[Callable[[str], None]], Any]] = None,
-          journal_path: Optional[Path] = None) -> App:
+          panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
+          journal_path: Path | None = None) -> App:
     from voice.lines import Narrator
 
     journal = Journal(journal_path or state_dir(cfg) / "journal.sqlite")
@@ -72,12 +73,15 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
 
 
 def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:
-    from hardware.panel import Panel, PanelPins, mock_factory
+    from hardware.panel import Panel, mock_factory
 
     pcfg = cfg["panel"]
 
     def make(on_button: Callable[[str], None]) -> Any:
-        factory = mock_factory() if pcfg["backend"] == "mock" else None
-        return Panel(on_button, PanelPins(**pcfg["pins"]), pin_factory=factory,
-                     bounce_s=pcfg["bounce_s"] if factory is None else None)
+        if pcfg["backend"] != "mock":
+            return Panel.from_config(on_button, pcfg)
+        # Mock pins are driven by software with no contact bounce, and a
+        # simulated long press should not cost seconds of real time.
+        return Panel.from_config(on_button, {**pcfg, "bounce_s": None, "hold_back_s": 0.05},
+                                 pin_factory=mock_factory())
     return make

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 # name → (module, help); the module offers configure_parser(parser) and run(args) -> int
 COMMANDS = {
@@ -20,7 +20,7 @@ COMMANDS = {
 }
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="companion", description="A table companion for hidden-role games.")
     parser.add_argument("--config", action="append", type=Path, default=None,

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any
 
 import yaml
 
@@ -25,7 +26,7 @@ MAX_FILE_BYTES = 256 * 1024  # a config is a few kB; refuse anything absurd befo
 class ConfigError(Exception):
     """A bad setting.  ``str()`` reads ``file:line: problem``."""
 
-    def __init__(self, file: str, line: Optional[int], problem: str) -> None:
+    def __init__(self, file: str, line: int | None, problem: str) -> None:
         self.file, self.line, self.problem = file, line, problem
         where = f"{file}:{line}" if line else file
         super().__init__(f"{where}: {problem}")
@@ -35,36 +36,36 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Field:
     default: Any
-    check: Callable[[Any], Optional[str]]  # returns a problem, or None
+    check: Callable[[Any], str | None]  # returns a problem, or None
     doc: str = ""
 
 
-def _is(kind: type | tuple[type, ...], what: str) -> Callable[[Any], Optional[str]]:
-    def check(v: Any) -> Optional[str]:
+def _is(kind: type | tuple[type, ...], what: str) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
         if isinstance(v, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,)):
             return f"must be {what}, not {v!r}"
         return None if isinstance(v, kind) else f"must be {what}, not {v!r}"
     return check
 
 
-def _choice(*options: Any) -> Callable[[Any], Optional[str]]:
+def _choice(*options: Any) -> Callable[[Any], str | None]:
     return lambda v: None if v in options else f"must be one of {', '.join(map(str, options))}, not {v!r}"
 
 
-def _number(low: float, high: float) -> Callable[[Any], Optional[str]]:
-    def check(v: Any) -> Optional[str]:
+def _number(low: float, high: float) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return f"must be a number, not {v!r}"
         return None if low <= v <= high else f"must be between {low} and {high}, not {v}"
     return check
 
 
-def _optional(check: Callable[[Any], Optional[str]]) -> Callable[[Any], Optional[str]]:
+def _optional(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
     return lambda v: None if v is None else check(v)
 
 
-def _range(low: float, high: float) -> Callable[[Any], Optional[str]]:
-    def check(v: Any) -> Optional[str]:
+def _range(low: float, high: float) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
         if not (isinstance(v, list) and len(v) == 2):
             return f"must be a list of two numbers [min, max], not {v!r}"
         for x in v:
@@ -74,13 +75,13 @@ def _range(low: float, high: float) -> Callable[[Any], Optional[str]]:
     return check
 
 
-def _seconds_list(v: Any) -> Optional[str]:
+def _seconds_list(v: Any) -> str | None:
     if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in v):
         return f"must be a list of positive numbers of seconds, not {v!r}"
     return None
 
 
-def _names(v: Any) -> Optional[str]:
+def _names(v: Any) -> str | None:
     if not isinstance(v, dict):
         return f"must be a mapping colour: name, not {v!r}"
     for colour, name in v.items():
@@ -93,17 +94,17 @@ def _names(v: Any) -> Optional[str]:
     return None
 
 
-def _extra_players(v: Any) -> Optional[str]:
+def _extra_players(v: Any) -> str | None:
     if not isinstance(v, list) or not all(isinstance(n, str) and tags.valid_player_name(n) for n in v):
         return f"must be a list of lower-case names, not {v!r}"
     return None
 
 
-def _pin(v: Any) -> Optional[str]:
+def _pin(v: Any) -> str | None:
     return _number(0, 27)(v) or (None if isinstance(v, int) else f"must be a whole BCM pin number, not {v!r}")
 
 
-def _deck(v: Any) -> Optional[str]:
+def _deck(v: Any) -> str | None:
     if v is None:
         return None
     if not isinstance(v, dict):
@@ -117,7 +118,7 @@ def _deck(v: Any) -> Optional[str]:
     return None
 
 
-def _any(v: Any) -> Optional[str]:
+def _any(v: Any) -> str | None:
     return None
 
 
@@ -178,7 +179,7 @@ def defaults(schema: Mapping[str, Any] = SCHEMA) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ loading
-def read_yaml(path: Path) -> Optional[yaml.Node]:
+def read_yaml(path: Path) -> yaml.Node | None:
     """Parse a file into a YAML node tree (which keeps line numbers), turning
     every way a file can be bad into a ConfigError naming it."""
     name = str(path)
@@ -251,7 +252,7 @@ def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], f
         target[key] = value
 
 
-def load(paths: Iterable[Path | str] = (), overrides: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Defaults, then each file, then ``overrides`` (checked the same way).
     Relative ``reader.tag_map`` is resolved against the file that set it."""
     cfg = defaults()

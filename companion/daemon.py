@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, TextIO
 
 from companion import config as configmod
 from companion.app import App, build, state_dir
@@ -62,10 +62,9 @@ def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
         from hardware.sim_reader import SimulatedReader
 
         return SimulatedReader()
-    from hardware.nfc_reader import NfcReader
-    from hardware.supervisor import Supervisor
+    from hardware.nfc_reader import NfcReader  # supervised: a lost reader is retried, never fatal
 
-    return Supervisor(lambda: NfcReader(cfg["reader"]), cfg["reader"])
+    return NfcReader(cfg["reader"])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,8 +105,12 @@ def run(args: argparse.Namespace) -> int:
     if args.simulate and not args.no_input:
         threading.Thread(target=terminal, args=(app, stopping), daemon=True, name="terminal").start()
     interval = sdnotify.watchdog_interval()
+
+    def tick() -> None:  # the watchdog is fed from the loop itself: a stuck loop gets restarted
+        sdnotify.watchdog()
+
     try:
-        loop.run(tick=sdnotify.watchdog, tick_every=min(interval / 2, 1.0) if interval else 1.0)
+        loop.run(tick=tick, tick_every=min(interval, 1.0) if interval else 1.0)
     finally:
         app.close()
     return 0
@@ -162,12 +165,7 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO = sys.stdin,
         elif cmd in ("next", "back", "repeat"):
             panel.press(cmd)
         elif cmd == "hold":
-            hold = getattr(panel, "hold", None)
-            if hold:
-                hold("back")
-            else:
-                from companion.events import ButtonPressed
-                loop.submit(ButtonPressed("hold-back"))
+            panel.hold("back", panel.hold_back_s * 1.5)
         elif cmd == "unplug":
             reader.unplug()
         elif cmd == "plug":

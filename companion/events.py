@@ -8,8 +8,9 @@ they take inputs and return outputs, and never read a clock or touch I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 BUTTONS = ("next", "back", "repeat")
 
@@ -49,7 +50,7 @@ class TimerFired:
         return f"timer/{self.name}"
 
 
-Input = Union[Tap, Press, TimerFired]
+Input = Tap | Press | TimerFired
 
 
 def input_to_json(inp: Input) -> dict[str, str]:
@@ -105,7 +106,7 @@ class CancelTimer:
     name: str
 
 
-Output = Union[Say, Report, SetTimer, CancelTimer]
+Output = Say | Report | SetTimer | CancelTimer
 
 
 class Refusal(Exception):
@@ -131,9 +132,9 @@ class TagSeen:
     carries one; ``uid`` is the tag's UID as upper-case hex; ``error`` says why
     the tag could not be read (the table then refuses it out loud)."""
 
-    uid: Optional[str] = None
-    text: Optional[str] = None
-    error: Optional[str] = None
+    uid: str | None = None
+    text: str | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,26 @@ from __future__ import annotations
 import heapq
 import itertools
 import queue
-import threading
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Mapping, Optional, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 from companion import tags
 from companion.clock import Clock
 from companion.events import (
-    ButtonPressed, CancelTimer, Input, Output, Press, ReaderStatus, Refusal, Report, Say, SetTimer, Tap,
-    TagSeen, TimerFired,
+    ButtonPressed,
+    CancelTimer,
+    Input,
+    Output,
+    Press,
+    ReaderStatus,
+    Refusal,
+    Report,
+    Say,
+    SetTimer,
+    TagSeen,
+    Tap,
+    TimerFired,
 )
 from companion.session import PLAYING, Session
 from companion.store import Journal, JournalError
@@ -46,7 +57,7 @@ _STOP = object()
 class TableLoop:
     def __init__(self, session: Session, journal: Journal, clock: Clock, *, narrate: Narrate,
                  voice: VoiceOut, feedback: Feedback, log: Log,
-                 tag_map: Optional[Mapping[str, str]] = None, extra_players: Iterable[str] = ()) -> None:
+                 tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = ()) -> None:
         self.session = session
         self.journal = journal
         self.clock = clock
@@ -56,14 +67,14 @@ class TableLoop:
         self.log = log
         self.tag_map = dict(tag_map or {})
         self.extra_players = tuple(extra_players)
-        self.inbox: "queue.Queue[Any]" = queue.Queue()
+        self.inbox: queue.Queue[Any] = queue.Queue()
         self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
         self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
         self._order = itertools.count()
         self._t0 = clock.now()
         self._last_lines: list[Any] = []
-        self._reader_connected: Optional[bool] = None
-        self._game_start_wall: Optional[float] = None
+        self._reader_connected: bool | None = None
+        self._game_start_wall: float | None = None
         self.restore_seconds = 0.0
 
     # ----------------------------------------------------------- threads
@@ -84,7 +95,7 @@ class TableLoop:
             if event is not _STOP:
                 self._event(event)
 
-    def run(self, tick: Optional[Callable[[], None]] = None, tick_every: float = 1.0) -> None:
+    def run(self, tick: Callable[[], None] | None = None, tick_every: float = 1.0) -> None:
         """The real-time loop: wait for events and timers until ``stop()``."""
         last_tick = -1e9
         while True:
@@ -118,7 +129,7 @@ class TableLoop:
 
     def advance_to(self, t: float) -> None:
         """Virtual time only: move the clock to ``t``, firing timers on the way."""
-        set_time = getattr(self.clock, "set")
+        set_time = getattr(self.clock, "set")  # noqa: B009 - only a VirtualClock has it
         while self._next_due() <= t:
             set_time(max(self._next_due(), self.clock.now()))
             self.fire_due(self.clock.now())
@@ -160,7 +171,7 @@ class TableLoop:
             self._say_batch([Say("reader.back" if status.connected else "reader.lost")])
 
     # ------------------------------------------------------------ inputs
-    def _input(self, inp: Input, at: Optional[float] = None) -> None:
+    def _input(self, inp: Input, at: float | None = None) -> None:
         """One input through the session; ``at`` is a timer's scheduled time,
         from which the timers it sets are measured (so schedules don't drift)."""
         label = inp.label
@@ -257,7 +268,7 @@ class TableLoop:
         start = self._game_start_wall if self._game_start_wall is not None else wall
         return {
             "rules": list(play.rules),
-            "playDate": datetime.fromtimestamp(start, timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
+            "playDate": datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%d %H:%M:%S"),
             "durationMin": max(0, round((wall - start) / 60)),
             "players": [{"name": p, "score": play.totals.get(p, 0), "winner": p in play.winners,
                          "startPlayer": i == 0} for i, p in enumerate(play.players)],

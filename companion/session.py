@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import copy
 import zlib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from companion import games
 from companion.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
@@ -24,13 +25,13 @@ IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
 class TableState:
     phase: str = IDLE
     lang: str = "en"
-    game: Optional[str] = None  # the game being gathered or played
+    game: str | None = None  # the game being gathered or played
     rules: list[str] = field(default_factory=list)
     players: list[str] = field(default_factory=list)  # names, seat order
     games_started: int = 0  # also derives each game's seed
-    last: Optional[dict[str, Any]] = None  # the last game's set-up, for "next: play again"
+    last: dict[str, Any] | None = None  # the last game's set-up, for "next: play again"
     standings: dict[str, dict[str, int]] = field(default_factory=dict)  # per game: name → total tonight
-    confirm: Optional[str] = None  # "step" | "game" while a long-press of back waits for next
+    confirm: str | None = None  # "step" | "game" while a long-press of back waits for next
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,15 @@ class FinishedPlay:
 
 class Session:
     def __init__(self, *, seed: int = 0, lang: str = "en",
-                 options: Optional[Mapping[str, Any]] = None,
-                 names: Optional[Mapping[str, str]] = None) -> None:
+                 options: Mapping[str, Any] | None = None,
+                 names: Mapping[str, str] | None = None) -> None:
         self.seed = seed
         self.options = dict(options or {})  # per game: its config section
         self.names = dict(names or {})  # colour → name given in config
         self._lang = lang
         self.state = TableState(lang=lang)
-        self.engine: Optional[Engine] = None
-        self.finished: Optional[FinishedPlay] = None  # set by the input that ended a game
+        self.engine: Engine | None = None
+        self.finished: FinishedPlay | None = None  # set by the input that ended a game
         self._undo: list[TableState] = []
 
     # ------------------------------------------------------------ queries

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, TextIO
 
 import yaml
 
@@ -20,7 +21,6 @@ from companion import config as configmod
 from companion.app import App, build
 from companion.clock import VirtualClock
 from companion.config import ConfigError
-from companion.events import ButtonPressed
 
 STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug")
 
@@ -33,7 +33,7 @@ def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]
     if not isinstance(node, yaml.MappingNode):
         raise ConfigError(name, 1, "a table script is a mapping with 'steps:'")
     data = configmod._plain(node, name)
-    unknown = set(data) - {"config", "seed", "steps", "title"}
+    unknown = set(data) - {"config", "seed", "steps", "title", "expect"}
     if unknown:
         raise ConfigError(name, None, f"unknown script keys: {', '.join(sorted(unknown))}")
     overrides = dict(data.get("config") or {})
@@ -91,11 +91,7 @@ class Simulation:
         elif kind == "press":
             self.app.panel.press(value)
         elif kind == "hold":
-            hold = getattr(self.app.panel, "hold", None)
-            if hold is not None:
-                hold(value)
-            else:
-                self.loop.submit(ButtonPressed(f"hold-{value}"))
+            self.app.panel.hold(value, self.app.panel.hold_back_s * 1.5)
         elif kind == "wait":
             self.loop.advance_to(self.clock.now() + float(value))
         elif kind == "unplug":
@@ -108,8 +104,8 @@ class Simulation:
         self.app.close()
 
 
-def run_script(path: Path, *, state: Optional[Path] = None, pretty: bool = False,
-               out: TextIO = sys.stdout, overrides: Optional[dict[str, Any]] = None) -> int:
+def run_script(path: Path, *, state: Path | None = None, pretty: bool = False,
+               out: TextIO = sys.stdout, overrides: dict[str, Any] | None = None) -> int:
     from companion.pretty import render
 
     script_overrides, steps = load_script(path)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any
 
 from companion.events import Input, input_from_json, input_to_json
 
@@ -56,7 +57,7 @@ class Journal:
         self.db.executescript(SCHEMA)
 
     # --------------------------------------------------------------- meta
-    def meta(self, key: str) -> Optional[str]:
+    def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
@@ -66,8 +67,8 @@ class Journal:
 
     # -------------------------------------------------------------- write
     def append(self, inp: Input, t: float, wall: float, *,
-               play: Optional[tuple[int, str, Mapping[str, Any]]] = None,
-               checkpoint: Optional[Mapping[str, Any]] = None) -> int:
+               play: tuple[int, str, Mapping[str, Any]] | None = None,
+               checkpoint: Mapping[str, Any] | None = None) -> int:
         """Append one accepted input (and, if it ended a game, the play and
         the new checkpoint) durably; returns its sequence number."""
         with self._transaction():
@@ -83,11 +84,11 @@ class Journal:
                                 (seq, json.dumps(checkpoint, sort_keys=True)))
         return seq
 
-    def _transaction(self) -> "_Tx":
+    def _transaction(self) -> _Tx:
         return _Tx(self.db)
 
     # --------------------------------------------------------------- read
-    def checkpoint(self) -> tuple[int, Optional[dict[str, Any]]]:
+    def checkpoint(self) -> tuple[int, dict[str, Any] | None]:
         row = self.db.execute("SELECT seq, state FROM checkpoint WHERE id=1").fetchone()
         return (row[0], json.loads(row[1])) if row else (0, None)
 
@@ -96,7 +97,7 @@ class Journal:
                 "SELECT seq, t, wall, input FROM inputs WHERE seq > ? ORDER BY seq", (after,)):
             yield Entry(seq, t, wall, input_from_json(json.loads(data)))
 
-    def plays(self, session: Optional[int] = None) -> list[dict[str, Any]]:
+    def plays(self, session: int | None = None) -> list[dict[str, Any]]:
         q = "SELECT id, session, game, play FROM plays"
         rows = (self.db.execute(q + " WHERE session=? ORDER BY id", (session,)) if session is not None
                 else self.db.execute(q + " ORDER BY id"))

@@ -8,7 +8,7 @@ identity.  Everything here is pure data and functions; the readers live in
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Optional
+from collections.abc import Iterable, Mapping
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 GAMES = ("seven-knights", "one-night", "madness-hour", "demagogos")
@@ -58,7 +58,7 @@ def valid_player_name(name: str) -> bool:
     return bool(_NAME.match(name))
 
 
-def identify(text: Optional[str], uid: Optional[str], tag_map: Mapping[str, str]) -> Optional[str]:
+def identify(text: str | None, uid: str | None, tag_map: Mapping[str, str]) -> str | None:
     """The identity a tag carries: its NDEF text if it has one, else its UID
     through the tag map; None if neither says anything."""
     if text:

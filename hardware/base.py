@@ -8,14 +8,15 @@ thread.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, Union
+from collections.abc import Callable
+from typing import Protocol, Union
 
 from companion.events import ReaderStatus, TagSeen
 
 __all__ = ["Emit", "Reader", "ReaderEvent", "ReaderStatus", "TagSeen"]
 
 
-ReaderEvent = Union[TagSeen, ReaderStatus]
+ReaderEvent = TagSeen | ReaderStatus
 Emit = Callable[[ReaderEvent], None]
 
 

@@ -7,14 +7,13 @@ while connected, and reports its own coming and going.
 from __future__ import annotations
 
 import threading
-from typing import Optional
 
 from hardware.base import Emit, ReaderStatus, TagSeen
 
 
 class SimulatedReader:
     def __init__(self) -> None:
-        self._emit: Optional[Emit] = None
+        self._emit: Emit | None = None
         self._lock = threading.Lock()
         self.connected = True
 
@@ -25,7 +24,7 @@ class SimulatedReader:
     def stop(self) -> None:
         self._emit = None
 
-    def present(self, *, text: Optional[str] = None, uid: Optional[str] = None) -> bool:
+    def present(self, *, text: str | None = None, uid: str | None = None) -> bool:
         """Lay a tag on the reader: an identity carried as NDEF text, or a bare
         UID.  Returns False (and nothing is reported) while unplugged."""
         with self._lock:

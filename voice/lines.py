@@ -10,9 +10,10 @@ colours, tiles, roles, games), lists are joined the language's way, and
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import yaml
 
@@ -22,7 +23,7 @@ LINES_DIR = Path(__file__).resolve().parent / "lines"
 FALLBACK = "en"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_lines(lang: str, directory: Path = LINES_DIR) -> dict[str, tuple[str, str]]:
     """key → (text, reading) for one language."""
     with open(directory / f"{lang}.yaml", encoding="utf-8") as f:
@@ -70,7 +71,7 @@ class Narrator:
         return Line(key=key, text=text, lang=used, reading=reading, params=dict(params))
 
     # ----------------------------------------------------------- values
-    def _name(self, value: str, lang: str, which: int) -> Optional[str]:
+    def _name(self, value: str, lang: str, which: int) -> str | None:
         entry = self.lines(lang).get(f"name.{value}")
         return entry[which] if entry else None
 

@@ -10,8 +10,9 @@ the journal rebuild any game by replaying its inputs.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from companion.events import Input, Output, Press, Refusal, Say
 

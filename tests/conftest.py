@@ -1,0 +1,73 @@
+"""Shared fixtures: a simulated table on a virtual clock, recording its log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion import config
+from companion.simulate import Simulation
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Table:
+    """A Simulation plus its event log, with small helpers for tests."""
+
+    def __init__(self, state: Path, **overrides: Any) -> None:
+        self.state = state
+        self.events: list[dict[str, Any]] = []
+        cfg = config.load([ROOT / "config" / "companion.yaml"], overrides or None)
+        self.sim = Simulation(cfg, state, self.events.append)
+
+    def tap(self, *identities: str) -> None:
+        for i in identities:
+            self.sim.step("tap", i)
+
+    def press(self, *buttons: str) -> None:
+        for b in buttons:
+            self.sim.step("press", b)
+
+    def do(self, kind: str, value: Any) -> None:
+        self.sim.step(kind, value)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["event"] == kind]
+
+    def keys(self) -> list[str]:
+        return [e["key"] for e in self.of("say")]
+
+    def last(self, kind: str) -> dict[str, Any]:
+        return self.of(kind)[-1]
+
+    def mark(self) -> int:
+        return len(self.events)
+
+    def since(self, mark: int, kind: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.events[mark:] if kind is None or e["event"] == kind]
+
+    def close(self) -> None:
+        self.sim.close()
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Iterator[Table]:
+    t = Table(tmp_path)
+    yield t
+    t.close()
+
+
+@pytest.fixture
+def make_table(tmp_path: Path) -> Iterator[Any]:
+    made: list[Table] = []
+
+    def make(**overrides: Any) -> Table:
+        t = Table(tmp_path, **overrides)
+        made.append(t)
+        return t
+    yield make
+    for t in made:
+        t.close()

@@ -1,0 +1,107 @@
+"""Config: defaults, and every bad file refused with its file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from companion import config
+from companion.config import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "c.yaml") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return p
+
+
+def test_shipped_config_equals_schema_defaults() -> None:
+    cfg = config.load([ROOT / "config" / "companion.yaml"])
+    expected = config.defaults()
+    assert Path(cfg["reader"]["tag_map"]) == ROOT / "config" / "tags.yaml"
+    cfg["reader"]["tag_map"] = expected["reader"]["tag_map"]
+    assert cfg == expected
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("voice:\n  rate: fast\n", 2, "voice.rate must be a number"),
+    ("voice:\n  rat: 1\n", 2, "unknown setting 'voice.rat'"),
+    ("language: fr\n", 1, "must be one of en, ja"),
+    ("games:\n  one-night:\n    jitter_s: [3, 1]\n", 3, "min <= max"),
+    ("voice:\n  rate: [1\n", 3, "broken YAML"),
+    ("panel:\n  pins:\n    next: 40\n", 3, "between 0 and 27"),
+    ("players:\n  names: {red: Aki Tanaka}\n", 2, "lower-case"),
+    ("language: en\nlanguage: ja\n", 2, "given twice"),
+    ("- just\n- a list\n", 1, "must be a mapping"),
+    ("voice:\n\trate: 1\n", 2, "broken YAML"),
+    ("games:\n  one-night:\n    masking: 1\n", 3, "true or false"),
+])
+def test_bad_setting_names_file_line_and_problem(tmp_path: Path, text: str, line: int, words: str) -> None:
+    p = write(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        config.load([p])
+    assert e.value.file == str(p)
+    assert e.value.line == line
+    assert words in str(e.value)
+    assert str(e.value).startswith(f"{p}:{line}: ")
+
+
+def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+    p = write(tmp_path, "language: en\nplayers:\n  names: {red: \xe9}\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8") as e:
+        config.load([p])
+    assert e.value.line == 3
+
+
+def test_huge_file_refused_before_parsing(tmp_path: Path) -> None:
+    p = write(tmp_path, "# " + "x" * (config.MAX_FILE_BYTES + 10) + "\n")
+    with pytest.raises(ConfigError, match="bytes"):
+        config.load([p])
+
+
+def test_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        config.load([tmp_path / "nope.yaml"])
+
+
+def test_later_files_and_overrides_win(tmp_path: Path) -> None:
+    a = write(tmp_path, "language: ja\nvoice: {rate: 120}\n", "a.yaml")
+    b = write(tmp_path, "voice: {rate: 180}\n", "b.yaml")
+    cfg = config.load([a, b], {"voice": {"volume": 0.5}})
+    assert (cfg["language"], cfg["voice"]["rate"], cfg["voice"]["volume"]) == ("ja", 180, 0.5)
+
+
+def test_bad_override_is_refused_like_a_file() -> None:
+    with pytest.raises(ConfigError, match="script config"):
+        config.load([], {"voice": {"rate": "fast"}})
+
+
+def test_tag_map_relative_to_the_file_that_sets_it(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    p = write(tmp_path, "reader: {tag_map: sub/t.yaml}\n")
+    assert config.load([p])["reader"]["tag_map"] == str(tmp_path / "sub" / "t.yaml")
+
+
+def test_tag_map_loads_and_normalises(tmp_path: Path) -> None:
+    p = write(tmp_path, "04:a1:b2:c3: skb/knight/1\n04A1B2C4: player/aki\n")
+    assert config.load_tag_map(p, ["aki"]) == {"04A1B2C3": "skb/knight/1", "04A1B2C4": "player/aki"}
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("04A1B2C3: skb/knight/9\n", 1, "not a known tag identity"),
+    ("nothex!: skb/knight/1\n", 1, "not a tag UID"),
+    ("04A1B2C3: skb/knight/1\n04a1b2c3: skb/knight/2\n", 2, "mapped twice"),
+    ("[1, 2]\n", 1, "mapping UID: identity"),
+])
+def test_bad_tag_map(tmp_path: Path, text: str, line: int, words: str) -> None:
+    p = write(tmp_path, text, "tags.yaml")
+    with pytest.raises(ConfigError, match=words) as e:
+        config.load_tag_map(p)
+    assert e.value.line == line
+
+
+def test_missing_tag_map_is_empty(tmp_path: Path) -> None:
+    assert config.load_tag_map(tmp_path / "none.yaml") == {}

@@ -1,0 +1,218 @@
+"""The table between games and the loop's shared behaviour: seating, rule
+cards, language cards, refusals that change nothing, undo, repeat, the
+reader coming and going, long-press back."""
+
+from __future__ import annotations
+
+import copy
+
+from companion.events import ButtonPressed
+
+SEATS = ("player/red", "player/blue", "player/green", "player/yellow", "player/purple")
+
+
+def start_sk(table, *extra: str, seats=SEATS) -> None:
+    table.tap("game/seven-knights", *extra, *seats)
+    table.press("next")
+
+
+def snapshot(table):
+    s = table.sim.loop.session
+    return copy.deepcopy((s.state, s.engine.state if s.engine else None))
+
+
+def test_game_card_then_players_then_next_starts_the_game(table) -> None:
+    start_sk(table)
+    started = table.last("game_started")
+    assert started["players"] == ["red", "blue", "green", "yellow", "purple"]
+    assert [e["input"] for e in table.of("accepted")][:2] == ["game/seven-knights", "player/red"]
+
+
+def test_unknown_tag_refused_out_loud_and_nothing_changes(table) -> None:
+    start_sk(table)
+    before, m = snapshot(table), table.mark()
+    table.tap("skb/knight/9")
+    table.do("uid", "04A1B2C3D4")
+    assert [e["input"] for e in table.since(m, "rejected")] == ["skb/knight/9", "uid:04A1B2C3D4"]
+    assert all(e["reason"] == "unknown tag" for e in table.since(m, "rejected"))
+    assert [e["key"] for e in table.since(m, "say")] == ["refuse.unknown_tag"] * 2
+    assert snapshot(table) == before
+    assert table.sim.app.journal.count_inputs() == 7  # game card, 5 players, next
+
+
+def test_uid_through_the_tag_map(tmp_path, make_table) -> None:
+    (tmp_path / "tags.yaml").write_text("04A1B2C3D4: game/one-night\n")
+    t = make_table(reader={"tag_map": str(tmp_path / "tags.yaml")})
+    t.do("uid", "04a1b2c3d4")
+    assert t.last("accepted")["input"] == "game/one-night"
+
+
+def test_card_of_another_game_refused(table) -> None:
+    start_sk(table)
+    before = snapshot(table)
+    table.tap("onw/seer/1")
+    assert table.last("rejected")["reason"] == "onw/seer/1 belongs to another game"
+    assert table.keys()[-1] == "refuse.other_game"
+    assert snapshot(table) == before
+
+
+def test_game_card_during_a_game_refused(table) -> None:
+    start_sk(table)
+    table.tap("game/one-night")
+    assert table.keys()[-1] == "refuse.game_in_progress"
+    assert table.sim.loop.session.state.game == "seven-knights"
+
+
+def test_player_card_twice_while_seating_refused(table) -> None:
+    table.tap("game/seven-knights", "player/red", "player/red")
+    assert table.last("rejected")["input"] == "player/red"
+    assert table.sim.loop.session.state.players == ["red"]
+
+
+def test_too_few_players_refused_at_next(table) -> None:
+    table.tap("game/seven-knights", "player/red", "player/blue")
+    table.press("next")
+    assert table.keys()[-1] == "refuse.player_count"
+    assert table.sim.loop.session.state.phase == "gathering"
+
+
+def test_rule_card_for_this_game_only(table) -> None:
+    table.tap("game/one-night", "rules/advanced")
+    assert table.keys()[-1] == "refuse.rules_unknown"
+    table.tap("game/seven-knights", "rules/advanced", "rules/advanced")
+    assert table.keys()[-1] == "refuse.rules_twice"
+    assert table.sim.loop.session.state.rules == ["advanced"]
+
+
+def test_back_undoes_seating_one_by_one(table) -> None:
+    table.tap("game/seven-knights", "player/red", "player/blue")
+    table.press("back")
+    assert table.sim.loop.session.state.players == ["red"]
+    assert table.keys()[-1] == "undo.done"
+
+
+def test_back_in_a_game_undoes_the_last_input_of_the_step(table) -> None:
+    start_sk(table)
+    table.tap("skb/knight/2", "skb/knight/1", "skb/knight/2")
+    before = snapshot(table)
+    table.tap("skb/knight/3")
+    table.press("back")
+    assert snapshot(table) == before
+
+
+def test_repeat_says_the_last_lines_again_and_changes_nothing(table) -> None:
+    start_sk(table)
+    table.press("next")
+    said = [e["key"] for e in table.of("say")][-1:]
+    before, n = snapshot(table), table.sim.app.journal.count_inputs()
+    table.press("repeat")
+    assert table.last("accepted")["input"] == "repeat"
+    assert table.keys()[-1:] == said
+    assert snapshot(table) == before
+    assert table.sim.app.journal.count_inputs() == n  # repeat is not an input of the game
+
+
+def test_repeat_repeats_a_refusal_too(table) -> None:
+    table.tap("player/red")
+    table.press("repeat")
+    assert table.keys()[-2:] == ["refuse.tap_game_card", "refuse.tap_game_card"]
+
+
+def test_language_card_switches_narration(table) -> None:
+    table.tap("lang/ja", "game/seven-knights")
+    assert table.last("say")["lang"] == "ja"
+    assert "ミュルマミウスの虜" in table.last("say")["text"] or "ミュルマミウス" in table.of("say")[-2]["text"]
+    table.tap("lang/en")
+    assert table.last("say")["lang"] == "en"
+
+
+def test_reader_unplug_and_plug_announced_once_each(table) -> None:
+    start_sk(table)
+    before = snapshot(table)
+    for _ in range(3):
+        table.do("unplug", "reader")
+        table.do("unplug", "reader")
+        table.tap("skb/knight/1")  # nothing can arrive from an unplugged reader
+        table.do("plug", "reader")
+    states = [e["state"] for e in table.of("reader")]
+    assert states == ["connected"] + ["disconnected", "connected"] * 3
+    assert table.keys().count("reader.lost") == 3 and table.keys().count("reader.back") == 3
+    assert snapshot(table) == before
+
+
+def test_hold_back_restarts_the_step_after_confirmation(table) -> None:
+    start_sk(table)
+    table.tap("skb/knight/2")
+    step_start = snapshot(table)
+    table.tap("skb/knight/1", "skb/knight/2")
+    table.do("hold", "back")
+    assert table.keys()[-1] == "session.confirm_step"
+    table.tap("skb/knight/3")  # anything but next/back is refused while asking
+    assert table.keys()[-1] == "refuse.confirm_pending"
+    table.press("next")
+    assert snapshot(table) == step_start
+
+
+def test_hold_back_then_back_cancels(table) -> None:
+    start_sk(table)
+    table.tap("skb/knight/2", "skb/knight/1")
+    before = snapshot(table)
+    table.do("hold", "back")
+    table.press("back")
+    assert "session.confirm_cancelled" in table.keys()
+    assert snapshot(table) == before
+
+
+def test_hold_back_with_nothing_to_undo_abandons_the_game(table) -> None:
+    start_sk(table)
+    table.do("hold", "back")
+    assert table.keys()[-1] == "session.confirm_game"
+    table.press("next")
+    assert table.last("game_abandoned") is not None
+    assert table.sim.loop.session.state.phase == "idle"
+    assert table.sim.app.journal.plays() == []
+
+
+def test_next_after_a_game_plays_again_with_the_same_players(table) -> None:
+    table.tap("game/one-night", "player/red", "player/blue", "player/green")
+    table.press("next")
+    table.do("hold", "back")  # abandon at once; "next" in idle replays the last set-up
+    table.press("next")  # confirm: abandoned
+    table.press("next")  # the same game again
+    assert table.last("game_started")["players"] == ["red", "blue", "green"]
+    assert len(table.of("game_started")) == 2
+
+
+def test_names_from_config_replace_colours_in_events(make_table) -> None:
+    t = make_table(players={"names": {"red": "aki", "blue": "ben"}})
+    t.tap("game/seven-knights", "player/red", "player/blue", "player/green", "player/yellow")
+    t.press("next")
+    assert t.last("game_started")["players"] == ["aki", "ben", "green", "yellow"]
+
+
+def test_buttons_reach_the_loop_through_gpiozero_mock_pins(table) -> None:
+    """press: drives a MockFactory pin low; gpiozero's Button calls back."""
+    pin = table.sim.app.panel.buttons["next"].pin
+    assert type(pin).__module__.startswith("gpiozero.pins.mock")
+    table.tap("game/seven-knights", *SEATS)
+    table.press("next")
+    assert table.last("accepted")["input"] == "next"
+
+
+def test_feedback_follows_the_journal(table, monkeypatch) -> None:
+    """Feedback for an input is given only after its journal write returned."""
+    order: list[str] = []
+    journal = table.sim.app.journal
+    real_append = journal.append
+    monkeypatch.setattr(journal, "append", lambda *a, **k: (order.append("journal"), real_append(*a, **k))[1])
+    real_log = table.sim.loop.log
+    table.sim.loop.log = lambda ev: (order.append(ev["event"]), real_log(ev))
+    table.tap("game/seven-knights")
+    assert order[:3] == ["journal", "accepted", "say"]
+
+
+def test_events_from_other_threads_queue_until_pumped(table) -> None:
+    table.sim.loop.submit(ButtonPressed("repeat"))
+    assert table.last("say")["key"] == "session.ready"
+    table.sim.loop.pump()
+    assert table.last("accepted")["input"] == "repeat"
