@@ -101,7 +101,7 @@ else
     if [ "$DRY_RUN" -eq 0 ]; then
         tar -C "$SRC" --exclude=./.git --exclude=./.venv --exclude=./state --exclude=./build \
             --exclude='*.egg-info' --exclude=__pycache__ --exclude=.pytest_cache \
-            --exclude=.mypy_cache --exclude=.ruff_cache -cf - . | tar -C "$PREFIX" --no-same-owner -xf -
+            --exclude=.mypy_cache --exclude=.ruff_cache --exclude=.hypothesis -cf - . | tar -C "$PREFIX" --no-same-owner -xf -
     fi
     run chown -R root:root "$PREFIX"
 fi
@@ -114,7 +114,8 @@ if [ -f "$venv_cfg" ] && ! grep -q '^include-system-site-packages = true' "$venv
     run rm -rf -- "$PREFIX/.venv"
 fi
 if [ ! -x "$PREFIX/.venv/bin/python" ] || [ "$DRY_RUN" -eq 1 ]; then
-    run python3 -m venv --system-site-packages "$PREFIX/.venv"
+    # Debian's own python3: the apt python3-lgpio is built for it.
+    run /usr/bin/python3 -m venv --system-site-packages "$PREFIX/.venv"
 fi
 run "$PREFIX/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir --upgrade "${PREFIX}[pi]"
 
