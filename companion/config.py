@@ -118,7 +118,15 @@ def _deck(v: Any) -> str | None:
     return None
 
 
-def _any(v: Any) -> str | None:
+def _tile_sets(v: Any) -> str | None:
+    if v is None:
+        return None
+    from companion.games.seven_knights_rules import parse_options  # the engine owns the rule
+
+    try:
+        parse_options({"tile_sets": v})
+    except ValueError as e:
+        return f"is not a valid tile-set override: {e}"
     return None
 
 
@@ -159,7 +167,7 @@ SCHEMA: dict[str, Any] = {
     "games": {
         "seven-knights": {
             "start_marker": Field("pass", _choice("pass", "keep")),
-            "tile_sets": Field(None, _any, "override tiles per rule set and player count"),
+            "tile_sets": Field(None, _tile_sets, "override tiles per rule set and player count"),
         },
         "one-night": {
             "window_s": Field(10.0, _number(1, 120)),

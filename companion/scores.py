@@ -60,8 +60,10 @@ def current(cfg: dict[str, Any], journal: Journal) -> Any:
     return session
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from companion.daemon import load_config
+
+    out = out or sys.stdout
 
     cfg = load_config(args)
     path = state_dir(cfg) / "journal.sqlite"

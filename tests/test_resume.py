@@ -1,0 +1,77 @@
+"""Resume: stop the daemon after any step of a game, start it again on the
+same journal, finish the script — same plays, same scores, and it says where
+it is.  (Real SIGKILLs of the real process: tests/test_crash_resume.py.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion import config
+from companion.simulate import Simulation, load_script
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = [ROOT / "examples" / "seven-knights.yaml", ROOT / "examples" / "one-night.yaml"]
+
+
+def play(path: Path, state: Path, cut: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    overrides, steps = load_script(path)
+    cfg = config.load([ROOT / "config" / "companion.yaml"], overrides)
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    sim = Simulation(cfg, state, before.append)
+    for i, (_line, kind, value) in enumerate(steps):
+        if i == cut:
+            sim.close()  # the journal is all that survives
+            sim = Simulation(cfg, state, after.append)
+        sim.step(kind, value)
+    plays = sim.app.journal.plays()
+    sim.close()
+    return plays, after
+
+
+def outcome(plays: list[dict[str, Any]]) -> list[Any]:
+    return [(p["game"], p["players"]) for p in plays]
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
+def test_resume_after_every_step_gives_the_same_game(path: Path, tmp_path: Path) -> None:
+    reference, _ = play(path, tmp_path / "ref")
+    assert len(reference) == 1
+    _, steps = load_script(path)
+    for cut in range(1, len(steps)):
+        plays, after = play(path, tmp_path / f"cut{cut}", cut)
+        assert outcome(plays) == outcome(reference), f"cut after step {cut}"
+        said = [e["key"] for e in after if e["event"] == "say"]
+        assert said and said[0].startswith("session."), said[:3]  # it says where the table is first
+        started = next(e for e in after if e["event"] == "started")
+        assert started["replayed"] >= 1  # at least the game card came back from the journal
+
+
+def test_resume_in_a_round_names_the_round_and_step(tmp_path: Path) -> None:
+    _, after = play(ROOT / "examples" / "seven-knights.yaml", tmp_path, cut=12)
+    keys = [e["key"] for e in after if e["event"] == "say"]
+    assert keys[0] == "session.resumed_game"
+    assert any(k.startswith("skb.resume") for k in keys[:4]), keys[:4]
+
+
+def test_resume_during_the_night_restarts_the_current_role(tmp_path: Path) -> None:
+    """Killed during the werewolves' turn: their wake line comes again, and
+    no role is skipped."""
+    path = ROOT / "examples" / "one-night.yaml"
+    _, steps = load_script(path)
+    cut = next(i for i, s in enumerate(steps) if s[1] == "wait") + 1  # after 20 s of night
+    _, after = play(path, tmp_path, cut)
+    keys = [e["key"] for e in after if e["event"] == "say"]
+    first_wake = next(k for k in keys if k.endswith(".wake"))
+    assert first_wake == "onw.werewolf.wake"
+    assert keys.index("onw.thief.wake") > keys.index("onw.werewolf.sleep")
+
+
+def test_scores_survive_restarts_between_games(tmp_path: Path) -> None:
+    path = ROOT / "examples" / "seven-knights.yaml"
+    play(path, tmp_path)
+    plays, _ = play(path, tmp_path)  # a second game on the same journal
+    assert len(plays) == 2 and plays[0]["players"] == plays[1]["players"]
