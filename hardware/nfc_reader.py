@@ -1,0 +1,315 @@
+"""The real reader: nfcpy's ContactlessFrontend on a Sony RC-S380 (``usb``), a
+PN532 on the Pi's UART (``tty:S0:pn532``, ``tty:AMA0:pn532``) or, for tests,
+nfcpy's UDP driver (``udp:127.0.0.1:PORT``).
+
+A tag names itself with the first NDEF text record it carries; without one only
+its UID is reported (the table loop maps UIDs through the tag map).  A tag that
+cannot be read is reported with ``error`` so the table refuses it out loud.
+Each tag is reported once per presence: after a read the session watches the
+tag until it has failed ``release_misses`` presence checks in a row, and a tag
+that comes back within ``debounce_s`` of leaving counts as never having left
+(a tile at the edge of the field, a card nfcpy can activate but not keep).
+
+``nfc`` is imported only when a reader is opened, so the daemon starts fast
+and runs without nfcpy in simulation.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hardware.base import Emit, TagSeen
+from hardware.supervisor import Backoff, ReaderUnavailable, Supervisor
+
+log = logging.getLogger(__name__)
+
+TARGETS = ("106A", "106B", "212F", "424F")
+
+
+def _positive(config: Mapping[str, Any], key: str, default: float) -> float:
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"reader.{key} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class NfcConfig:
+    """The ``reader:`` section as far as the nfcpy reader cares.
+
+    ``device``: nfcpy path; ``poll_s``: pause between discovery rounds and
+    between presence checks; ``targets``: what to look for (106A: NTAG and
+    other Type 2/4A tags, 106B, 212F: FeliCa); ``release_misses``: failed
+    presence checks in a row that mean "taken away"; ``debounce_s``: a tag
+    back within this time of leaving is the same presence; ``retry_s``:
+    ``[min, max]`` backoff while the reader is missing; ``beep``: let the
+    reader beep/flash itself on a read (ACR122; the panel's buzzer is the
+    usual feedback)."""
+
+    device: str = "usb"
+    poll_s: float = 0.1
+    targets: tuple[str, ...] = ("106A", "106B", "212F")
+    release_misses: int = 3
+    debounce_s: float = 0.5
+    backoff: Backoff = Backoff()
+    beep: bool = False
+
+    @classmethod
+    def from_mapping(cls, config: Mapping[str, Any] | None) -> NfcConfig:
+        """Refuses (ValueError naming the key) values nfcpy would choke on later,
+        on the reader thread, where nobody would see why."""
+        config = config or {}
+        device = config.get("device", cls.device)
+        if not isinstance(device, str) or not device:
+            raise ValueError(f"reader.device must be an nfcpy path such as usb or tty:S0:pn532, "
+                             f"not {device!r}")
+        targets = config.get("targets", list(cls.targets))
+        if (not isinstance(targets, (list, tuple)) or not targets
+                or any(t not in TARGETS for t in targets)):
+            raise ValueError(f"reader.targets must be a list drawn from {', '.join(TARGETS)}, "
+                             f"not {targets!r}")
+        misses = config.get("release_misses", cls.release_misses)
+        if isinstance(misses, bool) or not isinstance(misses, int) or misses < 1:
+            raise ValueError(f"reader.release_misses must be a whole number >= 1, not {misses!r}")
+        debounce = config.get("debounce_s", cls.debounce_s)
+        if isinstance(debounce, bool) or not isinstance(debounce, (int, float)) or debounce < 0:
+            raise ValueError(f"reader.debounce_s must be a number of seconds >= 0, not {debounce!r}")
+        beep = config.get("beep", cls.beep)
+        if not isinstance(beep, bool):
+            raise ValueError(f"reader.beep must be true or false, not {beep!r}")
+        return cls(device=device, poll_s=_positive(config, "poll_s", cls.poll_s),
+                   targets=tuple(targets), release_misses=misses, debounce_s=float(debounce),
+                   backoff=Backoff.from_config(config), beep=beep)
+
+
+# ---------------------------------------------------------------- one tag
+def tag_uid(tag: Any) -> str:
+    """The tag's UID (Type 3: IDm) as upper-case hex, the tag map's spelling."""
+    return bytes(tag.identifier).hex().upper()
+
+
+def first_text(octets: bytes) -> str | None:
+    """The text of the first NDEF text record in ``octets``; None when there is
+    none (an empty message, only URI records...).  Raises ``ndef.DecodeError``
+    on data that is not an NDEF message."""
+    import ndef
+
+    for record in ndef.message_decoder(octets, errors="relax"):
+        if isinstance(record, ndef.TextRecord):
+            text = record.text.strip()
+            return text or None
+    return None
+
+
+def fresh_ndef(tag: Any) -> Any:
+    """Read the tag's NDEF data area again (not nfcpy's cached copy): a
+    write is verified by what the tag gives back.  None: no NDEF on the tag."""
+    ndef_area = tag.NDEF(tag)
+    return ndef_area if ndef_area.has_changed else None
+
+
+def read_tag(tag: Any, *, fresh: bool = False) -> TagSeen:
+    """What an activated nfcpy tag says about itself.
+
+    ``OSError`` is let through: that is the reader going away, not the tag
+    being bad.  Every tag-side failure becomes ``TagSeen(uid, error=...)``."""
+    import ndef
+    import nfc.clf
+    import nfc.tag
+
+    uid = tag_uid(tag)
+    try:
+        area = fresh_ndef(tag) if fresh else tag.ndef
+        if area is None or not area.is_readable:
+            return TagSeen(uid=uid)
+        octets = area.octets
+        if not octets:
+            return TagSeen(uid=uid)
+        return TagSeen(uid=uid, text=first_text(octets))
+    except OSError:
+        raise
+    except ndef.DecodeError as exc:
+        return TagSeen(uid=uid, error=f"garbled NDEF data: {exc}")
+    except (nfc.tag.TagCommandError, nfc.clf.CommunicationError) as exc:
+        return TagSeen(uid=uid, error=f"tag read failed: {exc}")
+    except Exception as exc:  # nfcpy on a strange tag: refuse the tag, keep the reader
+        log.warning("reading %s failed", uid, exc_info=True)
+        return TagSeen(uid=uid, error=f"tag read failed: {type(exc).__name__}: {exc}")
+
+
+def wait_until_gone(tag: Any, stopping: Callable[[float], bool], misses_needed: int,
+                    interval: float) -> bool:
+    """Poll ``tag.is_present`` until it fails ``misses_needed`` times in a row.
+    ``stopping(seconds)`` waits between checks and says whether to give up.
+    Returns True when the tag is gone, False when stopped first.  OSError
+    (reader lost) propagates."""
+    misses = 0
+    while not stopping(interval):
+        if tag.is_present:
+            misses = 0
+            continue
+        misses += 1
+        if misses >= misses_needed:
+            return True
+    return False
+
+
+def open_frontend(device: str, factory: Callable[[], Any] | None = None) -> Any:
+    """An opened ContactlessFrontend on ``device``; ``ReaderUnavailable`` with the
+    reason when there is none (not found, no permission, busy...)."""
+    if factory is None:
+        import nfc
+
+        factory = nfc.ContactlessFrontend
+    clf = factory()
+    try:
+        found = clf.open(device)
+    except Exception as exc:
+        _close(clf)
+        hint = ""
+        if isinstance(exc, OSError) and exc.errno == 13:
+            hint = " (no permission: is the udev rule installed?)"
+        if isinstance(exc, OSError) and exc.errno == 16:
+            hint = " (busy: another program, or the port100 kernel module, holds it)"
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise ReaderUnavailable(f"cannot open reader {device}: {reason}{hint}") from exc
+    if not found:
+        _close(clf)
+        raise ReaderUnavailable(f"no reader found on {device}")
+    return clf
+
+
+def _close(clf: Any) -> None:
+    try:
+        clf.close()
+    except Exception:  # a vanished device may fail to close; it is gone either way
+        log.debug("closing the reader failed", exc_info=True)
+
+
+# ---------------------------------------------------------------- session
+class NfcSession:
+    """One opened reader (the supervisor's ``Session``): discovery rounds,
+    reading, presence watching.  Owned by one thread at a time."""
+
+    def __init__(self, config: NfcConfig, *, frontend_factory: Callable[[], Any] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self._factory = frontend_factory
+        self._clock = clock
+        self._clf: Any = None
+        # The tag that left last and when, for debounce across re-discovery.
+        self._left: tuple[str, float] | None = None
+        # The tag that lay on the reader when it was lost: if it is still there
+        # in the first round after the reader returns, it is the same presence.
+        self._held: str | None = None
+
+    def open(self) -> str:
+        self._clf = open_frontend(self.config.device, self._factory)
+        return str(self._clf)
+
+    def close(self) -> None:
+        clf, self._clf = self._clf, None
+        if clf is not None:
+            _close(clf)
+
+    def serve(self, emit: Emit, stopping: threading.Event) -> None:
+        if self._clf is None:
+            raise ReaderUnavailable("reader not open")
+        while not stopping.is_set():
+            tag = self._discover(stopping)
+            if tag is None:
+                continue
+            self._handle(tag, emit, stopping)
+
+    def _discover(self, stopping: threading.Event) -> Any:
+        """The next activated tag, or None when stopping.  nfcpy's connect
+        swallows IOError (unplugged, EIO/ENODEV) and returns False."""
+        poll = self.config.poll_s
+        rounds = 0
+
+        def terminate() -> bool:
+            # Asked before every discovery round: waiting on the stop event
+            # here paces the rounds and makes stop() felt at once.
+            nonlocal rounds
+            rounds += 1
+            if rounds > 1:
+                self._held = None  # a whole round found nothing: the held tag is gone
+            return stopping.wait(poll)
+
+        options = {
+            "targets": list(self.config.targets),
+            "on-connect": lambda tag: False,  # hand the tag back: reading and presence are ours
+            "iterations": 1,
+            "beep-on-connect": False,
+        }
+        result = self._clf.connect(rdwr=options, terminate=terminate)
+        if result is False:
+            raise ReaderUnavailable(f"reader on {self.config.device} stopped answering")
+        if result is None or result is True:
+            return None
+        return result
+
+    def _handle(self, tag: Any, emit: Emit, stopping: threading.Event) -> None:
+        uid = tag_uid(tag)
+        held, self._held = self._held, None
+        returning = (self._left is not None and self._left[0] == uid
+                     and self._clock() - self._left[1] < self.config.debounce_s)
+        if returning or held == uid:
+            log.debug("tag %s is still the same presence", uid)
+        else:
+            event = read_tag(tag)
+            log.info("tag %s: %s", uid, event.text or event.error or "no text record")
+            emit(event)
+            if self.config.beep:
+                self._beep(True)
+        try:
+            gone = wait_until_gone(tag, stopping.wait, self.config.release_misses,
+                                   self.config.poll_s)
+        except BaseException:
+            self._held = uid  # the reader went away under the tag
+            raise
+        finally:
+            if self.config.beep:
+                self._beep(False)
+        if gone:
+            self._left = (uid, self._clock())
+
+    def _beep(self, on: bool) -> None:
+        device: Any = getattr(self._clf, "device", None)
+        try:
+            if on:
+                device.turn_on_led_and_buzzer()
+            else:
+                device.turn_off_led_and_buzzer()
+        except Exception:  # feedback is a nicety; never lose a tap over it
+            log.debug("reader beep failed", exc_info=True)
+
+
+class NfcReader:
+    """The ``Reader`` the daemon runs: an ``NfcSession`` kept alive by a
+    ``Supervisor`` (missing or lost reader: one ``ReaderStatus(False)``, retries
+    with backoff, ``ReaderStatus(True)`` on return)."""
+
+    def __init__(self, config: NfcConfig | Mapping[str, Any] | None = None, *,
+                 frontend_factory: Callable[[], Any] | None = None,
+                 wait: Callable[[float], object] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config if isinstance(config, NfcConfig) else NfcConfig.from_mapping(config)
+        self.session = NfcSession(self.config, frontend_factory=frontend_factory, clock=clock)
+        self.supervisor = Supervisor(self.session, backoff=self.config.backoff, wait=wait,
+                                     clock=clock, name=f"nfc reader {self.config.device}")
+
+    @property
+    def connected(self) -> bool | None:
+        return self.supervisor.connected
+
+    def start(self, emit: Emit) -> None:
+        self.supervisor.start(emit)
+
+    def stop(self) -> None:
+        self.supervisor.stop()
