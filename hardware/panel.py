@@ -10,7 +10,7 @@ PN532 UART (GPIO14/15), I2C (GPIO2/3), SPI0 (GPIO7-11), the HAT ID EEPROM
 
     next   17 [11]   back  27 [13]   repeat 22 [15]   buttons to GND, internal pull-ups
     ready   5 [29]   ok     6 [31]   error  13 [33]   LEDs via 330 ohm to GND
-    buzzer 26 [37]                                    active buzzer (transistor if > ~15 mA)
+    buzzer 16 [36]                                    active buzzer (transistor if > ~15 mA)
 
 Buttons are debounced here, in software, the same way on every pin factory
 (MockFactory ignores ``bounce_time``; RPi.GPIO's ``bouncetime`` can swallow
@@ -51,7 +51,7 @@ class PanelPins:
     ready: int = 5
     ok: int = 6
     error: int = 13
-    buzzer: int = 26
+    buzzer: int = 16
 
     def __post_init__(self) -> None:
         seen: dict[int, str] = {}

@@ -207,7 +207,7 @@ def test_beep_lengths(panel: Panel, long: bool, length: float) -> None:
 
 def test_pins_follow_the_config() -> None:
     factory = mock_factory()
-    section = {"pins": {"next": 23, "back": 24, "repeat": 25, "ready": 16, "ok": 12, "error": 4, "buzzer": 5}}
+    section = {"pins": {"next": 23, "back": 24, "repeat": 25, "ready": 26, "ok": 12, "error": 4, "buzzer": 5}}
     p = Panel.from_config(lambda n: None, section, pin_factory=factory)
     try:
         assert p.buttons["next"].pin.info.name == "GPIO23"
@@ -249,7 +249,7 @@ def test_a_pin_clash_on_open_releases_what_was_claimed(rec: Recorder) -> None:
     from gpiozero import LED
 
     factory = mock_factory()
-    squatter = LED(26, pin_factory=factory)  # the buzzer's default pin
+    squatter = LED(16, pin_factory=factory)  # the buzzer's default pin
     try:
         with pytest.raises(Exception):  # noqa: B017 - gpiozero's GPIOPinInUse
             Panel(rec, pin_factory=factory)
