@@ -113,8 +113,13 @@ def fresh_ndef(tag: Any) -> Any:
     return ndef_area if ndef_area.has_changed else None
 
 
-def read_tag(tag: Any, *, fresh: bool = False) -> TagSeen:
-    """What an activated nfcpy tag says about itself.
+def read_tag(tag: Any) -> TagSeen:
+    """What an activated nfcpy tag says about itself (see ``inspect_tag``)."""
+    return inspect_tag(tag)[0]
+
+
+def inspect_tag(tag: Any, *, fresh: bool = False) -> tuple[TagSeen, Any]:
+    """The tag's report and its nfcpy NDEF area (None without one).
 
     ``OSError`` is let through: that is the reader going away, not the tag
     being bad.  Every tag-side failure becomes ``TagSeen(uid, error=...)``."""
@@ -123,23 +128,24 @@ def read_tag(tag: Any, *, fresh: bool = False) -> TagSeen:
     import nfc.tag
 
     uid = tag_uid(tag)
+    area = None
     try:
         area = fresh_ndef(tag) if fresh else tag.ndef
         if area is None or not area.is_readable:
-            return TagSeen(uid=uid)
+            return TagSeen(uid=uid), area
         octets = area.octets
         if not octets:
-            return TagSeen(uid=uid)
-        return TagSeen(uid=uid, text=first_text(octets))
+            return TagSeen(uid=uid), area
+        return TagSeen(uid=uid, text=first_text(octets)), area
     except OSError:
         raise
     except ndef.DecodeError as exc:
-        return TagSeen(uid=uid, error=f"garbled NDEF data: {exc}")
+        return TagSeen(uid=uid, error=f"garbled NDEF data: {exc}"), area
     except (nfc.tag.TagCommandError, nfc.clf.CommunicationError) as exc:
-        return TagSeen(uid=uid, error=f"tag read failed: {exc}")
+        return TagSeen(uid=uid, error=f"tag read failed: {exc}"), area
     except Exception as exc:  # nfcpy on a strange tag: refuse the tag, keep the reader
         log.warning("reading %s failed", uid, exc_info=True)
-        return TagSeen(uid=uid, error=f"tag read failed: {type(exc).__name__}: {exc}")
+        return TagSeen(uid=uid, error=f"tag read failed: {type(exc).__name__}: {exc}"), area
 
 
 def wait_until_gone(tag: Any, stopping: Callable[[float], bool], misses_needed: int,
