@@ -69,7 +69,7 @@ def spy_aplay(tmp_path: Path) -> tuple[dict[str, str], Path]:
     bin_dir.mkdir()
     played = tmp_path / "played.log"
     fake = bin_dir / "aplay"
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {played}\n")
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {played}\n')
     fake.chmod(0o755)
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}, played
 
@@ -179,4 +179,3 @@ def test_tone_renderer_writes_distinct_audible_files(tmp_path):
     assert r.renders == 2
     assert (tmp_path / "a.wav").read_bytes() != (tmp_path / "b.wav").read_bytes()
     assert wav_facts(tmp_path / "a.wav")[1] > 300
-
