@@ -149,7 +149,7 @@ SCHEMA: dict[str, Any] = {
         "backend": Field("gpio", _choice("gpio", "mock")),
         "pins": {
             "next": Field(17, _pin), "back": Field(27, _pin), "repeat": Field(22, _pin),
-            "ready": Field(5, _pin), "ok": Field(6, _pin), "error": Field(13, _pin), "buzzer": Field(19, _pin),
+            "ready": Field(5, _pin), "ok": Field(6, _pin), "error": Field(13, _pin), "buzzer": Field(16, _pin),
         },
         "bounce_s": Field(0.05, _optional(_number(0, 1))),
         "hold_back_s": Field(2.0, _number(0.3, 10)),

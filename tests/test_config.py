@@ -105,3 +105,11 @@ def test_bad_tag_map(tmp_path: Path, text: str, line: int, words: str) -> None:
 
 def test_missing_tag_map_is_empty(tmp_path: Path) -> None:
     assert config.load_tag_map(tmp_path / "none.yaml") == {}
+
+
+def test_panel_pin_defaults_match_the_panel() -> None:
+    from dataclasses import asdict
+
+    from hardware.panel import PanelPins
+
+    assert config.defaults()["panel"]["pins"] == asdict(PanelPins())
