@@ -1,0 +1,1 @@
+"""The benchmark suite: ``python bench/run.py [--quick] [--json]`` (see README.md)."""

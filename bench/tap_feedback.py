@@ -1,0 +1,256 @@
+"""Tap → feedback latency: from the simulated reader delivering a tag to the
+first voice or LED request the table loop issues for it.
+
+The daemon's own pieces run as in ``companion run --simulate``: the table loop
+on its own thread (``TableLoop.run``), the reader delivering from another
+(this one), the real session, engines, journal (WAL, synchronous=FULL, on this
+disk) and gpiozero panel on MockFactory.  Only time is virtual, so the One
+Night night and the vote count pass at once: to "wait" we move the virtual
+clock to the next timer and wake the loop with a no-op reader status.
+
+Between steps we wait until the loop is idle (a barrier event it handles after
+everything before it), so each tap meets an idle loop, as a human-paced tap
+does, and its latency is its own.  The journal's ``append`` (one fsynced
+transaction per accepted input) is timed too: it is the cost the DESIGN puts
+before feedback on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import flows
+from bench.stats import config, percentile
+
+TIMEOUT_S = 10.0  # a step the loop never answers means the flow is out of step
+
+
+class Probe:
+    """Armed just before a tag is delivered; the first request after it stops it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.armed_at: int | None = None
+        self.first: int | None = None  # ns of the first LED/voice request
+        self.first_voice: int | None = None
+        self.answered = threading.Event()
+
+    def arm(self) -> None:
+        with self._lock:
+            self.first = self.first_voice = None
+            self.answered.clear()
+            self.armed_at = time.perf_counter_ns()
+
+    def hit(self, voice: bool) -> None:
+        now = time.perf_counter_ns()
+        if self.armed_at is None:
+            return
+        with self._lock:
+            if voice and self.first_voice is None:
+                self.first_voice = now
+            if self.first is None:
+                self.first = now
+                self.answered.set()
+
+
+class TimedFeedback:
+    """The panel, with each LED/buzzer request noted before it is passed on,
+    and the time the panel takes to take it (gpiozero starts a background
+    blink/beep thread, stopping and joining the previous one)."""
+
+    def __init__(self, panel: Any, probe: Probe, panel_ms: list[float]) -> None:
+        self.panel, self.probe, self.panel_ms = panel, probe, panel_ms
+
+    def led(self, name: str, on: bool, flash: bool = False) -> None:
+        self.probe.hit(voice=False)
+        t0 = time.perf_counter_ns()
+        self.panel.led(name, on, flash=flash)
+        self.panel_ms.append((time.perf_counter_ns() - t0) / 1e6)
+
+    def beep(self, long: bool = False) -> None:
+        self.probe.hit(voice=False)
+        t0 = time.perf_counter_ns()
+        self.panel.beep(long=long)
+        self.panel_ms.append((time.perf_counter_ns() - t0) / 1e6)
+
+
+class TimedVoice:
+    def __init__(self, probe: Probe) -> None:
+        self.probe = probe
+
+    def speak(self, line: Any) -> None:
+        self.probe.hit(voice=True)
+
+    def ambience(self, sound: str, on: bool) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class Barrier:
+    """Handled by the loop after everything submitted before it."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    step: str | None = None
+    timers: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class TapRun:
+    feedback_ms: list[float] = field(default_factory=list)  # every tap
+    voice_ms: list[float] = field(default_factory=list)  # taps that are answered out loud
+    append_ms: list[float] = field(default_factory=list)  # every journal append
+    panel_ms: list[float] = field(default_factory=list)  # every LED/buzzer call into the panel
+    accepted: int = 0
+    rejected: int = 0
+    games: int = 0
+
+
+class ThreadedTable:
+    """A ``Simulation`` whose loop runs on its own thread, driven like a table."""
+
+    def __init__(self, state: Path, run: TapRun) -> None:
+        from companion.simulate import Simulation
+        from hardware.sim_reader import SimulatedReader
+
+        self.run_stats = run
+        self.probe = Probe()
+        self._devnull = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
+        self.sim = Simulation(config(), state, self._log, voice=TimedVoice(self.probe))
+        self.loop = self.sim.loop
+        self.reader: SimulatedReader = self.sim.reader
+        self.loop.feedback = TimedFeedback(self.loop.feedback, self.probe, run.panel_ms)
+        original_event = self.loop._event
+
+        def event(ev: Any) -> None:
+            if isinstance(ev, Barrier):
+                engine = self.loop.session.engine
+                ev.step = engine.state.step if engine is not None else None
+                ev.timers = self.loop.pending_timers()
+                ev.done.set()
+                return
+            original_event(ev)
+
+        self.loop._event = event  # type: ignore[method-assign,assignment]
+        journal = self.loop.journal
+        original_append = journal.append
+
+        def append(*args: Any, **kwargs: Any) -> int:
+            t0 = time.perf_counter_ns()
+            try:
+                return original_append(*args, **kwargs)
+            finally:
+                run.append_ms.append((time.perf_counter_ns() - t0) / 1e6)
+
+        journal.append = append  # type: ignore[method-assign]
+        self.thread = threading.Thread(target=self.loop.run, name="table-loop", daemon=True)
+        self.thread.start()
+
+    def _log(self, ev: dict[str, Any]) -> None:
+        # As the daemon does with --json: one line per event, flushed.
+        print(json.dumps(ev, ensure_ascii=False), file=self._devnull, flush=True)
+        kind = ev["event"]
+        if kind == "accepted":
+            self.run_stats.accepted += 1
+        elif kind == "rejected":
+            self.run_stats.rejected += 1
+        elif kind in ("game_over", "onw_result"):
+            self.run_stats.games += 1
+
+    def settle(self) -> Barrier:
+        barrier = Barrier()
+        self.loop.submit(barrier)
+        if not barrier.done.wait(TIMEOUT_S):
+            raise RuntimeError("the table loop did not come back")
+        return barrier
+
+    def tap(self, kind: str, value: str) -> None:
+        self.probe.arm()
+        if kind == "tap":
+            delivered = self.reader.present(text=value)
+        else:
+            delivered = self.reader.present(uid=value)
+        if not delivered or not self.probe.answered.wait(TIMEOUT_S):
+            raise RuntimeError(f"no feedback for {kind} {value}")
+        self.settle()  # the voice request, if any, comes after the LED
+        start, first, voice = self.probe.armed_at, self.probe.first, self.probe.first_voice
+        self.probe.armed_at = None
+        assert start is not None and first is not None
+        self.run_stats.feedback_ms.append((first - start) / 1e6)
+        if voice is not None:
+            self.run_stats.voice_ms.append((voice - start) / 1e6)
+
+    def until(self, step: str) -> None:
+        from companion.events import ReaderStatus
+
+        state = self.settle()
+        while state.step != step:
+            if not state.timers:
+                raise RuntimeError(f"stuck in {state.step}, waiting for {step}")
+            self.sim.clock.set(max(self.sim.clock.now(), min(state.timers.values())))
+            self.loop.submit(ReaderStatus(True, "simulated reader"))  # a no-op that wakes the loop
+            state = self.settle()
+
+    def play(self, flow: list[flows.Step]) -> None:
+        for kind, value in flow:
+            if kind in ("tap", "uid"):
+                self.tap(kind, value)
+            elif kind == "press":
+                self.sim.app.panel.press(value)
+                self.settle()
+            elif kind == "until":
+                self.until(value)
+            else:
+                raise ValueError(f"step {kind} is not used by the benchmark flows")
+
+    def close(self) -> None:
+        self.loop.stop()
+        self.thread.join(TIMEOUT_S)
+        self.sim.close()
+        self._devnull.close()
+
+
+def measure(taps: int) -> TapRun:
+    """Play Seven Knights and One Night games back to back on one journal
+    until at least ``taps`` taps were answered."""
+    run = TapRun()
+    games = [flows.seven_knights(), flows.one_night()]
+    expected_games = 0
+    with tempfile.TemporaryDirectory(prefix="bench-taps-") as tmp:
+        table = ThreadedTable(Path(tmp), run)
+        try:
+            i = 0
+            while len(run.feedback_ms) < taps:
+                table.play(games[i % 2])
+                expected_games += 1
+                i += 1
+        finally:
+            table.close()
+    if run.games != expected_games:
+        raise RuntimeError(f"{expected_games} games played but {run.games} finished: a flow is out of step")
+    return run
+
+
+def summary(run: TapRun) -> dict[str, float]:
+    return {
+        "tap_feedback_p50_ms": percentile(run.feedback_ms, 50),
+        "tap_feedback_p99_ms": percentile(run.feedback_ms, 99),
+        "tap_voice_p99_ms": percentile(run.voice_ms, 99),
+        "journal_append_p50_ms": percentile(run.append_ms, 50),
+        "journal_append_p99_ms": percentile(run.append_ms, 99),
+        "panel_call_p99_ms": percentile(run.panel_ms, 99),
+    }
+
+
+if __name__ == "__main__":
+    r = measure(1000)
+    print(len(r.feedback_ms), r.accepted, r.rejected, r.games, summary(r))
