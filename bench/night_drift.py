@@ -1,0 +1,117 @@
+"""One Night cue lateness on the real clock.
+
+The daemon's pieces (``build``: session, engines, journal on this disk, gpiozero
+panel on MockFactory, simulated reader) run with ``RealClock`` and
+``TableLoop.run`` on its own thread, as ``companion run`` runs them.  A short
+night, within what the config allows (``window_s`` 1, ``pace`` 0.25: turns of
+0.25 s, pauses of 0.75 s), then ``next`` to end the discussion early (its
+shortest allowed length is half a minute) and the vote count: about five
+seconds a run.
+
+Lateness of a cue = the monotonic time its ``say`` event is logged minus the
+time its timer was due.  The due time is the loop's own, and the loop measures
+each timer from the *scheduled* time of the one that set it, so a late cue does
+not move the schedule of the next: lateness is against the script, not against
+the previous cue.  Journaling the timer input (an fsync) comes before the cue,
+as it does for every input.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.stats import config, percentile
+
+OPTIONS = {"window_s": 1, "pace": 0.25}  # the shortest night the config accepts
+MORNING = "onw.night.morning"
+LAST_CUE = "onw.vote.three"
+
+
+def one_night(state: Path) -> list[tuple[str, float]]:
+    """Play one night on the real clock; returns (line key, lateness s) per cue."""
+    from companion.app import build
+    from companion.clock import RealClock
+    from companion.events import TimerFired
+    from hardware.sim_reader import SimulatedReader
+    from voice.base import RecordingVoice
+
+    cfg = config({"games": {"one-night": OPTIONS}, "panel": {"backend": "mock"}})
+    clock = RealClock()
+    due: list[float | None] = [None]  # the due time of the timer being handled
+    cues: list[tuple[str, float]] = []
+    morning, done = threading.Event(), threading.Event()
+
+    def log(ev: dict[str, Any]) -> None:
+        if ev["event"] == "say":
+            at = due[0]
+            if at is not None:
+                cues.append((ev["key"], clock.now() - at))
+            if ev["key"] == MORNING:
+                morning.set()
+            elif ev["key"] == LAST_CUE:
+                done.set()
+
+    reader = SimulatedReader()
+    app = build(cfg, clock=clock, log=log, voice=RecordingVoice(), reader=reader,
+                journal_path=state / "journal.sqlite")
+    loop = app.loop
+    handle = loop._input
+
+    def timed_input(inp: Any, at: float | None = None) -> None:
+        if isinstance(inp, TimerFired) and at is not None:
+            due[0] = at
+            try:
+                handle(inp, at=at)
+            finally:
+                due[0] = None
+        else:
+            handle(inp, at=at)
+
+    loop._input = timed_input  # type: ignore[method-assign]
+    loop.start()
+    reader.start(loop.submit)
+    thread = threading.Thread(target=loop.run, kwargs={"tick": lambda: None}, name="table-loop", daemon=True)
+    thread.start()
+    try:
+        for ident in ("game/one-night", "player/red", "player/blue", "player/green", "player/yellow",
+                      "player/purple"):
+            reader.present(text=ident)
+        app.panel.press("next")  # the deal
+        time.sleep(0.3)  # a person reads the deal, then starts the night
+        app.panel.press("next")
+        if not morning.wait(60):
+            raise RuntimeError(f"the night did not reach {MORNING}: {[k for k, _ in cues]}")
+        time.sleep(0.5)
+        app.panel.press("next")  # end the discussion: the vote count follows on its timers
+        if not done.wait(60):
+            raise RuntimeError(f"the night did not reach {LAST_CUE}: {[k for k, _ in cues]}")
+    finally:
+        loop.stop()
+        thread.join(10)
+        app.close()
+    return cues
+
+
+def measure(runs: int) -> list[list[float]]:
+    """Lateness in ms of every cue, one list per night."""
+    out = []
+    for i in range(runs):
+        with tempfile.TemporaryDirectory(prefix=f"bench-night-{i}-") as tmp:
+            out.append([late * 1000 for _, late in one_night(Path(tmp))])
+    return out
+
+
+def p99(night: list[float]) -> float:
+    return percentile(night, 99)
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.monotonic()
+        for key, late in one_night(Path(tmp)):
+            print(f"{key:40} {late * 1000:7.3f} ms")
+        print(time.monotonic() - t0)
