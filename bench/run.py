@@ -1,0 +1,196 @@
+"""The benchmark suite: ``python bench/run.py [--quick] [--json]``.
+
+Prints a table of figures (the median of several runs, with their range) and
+the goal each is held to; with ``--json`` the last line is one JSON object
+with every figure.  Progress goes to stderr.  ``--quick`` is a short version
+for CI, which only checks that the suite runs: no timing here ever fails.
+What each figure measures, and how: bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import cue_audio, night_drift, resume, startup, tap_feedback  # noqa: E402
+from bench.stats import Figure, figure  # noqa: E402
+
+
+class Plan:
+    def __init__(self, quick: bool) -> None:
+        self.quick = quick
+        self.tap_runs, self.taps = (2, 1_000) if quick else (3, 10_000)
+        self.voice_rounds, self.voice_lines = (1, 4) if quick else (3, 12)
+        self.starts = 3 if quick else 7
+        self.idle_windows, self.idle_window_s = (2, 4.0) if quick else (3, 10.0)
+        self.nights = 2 if quick else 5
+        self.resume_games = 10_000
+
+
+def note(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def bench_taps(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
+    note(f"tap → feedback: {plan.tap_runs} runs × {plan.taps:,} taps (Seven Knights + One Night)")
+    runs = [tap_feedback.measure(plan.taps) for _ in range(plan.tap_runs)]
+    sums = [tap_feedback.summary(r) for r in runs]
+    col = {k: [s[k] for s in sums] for k in sums[0]}
+    r0 = runs[0]
+    taps = len(r0.feedback_ms)
+    detail = {"taps_per_run": taps, "games_per_run": r0.games,
+              "rejected_share": round(r0.rejected / (r0.accepted + r0.rejected), 3)}
+    return [
+        figure("tap_feedback_p50_ms", col["tap_feedback_p50_ms"], "ms"),
+        figure("tap_feedback_p99_ms", col["tap_feedback_p99_ms"], "ms", 2.0,
+               f"{taps:,} taps/run, {r0.games} games, {detail['rejected_share']:.0%} of inputs refused"),
+        figure("tap_voice_p99_ms", col["tap_voice_p99_ms"], "ms", None, "to the first spoken line"),
+        figure("journal_append_p50_ms", col["journal_append_p50_ms"], "ms", None,
+               "one fsynced transaction per accepted input"),
+        figure("journal_append_p99_ms", col["journal_append_p99_ms"], "ms"),
+        figure("panel_call_p99_ms", col["panel_call_p99_ms"], "ms", None,
+               "one LED/buzzer call into the gpiozero panel"),
+    ], detail
+
+
+def bench_voice(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
+    lines = cue_audio.game_lines(plan.voice_lines)
+    note(f"cue → audio: {plan.voice_rounds} rounds × {len(lines)} lines, cached and live")
+    rounds = cue_audio.measure(lines, plan.voice_rounds)
+    cached = [r["cue_audio_cached_ms"] for r in rounds]
+    live = [r["cue_audio_live_ms"] for r in rounds]
+    ratio = [c / lv for c, lv in zip(cached, live, strict=True)]  # each round's own pair
+    return [
+        figure("cue_audio_cached_ms", cached, "ms", None, rounds[0]["source"]),
+        figure("cue_audio_live_ms", live, "ms", None, f"{len(lines)} lines, en + ja"),
+        figure("cue_audio_ratio", ratio, "×", 1 / 20, "cached / live, same round"),
+        figure("cue_audio_cached_null_ms", [r["cue_audio_cached_null_ms"] for r in rounds], "ms", None,
+               "null player: no output to open"),
+        figure("cue_audio_live_null_ms", [r["cue_audio_live_null_ms"] for r in rounds], "ms", None,
+               "null player, whole line rendered"),
+    ], {"voice_source": rounds[0]["source"], "voice_lines": len(lines)}
+
+
+def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
+    state = tmp / "resume"
+    note(f"journal: {plan.resume_games:,} finished games + 1 in progress")
+    t0 = time.monotonic()
+    facts = resume.build(state, plan.resume_games)
+    note(f"  built in {time.monotonic() - t0:.1f} s: {facts['inputs']:,} inputs, "
+         f"{facts['bytes'] / 1e6:.1f} MB")
+    note(f"start → READY=1: {plan.starts} starts each, empty and 10k-game journal, interleaved")
+    ready, rss, resumed, resumed_rss = [], [], [], []
+    for i in range(plan.starts):
+        s, m = startup.start_ready(tmp / f"empty-{i}")
+        ready.append(s)
+        rss.append(m)
+        s, m = startup.start_ready(state)
+        resumed.append(s)
+        resumed_rss.append(m)
+    note(f"idle: {plan.idle_windows} × {plan.idle_window_s:g} s")
+    idle = startup.idle(tmp / "idle", plan.idle_windows, plan.idle_window_s)
+    rss.append(idle.peak_rss_mb)
+    return [
+        figure("start_ready_s", ready, "s", 0.5, "fresh state directory"),
+        figure("peak_rss_mb", rss, "MiB", 40.0, "VmHWM at ready, and after the idle run"),
+        figure("idle_cpu_pct", idle.cpu_pct, "%", 1.0, f"{plan.idle_window_s:g} s windows; "
+               f"{idle.watchdog_per_s:.1f} WATCHDOG=1/s sent"),
+        figure("resume_10k_s", resumed, "s", 0.3, f"{facts['inputs']:,} inputs in the journal"),
+        figure("resume_peak_rss_mb", resumed_rss, "MiB", 40.0),
+        figure("journal_bytes_per_game", [facts["bytes_per_game"]], "B", None,
+               f"{facts['inputs_per_game']:.0f} inputs/game"),
+    ], {"journal_inputs": facts["inputs"], "journal_mb": round(facts["bytes"] / 1e6, 1)}
+
+
+def bench_night(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
+    note(f"One Night on the real clock: {plan.nights} nights")
+    nights = night_drift.measure(plan.nights)
+    cues = sum(len(n) for n in nights)
+    return [
+        figure("night_drift_p99_ms", [night_drift.p99(n) for n in nights], "ms", 20.0,
+               f"{cues // len(nights)} cues/night"),
+        figure("night_drift_max_ms", [max(n) for n in nights], "ms"),
+    ], {}
+
+
+def bench_imports(tmp: Path, top: int = 6) -> dict[str, Any]:
+    note("start-up imports (python -X importtime)")
+    total_ms, offenders, own = startup.import_profile(tmp / "importtime")
+    bare = startup.bare_python_rss_mb()
+    rows = []
+    for o in offenders[:top]:
+        rows.append({"module": o.module, "importer": o.importer, "ms": round(o.ms, 1),
+                     "rss_mb": round(max(0.0, startup.import_rss_mb(o.module) - bare), 1)})
+    own_top = sorted(own.items(), key=lambda kv: -kv[1])[:3]
+    return {"import_total_ms": round(total_ms, 1), "import_offenders": rows,
+            "project_module_ms": {k: round(v, 1) for k, v in own_top}, "bare_python_rss_mb": round(bare, 1)}
+
+
+def _fmt(x: float) -> str:
+    if x == 0:
+        return "0"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3g}"
+
+
+def table(figures: list[Figure], extra: dict[str, Any], quick: bool) -> str:
+    out = [f"Benchmarks{' (quick)' if quick else ''}: median of runs [min–max]", ""]
+    out.append(f"{'figure':24} {'median':>9} {'min–max':>19} {'unit':5} {'goal':>8}  {'':6} note")
+    for f in figures:
+        rng = f"{_fmt(min(f.runs))}–{_fmt(max(f.runs))}" if len(f.runs) > 1 else ""
+        goal = f"≤ {_fmt(f.goal)}" if f.goal is not None else ""
+        status = {True: "met", False: "MISSED", None: ""}[f.met]
+        out.append(f"{f.key:24} {_fmt(f.median):>9} {rng:>19} {f.unit:5} {goal:>8}  {status:6} {f.note}")
+    imp = extra.get("import_offenders")
+    if imp:
+        out += ["", f"Start-up imports: {extra['import_total_ms']} ms under -X importtime "
+                f"(bare python: {extra['bare_python_rss_mb']} MiB RSS); largest outside modules:"]
+        for row in imp:
+            out.append(f"  {row['module']:28} {row['ms']:6.1f} ms  +{row['rss_mb']:4.1f} MiB  from {row['importer']}")
+        own = ", ".join(f"{k} {v} ms" for k, v in extra["project_module_ms"].items())
+        out.append(f"  project modules' own time, largest: {own}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short version for CI (under a minute)")
+    parser.add_argument("--json", action="store_true", help="end with one JSON object of every figure")
+    args = parser.parse_args(argv)
+    plan = Plan(args.quick)
+    started = time.monotonic()
+    figures: list[Figure] = []
+    extra: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        for part in (lambda: bench_taps(plan), lambda: bench_voice(plan), lambda: bench_daemon(plan, tmp),
+                     lambda: bench_night(plan)):
+            figs, info = part()
+            figures += figs
+            extra.update(info)
+        extra.update(bench_imports(tmp))
+    extra["seconds"] = round(time.monotonic() - started, 1)
+    print(table(figures, extra, args.quick))
+    note(f"done in {extra['seconds']} s")
+    if args.json:
+        result: dict[str, Any] = {f.key: round(f.median, 4) for f in figures}
+        result["quick"] = args.quick
+        result["runs"] = {f.key: [round(r, 4) for r in f.runs] for f in figures}
+        result["goals"] = {f.key: {"goal": f.goal, "met": f.met} for f in figures if f.goal is not None}
+        result.update(extra)
+        print(json.dumps(result, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""The benchmark suite runs (``bench/run.py --quick --json``) and ends with one
+JSON object holding every figure the issue names.  Nothing here is about how
+fast anything is: timings never fail a test."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYS = (
+    "tap_feedback_p50_ms", "tap_feedback_p99_ms",
+    "cue_audio_cached_ms", "cue_audio_live_ms", "cue_audio_ratio",
+    "start_ready_s", "peak_rss_mb", "idle_cpu_pct",
+    "resume_10k_s", "journal_bytes_per_game",
+    "night_drift_p99_ms",
+)
+
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)"),
+    pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="the cue-audio figures need espeak-ng"),
+]
+
+
+def test_quick_benchmarks_end_with_every_figure_as_json() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--json"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    result = json.loads(lines[-1])
+    assert isinstance(result, dict)
+    for key in KEYS:
+        value = result[key]
+        assert isinstance(value, (int, float)) and not isinstance(value, bool), (key, value)
+        assert math.isfinite(value) and value >= 0, (key, value)
+    assert len(lines) > 1, "the table comes before the JSON line"
