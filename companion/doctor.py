@@ -224,6 +224,11 @@ def check_reader(cfg: Mapping[str, Any] | None, env: Env) -> Result:
         return Result("reader", SKIP, "reader.backend is simulated")
     path = str(reader.get("device") or "usb")
     name = f"reader ({path})"
+    if path.startswith("tty") and env.service_active():
+        # A serial port is not opened exclusively: probing it now would talk
+        # over the service's own conversation with the PN532.
+        return Result(name, SKIP, "the running companion service owns the serial port; "
+                      "to test it: sudo systemctl stop companion, run doctor, sudo systemctl start companion")
     try:
         description = env.open_reader(path)
         return Result(name, OK, f"opened and closed {description}")

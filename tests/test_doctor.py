@@ -213,6 +213,15 @@ def test_pn532_without_dialout() -> None:
     assert r.status == FAIL and "dialout" in r.fix
 
 
+def test_pn532_is_not_probed_under_the_running_service() -> None:
+    def must_not_open(path: str) -> str:
+        raise AssertionError("opened the UART under the service")
+
+    cfg = {**CFG, "reader": {"backend": "nfc", "device": "tty:AMA0:pn532"}}
+    r = doctor.check_reader(cfg, pi_env(open_reader=must_not_open, service_active=lambda: True))
+    assert r.status == SKIP and "systemctl stop companion" in r.detail
+
+
 def test_simulated_reader_is_skipped() -> None:
     cfg = {**CFG, "reader": {"backend": "simulated"}}
     assert doctor.check_reader(cfg, pi_env(open_reader=no_reader)).status == SKIP
