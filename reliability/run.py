@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The long reliability campaign.
+
+    python reliability/run.py [--runs N] [--seed S] [--jobs J] [--max-kills K] [--keep DIR]
+
+Each run generates a random table script (Seven Knights in any rule set and
+player count, One Night with a fast night, wrong taps mixed in), plays it on
+the real daemon (``companion run --simulate --json``), SIGKILLs it at random
+instants — mid-command, mid-night, mid-replay — restarts it on the same state
+directory, finishes the script and compares with an uninterrupted run (see
+``reliability/crash.py`` for every check).  Prints one line per failing run
+and a summary table; the exit code is 1 if anything was lost, doubled or
+different.  Run ``i`` uses seed ``S + i``, so a failure is replayed with
+``--runs 1 --seed <its seed>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# The daemon and the reference runs need the project's packages: use the venv's python.
+_VENV = ROOT / ".venv"
+if (_VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != _VENV.resolve():
+    os.execv(str(_VENV / "bin" / "python"), [str(_VENV / "bin" / "python"), *sys.argv])
+
+from reliability.crash import CrashResult, crash_run  # noqa: E402
+
+
+def table(rows: list[tuple[str, str]]) -> str:
+    width = max(len(k) for k, _ in rows)
+    vwidth = max(len(v) for _, v in rows)
+    line = f"+-{'-' * width}-+-{'-' * vwidth}-+"
+    out = [line] + [f"| {k:<{width}} | {v:>{vwidth}} |" for k, v in rows] + [line]
+    return "\n".join(out)
+
+
+def summary(results: list[CrashResult], seconds: float) -> list[tuple[str, str]]:
+    return [
+        ("runs", str(len(results))),
+        ("kills", str(sum(r.kills for r in results))),
+        ("inputs checked", str(sum(r.checked for r in results))),
+        ("lost", str(sum(r.lost for r in results))),
+        ("doubled", str(sum(r.doubled for r in results))),
+        ("mismatches", str(sum(r.mismatches for r in results))),
+        ("failed runs", str(sum(not r.ok for r in results))),
+        ("games finished", str(sum(len(r.games) for r in results))),
+        ("time", f"{seconds:.0f} s"),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=300)
+    p.add_argument("--seed", type=int, default=None, help="first seed (default: from the clock)")
+    p.add_argument("--jobs", type=int, default=4, help="runs at once (they mostly wait on the daemon)")
+    p.add_argument("--max-kills", type=int, default=2, help="SIGKILLs per run: 1..K")
+    p.add_argument("--keep", type=Path, default=None, help="write failing scripts here (default: a temp dir)")
+    p.add_argument("--quiet", action="store_true", help="no progress line per run")
+    args = p.parse_args(argv)
+    seed = args.seed if args.seed is not None else int(time.time()) % 100000
+    keep = args.keep or Path(tempfile.mkdtemp(prefix="companion-reliability-"))
+    print(f"crash campaign: {args.runs} runs from seed {seed}, {args.jobs} at a time", flush=True)
+    t0 = time.monotonic()
+    results: list[CrashResult] = []
+    lock = threading.Lock()
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [pool.submit(crash_run, seed + i, max_kills=args.max_kills) for i in range(args.runs)]
+        for fut in as_completed(futures):
+            r = fut.result()
+            with lock:
+                results.append(r)
+                done = len(results)
+            if not r.ok:
+                keep.mkdir(parents=True, exist_ok=True)
+                path = keep / f"seed-{r.seed}.yaml"
+                path.write_text(r.script_yaml, encoding="utf-8")
+                print(f"FAIL seed {r.seed} {'+'.join(r.games)}: lost {r.lost}, doubled {r.doubled}, "
+                      f"mismatches {r.mismatches}; script {path}", flush=True)
+                for prob in r.problems[:5]:
+                    print(f"    {prob}", flush=True)
+            elif not args.quiet:
+                print(f"[{done:>4}/{args.runs}] seed {r.seed:<6} {'+'.join(r.games):<28} "
+                      f"{r.steps:>3} steps, {r.kills} kills, {r.checked:>3} inputs ok ({r.seconds:.1f} s)",
+                      flush=True)
+    results.sort(key=lambda r: r.seed)
+    print(table(summary(results, time.monotonic() - t0)))
+    bad = [r for r in results if not r.ok]
+    if bad:
+        print(f"failing seeds: {', '.join(str(r.seed) for r in bad)} (scripts in {keep})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
