@@ -78,11 +78,20 @@ def _load_pin_factory() -> str:
     """gpiozero's own choice of pin factory (lgpio on Pi OS); its class name.
     Loads only the factory (opens /dev/gpiochip*) and claims no pin, so it
     is safe while the service runs."""
+    import tempfile
+
     from gpiozero import Device
 
-    with warnings.catch_warnings():
+    # lgpio makes a FIFO in the current directory when imported, and doctor
+    # may be started from one its user cannot write (sudo -u companion ...).
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="companion-doctor-") as scratch, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        factory = Device._default_pin_factory()
+        os.chdir(scratch)
+        try:
+            factory = Device._default_pin_factory()
+        finally:
+            os.chdir(here)
     try:
         return type(factory).__name__
     finally:
