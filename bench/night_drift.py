@@ -21,6 +21,7 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,16 @@ MORNING = "onw.night.morning"
 LAST_CUE = "onw.vote.three"
 
 
-def one_night(state: Path) -> list[tuple[str, float]]:
-    """Play one night on the real clock; returns (line key, lateness s) per cue."""
+@dataclass(frozen=True)
+class Cue:
+    key: str
+    late_ms: float  # say logged − timer due
+    wake_ms: float  # the loop took the timer − timer due
+    journal_ms: float  # the timer input's fsynced append, before the cue
+
+
+def one_night(state: Path) -> list[Cue]:
+    """Play one night on the real clock; every line spoken on a timer."""
     from companion.app import build
     from companion.clock import RealClock
     from companion.events import TimerFired
@@ -42,14 +51,16 @@ def one_night(state: Path) -> list[tuple[str, float]]:
     cfg = config({"games": {"one-night": OPTIONS}, "panel": {"backend": "mock"}})
     clock = RealClock()
     due: list[float | None] = [None]  # the due time of the timer being handled
-    cues: list[tuple[str, float]] = []
+    wake = [0.0]
+    appended = [0.0]
+    cues: list[Cue] = []
     morning, done = threading.Event(), threading.Event()
 
     def log(ev: dict[str, Any]) -> None:
         if ev["event"] == "say":
             at = due[0]
             if at is not None:
-                cues.append((ev["key"], clock.now() - at))
+                cues.append(Cue(ev["key"], (clock.now() - at) * 1000, wake[0] * 1000, appended[0] * 1000))
             if ev["key"] == MORNING:
                 morning.set()
             elif ev["key"] == LAST_CUE:
@@ -63,7 +74,7 @@ def one_night(state: Path) -> list[tuple[str, float]]:
 
     def timed_input(inp: Any, at: float | None = None) -> None:
         if isinstance(inp, TimerFired) and at is not None:
-            due[0] = at
+            due[0], wake[0], appended[0] = at, clock.now() - at, 0.0
             try:
                 handle(inp, at=at)
             finally:
@@ -72,6 +83,16 @@ def one_night(state: Path) -> list[tuple[str, float]]:
             handle(inp, at=at)
 
     loop._input = timed_input  # type: ignore[method-assign]
+    append = app.journal.append
+
+    def timed_append(*args: Any, **kwargs: Any) -> int:
+        t0 = clock.now()
+        try:
+            return append(*args, **kwargs)
+        finally:
+            appended[0] += clock.now() - t0
+
+    app.journal.append = timed_append  # type: ignore[method-assign]
     loop.start()
     reader.start(loop.submit)
     thread = threading.Thread(target=loop.run, kwargs={"tick": lambda: None}, name="table-loop", daemon=True)
@@ -84,11 +105,11 @@ def one_night(state: Path) -> list[tuple[str, float]]:
         time.sleep(0.3)  # a person reads the deal, then starts the night
         app.panel.press("next")
         if not morning.wait(60):
-            raise RuntimeError(f"the night did not reach {MORNING}: {[k for k, _ in cues]}")
+            raise RuntimeError(f"the night did not reach {MORNING}: {[c.key for c in cues]}")
         time.sleep(0.5)
         app.panel.press("next")  # end the discussion: the vote count follows on its timers
         if not done.wait(60):
-            raise RuntimeError(f"the night did not reach {LAST_CUE}: {[k for k, _ in cues]}")
+            raise RuntimeError(f"the night did not reach {LAST_CUE}: {[c.key for c in cues]}")
     finally:
         loop.stop()
         thread.join(10)
@@ -96,22 +117,26 @@ def one_night(state: Path) -> list[tuple[str, float]]:
     return cues
 
 
-def measure(runs: int) -> list[list[float]]:
-    """Lateness in ms of every cue, one list per night."""
+def measure(runs: int) -> list[list[Cue]]:
+    """Every cue, one list per night."""
     out = []
     for i in range(runs):
         with tempfile.TemporaryDirectory(prefix=f"bench-night-{i}-") as tmp:
-            out.append([late * 1000 for _, late in one_night(Path(tmp))])
+            out.append(one_night(Path(tmp)))
     return out
 
 
-def p99(night: list[float]) -> float:
-    return percentile(night, 99)
+def p99(night: list[Cue]) -> float:
+    return percentile([c.late_ms for c in night], 99)
+
+
+def worst(nights: list[list[Cue]]) -> Cue:
+    return max((c for night in nights for c in night), key=lambda c: c.late_ms)
 
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.monotonic()
-        for key, late in one_night(Path(tmp)):
-            print(f"{key:40} {late * 1000:7.3f} ms")
+        for c in one_night(Path(tmp)):
+            print(f"{c.key:32} {c.late_ms:7.3f} ms late (wake {c.wake_ms:.3f}, journal {c.journal_ms:.3f})")
         print(time.monotonic() - t0)
