@@ -17,10 +17,11 @@ tag go) instead of sleeping.  Every emulator has its own free port and its own
 thread; ``close`` joins it.
 
 Limits (nfcpy 1.0.4's udp driver): the listener binds its port afresh for
-every listen and closes it in between, so the port is picked (free, numeric
-service name) and not held; a listen lasts at least 0.5 s, so ``remove()`` of a
-tag nobody has discovered yet may take that long; a reader's sense with nothing
-in the field waits 1 s for an answer.
+every listen and closes it after, so the port is picked (free, with a numeric
+service name, which the driver needs) but not held throughout; listen_ttf
+answers a SENSF_REQ that comes after its timeout and then returns None, so the
+emulator listens in long stretches and interrupts them itself (``_poke``); a
+reader's sense with nothing in the field waits 1 s for an answer.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ NDEF_WRITE = 0x0009
 # bytes 5 and 6 give generous read/write response times for a Python peer.
 PMM = bytes.fromhex("01FF000000FFFF00")
 SYSTEM_CODE = bytes.fromhex("12FC")
+LISTEN_S = 30.0
 
 
 def free_udp_port() -> int:
@@ -187,22 +189,27 @@ class Type3Emulator:
             raise TimeoutError("emulated tag did not leave the field")
 
     def _until_idle(self, done: Any, timeout: float) -> bool:
-        # nfcpy's listen waits at least 0.5 s for a frame; a frame it cannot
-        # use (RFOFF) makes it look at its clock and give up sooner.
         deadline = time.monotonic() + timeout
         with self._cond:
             while not done():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                self._poke()
+                self._poke(self._serving)
                 self._cond.wait(min(0.05, left))
         return True
 
-    def _poke(self) -> None:
+    def _poke(self, tag: EmulatedTag | None) -> None:
+        """Make the emulator thread look up from nfcpy.  A session ends on RFOFF.
+        A listen ignores RFOFF until its time is up, but returns as soon as a
+        command for its IDm follows a poll, so send that pair as well."""
+        frames = [b"RFOFF", b"212F " + b"0600" + SYSTEM_CODE.hex().encode() + b"0000"]
+        if tag is not None:
+            frames.append(b"212F " + (bytes([10, 0x04]) + tag.idm).hex().encode())
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            sock.sendto(b"RFOFF", ("127.0.0.1", self.port))
+            for frame in frames:
+                sock.sendto(frame, ("127.0.0.1", self.port))
         finally:
             sock.close()
 
@@ -307,7 +314,11 @@ class Type3Emulator:
 
         local = nfc.clf.LocalTarget("212F")
         local.sensf_res = bytearray(b"\x01" + tag.idm + PMM + SYSTEM_CODE)
-        activated = self._clf.listen(local, 0.1)
+        # One long listen rather than many short ones: nfcpy 1.0.4's listen_ttf
+        # answers a SENSF_REQ that arrives after its timeout (it waits at least
+        # 0.5 s for a frame) and then returns None, so a reader would find a tag
+        # that ignores its next command.  A listen is cut short by _poke().
+        activated = self._clf.listen(local, LISTEN_S)
         if activated is None or not self._still(tag):
             return  # taken away while listening: stay silent
         card = nfc.tag.emulate(self._clf, activated)

@@ -118,6 +118,13 @@ def test_ndef_text_record_names_the_tag(emulator, reader):
     assert take(q) == TagSeen(uid=tag.uid, text="skb/knight/3")
 
 
+def test_default_targets_reach_a_type3_tag_after_the_type_a_and_b_rounds(emulator, reader):
+    # Over udp nobody answers 106A/106B, and each of those senses waits 1 s.
+    tag = emulator.place(text_tag("game/demagogos"))
+    q = reader(targets=["106A", "106B", "212F"])
+    assert take(q, timeout=4) == TagSeen(uid=tag.uid, text="game/demagogos")
+
+
 def test_the_first_text_record_counts(emulator, reader):
     message = b"".join(ndef.message_encoder([
         ndef.UriRecord("https://example.org/tile"),
