@@ -57,13 +57,28 @@ class Runner:
         waits, plug/unplug, and taps on an unplugged reader)."""
         start = len(self.events)
         if step.kind == "hold":
-            # What the panel reports after a long press of back.  Simulation.step's
-            # own "hold" is broken (see tests/test_fuzz_scripts.py), so go round it.
-            self.sim.loop.submit(ButtonPressed(f"hold-{step.value}"))
+            # What the panel reports for a long press: ``hold-back`` for back, the
+            # button itself for the others.  The panel's own ``hold`` (what
+            # Simulation.step uses) holds the mock pin for real seconds.
+            name = "hold-back" if step.value == "back" else str(step.value)
+            self.sim.loop.submit(ButtonPressed(name))
             self.sim.loop.pump()
         else:
             self.sim.step(step.kind, step.value)
         return response(self.events, start)
+
+    def run(self, step: Step) -> tuple[dict[str, Any] | None, float]:
+        """Do one step; a ``retry`` step again every RETRY_S of virtual time
+        until accepted.  Returns its (last) answer and the time it waited."""
+        resp = self.step(step)
+        waited = 0.0
+        tries = 1
+        while step.retry and (resp is None or resp["event"] != "accepted") and tries < MAX_TRIES:
+            self.wait(RETRY_S)
+            waited += RETRY_S
+            resp = self.step(step)
+            tries += 1
+        return resp, waited
 
     def wait(self, seconds: float) -> None:
         self.sim.step("wait", seconds)
@@ -102,13 +117,9 @@ def run_script(script: Script | Iterable[Step], state: Path, cfg: dict[str, Any]
     phases: list[str] = []
     try:
         for i, step in enumerate(steps):
-            resp = runner.step(step)
-            tries = 1
-            while step.retry and (resp is None or resp["event"] != "accepted") and tries < MAX_TRIES:
-                runner.wait(RETRY_S)
-                waits[i] = waits.get(i, 0.0) + RETRY_S
-                resp = runner.step(step)
-                tries += 1
+            resp, waited = runner.run(step)
+            if waited:
+                waits[i] = waited
             responses.append(resp)
             phases.append(runner.sim.loop.session.state.phase)
     finally:
