@@ -65,11 +65,30 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     def on_button(name: str) -> None:
         holder["loop"].submit(ButtonPressed(name))
 
-    panel = (panel_factory or _default_panel(cfg))(on_button)
+    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), on_button)
     loop = TableLoop(session, journal, clock, narrate=Narrator(), voice=voice, feedback=panel, log=log,
                      tag_map=tag_map, extra_players=cfg["players"]["extra"])
     holder["loop"] = loop
+    if panel_error:
+        loop.report_error(panel_error)
     return App(loop, journal, reader, panel, voice)
+
+
+def _make_panel(factory: Callable[[Callable[[str], None]], Any],
+                on_button: Callable[[str], None]) -> tuple[Any, str | None]:
+    """The configured panel; off a Pi (or with its pins taken) a panel on
+    gpiozero's MockFactory instead, so the table still runs on taps alone."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # gpiozero warns per factory it tries; the error below says it all
+            warnings.simplefilter("ignore")
+            return factory(on_button), None
+    except Exception as e:  # gpiozero raises a zoo of BadPinFactory/PinInUse/OSError here
+        from hardware.panel import Panel, mock_factory
+
+        panel = Panel(on_button, pin_factory=mock_factory())
+        return panel, f"panel unavailable ({type(e).__name__}: {e}); running without buttons and LEDs"
 
 
 def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:

@@ -161,7 +161,7 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO = sys.stdin,
             for i, ident in enumerate(menu, 1):
                 print(f"{i:3} {ident}", file=out)
         elif cmd == "leds":
-            print("  " + "  ".join(f"{k}:{'●' if v else '○'}" for k, v in panel.state().items()), file=out)
+            _show_leds(panel, out)
         elif cmd in ("next", "back", "repeat"):
             panel.press(cmd)
         elif cmd == "hold":
@@ -177,5 +177,12 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO = sys.stdin,
         else:
             reader.present(text=cmd)
         time.sleep(0.05)  # let the loop answer before the next prompt
+        if not cmd.startswith(("menu", "help", "leds")):
+            _show_leds(panel, out)
+
+
+def _show_leds(panel: Any, out: TextIO) -> None:
+    print("  LEDs  " + "  ".join(f"{k} {'●' if v else '○'}" for k, v in panel.state().items()),
+          file=out, flush=True)
 
 

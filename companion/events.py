@@ -146,3 +146,11 @@ class ReaderStatus:
 @dataclass(frozen=True)
 class ButtonPressed:
     name: str  # next | back | repeat | hold-back
+
+
+@dataclass(frozen=True)
+class ShellError:
+    """Something the shell survived (a voice device gone, a panel missing),
+    reported from any thread; the loop logs it as an ``error`` event."""
+
+    message: str

@@ -30,6 +30,7 @@ from companion.events import (
     Report,
     Say,
     SetTimer,
+    ShellError,
     TagSeen,
     Tap,
     TimerFired,
@@ -79,8 +80,12 @@ class TableLoop:
 
     # ----------------------------------------------------------- threads
     def submit(self, event: Any) -> None:
-        """From any thread: a TagSeen, ReaderStatus or ButtonPressed."""
+        """From any thread: a TagSeen, ReaderStatus, ButtonPressed or ShellError."""
         self.inbox.put(event)
+
+    def report_error(self, message: str) -> None:
+        """From any thread: log something the shell survived."""
+        self.inbox.put(ShellError(message))
 
     def stop(self) -> None:
         self.inbox.put(_STOP)
@@ -148,6 +153,8 @@ class TableLoop:
             self._tag(event)
         elif isinstance(event, ReaderStatus):
             self._reader(event)
+        elif isinstance(event, ShellError):
+            self._emit("error", message=event.message)
         else:
             self._emit("error", message=f"unknown event {event!r} ignored")
 
