@@ -6,9 +6,11 @@ A tag names itself with the first NDEF text record it carries; without one only
 its UID is reported (the table loop maps UIDs through the tag map).  A tag that
 cannot be read is reported with ``error`` so the table refuses it out loud.
 Each tag is reported once per presence: after a read the session watches the
-tag until it has failed ``release_misses`` presence checks in a row, and a tag
+tag until it has failed ``release_misses`` presence checks in a row; a tag
 that comes back within ``debounce_s`` of leaving counts as never having left
-(a tile at the edge of the field, a card nfcpy can activate but not keep).
+(a tile at the edge of the field, a card nfcpy can activate but not keep);
+and a tag that lay on the reader when the reader was lost, and still lies
+there when it returns, is not reported a second time.
 
 ``nfc`` is imported only when a reader is opened, so the daemon starts fast
 and runs without nfcpy in simulation.

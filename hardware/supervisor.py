@@ -122,6 +122,7 @@ class Supervisor:
         if self._thread is not None:
             raise RuntimeError(f"{self._name} supervisor already started")
         self._emit = emit
+        self._announced = None  # a fresh start says where it stands, whatever was said before
         self._stopping.clear()
         self._thread = threading.Thread(target=self._run, name=f"{self._name}-supervisor",
                                         daemon=True)

@@ -378,14 +378,30 @@ class FakeFrontend:
 
     def connect(self, rdwr: dict[str, Any], terminate: Any) -> Any:
         assert rdwr["on-connect"](None) is False  # the tag comes back to us
-        if terminate():
-            return None
-        if not self.script:
-            self.stopping.set()
-            return None
-        advance, result = self.script.pop(0)
-        self.clock[0] += advance
-        return result
+        while True:
+            if terminate():
+                return None
+            if not self.script:
+                self.stopping.set()
+                return None
+            advance, result = self.script.pop(0)
+            self.clock[0] += advance
+            if result is not EMPTY_ROUND:
+                return result
+
+
+EMPTY_ROUND = object()  # a discovery round that finds nothing
+
+
+class Beeper:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def turn_on_led_and_buzzer(self) -> None:
+        self.calls.append("on")
+
+    def turn_off_led_and_buzzer(self) -> None:
+        self.calls.append("off")
 
 
 def serve_script(script: list[tuple[float, Any]], **config: Any) -> list[Any]:
@@ -465,3 +481,45 @@ def test_first_text_skips_other_records_and_blank_text():
     assert first_text(octets) is None
     with pytest.raises(ndef.DecodeError):
         first_text(bytes.fromhex("DEADBEEF"))
+
+
+def test_a_tag_still_there_when_the_reader_returns_is_not_reported_again():
+    clock = [0.0]
+    stopping = threading.Event()
+    script: list[tuple[float, Any]] = []
+    settings = NfcConfig.from_mapping({"poll_s": 0.001, "release_misses": 2})
+    session = NfcSession(settings, frontend_factory=lambda: FakeFrontend(script, clock, stopping),
+                         clock=lambda: clock[0])
+    events: list[Any] = []
+
+    def serve(*items: Any) -> None:
+        script[:] = [(10.0, item) for item in items]  # long past any debounce
+        stopping.clear()
+        session.open()
+        session.serve(events.append, stopping)
+
+    with pytest.raises(OSError):  # unplugged under the tile
+        serve(FakeTag("04A1B2C3", TEXT, presence_error=OSError(errno.EIO, "gone")))
+    serve(FakeTag("04A1B2C3", TEXT))  # back, and the tile still lies there
+    assert events == [TagSeen(uid="04A1B2C3", text="skb/witch")]
+    with pytest.raises(OSError):
+        serve(FakeTag("04A1B2C3", TEXT, presence_error=OSError(errno.EIO, "gone")))
+    serve(EMPTY_ROUND, FakeTag("04A1B2C3", TEXT))  # lifted while the reader was away, laid again
+    assert events == [TagSeen(uid="04A1B2C3", text="skb/witch")] * 3
+
+
+def test_beep_asks_the_reader_to_beep_while_the_tag_lies_there():
+    clock = [0.0]
+    stopping = threading.Event()
+    beeper = Beeper()
+
+    def frontend() -> FakeFrontend:
+        fake = FakeFrontend([(0, FakeTag("04A1B2C3", TEXT))], clock, stopping)
+        fake.device = beeper  # type: ignore[attr-defined]
+        return fake
+
+    session = NfcSession(NfcConfig.from_mapping({"poll_s": 0.001, "beep": True}),
+                         frontend_factory=frontend, clock=lambda: clock[0])
+    session.open()
+    session.serve(lambda event: None, stopping)
+    assert beeper.calls == ["on", "off"]
