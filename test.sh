@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v espeak-ng >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0 …"
+  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0, systemd (for systemd-analyze) …"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    espeak-ng sox alsa-utils libusb-1.0-0 >/dev/null
+    espeak-ng sox alsa-utils libusb-1.0-0 systemd >/dev/null
 fi
 EXTRAS=test source tools/setup-venv.sh
 .venv/bin/ruff check companion hardware voice tests bench reliability
