@@ -4,8 +4,11 @@
 # alsa-utils for the real-speech tests (without them those tests skip).
 set -euo pipefail
 cd "$(dirname "$0")"
-if ! command -v espeak-ng >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0, systemd (for systemd-analyze) …"
+# espeak-ng + sox + aplay: real-speech tests; systemd-analyze: the unit's security score.
+missing=0
+for cmd in espeak-ng soxi aplay systemd-analyze; do command -v "$cmd" >/dev/null || missing=1; done
+if [ "$missing" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0, systemd …" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     espeak-ng sox alsa-utils libusb-1.0-0 systemd >/dev/null
 fi
