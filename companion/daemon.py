@@ -104,13 +104,16 @@ def run(args: argparse.Namespace) -> int:
     sdnotify.ready()
     if args.simulate and not args.no_input:
         threading.Thread(target=terminal, args=(app, stopping), daemon=True, name="terminal").start()
-    interval = sdnotify.watchdog_interval()
+    interval = sdnotify.watchdog_interval()  # None unless systemd set WatchdogSec=
 
     def tick() -> None:  # the watchdog is fed from the loop itself: a stuck loop gets restarted
         sdnotify.watchdog()
 
     try:
-        loop.run(tick=tick, tick_every=min(interval, 1.0) if interval else 1.0)
+        if interval:
+            loop.run(tick=tick, tick_every=min(interval, 1.0))
+        else:
+            loop.run()
     finally:
         app.close()
     return 0

@@ -53,7 +53,9 @@ class Notifier:
             return False
         try:
             if self._sock is None:
-                self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+                # Non-blocking: a listener that stops reading must never stall the table loop.
+                self._sock = socket.socket(socket.AF_UNIX,
+                                           socket.SOCK_DGRAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK)
             self._sock.sendto(message.encode("utf-8"), address)
             return True
         except OSError:

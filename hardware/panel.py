@@ -21,6 +21,7 @@ still held, and its release then reports nothing.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -143,6 +144,8 @@ class Panel:
         self._clock = clock
         self._lock = threading.Lock()
         self._state = {name: _ButtonState() for name in BUTTON_NAMES}
+        self._outbox: queue.Queue[Any] = queue.Queue()
+        self._worker: threading.Thread | None = None
         self.buttons: dict[str, Any] = {}
         self.leds: dict[str, Any] = {}
         self.buzzer: Any = None
@@ -208,7 +211,42 @@ class Panel:
         self._on_button(HOLD_BACK)
 
     # ------------------------------------------------------------ outputs
+    # LED and buzzer requests come from the table loop, which must never wait
+    # for hardware: gpiozero stops and joins a blink's thread before the next
+    # call (milliseconds), so one worker thread here applies the requests in
+    # order and the loop only enqueues.
     def led(self, name: str, on: bool, flash: bool = False) -> None:
+        if name not in self.leds:
+            raise KeyError(f"no LED {name!r} (LEDs: {', '.join(LED_NAMES)})")
+        self._request(self._apply_led, name, on, flash)
+
+    def beep(self, long: bool = False) -> None:
+        self._request(self._apply_beep, long)
+
+    def flush(self, timeout: float = 5.0) -> None:
+        """Wait until every LED/buzzer request so far has been applied."""
+        done = threading.Event()
+        self._request(done.set)
+        done.wait(timeout)
+
+    def _request(self, fn: Callable[..., None], *args: Any) -> None:
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._apply_requests, name="panel-output", daemon=True)
+            self._worker.start()
+        self._outbox.put((fn, args))
+
+    def _apply_requests(self) -> None:
+        while True:
+            item = self._outbox.get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:  # a closed or failing device must not stop the feedback thread
+                pass
+
+    def _apply_led(self, name: str, on: bool, flash: bool) -> None:
         led = self.leds[name]
         if flash:
             led.blink(on_time=0.15, off_time=0.15, n=1, background=True)
@@ -217,7 +255,7 @@ class Panel:
         else:
             led.off()
 
-    def beep(self, long: bool = False) -> None:
+    def _apply_beep(self, long: bool) -> None:
         t = 0.4 if long else 0.05
         self.buzzer.beep(on_time=t, off_time=0.01, n=1, background=True)
 
@@ -260,10 +298,15 @@ class Panel:
             time.sleep(wait)
 
     def state(self) -> dict[str, bool]:
+        self.flush()
         return {name: bool(led.value) for name, led in self.leds.items()}
 
     def close(self) -> None:
         """Release every pin (LEDs and buzzer off first); idempotent."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            self._outbox.put(None)
+            worker.join(timeout=2.0)
         for dev in [*self.buttons.values(), *self.leds.values(), self.buzzer]:
             if dev is not None:
                 dev.close()

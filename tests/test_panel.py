@@ -174,8 +174,10 @@ def test_leds_drive_their_pins(panel: Panel) -> None:
         pin = panel.leds[name].pin
         pin.clear_states()
         panel.led(name, True)
+        panel.flush()
         assert pin.state
         panel.led(name, False)
+        panel.flush()
         assert not pin.state
         pin.assert_states([False, True, False])
     panel.led("ok", True)
@@ -203,6 +205,20 @@ def test_beep_lengths(panel: Panel, long: bool, length: float) -> None:
     assert [s.state for s in pin.states[:3]] == [False, True, False]
     on_for = pin.states[2].timestamp
     assert length * 0.8 <= on_for < length + 0.5
+
+
+def test_led_and_beep_requests_never_wait_for_the_hardware(panel: Panel, monkeypatch) -> None:
+    """The loop only enqueues: a slow device (gpiozero joining a blink
+    thread) holds up the panel's own worker, not the caller."""
+    gate = __import__("threading").Event()
+    monkeypatch.setattr(panel, "_apply_beep", lambda long: gate.wait(2))
+    started = time.monotonic()
+    for _ in range(5):
+        panel.beep()
+        panel.led("ok", True, flash=True)
+    assert time.monotonic() - started < 0.5
+    gate.set()
+    panel.flush()
 
 
 def test_pins_follow_the_config() -> None:
