@@ -9,7 +9,7 @@ thread.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, Union
+from typing import Protocol
 
 from companion.events import ReaderStatus, TagSeen
 
