@@ -1,0 +1,160 @@
+"""Bad files: the corpus in ``reliability/corpus`` (wrong types, unknown keys,
+broken YAML, latin-1 and UTF-16 files, duplicate keys, tabs, a directory, a
+huge file…) is refused with a ``ConfigError`` naming the file and the line,
+and none of it crashes the daemon: ``companion run --simulate`` with a bad
+``--config`` exits with code 2 and a one-line message naming the file."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from companion import config  # noqa: E402
+from companion.config import ConfigError  # noqa: E402
+from companion.simulate import run_script  # noqa: E402
+from reliability.badfiles import (  # noqa: E402
+    CONFIGS,
+    CONFIGS_OK,
+    CORPUS,
+    SCRIPTS,
+    TAGMAPS,
+    Bad,
+    make_huge,
+    tag_map_config,
+)
+from reliability.proc import child_env, companion_cmd  # noqa: E402
+
+
+def cases(entries: list[Bad]) -> list[object]:
+    return [pytest.param(b, id=b.name, marks=[pytest.mark.xfail(strict=True, reason=b.bug)] if b.bug else [])
+            for b in entries]
+
+
+def assert_names_file_and_line(e: ConfigError, path: Path, line: int | None) -> None:
+    assert e.file == str(path), e
+    assert e.line == line, f"expected line {line}: {e}"
+    text = str(e)
+    where = f"{path}:{line}: " if line else f"{path}: "
+    assert text.startswith(where), text
+    assert "\n" not in text and len(text) < 500, text[:300]
+    assert e.problem.strip()
+
+
+def test_the_corpus_is_complete() -> None:
+    on_disk = {p.name for p in (CORPUS / "config").iterdir()}
+    assert on_disk == {b.name for b in CONFIGS} | set(CONFIGS_OK)
+    assert {p.name for p in (CORPUS / "tagmap").iterdir()} == {b.name for b in TAGMAPS}
+    assert {p.name for p in (CORPUS / "script").iterdir()} == {b.name for b in SCRIPTS}
+    assert (CORPUS / "config" / "is-a-directory.yaml").is_dir()
+
+
+@pytest.mark.parametrize("bad", cases(CONFIGS))
+def test_a_bad_config_is_refused_naming_file_and_line(bad: Bad) -> None:
+    path = bad.path("config")
+    t0 = time.monotonic()
+    with pytest.raises(ConfigError) as info:
+        config.load([path])
+    assert time.monotonic() - t0 < 2.0
+    assert_names_file_and_line(info.value, path, bad.line)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS_OK))
+def test_unusual_but_valid_configs_load(name: str) -> None:
+    """An empty file or comments only change nothing; a UTF-8 BOM and CRLF line ends are fine."""
+    cfg = config.load([CORPUS / "config" / name])
+    assert cfg["language"] == CONFIGS_OK[name]
+
+
+def test_a_huge_config_is_refused_unread(tmp_path: Path) -> None:
+    path = make_huge(tmp_path / "huge.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.load([path])
+    assert_names_file_and_line(info.value, path, None)
+    assert "bytes" in info.value.problem
+
+
+@pytest.mark.parametrize("bad", cases(TAGMAPS))
+def test_a_bad_tag_map_is_refused_naming_file_and_line(bad: Bad) -> None:
+    path = bad.path("tagmap")
+    with pytest.raises(ConfigError) as info:
+        config.load_tag_map(path)
+    assert_names_file_and_line(info.value, path, bad.line)
+
+
+def test_a_huge_tag_map_is_refused_unread(tmp_path: Path) -> None:
+    path = make_huge(tmp_path / "tags.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.load_tag_map(path)
+    assert_names_file_and_line(info.value, path, None)
+
+
+@pytest.mark.parametrize("bad", cases(SCRIPTS))
+def test_a_bad_table_script_is_refused_naming_file_and_line(bad: Bad, tmp_path: Path) -> None:
+    path = bad.path("script")
+    with pytest.raises(ConfigError) as info:
+        run_script(path, state=tmp_path, out=io.StringIO())
+    assert_names_file_and_line(info.value, path, bad.line)
+
+
+# ------------------------------------------------------------------ the daemon
+def run_daemon(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(companion_cmd(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60, cwd=str(tmp), env=child_env())
+
+
+def daemon_refuses(config_path: Path, named: Path, line: int | None, tmp: Path) -> str | None:
+    """None if ``companion --config FILE run --simulate`` exits 2 with one line naming ``named``."""
+    p = run_daemon(["--config", str(config_path), "run", "--simulate", "--state", str(tmp / "state")], tmp)
+    lines = p.stderr.strip().splitlines()
+    where = f"{named}:{line}:" if line else f"{named}:"
+    if p.returncode != 2 or len(lines) != 1 or where not in lines[0] or "Traceback" in p.stderr:
+        return f"{named.name}: exit {p.returncode}, stderr {p.stderr.strip()[-300:]!r}"
+    return None
+
+
+def test_the_daemon_refuses_every_bad_file_with_exit_2_and_one_line(tmp_path: Path) -> None:
+    jobs: list[tuple[Path, Path, int | None, Path]] = []
+    for b in CONFIGS:
+        if not b.bug:
+            jobs.append((b.path("config"), b.path("config"), b.line, tmp_path / f"c-{b.name}"))
+    for b in TAGMAPS:
+        if not b.bug:
+            work = tmp_path / f"t-{b.name}"
+            work.mkdir()
+            jobs.append((tag_map_config(b.path("tagmap"), work / "companion.yaml"), b.path("tagmap"), b.line, work))
+    huge = make_huge(tmp_path / "huge.yaml")
+    jobs.append((huge, huge, None, tmp_path / "huge"))
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        problems = [p for p in pool.map(lambda j: daemon_refuses(*j), jobs) if p]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: the files marked as bugs in reliability/badfiles.py crash the "
+                   "daemon with a traceback (exit 1) or print a two-line message")
+def test_the_daemon_refuses_the_known_bad_files_too(tmp_path: Path) -> None:
+    jobs = [(b.path("config"), b.path("config"), b.line, tmp_path / b.name) for b in CONFIGS if b.bug]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        problems = [p for p in pool.map(lambda j: daemon_refuses(*j), jobs) if p]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: companion/cli.py defines --config on the top-level parser only, so "
+                   "`companion run --simulate --config FILE` (the form the issue gives) is an argparse error "
+                   "('unrecognized arguments', two lines) even for a good file")
+def test_run_takes_config_after_the_subcommand(tmp_path: Path) -> None:
+    bad = CORPUS / "config" / "tabs.yaml"
+    p = run_daemon(["run", "--simulate", "--state", str(tmp_path / "state"), "--config", str(bad)], tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [f"companion: {bad}:4: broken YAML: found character '\\t' "
+                                             "that cannot start any token"]
