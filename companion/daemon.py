@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if args.simulate:
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
     out = sys.stdout
+    human = sys.stderr if args.json else sys.stdout  # the JSON log keeps stdout to itself
 
     def log(ev: dict[str, Any]) -> None:
         if args.simulate and not args.json:
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
 
     reader = make_reader(cfg, args.simulate)
-    voice = make_voice(cfg, args.simulate, out)
+    voice = make_voice(cfg, args.simulate, human)
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
     loop = app.loop
 
@@ -103,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     reader.start(loop.submit)
     sdnotify.ready()
     if args.simulate and not args.no_input:
-        threading.Thread(target=terminal, args=(app, stopping), daemon=True, name="terminal").start()
+        threading.Thread(target=terminal, args=(app, stopping), kwargs={"out": human},
+                         daemon=True, name="terminal").start()
     interval = sdnotify.watchdog_interval()  # None unless systemd set WatchdogSec=
 
     def tick() -> None:  # the watchdog is fed from the loop itself: a stuck loop gets restarted
@@ -126,11 +128,13 @@ def _menu() -> list[str]:
     return [i for ids in tags.COMPONENT_SETS.values() for i in ids]
 
 
-def terminal(app: App, stopping: threading.Event, inp: TextIO = sys.stdin,
-             out: TextIO = sys.stdout) -> None:
+def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
+             out: TextIO | None = None) -> None:
     """Commands from a person: an identity (``skb/knight/3``), a number from
     ``menu``, ``uid:04A1…``, a button (``next``/``back``/``repeat``/``hold``),
     ``unplug``/``plug``, ``leds``, ``help``, ``quit``."""
+    inp, out = inp or sys.stdin, out or sys.stdout
+    interactive = inp is sys.stdin and inp.isatty() and out is sys.stdout
     menu = _menu()
     try:
         import readline
@@ -146,7 +150,7 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO = sys.stdin,
     reader, panel, loop = app.reader, app.panel, app.loop
     while not stopping.is_set():
         try:
-            line = input("> ") if inp is sys.stdin else inp.readline()
+            line = input("> ") if interactive else inp.readline()
         except EOFError:
             line = ""
         if not line:

@@ -1,0 +1,73 @@
+"""The daemon as a process: readiness over the systemd notify socket, taps
+from the terminal, and a graceful SIGTERM within 2 s with the journal intact."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from companion.store import Journal
+
+
+def start(tmp_path: Path) -> tuple[subprocess.Popen, socket.socket]:
+    sock_path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(sock_path))
+    sock.settimeout(10)
+    env = {**os.environ, "NOTIFY_SOCKET": str(sock_path), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "companion.cli", "run", "--simulate", "--json",
+                             "--state", str(tmp_path / "state")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    return proc, sock
+
+
+def read_until(proc: subprocess.Popen, event: str, deadline: float) -> dict:
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if line.startswith("{"):
+            ev = json.loads(line)
+            if ev["event"] == event:
+                return ev
+    raise AssertionError(f"no {event} event")
+
+
+def test_ready_taps_and_graceful_sigterm(tmp_path: Path) -> None:
+    proc, sock = start(tmp_path)
+    try:
+        assert sock.recv(4096).startswith(b"READY=1")
+        assert proc.stdin is not None
+        for cmd in ("game/seven-knights", "player/red", "player/blue", "player/green"):
+            proc.stdin.write(cmd + "\n")
+            proc.stdin.flush()
+            assert read_until(proc, "accepted", time.monotonic() + 10)["input"] == cmd
+        t = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+        assert time.monotonic() - t < 2.0
+        assert sock.recv(4096).startswith(b"STOPPING=1")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sock.close()
+    journal = Journal(tmp_path / "state" / "journal.sqlite", readonly=True)
+    assert [e.input.label for e in journal.entries()] == [
+        "game/seven-knights", "player/red", "player/blue", "player/green"]
+
+
+def test_bad_config_stops_with_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("voice:\n  rate: fast\n")
+    proc = subprocess.run([sys.executable, "-m", "companion.cli", "--config", str(bad), "run", "--simulate",
+                           "--state", str(tmp_path)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"companion: {bad}:2: voice.rate must be a number, not 'fast'"
