@@ -405,26 +405,21 @@ def test_write_and_verify_on_an_emulated_type3_tag_then_read_it(emulator, tmp_pa
 def test_write_one_tag_after_another_on_the_emulated_reader(emulator, tmp_path):
     first, second = blank_tag(), blank_tag()
     emulator.place(first)
+    cli = Run(tmp_path)
 
     def operator() -> None:
-        # Swap tiles once the first one carries its identity.
+        # Swap tiles when the companion says the first one is done.
         deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            try:
-                if first.texts() == ["player/red"]:
-                    break
-            except Exception:  # mid-write the memory may not parse yet
-                pass
+        while "verified: player/red" not in cli.text and time.monotonic() < deadline:
             time.sleep(0.01)
         emulator.remove()
         emulator.place(second)
 
     hand = threading.Thread(target=operator)
     hand.start()
-    cli = Run(tmp_path)
     args = parse("write", "player/red", "player/blue", "--tag-map", str(cli.tag_map), "--timeout", "3")
     try:
-        assert run(args, reader_factory=nfc_station(emulator), out=cli.out, done=cli.done) == 0
+        assert run(args, reader_factory=nfc_station(emulator), out=cli.out, done=cli.done) == 0, cli.text
     finally:
         hand.join(WAIT)
     assert (first.texts(), second.texts()) == (["player/red"], ["player/blue"])
