@@ -100,6 +100,21 @@ def _extra_players(v: Any) -> str | None:
     return None
 
 
+def _targets(v: Any) -> str | None:
+    ok = ("106A", "106B", "212F", "424F")
+    if not isinstance(v, list) or not v or not all(t in ok for t in v):
+        return f"must be a list drawn from {', '.join(ok)}, not {v!r}"
+    return None
+
+
+def _whole(low: int, high: int) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, int):
+            return f"must be a whole number, not {v!r}"
+        return None if low <= v <= high else f"must be between {low} and {high}, not {v}"
+    return check
+
+
 def _pin(v: Any) -> str | None:
     return _number(0, 27)(v) or (None if isinstance(v, int) else f"must be a whole BCM pin number, not {v!r}")
 
@@ -144,6 +159,10 @@ SCHEMA: dict[str, Any] = {
         "tag_map": Field("tags.yaml", _is(str, "a path"), "UID → identity file, relative to this config file"),
         "retry_s": Field([1.0, 30.0], _range(0.01, 3600)),
         "poll_s": Field(0.1, _number(0.01, 5)),
+        "targets": Field(["106A", "106B", "212F"], _targets, "106A: NTAG/Type 2; 106B; 212F: FeliCa; 424F"),
+        "release_misses": Field(3, _whole(1, 50), "failed presence checks in a row that mean 'taken away'"),
+        "debounce_s": Field(0.5, _number(0, 10), "a tag back within this is the same tap"),
+        "beep": Field(False, _is(bool, "true or false"), "let the reader beep itself (ACR122)"),
     },
     "panel": {
         "backend": Field("gpio", _choice("gpio", "mock")),

@@ -113,3 +113,13 @@ def test_panel_pin_defaults_match_the_panel() -> None:
     from hardware.panel import PanelPins
 
     assert config.defaults()["panel"]["pins"] == asdict(PanelPins())
+
+
+def test_reader_defaults_match_the_nfc_reader() -> None:
+    from hardware.nfc_reader import NfcConfig
+
+    reader = config.defaults()["reader"]
+    nfc = NfcConfig.from_mapping(reader)
+    assert (list(nfc.targets), nfc.release_misses, nfc.debounce_s, nfc.beep) == (
+        reader["targets"], reader["release_misses"], reader["debounce_s"], reader["beep"])
+    assert NfcConfig.from_mapping({}) == nfc
