@@ -31,7 +31,7 @@ import yaml
 
 from reliability.inproc import Reference, label, read_journal, run_script, totals
 from reliability.proc import Daemon
-from reliability.scripts import ONW_FAST, RETRY_S, Script, generate
+from reliability.scripts import ONW_FAST, PANEL_FAST, RETRY_S, Script, generate
 
 RESPONSE_TIMEOUT_S = 20.0
 _REFERENCE_LOCK = threading.Lock()
@@ -61,8 +61,10 @@ class CrashResult:
 
 
 def write_config(path: Path, seed: int = 1) -> Path:
-    """The ``--config`` file of the campaign: a fast One Night night, a fixed seed."""
-    path.write_text(yaml.safe_dump({"seed": seed, "games": ONW_FAST}, sort_keys=False), encoding="utf-8")
+    """The ``--config`` file of the campaign: a fast One Night night, a short
+    long-press, a fixed seed."""
+    cfg = {"seed": seed, "games": ONW_FAST, "panel": PANEL_FAST}
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
     return path
 
 

@@ -16,13 +16,13 @@ from companion import config as configmod
 from companion.events import ButtonPressed, TimerFired, input_to_json
 from companion.simulate import Simulation
 from companion.store import Journal
-from reliability.scripts import ONW_FAST, RETRY_S, Script, Step
+from reliability.scripts import ONW_FAST, PANEL_FAST, RETRY_S, Script, Step
 
 MAX_TRIES = 400  # × RETRY_S of virtual time: far longer than any night or vote count
 
 
 def campaign_overrides(seed: int = 1) -> dict[str, Any]:
-    return {"seed": seed, "games": ONW_FAST}
+    return {"seed": seed, "games": ONW_FAST, "panel": PANEL_FAST}
 
 
 def load_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -36,6 +36,8 @@ RETRY_S = 0.25
 
 # The One Night config the campaign plays with: a night of under 4 s.
 ONW_FAST: dict[str, Any] = {"one-night": {"window_s": 1, "pace": 0.25, "discussion_min": 0.5}}
+# ... and a long press of back that takes 0.3 s, not 2 s (the daemon's panel holds for real).
+PANEL_FAST: dict[str, Any] = {"hold_back_s": 0.3}
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class Script:
                 steps.append({"wait": round(waits[i], 3)})
             steps.append(s.as_yaml_step())
         doc = {"title": f"reliability script {self.seed}", "seed": 1,
-               "config": {"games": ONW_FAST}, "steps": steps}
+               "config": {"games": ONW_FAST, "panel": PANEL_FAST}, "steps": steps}
         return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
@@ -122,6 +124,13 @@ class _Gen:
 
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
+
+    def hold_then_cancel(self) -> None:
+        """Sometimes: a long press of back (restart the step? abandon the
+        game?), then back to cancel — the table is where it was."""
+        if self.chance(self.wrong / 5):
+            self.add(Step("hold", "back"))
+            self.add(press("back"))
 
 
 # ---------------------------------------------------------- Seven Knights
@@ -175,6 +184,7 @@ def _seven_knights_round(g: _Gen, rule: str, players: list[str], tiles: tuple[st
     phase = rng.choice([0, 0, 1, 2, 2, 3])  # nexts: quest → questions → recommendation → command
     for _ in range(min(phase, 2)):
         g.add(press("next"))
+    g.hold_then_cancel()
     captain, known = rng.choice(players), False
     if phase >= 2 and g.chance(0.5):  # the optional election
         votes: dict[str, str] = {}
@@ -216,6 +226,8 @@ def _seven_knights_round(g: _Gen, rule: str, players: list[str], tiles: tuple[st
         if i < len(laid) - 1 and g.chance(g.wrong / 3):
             g.add(press("back"))
             g.add(tap(t))
+        if i < len(laid) - 1:
+            g.hold_then_cancel()
         g.maybe(tap(t, wrong=True), *elsewhere)
     g.add(press("next"))
     rest = [t for t in front if t not in laid]
@@ -278,6 +290,7 @@ def one_night(g: _Gen, *, again: dict[str, Any] | None = None) -> dict[str, Any]
         if j > 0:
             g.maybe(tap(f"player/{players[order[0]]}", wrong=True))  # role card expected
         g.add(tap(card))
+        g.hold_then_cancel()
     executed = rng.sample(players, rng.randint(0, n - 2))
     for p in executed:
         g.add(tap(f"player/{p}"))
