@@ -114,8 +114,13 @@ def crash_run(seed: int, workdir: Path | None = None, *, max_kills: int = 2,
     rng = random.Random(seed * 7919 + 17)
     script = script or generate(seed)
     res = CrashResult(seed, script.games, len(script.steps))
-    with _REFERENCE_LOCK:  # in-process simulations, one at a time
-        ref = run_script(script, workdir / "reference")
+    try:
+        with _REFERENCE_LOCK:  # in-process simulations, one at a time
+            ref = run_script(script, workdir / "reference")
+    except Exception as e:  # e.g. a config the tree cannot load right now: report, go on
+        res.problem(f"reference run failed: {type(e).__name__}: {e}")
+        res.seconds = time.monotonic() - t0
+        return res
     res.script_yaml = script.yaml(ref.waits)
     config = write_config(workdir / "companion.yaml")
     state = workdir / "state"

@@ -14,7 +14,9 @@ every run must keep.
   so far, ``game_over`` repeats the last totals, ``session_scores`` equals the
   journal's plays added up;
 - replaying the journal into a fresh Simulation on the same state directory
-  gives the same session state and the same engine state.
+  gives the same session state and the same engine state;
+- (``liveness=True``) a step that waits on a timer (the One Night night,
+  discussion and vote) always has one pending, so the game cannot stall.
 """
 
 from __future__ import annotations
@@ -150,7 +152,11 @@ class _Scores:
             assert ev["totals"] == want, f"session totals {ev['totals']} are not the plays added up {want}"
 
 
-def check(steps: Iterable[Step], state: Path, cfg: dict[str, Any] | None = None) -> Runner:
+TIMED_STEPS = {"OneNight": ("night", "discussion", "vote")}
+
+
+def check(steps: Iterable[Step], state: Path, cfg: dict[str, Any] | None = None, *,
+          liveness: bool = False) -> Runner:
     """Play ``steps`` checking every invariant; returns the (closed) runner."""
     cfg = cfg if cfg is not None else load_config()
     r = Runner(state, cfg)
@@ -187,6 +193,10 @@ def check(steps: Iterable[Step], state: Path, cfg: dict[str, Any] | None = None)
             if (after["engine"] is before["engine"] and before["engine"] is not None
                     and after["engine_totals"] != before["engine_totals"]):
                 assert "round_scored" in kinds, f"{where}: totals changed without round_scored"
+            engine = after["engine"]
+            if liveness and engine is not None and engine.state.step in TIMED_STEPS.get(after["engine_type"], ()):
+                assert r.sim.loop.pending_timers(), \
+                    f"{where}: {after['engine_type']} waits in {engine.state.step} with no timer pending"
         final = _snapshot(r)
     finally:
         r.close()
@@ -203,10 +213,30 @@ def check(steps: Iterable[Step], state: Path, cfg: dict[str, Any] | None = None)
     return r
 
 
+def mutated_script(seed: int) -> list[Step]:
+    """``mutated_games`` without hypothesis, for the long campaign."""
+    rng = random.Random(seed)
+    steps = list(generate(rng.randrange(10_000), wrong=0.1).steps)
+    for _ in range(rng.randint(0, 6)):
+        steps.insert(rng.randint(0, len(steps)), rng.choice(_plain_random(rng, 3) or [Step("press", "back")]))
+    for _ in range(rng.randint(0, 3)):
+        if steps:
+            del steps[rng.randrange(len(steps))]
+    out: list[Step] = []
+    for s in steps:
+        if s.retry:
+            out.append(Step("wait", 5.0))
+        out.append(Step(s.kind, s.value))
+    return out
+
+
 def random_script(seed: int, max_steps: int = 80) -> list[Step]:
     """A script for the long campaign, from a seeded random source (no
     hypothesis): like ``table_scripts``, biased the same way."""
-    rng = random.Random(seed)
+    return _plain_random(random.Random(seed), max_steps)
+
+
+def _plain_random(rng: random.Random, max_steps: int) -> list[Step]:
     game = rng.choice(["seven-knights", "one-night", "madness-hour", None])
     steps: list[Step] = []
     if game:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The long reliability campaign.
 
-    python reliability/run.py [--runs N] [--seed S] [--jobs J] [--max-kills K] [--keep DIR]
+    python reliability/run.py [--runs N] [--seed S] [--jobs J] [--max-kills K] [--keep DIR] [--fuzz N]
 
 Each run generates a random table script (Seven Knights in any rule set and
 player count, One Night with a fast night, wrong taps mixed in), plays it on
@@ -11,7 +11,8 @@ directory, finishes the script and compares with an uninterrupted run (see
 ``reliability/crash.py`` for every check).  Prints one line per failing run
 and a summary table; the exit code is 1 if anything was lost, doubled or
 different.  Run ``i`` uses seed ``S + i``, so a failure is replayed with
-``--runs 1 --seed <its seed>``.
+``--runs 1 --seed <its seed>``.  ``--fuzz N`` then runs the fuzz invariants
+(``reliability/fuzz.py``, with liveness) over 2N seeded scripts in process.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ if (_VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != _VENV.r
     os.execv(str(_VENV / "bin" / "python"), [str(_VENV / "bin" / "python"), *sys.argv])
 
 from reliability.crash import CrashResult, crash_run  # noqa: E402
+from reliability.fuzz import check, mutated_script, random_script  # noqa: E402
+from reliability.inproc import load_config  # noqa: E402
 
 
 def table(rows: list[tuple[str, str]]) -> str:
@@ -59,6 +62,32 @@ def summary(results: list[CrashResult], seconds: float) -> list[tuple[str, str]]
     ]
 
 
+def fuzz(n: int, seed: int) -> int:
+    """``n`` random scripts and ``n`` mutated whole games through every
+    invariant of ``reliability.fuzz`` (liveness too); prints its own table."""
+    cfg = load_config()
+    t0 = time.monotonic()
+    failures: dict[str, list[int]] = {}
+    steps = 0
+    for i in range(2 * n):
+        s = seed + i // 2
+        script = random_script(s) if i % 2 == 0 else mutated_script(s)
+        steps += len(script)
+        with tempfile.TemporaryDirectory(prefix="companion-fuzz-") as tmp:
+            try:
+                check(script, Path(tmp), cfg, liveness=True)
+            except AssertionError as e:
+                first = str(e).splitlines()[0]
+                what = first.split(": ", 1)[1] if ": " in first else first
+                failures.setdefault(f"{'random' if i % 2 == 0 else 'mutated'}: {what[:110]}", []).append(s)
+    print(table([("fuzz scripts", str(2 * n)), ("steps", str(steps)),
+                 ("failed scripts", str(sum(len(v) for v in failures.values()))),
+                 ("time", f"{time.monotonic() - t0:.0f} s")]))
+    for what, seeds in sorted(failures.items()):
+        print(f"  {len(seeds):>3} × {what}  (seeds {', '.join(map(str, seeds[:5]))})")
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=300)
@@ -67,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-kills", type=int, default=2, help="SIGKILLs per run: 1..K")
     p.add_argument("--keep", type=Path, default=None, help="write failing scripts here (default: a temp dir)")
     p.add_argument("--quiet", action="store_true", help="no progress line per run")
+    p.add_argument("--fuzz", type=int, default=0, metavar="N",
+                   help="then N random + N mutated scripts through the fuzz invariants (in process)")
     args = p.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
     keep = args.keep or Path(tempfile.mkdtemp(prefix="companion-reliability-"))
@@ -76,9 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     lock = threading.Lock()
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(crash_run, seed + i, max_kills=args.max_kills) for i in range(args.runs)]
+        futures = {pool.submit(crash_run, seed + i, max_kills=args.max_kills): seed + i for i in range(args.runs)}
         for fut in as_completed(futures):
-            r = fut.result()
+            try:
+                r = fut.result()
+            except Exception as e:  # never lose the campaign to one run
+                r = CrashResult(futures[fut], [], 0, problems=[f"{type(e).__name__}: {e}"])
             with lock:
                 results.append(r)
                 done = len(results)
@@ -99,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     bad = [r for r in results if not r.ok]
     if bad:
         print(f"failing seeds: {', '.join(str(r.seed) for r in bad)} (scripts in {keep})")
-    return 1 if bad else 0
+    fuzz_failed = fuzz(args.fuzz, seed) if args.fuzz else 0
+    return 1 if bad or fuzz_failed else 0
 
 
 if __name__ == "__main__":

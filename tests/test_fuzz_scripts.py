@@ -82,3 +82,51 @@ def test_the_checker_notices_a_journal_that_drops_an_input(tmp_path: Path, monke
     monkeypatch.setattr(Journal, "append", forgetful)
     with pytest.raises(AssertionError, match="replay"):
         check(GAME, tmp_path, CFG)
+
+
+# ------------------------------------------- found while fuzzing One Night's timers
+ONW_START = [Step("tap", "game/one-night"), *(Step("tap", f"player/{c}") for c in ("red", "blue", "green")),
+             Step("press", "next"), Step("press", "next")]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: companion/games/base.py Engine.handle keeps an undo snapshot for "
+                   "TimerFired inputs too, so `back` (or hold-back → next) during the One Night vote count "
+                   "restores vote_at; the pending vote timer is then refused as stale and the game never "
+                   "leaves the vote (every tap refused, only abandoning helps)")
+def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> None:
+    from reliability.inproc import Runner
+
+    r = Runner(tmp_path, CFG)
+    try:
+        for step in ONW_START:
+            r.step(step)
+        r.wait(5.0)  # the fast night is over
+        assert r.step(Step("press", "next"))["event"] == "accepted"  # discussion ended: the count starts
+        r.wait(0.6)  # "one"
+        r.step(Step("press", "back"))
+        r.wait(60.0)
+        assert r.sim.loop.session.engine.state.step == "reveal"
+    finally:
+        r.close()
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: companion/games/base.py Engine.handle keeps an undo snapshot for "
+                   "TimerFired inputs, so `back` during the One Night discussion undoes the last minute tick: "
+                   "a 3-minute discussion then ends after 4 minutes and its warnings come a minute late")
+def test_back_during_the_discussion_does_not_stretch_it(tmp_path: Path) -> None:
+    from reliability.inproc import Runner, load_config
+
+    cfg = load_config({"seed": 1, "games": {"one-night": {"window_s": 1, "pace": 0.25, "discussion_min": 3}}})
+    r = Runner(tmp_path, cfg)
+    try:
+        for step in ONW_START:
+            r.step(step)
+        r.wait(3.75)  # morning: the discussion starts now
+        start = r.sim.clock.now()
+        r.wait(61.0)  # one minute tick
+        r.step(Step("press", "back"))
+        r.wait(300.0)
+        up = next(e["t"] for e in r.events if e["event"] == "say" and e["key"] == "onw.discussion.time_up")
+        assert up - start == pytest.approx(180.0, abs=1.0)
+    finally:
+        r.close()
