@@ -23,13 +23,16 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="companion", description="A table companion for hidden-role games.")
-    parser.add_argument("--config", action="append", type=Path, default=None,
-                        help="a settings file (may be given more than once; later wins)")
+    config_help = "a settings file (may be given more than once; later wins)"
+    # --config goes before or after the command; two dests, because a subparser
+    # would overwrite the top-level value rather than add to it.
+    parser.add_argument("--config", dest="config_first", action="append", type=Path, default=[], help=config_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # Only the chosen command's module is imported: `companion run` must start fast.
     chosen = next((a for a in argv if a in COMMANDS), None)
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text)
+        p.add_argument("--config", action="append", type=Path, default=[], help=config_help)
         if name == chosen:
             try:
                 mod = importlib.import_module(module)
@@ -39,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mod.configure_parser(p)
             p.set_defaults(_run=mod.run)
     args = parser.parse_args(argv)
+    args.config = args.config_first + args.config
     from companion.config import ConfigError
 
     try:

@@ -222,13 +222,68 @@ def read_yaml(path: Path) -> yaml.Node | None:
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise ConfigError(name, line, "not UTF-8 text (save the file as UTF-8)") from None
+    return compose(text, name)
+
+
+def compose(text: str, name: str) -> yaml.Node | None:
+    """YAML text → node tree, or a ConfigError with the line."""
+    _refuse_deep_nesting(text, name)
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise ConfigError(name, mark.line + 1 if mark else None, f"broken YAML: {e.problem or e.context}") from None
+    except yaml.reader.ReaderError as e:  # a NUL or another control character
+        line = text[: e.position].count("\n") + 1
+        char = chr(e.character) if isinstance(e.character, int) else e.character
+        raise ConfigError(name, line, f"character {char!r} is not allowed in YAML") from None
     except yaml.YAMLError as e:
-        raise ConfigError(name, None, f"broken YAML: {e}") from None
+        raise ConfigError(name, None, f"broken YAML: {_short(str(e))}") from None
+    except RecursionError:
+        raise ConfigError(name, None, "nested too deeply to be a settings file") from None
+    if node is not None:
+        _refuse_aliases(node, name)
+    return node
+
+
+MAX_DEPTH = 32  # settings nest four levels; the YAML parser recurses and would overflow far deeper
+
+
+def _refuse_deep_nesting(text: str, name: str) -> None:
+    """Find flow brackets nested absurdly deep before the recursive parser
+    does, so the message can name the line (quotes are not tracked: a
+    bracket inside a string can only make this stricter)."""
+    depth, line = 0, 1
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(name, line, f"nested more than {MAX_DEPTH} levels deep")
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+
+
+def _refuse_aliases(root: yaml.Node, name: str) -> None:
+    """Settings never need YAML anchors and aliases (&a / *a), and following
+    them invites cycles and exponential blow-ups: refuse them outright.  An
+    alias is the very node object of its anchor, met a second time."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise ConfigError(name, _line(node), "YAML anchors and aliases (&name, *name) are not supported here")
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _SCALARS = yaml.constructor.SafeConstructor()
@@ -238,21 +293,21 @@ def _line(node: yaml.Node) -> int:
     return node.start_mark.line + 1
 
 
-def _plain(node: yaml.Node, file: str) -> Any:
+def plain(node: yaml.Node, file: str) -> Any:
     """A node as plain Python, refusing duplicate keys (PyYAML keeps the last
     silently, which would hide a typo'd second setting)."""
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for k, v in node.value:
-            key = _plain(k, file)
+            key = plain(k, file)
             if isinstance(key, (list, dict)):
                 raise ConfigError(file, _line(k), "a key must be a plain value")
             if key in out:
                 raise ConfigError(file, _line(k), f"{key!r} is given twice")
-            out[key] = _plain(v, file)
+            out[key] = plain(v, file)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_plain(v, file) for v in node.value]
+        return [plain(v, file) for v in node.value]
     return _SCALARS.construct_object(node)  # resolves int, float, bool, null, str
 
 
@@ -261,7 +316,9 @@ def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], f
         raise ConfigError(file, _line(node), f"{path or 'the file'} must be a mapping of settings")
     seen: set[str] = set()
     for knode, vnode in node.value:
-        key = _plain(knode, file)
+        if not isinstance(knode, yaml.ScalarNode):
+            raise ConfigError(file, _line(knode), "a setting's name must be a plain word, not a list or mapping")
+        key = plain(knode, file)
         where = f"{path}.{key}" if path else str(key)
         if key in seen:
             raise ConfigError(file, _line(knode), f"{where} is given twice")
@@ -273,10 +330,16 @@ def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], f
         if isinstance(spec, dict):
             _merge(target[key], vnode, spec, file, where)
             continue
-        value = _plain(vnode, file)
+        value = plain(vnode, file)
         if problem := spec.check(value):
-            raise ConfigError(file, _line(vnode), f"{where} {problem}")
+            raise ConfigError(file, _line(vnode), _short(f"{where} {problem}", 300))
         target[key] = value
+
+
+def merge_node(cfg: dict[str, Any], node: yaml.Node | None, name: str) -> None:
+    """Check a node of settings against the schema and merge it into ``cfg``."""
+    if node is not None:
+        _merge(cfg, node, SCHEMA, name, "")
 
 
 def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -295,9 +358,7 @@ def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None =
             tag_map_from = path.parent / cfg["reader"]["tag_map"]  # absolute paths stay as they are
         cfg["reader"]["tag_map"] = str(tag_map_from)
     if overrides:
-        node = yaml.compose(yaml.safe_dump(dict(overrides)), Loader=yaml.SafeLoader)
-        if node is not None:
-            _merge(cfg, node, SCHEMA, "script config", "")
+        merge_node(cfg, yaml.compose(yaml.safe_dump(dict(overrides)), Loader=yaml.SafeLoader), "overrides")
     return cfg
 
 
@@ -315,7 +376,7 @@ def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[st
         raise ConfigError(name, _line(node), "a tag map must be a mapping UID: identity")
     out: dict[str, str] = {}
     for knode, vnode in node.value:
-        uid, ident = _plain(knode, name), _plain(vnode, name)
+        uid, ident = plain(knode, name), plain(vnode, name)
         if not isinstance(uid, str) or not tags.valid_uid(uid):
             raise ConfigError(name, _line(knode), f"{uid!r} is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)")
         if not isinstance(ident, str) or not tags.is_known(ident, extra_players):

@@ -53,6 +53,7 @@ Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) ->
 Log = Callable[[dict[str, Any]], None]
 
 _STOP = object()
+TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
 class TableLoop:
@@ -141,6 +142,11 @@ class TableLoop:
             self.pump()
         set_time(t)
 
+    def _arm(self, name: str, due: float) -> None:
+        entry = (due, next(self._order))
+        self._live[name] = entry
+        heapq.heappush(self._timers, (*entry, name))
+
     def pending_timers(self) -> dict[str, float]:
         self._next_due()
         return {name: due for name, (due, _) in self._live.items()}
@@ -205,6 +211,10 @@ class TableLoop:
         except JournalError as e:
             # Not durable, so not accepted: rebuild the table as the journal has it.
             self._rebuild()
+            if isinstance(inp, TimerFired):  # nobody can tap a timer again: try it again shortly
+                self._arm(inp.name, now + TIMER_RETRY_S)
+                self._emit("error", message=f"{e}; timer {inp.name} will be tried again")
+                return None
             self._emit("error", message=f"{e}; the input was not taken, please tap again")
             return self._reject(label, Refusal("refuse.not_saved", "could not save; tap again"))
         if not isinstance(inp, TimerFired):
@@ -244,9 +254,7 @@ class TableLoop:
                 if out.event == "ambience":
                     self.voice.ambience(str(out.fields.get("sound")), out.fields.get("action") == "start")
             elif isinstance(out, SetTimer):
-                entry = (base + out.delay, next(self._order))
-                self._live[out.name] = entry
-                heapq.heappush(self._timers, (*entry, out.name))
+                self._arm(out.name, base + out.delay)
             elif isinstance(out, CancelTimer):
                 self._live.pop(out.name, None)
         if says:

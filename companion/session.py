@@ -261,7 +261,10 @@ class Session:
         """After the journal is replayed: say where the table is."""
         st = self.state
         if st.phase == PLAYING and self.engine is not None:
-            return [Say("session.resumed_game", {"game": f"game/{st.game}"}), *self.engine.resume()]
+            where = [Say("session.resumed_game", {"game": f"game/{st.game}"}), *self.engine.resume()]
+            if st.confirm is not None:  # a long press of back was waiting for its answer
+                where.append(Say(f"session.confirm_{st.confirm}"))
+            return where
         if st.phase == GATHERING:
             return [Say("session.resumed_gathering", {"game": f"game/{st.game}", "players": list(st.players)})]
         return [Say("session.ready")]

@@ -32,20 +32,30 @@ def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]
     name = str(path)
     if not isinstance(node, yaml.MappingNode):
         raise ConfigError(name, 1, "a table script is a mapping with 'steps:'")
-    data = configmod._plain(node, name)
-    unknown = set(data) - {"config", "seed", "steps", "title", "expect"}
-    if unknown:
-        raise ConfigError(name, None, f"unknown script keys: {', '.join(sorted(unknown))}")
-    overrides = dict(data.get("config") or {})
-    if "seed" in data:
-        overrides["seed"] = data["seed"]
-    steps_node = next((v for k, v in node.value if k.value == "steps"), None)
+    top: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for knode, vnode in node.value:
+        key = knode.value if isinstance(knode, yaml.ScalarNode) else None
+        if key in top:
+            raise ConfigError(name, knode.start_mark.line + 1, f"{key!r} is given twice")
+        if key not in ("config", "seed", "steps", "title", "expect"):
+            raise ConfigError(name, knode.start_mark.line + 1,
+                              f"unknown script key {key!r} (keys: config, seed, steps, title, expect)")
+        top[key] = (knode, vnode)
+    overrides: dict[str, Any] = {}
+    if "config" in top:  # checked here, so a mistake names the script and its line
+        configmod.merge_node(configmod.defaults(), top["config"][1], name)
+        overrides = dict(configmod.plain(top["config"][1], name) or {})
+    if "seed" in top:
+        configmod.merge_node(configmod.defaults(), yaml.MappingNode("tag:yaml.org,2002:map", [top["seed"]]), name)
+        overrides["seed"] = configmod.plain(top["seed"][1], name)
+    steps_node = top.get("steps", (None, None))[1]
     if not isinstance(steps_node, yaml.SequenceNode):
-        raise ConfigError(name, None, "'steps:' must be a list")
+        line = steps_node.start_mark.line + 1 if steps_node is not None else None
+        raise ConfigError(name, line, "'steps:' must be a list of steps")
     steps = []
     for item in steps_node.value:
         line = item.start_mark.line + 1
-        step = configmod._plain(item, name)
+        step = configmod.plain(item, name)
         if not isinstance(step, dict) or len(step) != 1:
             raise ConfigError(name, line, f"a step is one of {', '.join(STEP_KINDS)}: value")
         (kind, value), = step.items()

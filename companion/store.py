@@ -115,7 +115,10 @@ class _Tx:
         self.db = db
 
     def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:  # locked by another writer, disk gone, …
+            raise JournalError(f"journal unavailable: {e}") from e
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.events import Input, Output, Press, Refusal, Say
+from companion.events import Input, Output, Press, Refusal, Say, TimerFired
 
 
 @dataclass(frozen=True)
@@ -134,8 +134,10 @@ class Engine:
         except Refusal:
             self.state = before
             raise
-        if self.state.step == before.step:
+        if self.state.step == before.step and not isinstance(inp, TimerFired):
             self._undo.append(before)
         else:
+            # A new step, or time passing (a timer): the table cannot take it
+            # back, so nothing before it can be undone either.
             self._undo.clear()
         return outputs
