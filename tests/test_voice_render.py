@@ -18,6 +18,7 @@ from voice.render import (
     RenderSettings,
     SubprocessRenderer,
     ToneRenderer,
+    _render_with,
     engine_id,
     espeak_available,
 )
@@ -111,6 +112,46 @@ def test_short_lines_back_to_back_never_come_out_empty(renderer, tmp_path):
         renderer.render(text, lang, out)
         seconds, rms = wav_facts(out)
         assert seconds > 0.1 and rms > 100, (i, text, lang)
+    assert renderer.retries <= 1  # the last-resort retry stays a rarity
+
+
+class FlakyEngine:
+    """Writes an empty WAV for the first ``empties`` jobs, then a real one."""
+
+    def __init__(self, empties: int) -> None:
+        self.empties, self.runs, self.target = empties, 0, ""
+
+    def setProperty(self, name: str, value: object) -> None:
+        pass
+
+    def save_to_file(self, text: str, path: str) -> None:
+        self.target = path
+
+    def runAndWait(self) -> None:
+        self.runs += 1
+        with wave.open(self.target, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(22050)
+            if self.runs > self.empties:
+                w.writeframes(array("h", [1000, -1000] * 2000).tobytes())
+
+
+@needs_espeak
+def test_an_empty_file_from_the_engine_is_rendered_again(tmp_path):
+    engine = FlakyEngine(empties=1)
+    job = {"text": "3", "voice": "en-us", "rate": 150, "volume": 0.8, "out": str(tmp_path / "3.wav")}
+    assert _render_with(engine, job) == 2
+    assert wav_facts(tmp_path / "3.wav")[0] > 0.1
+    assert [p.name for p in tmp_path.iterdir()] == ["3.wav"]
+
+
+@needs_espeak
+def test_an_engine_that_keeps_writing_nothing_is_refused(tmp_path):
+    job = {"text": "3", "voice": "en-us", "rate": 150, "volume": 0.8, "out": str(tmp_path / "3.wav")}
+    with pytest.raises(RenderError, match="no audio.*3 attempts"):
+        _render_with(FlakyEngine(empties=99), job)
+    assert list(tmp_path.iterdir()) == []  # no half-made file left behind
 
 
 @needs_espeak

@@ -8,9 +8,9 @@ spoken alone (the previous one has been handed over), so queueing behind
 another line is not counted.
 
 * ``cue_audio_cached_ms``: every clip already in the cache (warmed first);
-* ``cue_audio_live_ms``: an empty cache, so each line is synthesised (a
-  dynamic line from freshly rendered fragments) — the render child is
-  already running, as it is in the daemon after its first line.
+* ``cue_audio_live_ms``: an empty cache and assembling off, so each line is
+  one pyttsx3 synthesis of its whole reading — the render child is already
+  running, as it is in the daemon after its first line.
 """
 
 from __future__ import annotations
@@ -75,18 +75,17 @@ def measure(lines: Sequence[Line] | None = None, *, settings: RenderSettings | N
     errors: list[str] = []
     try:
         with tempfile.TemporaryDirectory(prefix="voice-bench-") as tmp:
-            warm = TtsVoice(
-                cache=WavCache(Path(tmp) / "warm", renderer), player=player, packs={},
-                entries=line_entries(), on_error=errors.append,
-            )  # fmt: skip
+
+            def voice(name: str, assemble: bool) -> TtsVoice:
+                cache = WavCache(Path(tmp) / name, renderer)
+                return TtsVoice({"assemble": assemble}, cache=cache, player=player, packs={},
+                                entries=line_entries(), on_error=errors.append)  # fmt: skip
+
+            warm = voice("warm", True)
             _cue_times(warm, lines)  # fills the cache (and starts the render child)
             cached = _cue_times(warm, lines)
             renders_before = renderer.renders
-            cold = TtsVoice(
-                cache=WavCache(Path(tmp) / "cold", renderer), player=player, packs={},
-                entries=line_entries(), on_error=errors.append,
-            )  # fmt: skip
-            live = _cue_times(cold, lines)
+            live = _cue_times(voice("cold", False), lines)
             live_renders = renderer.renders - renders_before
     finally:
         player.close()
@@ -97,6 +96,7 @@ def measure(lines: Sequence[Line] | None = None, *, settings: RenderSettings | N
         "lines": len(lines),
         "live_renders": live_renders,
         "render_ms_median": round(statistics.median(renderer.render_ms), 2) if renderer.render_ms else None,
+        "render_retries": renderer.retries,
         "player": player_name,
         "errors": errors,
     }

@@ -249,6 +249,7 @@ def _close_all() -> None:
 
 class Player(Protocol):
     history: deque[Played]
+    on_error: ErrorSink
 
     def play(self, label: str, prepare: Prepare) -> None: ...
     def set_ambience(self, label: str, prepare: Prepare | None) -> None: ...

@@ -84,6 +84,8 @@ class TtsVoice:
             packs = self._load_packs(cfg.get("pack_dir"), languages)
         self.packs = dict(packs)
         self.player: Player = player or make_player(cfg, self.on_error)
+        if on_error is not None:  # every problem, including the player's, goes to one place
+            self.player.on_error = on_error
         self.masking_volume = float(cfg.get("masking_volume", 0.3))
         self.pack_volume = settings.volume  # TTS has it baked in; recordings get it here
         self.assemble = bool(cfg.get("assemble", True))
