@@ -413,7 +413,8 @@ class AplayPlayer(_Pipeline):
         if self._stderr is None:
             return ""
         self._stderr.seek(0)
-        return self._stderr.read().decode(errors="replace").strip()
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""  # aplay's own verdict; ALSA's lines before it are detail
 
     def _close_stream(self, drain: bool = True) -> None:
         proc, self._proc = self._proc, None
