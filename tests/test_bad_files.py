@@ -126,13 +126,11 @@ def daemon_refuses(config_path: Path, named: Path, line: int | None, tmp: Path) 
 def test_the_daemon_refuses_every_bad_file_with_exit_2_and_one_line(tmp_path: Path) -> None:
     jobs: list[tuple[Path, Path, int | None, Path]] = []
     for b in CONFIGS:
-        if not b.bug:
-            jobs.append((b.path("config"), b.path("config"), b.line, tmp_path / f"c-{b.name}"))
+        jobs.append((b.path("config"), b.path("config"), b.line, tmp_path / f"c-{b.name}"))
     for b in TAGMAPS:
-        if not b.bug:
-            work = tmp_path / f"t-{b.name}"
-            work.mkdir()
-            jobs.append((tag_map_config(b.path("tagmap"), work / "companion.yaml"), b.path("tagmap"), b.line, work))
+        work = tmp_path / f"t-{b.name}"
+        work.mkdir()
+        jobs.append((tag_map_config(b.path("tagmap"), work / "companion.yaml"), b.path("tagmap"), b.line, work))
     huge = make_huge(tmp_path / "huge.yaml")
     jobs.append((huge, huge, None, tmp_path / "huge"))
     with ThreadPoolExecutor(max_workers=6) as pool:
@@ -140,19 +138,8 @@ def test_the_daemon_refuses_every_bad_file_with_exit_2_and_one_line(tmp_path: Pa
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the files marked as bugs in reliability/badfiles.py crash the "
-                   "daemon with a traceback (exit 1) or print a two-line message")
-def test_the_daemon_refuses_the_known_bad_files_too(tmp_path: Path) -> None:
-    jobs = [(b.path("config"), b.path("config"), b.line, tmp_path / b.name) for b in CONFIGS if b.bug]
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        problems = [p for p in pool.map(lambda j: daemon_refuses(*j), jobs) if p]
-    assert not problems, "\n".join(problems)
-
-
-@pytest.mark.xfail(strict=True, reason="BUG: companion/cli.py defines --config on the top-level parser only, so "
-                   "`companion run --simulate --config FILE` (the form the issue gives) is an argparse error "
-                   "('unrecognized arguments', two lines) even for a good file")
 def test_run_takes_config_after_the_subcommand(tmp_path: Path) -> None:
+    """The form the issue gives: ``companion run --simulate --config BAD``."""
     bad = CORPUS / "config" / "tabs.yaml"
     p = run_daemon(["run", "--simulate", "--state", str(tmp_path / "state"), "--config", str(bad)], tmp_path)
     assert p.returncode == 2

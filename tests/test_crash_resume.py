@@ -120,10 +120,9 @@ def test_run_simulate_json_prints_only_json_lines_on_stdout(tmp_path: Path) -> N
     assert d.events and not d.other, d.other[:5]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: companion/session.py Session.resume ignores state.confirm: after a "
-                   "restart during a long-press confirmation the table says it is in the step (e.g. "
-                   "'formation, 1 tile') but refuses every tap with 'press next to confirm or back to cancel'")
 def test_a_restart_during_a_long_press_confirmation_says_so(tmp_path: Path) -> None:
+    """Regression (found by the campaign, fixed in f95b2d9): the resume used to
+    say the step while every tap was refused with 'press next to confirm'."""
     from reliability.inproc import Runner
     from reliability.scripts import Step
 

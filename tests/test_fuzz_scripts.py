@@ -89,11 +89,9 @@ ONW_START = [Step("tap", "game/one-night"), *(Step("tap", f"player/{c}") for c i
              Step("press", "next"), Step("press", "next")]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: companion/games/base.py Engine.handle keeps an undo snapshot for "
-                   "TimerFired inputs too, so `back` (or hold-back → next) during the One Night vote count "
-                   "restores vote_at; the pending vote timer is then refused as stale and the game never "
-                   "leaves the vote (every tap refused, only abandoning helps)")
 def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> None:
+    """Regression (fixed in f95b2d9): a timer was an undo point, so ``back`` in
+    the vote count restored vote_at and the next count timer was refused as stale."""
     from reliability.inproc import Runner
 
     r = Runner(tmp_path, CFG)
@@ -110,10 +108,9 @@ def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> N
         r.close()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: companion/games/base.py Engine.handle keeps an undo snapshot for "
-                   "TimerFired inputs, so `back` during the One Night discussion undoes the last minute tick: "
-                   "a 3-minute discussion then ends after 4 minutes and its warnings come a minute late")
 def test_back_during_the_discussion_does_not_stretch_it(tmp_path: Path) -> None:
+    """Regression (fixed in f95b2d9): ``back`` undid the last minute tick, so a
+    3-minute discussion ended after 4 minutes."""
     from reliability.inproc import Runner, load_config
 
     cfg = load_config({"seed": 1, "games": {"one-night": {"window_s": 1, "pace": 0.25, "discussion_min": 3}}})
