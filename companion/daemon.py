@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -43,7 +44,7 @@ def load_config(args: argparse.Namespace) -> dict[str, Any]:
     return configmod.load(paths, overrides)
 
 
-def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO) -> Any:
+def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None]) -> Any:
     backend = cfg["voice"]["backend"]
     if simulate and backend == "tts" and "--voice" not in sys.argv:
         backend = "console"  # a simulation speaks only when asked to (--voice tts)
@@ -51,7 +52,7 @@ def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO) -> Any:
         from voice.tts_voice import TtsVoice
 
         return TtsVoice({**cfg["voice"], "cache_dir": cfg["voice"]["cache_dir"]
-                         or str(state_dir(cfg) / "voice-cache")})
+                         or str(state_dir(cfg) / "voice-cache")}, on_error=on_error)
     from voice.console import ConsoleVoice, SilentVoice
 
     return SilentVoice() if backend == "silent" or not simulate else ConsoleVoice(out)
@@ -86,9 +87,11 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
 
     reader = make_reader(cfg, args.simulate)
-    voice = make_voice(cfg, args.simulate, human)
+    errors: list[Callable[[str], None]] = []  # the loop's error sink, once it exists
+    voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else None)
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
     loop = app.loop
+    errors.append(loop.report_error)
 
     stopping = threading.Event()
 
@@ -103,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
     loop.start()
     reader.start(loop.submit)
     sdnotify.ready()
+    if hasattr(voice, "cache"):  # fill the WAV cache behind the table's back: cues then cost no synthesis
+        threading.Thread(target=_prerender, args=(voice, cfg["language"], loop.report_error),
+                         daemon=True, name="prerender").start()
     if args.simulate and not args.no_input:
         threading.Thread(target=terminal, args=(app, stopping), kwargs={"out": human},
                          daemon=True, name="terminal").start()
@@ -119,6 +125,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         app.close()
     return 0
+
+
+def _prerender(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
+    from voice.prerender import warm
+
+    try:
+        for each in dict.fromkeys([lang, "en", "ja"]):  # the table's language first
+            warm(voice.cache, voice.entries(each), each)
+    except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
+        on_error(f"voice prerender stopped: {e}")
 
 
 # ------------------------------------------------------------- terminal

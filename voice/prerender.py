@@ -37,6 +37,15 @@ def fixed_lines(lang: str, entries: Mapping[str, tuple[str, str]]) -> list[Line]
     return out
 
 
+def warm(cache: WavCache, table: Mapping[str, tuple[str, str]], lang: str,
+         fragments: bool = True) -> tuple[Stats, Stats]:
+    """Render one language's fixed lines and (optionally) its fragments into
+    the cache: (lines, fragments).  What is cached already costs nothing."""
+    lines = cache.prerender(fixed_lines(lang, table))
+    frags = cache.prerender_fragments(lang, fragments_of(table)) if fragments else Stats()
+    return lines, frags
+
+
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="voice_command", metavar="ACTION", required=True)
     p = sub.add_parser("prerender", help="render every fixed line and common fragment into the WAV cache")
@@ -101,8 +110,7 @@ def run(args: argparse.Namespace) -> int:
             if not table:
                 print(f"{lang}: no line file in {lines_dir or LINES_DIR}", file=sys.stderr)
                 return 1
-            lines = cache.prerender(fixed_lines(lang, table))
-            frags = Stats() if args.no_fragments else cache.prerender_fragments(lang, fragments_of(table))
+            lines, frags = warm(cache, table, lang, fragments=not args.no_fragments)
             print(
                 f"{lang}: {lines.count} lines + {frags.count} fragments "
                 f"({lines.rendered + frags.rendered} rendered now), "
