@@ -75,7 +75,7 @@ def test_later_files_and_overrides_win(tmp_path: Path) -> None:
 
 
 def test_bad_override_is_refused_like_a_file() -> None:
-    with pytest.raises(ConfigError, match="script config"):
+    with pytest.raises(ConfigError, match="overrides"):
         config.load([], {"voice": {"rate": "fast"}})
 
 
