@@ -76,8 +76,8 @@ class TableLoop:
         self._t0 = clock.now()
         self._last_lines: list[Any] = []
         self._reader_connected: bool | None = None
+        self._reader_announced: bool | None = None
         self._game_start_wall: float | None = None
-        self.restore_seconds = 0.0
 
     # ----------------------------------------------------------- threads
     def submit(self, event: Any) -> None:
@@ -175,13 +175,23 @@ class TableLoop:
 
     def _reader(self, status: ReaderStatus) -> None:
         if status.connected == self._reader_connected:
-            return  # say each change once
-        first = self._reader_connected is None
+            return  # report each change once
+        if self._reader_connected is None and status.connected:
+            self._reader_announced = True  # present from the start: nothing worth saying
         self._reader_connected = status.connected
         self._emit("reader", state="connected" if status.connected else "disconnected", detail=status.detail)
         self.feedback.led("ready", status.connected)
-        if not first or not status.connected:
-            self._say_batch([Say("reader.back" if status.connected else "reader.lost")])
+        self._announce_reader()
+
+    def _announce_reader(self) -> None:
+        """Say the reader's state when it differs from what the table last
+        heard — but never during the night, which must sound the same whatever
+        happens; a change then is told when the night is over."""
+        if self._reader_connected is None or self.session.quiet:
+            return
+        if self._reader_connected != self._reader_announced:
+            self._reader_announced = self._reader_connected
+            self._say_batch([Say("reader.back" if self._reader_connected else "reader.lost")])
 
     # ------------------------------------------------------------ inputs
     def _input(self, inp: Input, at: float | None = None) -> None:
@@ -222,6 +232,7 @@ class TableLoop:
             self.feedback.led("ok", True, flash=True)
             self.feedback.beep()
         self._outputs(outputs, base=now)
+        self._announce_reader()  # a change the night kept quiet
 
     def _repeat(self) -> None:
         if self.session.quiet:
@@ -309,8 +320,6 @@ class TableLoop:
 
     def start(self) -> None:
         """Rebuild from the journal, then say where the table is."""
-        t = self.clock.now()
         n = self._rebuild()
-        self.restore_seconds = self.clock.now() - t
         self._emit("started", replayed=n)
         self._outputs(self.session.resume(), base=self.clock.now())

@@ -34,7 +34,7 @@ def render(ev: Mapping[str, Any]) -> str:
         return (f"{t}  ★ executed: {executed} — {ev['winning_team']} wins: "
                 f"{', '.join(ev['winners']) or 'nobody'}")
     if kind == "reader":
-        return f"{t}  ⚠ reader {ev['state']}"
+        return f"{t}  {'🔌' if ev['state'] == 'connected' else '⚠'} reader {ev['state']}"
     if kind == "error":
         return f"{t}  ⚠ {ev['message']}"
     if kind == "game_started":

@@ -44,10 +44,6 @@ class FinishedPlay:
     totals: Mapping[str, int]
     winners: tuple[str, ...]
 
-    def as_json(self) -> dict[str, Any]:
-        return {"game": self.game, "rules": list(self.rules), "players": list(self.players),
-                "totals": dict(self.totals), "winners": list(self.winners)}
-
 
 class Session:
     def __init__(self, *, seed: int = 0, lang: str = "en",

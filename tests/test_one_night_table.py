@@ -37,8 +37,7 @@ def test_night_is_the_same_whatever_happens_at_the_table(tmp_path: Path, lang: s
         {"uid": "04DEADBEEF"}, {"hold": "back"}, {"unplug": "reader"}, {"plug": "reader"},
         {"wait": 3}, {"tap": "player/red"}, {"tap": "onw/thief/1"}], lang=lang)
     assert [k for _, k, _ in quiet][:3] == ["onw.night.start", "onw.seer.wake", "onw.seer.sleep"]
-    night_lines = [x for x in busy if not x[1].startswith("reader.")]
-    assert night_lines == quiet
+    assert busy == quiet  # the reader's coming and going is told after the night
 
 
 def test_jitter_changes_with_the_seed_only(tmp_path: Path) -> None:
@@ -62,3 +61,17 @@ def test_night_refusals_are_silent(tmp_path: Path) -> None:
     assert all(events[i + 1]["event"] != "say" or events[i + 1]["key"].startswith("onw.")
                for i in rejected if i + 1 < len(events))
     assert not [e for e in events if e["event"] == "say" and e["key"].startswith("refuse")]
+
+
+def test_a_reader_lost_at_night_is_told_in_the_morning(tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text(json.dumps({"steps": [{"tap": "game/one-night"}, *({"tap": s} for s in SEATS),
+                                            {"press": "next"}, {"press": "next"}, {"wait": 5},
+                                            {"unplug": "reader"}, {"wait": 60}]}))
+    out = io.StringIO()
+    run_script(script, out=out)
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    said = {e["key"]: e["t"] for e in events if e["event"] == "say"}
+    assert said["reader.lost"] == said["onw.night.morning"]  # with the morning, not during the night
+    unplugged = next(e["t"] for e in events if e["event"] == "reader" and e["state"] == "disconnected")
+    assert unplugged == 5.0  # logged at once, spoken only when the night is over
