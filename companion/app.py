@@ -4,7 +4,6 @@ voice) to the core (session, loop, journal, clock) from a loaded config."""
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ def journal_seed(cfg: dict[str, Any], journal: Journal) -> int:
         return int(cfg["seed"])
     stored = journal.meta("seed")
     if stored is None:
-        stored = str(secrets.randbits(31))
+        stored = str(int.from_bytes(os.urandom(4), "big") >> 1)  # os.urandom: the secrets module costs 4 MB of RSS
         journal.set_meta("seed", stored)
     return int(stored)
 
