@@ -388,11 +388,20 @@ def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[st
     return out
 
 
+# The documented defaults in a checkout; an installed package has only the schema's.
+SHIPPED = Path(__file__).resolve().parent.parent / "config" / "companion.yaml"
+
+
+def shipped_paths() -> list[Path]:
+    """The shipped defaults file, where there is one (never the machine's own
+    settings: a simulation must give the same log everywhere)."""
+    return [SHIPPED] if SHIPPED.exists() else []
+
+
 def default_paths() -> list[Path]:
     """The shipped defaults, then the installed file if there is one."""
-    here = Path(__file__).resolve().parent.parent / "config" / "companion.yaml"
-    paths = [here] if here.exists() else []
+    paths = shipped_paths()
     etc = Path(os.environ.get("COMPANION_CONFIG", "/etc/companion/companion.yaml"))
-    if etc.exists() and etc.resolve() != here:
+    if etc.exists() and etc.resolve() != SHIPPED:
         paths.append(etc)
     return paths

@@ -119,7 +119,7 @@ def run_script(path: Path, *, state: Path | None = None, pretty: bool = False,
     from companion.pretty import render
 
     script_overrides, steps = load_script(path)
-    cfg = configmod.load(configmod.default_paths()[:1], {**script_overrides, **(overrides or {})})
+    cfg = configmod.load(configmod.shipped_paths(), {**script_overrides, **(overrides or {})})
 
     def log(ev: dict[str, Any]) -> None:
         if pretty:
