@@ -338,8 +338,14 @@ def test_refuse_after_all_revealed_a_centre_card_a_double_execution_and_executin
     assert refusal(table, "onw/seer/1").key == "onw.refuse.card_twice"
     table.tap("player/red", "player/blue")
     assert refusal(table, "player/red").key == "onw.refuse.executed_twice"
-    # [ruling] every player on one vote means nobody is executed: all three cannot be.
-    assert refusal(table, "player/green").key == "onw.refuse.execute_everyone"
+
+    # [ruling] every player on one vote means nobody is executed: tapping the last
+    # of them clears the executed list (the taps so far must not stand).
+    out = table.tap("player/green")
+    assert [o.key for o in out if isinstance(o, Say)] == ["onw.reveal.everyone_tied"]
+    assert table.engine.state.executed == []
+    result = report(table.feed(NEXT))
+    assert result["executed"] == [] and result["winning_team"] == "werewolf" and result["winners"] == ["red"]
 
 
 @pytest.mark.parametrize("where", ["deal", "discussion", "vote", "reveal", "done"])

@@ -384,6 +384,8 @@ def play_round(engine: SevenKnights, captain: str, formation: list[str], exclude
     out = feed(engine, captain, *formation, "next", *excluded)
     if engine.state.step == "witch_team":
         out += feed(engine, *witch_team, "next")
+    if engine.state.step == "captain_check":  # the captain was not bewitched
+        out += feed(engine, "next")
     return out
 
 
@@ -620,6 +622,7 @@ def walk_every_step() -> list[tuple[str, ...]]:
     """Input prefixes that end in each step of the flow."""
     return [(), ("next",), ("next", "next"), ("next", "next", "next"), ("k2",), ("k2", "k2", "next"),
             ("k2", "k2", "k1", "k3", "k4", "k5", "next"), ("k2", "k2", "k1", "k3", "k4", "k5", "next", "next"),
+            ("k2", "k1", "k2", "k4", "k5", "next", "witch", "red", "next"),  # captain_check
             tuple(w for _ in range(3) for w in ("k1", "k1", "k2", "k3", "k4", "k5", "next", "next", "next"))[:-1]]
 
 
@@ -683,3 +686,33 @@ def test_table_talk_no_line_before_scoring_reveals_tiles_or_the_witch_team(words
         for value in (params.get("tile"), *params.get("tiles", ())):
             assert value is None or value in revealed or line.key == "skb.setup.tiles", line
         assert "centre" not in line.key or line.key.startswith(("skb.deal", "skb.phase.quest")), line
+
+
+# §4: "Captain is bewitched → witch team wins" — also when nobody held an election.
+def test_rule_4_unelected_bewitched_captain_gives_the_witch_team_the_round() -> None:
+    engine = make()
+    feed(engine, "k2", "k1", "k2", "k4", "k5", "next", "witch", "red", "blue", "next")
+    assert engine.state.step == "captain_check"
+    out = feed(engine, "blue")  # the captain taps their card: blue is on the witch team
+    assert reports(out, "formation")[0]["verdict"] == "witch"
+    assert reports(out, "round_scored")[0]["points"] == {
+        "red": 3, "blue": 3, "green": 0, "yellow": 0, "purple": 0}
+
+
+def test_rule_4_unelected_captain_not_bewitched_keeps_the_knights_win() -> None:
+    for answer in ("green", "next"):  # the captain taps a card off the witch team, or the table presses next
+        engine = make()
+        feed(engine, "k2", "k1", "k2", "k4", "k5", "next", "witch", "red", "blue", "next")
+        out = feed(engine, answer)
+        assert reports(out, "formation")[0]["verdict"] == "knights"
+        assert reports(out, "round_scored")[0]["points"]["green"] == 2
+
+
+def test_rule_4_no_captain_question_when_it_cannot_matter() -> None:
+    """A failed formation or an empty witch team: the captain's side changes nothing."""
+    engine = make()
+    feed(engine, "k2", "k1", "k2", "k3", "k4", "k5", "next", "next")
+    assert engine.state.step == "round_over"
+    engine = make()
+    feed(engine, "k2", "k2", "k1", "k4", "k5", "next", "witch", "red", "next")
+    assert engine.state.step == "round_over"

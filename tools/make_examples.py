@@ -60,6 +60,8 @@ def script(rules: str, n: int) -> dict:
     if witch_in_play:
         steps.append({"tap": "skb/witch"})  # left out: formation + left-out = players
     witch_team([holder] if holder else [])
+    if holder:  # the formation held and the witch team is not empty: was the captain bewitched?
+        steps.append({"tap": f"player/{seats[tiles.index(knights[0])]}"})  # the captain: a knight
     for p in seats:
         totals[p] += 0 if p == holder else 2
     steps.append({"press": "next"})

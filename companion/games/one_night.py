@@ -235,9 +235,11 @@ class OneNight(Engine):
         if player in s.executed:
             raise Refusal("onw.refuse.executed_twice", f"{player} is already marked executed", player=player)
         if len(s.executed) == len(self.players) - 1:
-            # [ruling] every player tied on one vote: nobody is executed.
-            raise Refusal("onw.refuse.execute_everyone",
-                          "when every player is tied, nobody is executed: press next")
+            # Every player executed means every player tied, on one vote each:
+            # [ruling] then nobody is executed.  Take it as that, not as a refusal
+            # that would leave the taps so far standing.
+            s.executed.clear()
+            return [Say("onw.reveal.everyone_tied")]
         s.executed.append(player)
         return [Say("onw.reveal.executed", {"player": player})]
 

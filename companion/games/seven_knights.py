@@ -29,6 +29,7 @@ from companion.games.seven_knights_rules import (
     WITCH,
     default_rule_set,
     elect,
+    formation_failure,
     judge,
     parse_options,
     round_points,
@@ -49,6 +50,7 @@ ACCEPTS: dict[str, dict[str, str]] = {
     "formation": {"tile": "_lay", "player": "_concede", "next": "_formation_laid"},
     "left_out": {"tile": "_leave_out"},
     "witch_team": {"player": "_join_witch_team", "next": "_score"},
+    "captain_check": {"player": "_name_captain", "next": "_captain_not_bewitched"},
     "round_over": {"next": "_next_round"},
     "game_over": {},
 }
@@ -82,6 +84,7 @@ class KnightsState:
     conceding: str | None = None  # tapped once; a second tap concedes
     witch_team: list[str] = field(default_factory=list)
     verdict: str | None = None  # decided before scoring (captain witch / concession)
+    captain_checked: bool = False  # the table said whether the unknown captain is on the witch team
     reason: str | None = None
     reported: bool = False  # the round's ``formation`` event is logged
     winners: tuple[str, ...] = ()
@@ -336,6 +339,9 @@ class SevenKnights(Engine):
             if not [p for p in st.witch_team if p != known_knight]:
                 raise Refusal("skb.refuse.witch_holder_must_tap",
                               "the witch's holder must tap their player card")
+        if self._must_ask_for_the_captain():
+            st.step = "captain_check"
+            return self.prompt()
         out: list[Output] = []
         if st.verdict is None:
             verdict = judge(st.formation, st.excluded, captain_tile=st.captain_tile,
@@ -360,6 +366,24 @@ class SevenKnights(Engine):
         out.append(Report("game_over", {"game": GAME, "totals": dict(st.totals),
                                         "winners": list(st.winners)}))
         return out + self.prompt()
+
+    def _must_ask_for_the_captain(self) -> bool:
+        """A bewitched captain hands the witch team the round whatever was
+        laid (§4).  Without an election the captain is unknown; when it
+        matters — a formation that holds and a witch team that is not empty —
+        the captain taps their card (or the table presses next)."""
+        st = self.state
+        return (st.verdict is None and st.captain is None and not st.captain_checked
+                and bool(st.witch_team) and formation_failure(st.formation, st.excluded) is None)
+
+    def _name_captain(self, player: str) -> list[Output]:
+        st = self.state
+        st.captain, st.captain_checked = player, True
+        return self._score("next")
+
+    def _captain_not_bewitched(self, _: str) -> list[Output]:
+        self.state.captain_checked = True
+        return self._score("next")
 
     def _verdict_lines(self) -> list[Output]:
         st = self.state
@@ -416,11 +440,14 @@ class SevenKnights(Engine):
             case "formation":
                 if st.formation:
                     return [Say("skb.formation.progress", {"n": len(st.formation)})]
-                return [Say("skb.formation.prompt")]
+                cooperative = "" if self.rule.witch_team else ".cooperative"  # no witch to leave out
+                return [Say(f"skb.formation.prompt{cooperative}")]
             case "left_out":
                 return [Say("skb.left_out.prompt", {"n": n - len(st.formation) - len(st.excluded)})]
             case "witch_team":
                 return [Say("skb.witch_team.prompt")]
+            case "captain_check":
+                return [Say("skb.captain_check.prompt")]
             case "round_over":
                 return [Say("skb.round_over.prompt", {"round": st.round + 1})]
             case _:
