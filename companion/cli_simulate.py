@@ -17,4 +17,5 @@ def run(args: argparse.Namespace) -> int:
     from companion.simulate import run_script
 
     overrides = {"language": args.lang} if args.lang else None
-    return run_script(args.script, state=args.state, pretty=args.pretty, overrides=overrides)
+    return run_script(args.script, state=args.state, pretty=args.pretty, overrides=overrides,
+                      config_paths=args.config)

@@ -44,9 +44,10 @@ def load_config(args: argparse.Namespace) -> dict[str, Any]:
     return configmod.load(paths, overrides)
 
 
-def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None]) -> Any:
+def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
+               asked_for_tts: bool = False) -> Any:
     backend = cfg["voice"]["backend"]
-    if simulate and backend == "tts" and "--voice" not in sys.argv:
+    if simulate and backend == "tts" and not asked_for_tts:
         backend = "console"  # a simulation speaks only when asked to (--voice tts)
     if backend == "tts":
         from voice.tts_voice import TtsVoice
@@ -55,7 +56,7 @@ def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Calla
                          or str(state_dir(cfg) / "voice-cache")}, on_error=on_error)
     from voice.console import ConsoleVoice, SilentVoice
 
-    return SilentVoice() if backend == "silent" or not simulate else ConsoleVoice(out)
+    return SilentVoice() if backend == "silent" else ConsoleVoice(out)
 
 
 def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
@@ -76,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if args.simulate:
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
     out = sys.stdout
-    human = sys.stderr if args.json else sys.stdout  # the JSON log keeps stdout to itself
+    # People read stdout only in the readable simulation; elsewhere it is the JSON log's.
+    human = sys.stdout if args.simulate and not args.json else sys.stderr
 
     def log(ev: dict[str, Any]) -> None:
         if args.simulate and not args.json:
@@ -88,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
     reader = make_reader(cfg, args.simulate)
     errors: list[Callable[[str], None]] = []  # the loop's error sink, once it exists
-    voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else None)
+    voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else None,
+                       asked_for_tts=args.voice == "tts")
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
     loop = app.loop
     errors.append(loop.report_error)

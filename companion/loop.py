@@ -190,8 +190,10 @@ class TableLoop:
         if self._reader_connected is None or self.session.quiet:
             return
         if self._reader_connected != self._reader_announced:
+            key = ("reader.back" if self._reader_connected
+                   else "reader.missing" if self._reader_announced is None else "reader.lost")
             self._reader_announced = self._reader_connected
-            self._say_batch([Say("reader.back" if self._reader_connected else "reader.lost")])
+            self._say_batch([Say(key)])
 
     # ------------------------------------------------------------ inputs
     def _input(self, inp: Input, at: float | None = None) -> None:
@@ -235,11 +237,15 @@ class TableLoop:
         self._announce_reader()  # a change the night kept quiet
 
     def _repeat(self) -> None:
+        """The lines of the last accepted input (or timer) again: the
+        instruction a player missed, not the refusal or reader notice since."""
         if self.session.quiet:
             return self._reject("repeat", Refusal("refuse.quiet", "not during the night"))
         if not self._last_lines:
             return self._reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
         self._emit("accepted", input="repeat")
+        self.feedback.led("ok", True, flash=True)
+        self.feedback.beep()
         for line in self._last_lines:
             self._speak(line)
 
@@ -252,13 +258,16 @@ class TableLoop:
 
     # ----------------------------------------------------------- outputs
     def _outputs(self, outputs: list[Output], base: float) -> None:
+        """Carry out one input's outputs in order; its spoken lines, all of
+        them, become what ``repeat`` says again."""
         says: list[Say] = []
+        spoken: list[Any] = []
         for out in outputs:
             if isinstance(out, Say):
                 says.append(out)
                 continue
             if says:
-                self._say_batch(says)
+                spoken += self._say_batch(says)
                 says = []
             if isinstance(out, Report):
                 self._emit(out.event, **dict(out.fields))
@@ -269,13 +278,15 @@ class TableLoop:
             elif isinstance(out, CancelTimer):
                 self._live.pop(out.name, None)
         if says:
-            self._say_batch(says)
+            spoken += self._say_batch(says)
+        if spoken:
+            self._last_lines = spoken
 
-    def _say_batch(self, says: list[Say]) -> None:
+    def _say_batch(self, says: list[Say]) -> list[Any]:
         lines = [self.narrate(s.key, s.params, self.session.lang) for s in says]
-        self._last_lines = lines
         for line in lines:
             self._speak(line)
+        return lines
 
     def _speak(self, line: Any) -> None:
         self._emit("say", key=line.key, text=line.text, lang=line.lang)

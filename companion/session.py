@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import zlib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from companion import games
@@ -77,7 +77,8 @@ class Session:
         self.restore(asdict(TableState(lang=self._lang)))
 
     def restore(self, data: Mapping[str, Any]) -> None:
-        self.state = TableState(**data)
+        known = {f.name for f in fields(TableState)}  # a checkpoint from another release may differ
+        self.state = TableState(**{k: v for k, v in data.items() if k in known})
         self.engine = None
         self._undo.clear()
 
@@ -89,11 +90,11 @@ class Session:
     def handle(self, inp: Input) -> list[Output]:
         """Outputs for one input; raises ``Refusal`` and changes nothing."""
         self.finished = None
-        before = copy.deepcopy(self.state)
+        before = (copy.deepcopy(self.state), self.engine, list(self._undo))
         try:
             outputs = self._dispatch(inp)
         except Refusal:
-            self.state = before
+            self.state, self.engine, self._undo = before
             raise
         return outputs
 
@@ -147,7 +148,9 @@ class Session:
             if inp.button == "back":
                 if not self._undo:
                     raise Refusal("refuse.nothing_to_undo", "nothing to undo")
+                lang = st.lang  # a language card is not a seat: back leaves it as it is
                 self.state = self._undo.pop()
+                self.state.lang = lang
                 return [Say("undo.done")]
             if inp.button == "next":
                 return self._start()

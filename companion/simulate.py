@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -115,11 +115,14 @@ class Simulation:
 
 
 def run_script(path: Path, *, state: Path | None = None, pretty: bool = False,
-               out: TextIO = sys.stdout, overrides: dict[str, Any] | None = None) -> int:
+               out: TextIO = sys.stdout, overrides: dict[str, Any] | None = None,
+               config_paths: Sequence[Path] = ()) -> int:
     from companion.pretty import render
 
     script_overrides, steps = load_script(path)
-    cfg = configmod.load(configmod.shipped_paths(), {**script_overrides, **(overrides or {})})
+    # Shipped defaults, then files named with --config, then the script's own config:
+    # never the machine's /etc settings, so a script logs the same everywhere.
+    cfg = configmod.load([*configmod.shipped_paths(), *config_paths], {**script_overrides, **(overrides or {})})
 
     def log(ev: dict[str, Any]) -> None:
         if pretty:

@@ -126,8 +126,17 @@ class _Tx:
                 self.db.execute("COMMIT")
                 return
             except sqlite3.Error as e:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise JournalError(f"journal commit failed: {e}") from e
-        self.db.execute("ROLLBACK")
+        self._rollback()
         if isinstance(exc, sqlite3.Error):
             raise JournalError(f"journal write failed: {exc}") from exc
+
+    def _rollback(self) -> None:
+        # SQLite may have rolled back already (a full disk does): a second
+        # ROLLBACK would raise "no transaction is active" over the real error.
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass

@@ -145,7 +145,10 @@ class Panel:
         self._lock = threading.Lock()
         self._state = {name: _ButtonState() for name in BUTTON_NAMES}
         self._outbox: queue.Queue[Any] = queue.Queue()
-        self._worker: threading.Thread | None = None
+        self._worker: threading.Thread | None = threading.Thread(
+            target=self._apply_requests, name="panel-output", daemon=True)
+        self._worker.start()
+        self._hold_reported = threading.Event()
         self.buttons: dict[str, Any] = {}
         self.leds: dict[str, Any] = {}
         self.buzzer: Any = None
@@ -209,6 +212,7 @@ class Panel:
                 return
             st.held = True
         self._on_button(HOLD_BACK)
+        self._hold_reported.set()
 
     # ------------------------------------------------------------ outputs
     # LED and buzzer requests come from the table loop, which must never wait
@@ -225,14 +229,13 @@ class Panel:
 
     def flush(self, timeout: float = 5.0) -> None:
         """Wait until every LED/buzzer request so far has been applied."""
+        if self._worker is None:  # closed
+            return
         done = threading.Event()
         self._request(done.set)
         done.wait(timeout)
 
     def _request(self, fn: Callable[..., None], *args: Any) -> None:
-        if self._worker is None:
-            self._worker = threading.Thread(target=self._apply_requests, name="panel-output", daemon=True)
-            self._worker.start()
         self._outbox.put((fn, args))
 
     def _apply_requests(self) -> None:
@@ -278,13 +281,14 @@ class Panel:
         so a loaded machine cannot turn a hold into a plain ``back``."""
         self._settle(name)
         pin = self.buttons[name].pin
+        self._hold_reported.clear()
         pin.drive_low()
         deadline = time.monotonic() + max(seconds, self.bounce_s * 1.2)
         if name == "back" and seconds >= self.hold_back_s:
             deadline = max(deadline, time.monotonic() + self.hold_back_s)
-            give_up = deadline + 5.0
-            while not self._state["back"].held and time.monotonic() < give_up:
-                time.sleep(0.005)
+            # Wait until hold-back has been handed on, not just noticed, so the
+            # next simulated input cannot overtake it.
+            self._hold_reported.wait(deadline + 5.0 - time.monotonic())
         remaining = deadline - time.monotonic()
         if remaining > 0:
             time.sleep(remaining)

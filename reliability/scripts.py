@@ -27,6 +27,7 @@ from companion.games.seven_knights_rules import (
     Options,
     default_rule_set,
     elect,
+    formation_failure,
     knight_number,
     tile_set,
 )
@@ -237,11 +238,14 @@ def _seven_knights_round(g: _Gen, rule: str, players: list[str], tiles: tuple[st
             g.maybe(press("next", wrong=True), tap(laid[0], wrong=True))
         g.add(tap(t))
     if rs.witch_team:
-        _witch_team(g, players, hands, captain_tile=ctile, captain=captain, already=[])
+        # A formation that holds with a witch team and no elected captain: the
+        # table is asked whether the captain was bewitched (the captain taps).
+        ask = not known and formation_failure(laid, rest) is None
+        _witch_team(g, players, hands, captain_tile=ctile, captain=captain, already=[], ask_captain=ask)
 
 
 def _witch_team(g: _Gen, players: list[str], hands: dict[str, str], *, captain_tile: str | None,
-                captain: str, already: list[str]) -> None:
+                captain: str, already: list[str], ask_captain: bool = False) -> None:
     """The witch's holder and the bewitched tap their cards, then ``next``."""
     rng = g.rng
     holder = next((p for p, t in hands.items() if t == WITCH), None)
@@ -256,6 +260,8 @@ def _witch_team(g: _Gen, players: list[str], hands: dict[str, str], *, captain_t
         g.add(tap(f"player/{p}"))
         g.maybe(tap(f"player/{p}", wrong=True), tap("skb/knight/1", wrong=True))
     g.add(press("next"))
+    if ask_captain and tapping:
+        g.add(tap(f"player/{captain}"))
 
 
 # -------------------------------------------------------------- One Night

@@ -127,6 +127,11 @@ for f in companion.yaml tags.yaml; do
         note "$ETC/$f exists: kept (the shipped one is $PREFIX/config/$f)."
     elif [ -e "$SRC/config/$f" ]; then
         run install -m 0644 "$SRC/config/$f" "$ETC/$f"
+        if [ "$f" = companion.yaml ]; then
+            # Commands run by hand (doctor, scores, voice prerender) must find the
+            # service's journal and voice cache, not ./state.
+            run sed -i "s|^state_dir: null.*|state_dir: /var/lib/companion   # set by install.sh|" "$ETC/$f"
+        fi
     else
         note "no config/$f in the repo: skipped."
     fi

@@ -513,7 +513,9 @@ def test_back_undoes_within_a_step_but_not_across_steps() -> None:
     assert engine.state.votes == {} and engine.state.voter is None
     refused(engine, "back", "refuse.nothing_to_undo")
     feed(engine, "k4")
-    refused(engine, "back", "refuse.nothing_to_undo")  # the captain's tile moved to the formation
+    feed(engine, "back")  # the captain's tile moved to the formation; a mistake is taken back
+    assert engine.state.step == "recommendation" and engine.state.captain_tile is None
+    feed(engine, "k4")
     feed(engine, "k1", "k4", "k2")
     assert keys(feed(engine, "back")) == ["undo.done", "skb.formation.progress"]
     assert engine.state.formation == ["skb/knight/1", "skb/knight/4"]
@@ -716,3 +718,23 @@ def test_rule_4_no_captain_question_when_it_cannot_matter() -> None:
     engine = make()
     feed(engine, "k2", "k2", "k1", "k4", "k5", "next", "witch", "red", "next")
     assert engine.state.step == "round_over"
+
+
+def test_back_takes_back_a_tile_that_jumped_to_the_command_phase() -> None:
+    """DESIGN: a tile tapped before the command phase is the captain's own; a
+    mistaken tap must not cost the round."""
+    engine = make()
+    feed(engine, "next")  # questions
+    before = copy.deepcopy(engine.state)
+    feed(engine, "k3")
+    assert engine.state.step == "formation"
+    engine.handle(Press("back"))
+    assert engine.state == before
+
+
+def test_back_does_not_reach_past_a_captain_witch_verdict() -> None:
+    engine = make()
+    feed(engine, "witch")  # the captain's tile is the witch: the formation report is out
+    assert engine.state.step == "witch_team"
+    with pytest.raises(Refusal):
+        engine.handle(Press("back"))

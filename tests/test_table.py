@@ -112,10 +112,25 @@ def test_repeat_says_the_last_lines_again_and_changes_nothing(table) -> None:
     assert table.sim.app.journal.count_inputs() == n  # repeat is not an input of the game
 
 
-def test_repeat_repeats_a_refusal_too(table) -> None:
-    table.tap("player/red")
+def test_repeat_after_a_refusal_repeats_the_instruction(table) -> None:
+    """A refusal explains itself once; repeat goes back to what to do."""
+    table.tap("game/seven-knights", "player/red")
+    table.tap("onw/seer/1")
     table.press("repeat")
-    assert table.keys()[-2:] == ["refuse.tap_game_card", "refuse.tap_game_card"]
+    assert table.keys()[-2:] == ["refuse.not_before_start", "session.player_seated"]
+
+
+def test_repeat_after_a_verdict_says_the_whole_verdict(table) -> None:
+    start_sk(table)
+    table.tap("skb/knight/1", "skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4", "skb/knight/5")
+    table.press("next")  # the formation is complete
+    m = table.mark()
+    table.press("next")  # nobody on the witch team: the verdict, the points, the prompt
+    verdict = [e["key"] for e in table.since(m, "say")]
+    assert verdict[:2] == ["skb.formation.holds", "skb.verdict.knights"] and len(verdict) == 8
+    m = table.mark()
+    table.press("repeat")
+    assert [e["key"] for e in table.since(m, "say")] == verdict
 
 
 def test_language_card_switches_narration(table) -> None:

@@ -102,15 +102,25 @@ class Engine:
         Night night): ``repeat`` and ``back`` are then refused."""
         return False
 
+    def undoable_jump(self, before: Any, after: Any) -> bool:
+        """May ``back`` take back the input that moved the table from step
+        ``before.step`` to ``after.step``?  Only where nothing public (a
+        verdict, a score) happened on the way; default: never."""
+        return False
+
     @property
     def can_undo(self) -> bool:
-        return bool(self._undo)
+        """Has the current step taken any input (that a restart would drop)?"""
+        return any(s.step == self.state.step for s in self._undo)
 
     def restart_step(self) -> list[Output]:
-        """Drop every input of the current step (a long press of ``back``)."""
-        if self._undo:
-            self.state = self._undo[0]
-            self._undo.clear()
+        """Drop every input of the current step (a long press of ``back``),
+        keeping what came before it (an undoable jump into the step stays
+        undoable)."""
+        for i, snapshot in enumerate(self._undo):
+            if snapshot.step == self.state.step:
+                self.state, self._undo = snapshot, self._undo[:i]
+                break
         return self.prompt()
 
     # ----------------------------------------------------------- the driver
@@ -134,10 +144,12 @@ class Engine:
         except Refusal:
             self.state = before
             raise
-        if self.state.step == before.step and not isinstance(inp, TimerFired):
+        if isinstance(inp, TimerFired):
+            self._undo.clear()  # time has passed: nothing before it can be taken back
+        elif self.state.step == before.step:
             self._undo.append(before)
+        elif self.undoable_jump(before, self.state):
+            self._undo = [before]  # the new step can go back to where the table was
         else:
-            # A new step, or time passing (a timer): the table cannot take it
-            # back, so nothing before it can be undone either.
-            self._undo.clear()
+            self._undo.clear()  # a new step: back never reaches into a finished one
         return outputs

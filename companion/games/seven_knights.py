@@ -367,6 +367,11 @@ class SevenKnights(Engine):
                                         "winners": list(st.winners)}))
         return out + self.prompt()
 
+    def undoable_jump(self, before: Any, after: Any) -> bool:
+        """A tile tapped before the command phase jumps to the formation as the
+        captain's own; tapped by mistake, ``back`` must be able to take it back."""
+        return before.step in ("quest", "questions", "recommendation") and after.step == "formation"
+
     def _must_ask_for_the_captain(self) -> bool:
         """A bewitched captain hands the witch team the round whatever was
         laid (§4).  Without an election the captain is unknown; when it
