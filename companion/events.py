@@ -50,22 +50,40 @@ class TimerFired:
         return f"timer/{self.name}"
 
 
-Input = Tap | Press | TimerFired
+@dataclass(frozen=True)
+class Housekeeping:
+    """The daemon's own input, journaled like a tap so a replay is exact:
+    ``configure`` (the game settings in force from the next game on) and
+    ``new-session`` (a new games night: tonight's totals start again)."""
+
+    kind: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"table/{self.kind}"
 
 
-def input_to_json(inp: Input) -> dict[str, str]:
+Input = Tap | Press | TimerFired | Housekeeping
+
+
+def input_to_json(inp: Input) -> dict[str, Any]:
     if isinstance(inp, Tap):
         return {"tap": inp.identity}
     if isinstance(inp, Press):
         return {"press": inp.button}
+    if isinstance(inp, Housekeeping):
+        return {"table": inp.kind, "data": dict(inp.data)}
     return {"timer": inp.name}
 
 
-def input_from_json(data: Mapping[str, str]) -> Input:
+def input_from_json(data: Mapping[str, Any]) -> Input:
     if "tap" in data:
         return Tap(data["tap"])
     if "press" in data:
         return Press(data["press"])
+    if "table" in data:
+        return Housekeeping(data["table"], data.get("data") or {})
     return TimerFired(data["timer"])
 
 

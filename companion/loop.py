@@ -22,6 +22,7 @@ from companion.clock import Clock
 from companion.events import (
     ButtonPressed,
     CancelTimer,
+    Housekeeping,
     Input,
     Output,
     Press,
@@ -53,6 +54,7 @@ Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) ->
 Log = Callable[[dict[str, Any]], None]
 
 _STOP = object()
+SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
 TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
@@ -215,7 +217,7 @@ class TableLoop:
         self._track_game_start(outputs, wall)
         play = checkpoint = None
         if finished is not None:
-            play = (1, finished.game, self._play_record(finished, wall))
+            play = (self.session.state.session_no, finished.game, self._play_record(finished, wall))
         if was_playing and self.session.engine is None:
             checkpoint = self.session.checkpoint()
         try:
@@ -229,6 +231,8 @@ class TableLoop:
                 return None
             self._emit("error", message=f"{e}; the input was not taken, please tap again")
             return self._reject(label, Refusal("refuse.not_saved", "could not save; tap again"))
+        if isinstance(inp, Housekeeping):
+            return None  # the daemon's own bookkeeping: nothing to show or say
         if not isinstance(inp, TimerFired):
             self._emit("accepted", input=label)
             self.feedback.led("ok", True, flash=True)
@@ -314,23 +318,25 @@ class TableLoop:
     def _rebuild(self) -> int:
         """Replay the journal into the session; returns inputs replayed."""
         seq, cp = self.journal.checkpoint()
-        if cp is not None:
-            self.session.restore(cp)
-        else:
-            self.session.reset()
         n = 0
-        for entry in self.journal.entries(after=seq):
-            try:
-                outputs = self.session.handle(entry.input)
-            except Refusal as r:  # cannot happen unless the rules changed under an old journal
-                self._emit("error", message=f"journal input {entry.seq} no longer applies: {r.reason}")
+        for entry, result in self.session.replay(cp, self.journal.entries(after=seq)):
+            if isinstance(result, Refusal):
+                self._emit("error", message=f"journal input {entry.seq} no longer applies: {result.reason}")
                 continue
-            self._track_game_start(outputs, entry.wall)
+            self._track_game_start(result, entry.wall)
             n += 1
         return n
 
     def start(self) -> None:
-        """Rebuild from the journal, then say where the table is."""
+        """Rebuild from the journal, journal what changed since (settings, a
+        new games night), then say where the table is."""
         n = self._rebuild()
         self._emit("started", replayed=n)
+        st = self.session.state
+        coming = (st.pending or {}).get("configure", st.settings)
+        if coming != self.session.wanted:
+            self._input(Housekeeping("configure", self.session.wanted))
+        last = self.journal.last_wall()
+        if last is not None and self.clock.wall() - last > SESSION_GAP_S:
+            self._input(Housekeeping("new-session"))
         self._outputs(self.session.resume(), base=self.clock.now())

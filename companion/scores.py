@@ -47,16 +47,11 @@ def current(cfg: dict[str, Any], journal: Journal) -> Any:
     """The session as the daemon has it now (replayed, no hardware)."""
     from companion.session import Session
 
-    seed = cfg["seed"] if cfg["seed"] is not None else int(journal.meta("seed") or 0)
-    session = Session(seed=seed, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
+    # The settings in force come from the journal itself; these only fill a blank one.
+    session = Session(lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
     seq, cp = journal.checkpoint()
-    if cp is not None:
-        session.restore(cp)
-    for entry in journal.entries(after=seq):
-        try:
-            session.handle(entry.input)
-        except Exception:  # the daemon reports such entries; a viewer just skips them
-            continue
+    for _ in session.replay(cp, journal.entries(after=seq)):
+        pass
     return session
 
 

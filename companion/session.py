@@ -9,13 +9,14 @@ is what the journal stores when a game ends.
 from __future__ import annotations
 
 import copy
+import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from companion import games
-from companion.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
+from companion.events import Housekeeping, Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
 from companion.games.base import Engine, Setup
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
@@ -32,6 +33,11 @@ class TableState:
     last: dict[str, Any] | None = None  # the last game's set-up, for "next: play again"
     standings: dict[str, dict[str, int]] = field(default_factory=dict)  # per game: name → total tonight
     confirm: str | None = None  # "step" | "game" while a long-press of back waits for next
+    # The game settings in force (per-game options, player names, seed), as the
+    # journal's configure inputs set them; None: the constructor's (tests).
+    settings: dict[str, Any] | None = None
+    pending: dict[str, Any] | None = None  # housekeeping waiting for the table to be between games
+    session_no: int = 1  # the games night; standings are tonight's
 
 
 @dataclass(frozen=True)
@@ -49,9 +55,10 @@ class Session:
     def __init__(self, *, seed: int = 0, lang: str = "en",
                  options: Mapping[str, Any] | None = None,
                  names: Mapping[str, str] | None = None) -> None:
-        self.seed = seed
-        self.options = dict(options or {})  # per game: its config section
-        self.names = dict(names or {})  # colour → name given in config
+        # What the config asks for now; what is in force comes from the journal.
+        # As JSON gives it back (int keys become strings), so a replay compares equal.
+        self.wanted = json.loads(json.dumps({"options": dict(options or {}), "names": dict(names or {}),
+                                             "seed": seed}))
         self._lang = lang
         self.state = TableState(lang=lang)
         self.engine: Engine | None = None
@@ -72,6 +79,21 @@ class Session:
         assert self.engine is None, "checkpoints are taken between games"
         return asdict(self.state)
 
+    def replay(self, checkpoint: Mapping[str, Any] | None,
+               entries: Iterable[Any]) -> Iterator[tuple[Any, list[Output] | Refusal]]:
+        """Rebuild from a checkpoint (None: an empty table) and the journal
+        entries after it; yields each entry with its outputs, or the refusal
+        (only possible if the rules changed under an old journal)."""
+        if checkpoint is not None:
+            self.restore(checkpoint)
+        else:
+            self.reset()
+        for entry in entries:
+            try:
+                yield entry, self.handle(entry.input)
+            except Refusal as refusal:
+                yield entry, refusal
+
     def reset(self) -> None:
         """Back to an empty table (before replaying a journal from its start)."""
         self.restore(asdict(TableState(lang=self._lang)))
@@ -82,9 +104,13 @@ class Session:
         self.engine = None
         self._undo.clear()
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.state.settings if self.state.settings is not None else self.wanted
+
     def player_name(self, identity: str) -> str:
         colour = identity.split("/", 1)[1]
-        return self.names.get(colour, colour)
+        return dict(self.settings["names"]).get(colour, colour)
 
     # ------------------------------------------------------------- inputs
     def handle(self, inp: Input) -> list[Output]:
@@ -100,6 +126,8 @@ class Session:
 
     def _dispatch(self, inp: Input) -> list[Output]:
         st = self.state
+        if isinstance(inp, Housekeeping):
+            return self._housekeeping(inp)
         if isinstance(inp, Press) and inp.button == "hold-back":
             return self._ask_confirm()
         if st.confirm is not None:
@@ -183,10 +211,10 @@ class Session:
         st = self.state
         game = st.game or ""
         cls = games.ENGINES[game]
-        opts = self.options.get(game, {})
+        opts = dict(self.settings["options"]).get(game, {})
         cls.check_setup(st.players, st.rules, opts)
         st.games_started += 1
-        seed = zlib.crc32(f"{self.seed}:{st.games_started}".encode())
+        seed = zlib.crc32(f"{self.settings['seed']}:{st.games_started}".encode())
         self.engine = cls(Setup(tuple(st.players), tuple(st.rules), opts, seed))
         st.phase = PLAYING
         st.last = {"game": game, "rules": list(st.rules), "players": list(st.players)}
@@ -222,11 +250,39 @@ class Session:
         standing = st.standings.setdefault(game, {})
         for p, pts in result.totals.items():
             standing[p] = standing.get(p, 0) + pts
-        self.engine = None
-        st.phase, st.game, st.rules, st.players = IDLE, None, [], []
+        self._to_idle()
         ranked = sorted(standing.items(), key=lambda kv: -kv[1])
         return [Report("session_scores", {"game": game, "totals": dict(standing)}),
                 Say("session.standings", {"scores": ranked}), Say("session.again")]
+
+    def _to_idle(self) -> None:
+        st = self.state
+        self.engine = None
+        st.phase, st.game, st.rules, st.players = IDLE, None, [], []
+        self._apply_pending()
+
+    # housekeeping: settings and games nights change only between games, so a
+    # game in progress (and its replay) keeps the settings it started with
+    def _housekeeping(self, inp: Housekeeping) -> list[Output]:
+        if inp.kind not in ("configure", "new-session"):
+            raise Refusal("refuse.not_now", f"unknown housekeeping {inp.kind!r}")
+        st = self.state
+        st.pending = {**(st.pending or {}), inp.kind: dict(inp.data)}
+        if st.phase == IDLE:
+            self._apply_pending()
+        return []
+
+    def _apply_pending(self) -> None:
+        st = self.state
+        pending, st.pending = st.pending or {}, None
+        if "configure" in pending:
+            new = pending["configure"]
+            if st.last and new.get("names") != self.settings.get("names"):
+                st.last = None  # "play again" would seat players under their old names
+            st.settings = new
+        if "new-session" in pending:
+            st.session_no += 1
+            st.standings = {}
 
     # long-press back: restart the step (or abandon the game) after a confirmation
     def _ask_confirm(self) -> list[Output]:
@@ -244,10 +300,9 @@ class Session:
         if isinstance(inp, Press) and inp.button == "next":
             if what == "step":
                 return [Say("session.step_restarted"), *self.engine.restart_step()]
-            st = self.state
-            self.engine = None
-            st.phase, st.game, st.rules, st.players = IDLE, None, [], []
-            return [Report("game_abandoned", {}), Say("session.abandoned")]
+            game = self.state.game
+            self._to_idle()
+            return [Report("game_abandoned", {"game": game}), Say("session.abandoned")]
         if isinstance(inp, Press) and inp.button == "back":
             return [Say("session.confirm_cancelled"), *self.engine.prompt()]
         if isinstance(inp, TimerFired):  # the game's clock keeps running while we ask

@@ -103,6 +103,11 @@ class Journal:
                 else self.db.execute(q + " ORDER BY id"))
         return [{"id": i, "session": s, "game": g, **json.loads(p)} for i, s, g, p in rows]
 
+    def last_wall(self) -> float | None:
+        """When the last input was taken (wall clock), if any."""
+        row = self.db.execute("SELECT wall FROM inputs ORDER BY seq DESC LIMIT 1").fetchone()
+        return float(row[0]) if row else None
+
     def count_inputs(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM inputs").fetchone()[0])
 

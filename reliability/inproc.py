@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from companion import config as configmod
-from companion.events import ButtonPressed, TimerFired, input_to_json
+from companion.events import ButtonPressed, Housekeeping, TimerFired, input_to_json
 from companion.simulate import Simulation
 from companion.store import Journal
 from reliability.scripts import ONW_FAST, PANEL_FAST, RETRY_S, Script, Step
@@ -130,10 +130,12 @@ def run_script(script: Script | Iterable[Step], state: Path, cfg: dict[str, Any]
 
 # ------------------------------------------------------------- the journal
 def read_journal(state: Path) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
-    """(inputs without timers, normalised plays) of the journal in ``state``."""
+    """(the table's inputs — no timers, no housekeeping — and normalised plays)
+    of the journal in ``state``."""
     journal = Journal(state / "journal.sqlite")
     try:
-        inputs = [input_to_json(e.input) for e in journal.entries() if not isinstance(e.input, TimerFired)]
+        inputs = [input_to_json(e.input) for e in journal.entries()
+                  if not isinstance(e.input, TimerFired | Housekeeping)]
         plays = normalise_plays(journal.plays())
     finally:
         journal.close()

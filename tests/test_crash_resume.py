@@ -62,7 +62,8 @@ def _short_script() -> Script:
 
 def _delete_first_input(state: Path) -> None:
     db = sqlite3.connect(state / "journal.sqlite")
-    db.execute("DELETE FROM inputs WHERE seq = (SELECT min(seq) FROM inputs)")
+    # the first input from the table (the journal opens with the daemon's settings)
+    db.execute("""DELETE FROM inputs WHERE seq = (SELECT min(seq) FROM inputs WHERE input NOT LIKE '{"table"%')""")
     db.commit()
     db.close()
 

@@ -75,3 +75,69 @@ def test_scores_survive_restarts_between_games(tmp_path: Path) -> None:
     play(path, tmp_path)
     plays, _ = play(path, tmp_path)  # a second game on the same journal
     assert len(plays) == 2 and plays[0]["players"] == plays[1]["players"]
+
+
+def test_a_config_edit_takes_effect_from_the_next_game_and_the_replay_keeps_the_old(tmp_path: Path) -> None:
+    """Journaled settings: a game in progress replays with the settings it
+    started with, whatever the config says after a restart."""
+    base = config.load([ROOT / "config" / "companion.yaml"], {"seed": 3})
+    sim = Simulation(base, tmp_path, lambda ev: None)
+    for s in ("game/one-night", "player/red", "player/blue", "player/green"):
+        sim.step("tap", s)
+    sim.step("press", "next")
+    sim.step("press", "next")  # the night begins with the default 10 s windows
+    before = sim.loop.session.engine.state
+    sim.close()
+    edited = config.load([ROOT / "config" / "companion.yaml"], {
+        "seed": 3, "players": {"names": {"red": "aki"}}, "games": {"one-night": {"window_s": 2}}})
+    events: list[dict] = []
+    sim = Simulation(edited, tmp_path, events.append)
+    try:
+        engine = sim.loop.session.engine
+        assert engine.state == before and engine.opts.window_s == 10  # the game keeps its settings
+        assert not [e for e in events if e["event"] == "error"]
+        sim.step("wait", 200)
+        sim.step("press", "next")  # end the discussion
+        sim.step("wait", 10)
+        for p, card in (("red", "onw/werewolf/1"), ("blue", "onw/seer/1"), ("green", "onw/thief/1")):
+            sim.step("tap", f"player/{p}")
+            sim.step("tap", card)
+        sim.step("press", "next")
+        assert sim.loop.session.settings["names"] == {"red": "aki"}  # in force now, between games
+        sim.step("tap", "game/one-night")
+        sim.step("tap", "player/red")
+        assert sim.loop.session.state.players == ["aki"]
+    finally:
+        sim.close()
+
+
+def test_a_start_long_after_the_last_input_begins_a_new_games_night(tmp_path: Path, monkeypatch) -> None:
+    from companion.loop import TableLoop
+
+    path = ROOT / "examples" / "seven-knights.yaml"
+    play(path, tmp_path)  # a game on the virtual evening
+    overrides, steps = load_script(path)
+    cfg = config.load([ROOT / "config" / "companion.yaml"], overrides)
+    original = TableLoop.start
+
+    def seven_hours_later(self: TableLoop) -> None:
+        self.clock.set(7 * 3600)  # type: ignore[attr-defined]
+        original(self)
+
+    monkeypatch.setattr(TableLoop, "start", seven_hours_later)
+    sim = Simulation(cfg, tmp_path, lambda ev: None)
+    try:
+        assert sim.loop.session.state.session_no == 2 and sim.loop.session.state.standings == {}
+        for _, kind, value in steps:
+            sim.step(kind, value)
+        assert [p["session"] for p in sim.app.journal.plays()] == [1, 2]
+        assert sim.loop.session.state.standings["seven-knights"]["red"] == 9  # tonight: this game only
+    finally:
+        sim.close()
+
+
+def test_a_restart_the_same_evening_keeps_tonights_totals(tmp_path: Path) -> None:
+    path = ROOT / "examples" / "seven-knights.yaml"
+    play(path, tmp_path)
+    plays, _ = play(path, tmp_path)
+    assert [p["session"] for p in plays] == [1, 1]

@@ -37,7 +37,7 @@ def test_unknown_tag_refused_out_loud_and_nothing_changes(table) -> None:
     assert all(e["reason"] == "unknown tag" for e in table.since(m, "rejected"))
     assert [e["key"] for e in table.since(m, "say")] == ["refuse.unknown_tag"] * 2
     assert snapshot(table) == before
-    assert table.sim.app.journal.count_inputs() == 7  # game card, 5 players, next
+    assert table.sim.app.journal.count_inputs() == 8  # the settings, game card, 5 players, next
 
 
 def test_uid_through_the_tag_map(tmp_path, make_table) -> None:
