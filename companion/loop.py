@@ -255,8 +255,8 @@ class TableLoop:
 
     def _reject(self, label: str, refusal: Refusal) -> None:
         self._emit("rejected", input=label, reason=refusal.reason)
-        self.feedback.led("error", True, flash=True)
-        if not self.session.quiet:  # at night a refusal must not be heard: the night sounds the same
+        if not self.session.quiet:  # at night a refusal is neither heard nor seen by those awake
+            self.feedback.led("error", True, flash=True)
             self.feedback.beep(long=True)
             self._say_batch([Say(refusal.key, refusal.params)])
 
