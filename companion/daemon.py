@@ -147,6 +147,15 @@ def _menu() -> list[str]:
     return [i for ids in tags.COMPONENT_SETS.values() for i in ids]
 
 
+TERMINAL_HELP = """\
+  skb/knight/3, player/red, …   lay that tag on the reader (Tab completes)
+  12                            the tag numbered 12 in 'menu'
+  uid:04A1B2C3                  a tag known only by its UID (through the tag map)
+  next  back  repeat            press a button;  hold: hold back (restart the step / abandon)
+  unplug  plug                  take the reader away and give it back
+  leds  menu  help  quit"""
+
+
 def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
              out: TextIO | None = None) -> None:
     """Commands from a person: an identity (``skb/knight/3``), a number from
@@ -182,7 +191,7 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
             loop.stop()
             return
         if cmd == "help":
-            print(terminal.__doc__, file=out)
+            print(TERMINAL_HELP, file=out)
         elif cmd == "menu":
             for i, ident in enumerate(menu, 1):
                 print(f"{i:3} {ident}", file=out)
