@@ -42,7 +42,7 @@ class Field:
 
 def _is(kind: type | tuple[type, ...], what: str) -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
-        if isinstance(v, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        if isinstance(v, bool) and kind is not bool:  # bool is an int subclass: True is no number
             return f"must be {what}, not {v!r}"
         return None if isinstance(v, kind) else f"must be {what}, not {v!r}"
     return check
@@ -107,16 +107,15 @@ def _targets(v: Any) -> str | None:
     return None
 
 
-def _whole(low: int, high: int) -> Callable[[Any], str | None]:
+def _whole(low: int, high: int, what: str = "a whole number") -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
         if isinstance(v, bool) or not isinstance(v, int):
-            return f"must be a whole number, not {v!r}"
+            return f"must be {what}, not {v!r}"
         return None if low <= v <= high else f"must be between {low} and {high}, not {v}"
     return check
 
 
-def _pin(v: Any) -> str | None:
-    return _number(0, 27)(v) or (None if isinstance(v, int) else f"must be a whole BCM pin number, not {v!r}")
+_pin = _whole(0, 27, "a whole BCM pin number")
 
 
 def _deck(v: Any) -> str | None:

@@ -95,13 +95,7 @@ def mutated_games(draw: st.DrawFn) -> list[Step]:
     for _ in range(draw(st.integers(0, 3))):
         if steps:
             del steps[draw(st.integers(0, len(steps) - 1))]
-    # a step that waits for One Night's timers gets the time it needs first
-    out: list[Step] = []
-    for s in steps:
-        if s.retry:
-            out.append(Step("wait", 5.0))
-        out.append(Step(s.kind, s.value))
-    return out
+    return _with_waits(steps)
 
 
 # -------------------------------------------------------------- invariants
@@ -222,12 +216,7 @@ def mutated_script(seed: int) -> list[Step]:
     for _ in range(rng.randint(0, 3)):
         if steps:
             del steps[rng.randrange(len(steps))]
-    out: list[Step] = []
-    for s in steps:
-        if s.retry:
-            out.append(Step("wait", 5.0))
-        out.append(Step(s.kind, s.value))
-    return out
+    return _with_waits(steps)
 
 
 def random_script(seed: int, max_steps: int = 80) -> list[Step]:
@@ -261,3 +250,13 @@ def _plain_random(rng: random.Random, max_steps: int) -> list[Step]:
         else:
             steps.append(Step("uid", f"{rng.getrandbits(56):014X}"))
     return steps
+
+
+def _with_waits(steps: list[Step]) -> list[Step]:
+    """A step that waits for One Night's timers gets the time it needs first."""
+    out: list[Step] = []
+    for s in steps:
+        if s.retry:
+            out.append(Step("wait", 5.0))
+        out.append(Step(s.kind, s.value))
+    return out
