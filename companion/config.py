@@ -341,6 +341,19 @@ def merge_node(cfg: dict[str, Any], node: yaml.Node | None, name: str) -> None:
         _merge(cfg, node, SCHEMA, name, "")
 
 
+def for_command(args: Any) -> dict[str, Any]:
+    """The settings a command runs with: the defaults, the installed file,
+    each ``--config``, then its ``--state``/``--lang``/``--voice`` if it has them."""
+    overrides: dict[str, Any] = {}
+    if getattr(args, "state", None):
+        overrides["state_dir"] = str(args.state)
+    if getattr(args, "lang", None):
+        overrides["language"] = args.lang
+    if getattr(args, "voice", None):
+        overrides["voice"] = {"backend": args.voice}
+    return load(default_paths() + list(getattr(args, "config", None) or []), overrides)
+
+
 def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Defaults, then each file, then ``overrides`` (checked the same way).
     Relative ``reader.tag_map`` is resolved against the file that set it."""

@@ -32,18 +32,6 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-input", action="store_true", help="--simulate: don't read commands from stdin (benchmarks)")
 
 
-def load_config(args: argparse.Namespace) -> dict[str, Any]:
-    paths = configmod.default_paths() + list(getattr(args, "config", None) or [])
-    overrides: dict[str, Any] = {}
-    if args.state:
-        overrides["state_dir"] = str(args.state)
-    if args.lang:
-        overrides["language"] = args.lang
-    if args.voice:
-        overrides["voice"] = {"backend": args.voice}
-    return configmod.load(paths, overrides)
-
-
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
                asked_for_tts: bool = False) -> Any:
     backend = cfg["voice"]["backend"]
@@ -73,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from companion import sdnotify
     from companion.pretty import render
 
-    cfg = load_config(args)
+    cfg = configmod.for_command(args)
     if args.simulate:
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
     out = sys.stdout

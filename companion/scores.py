@@ -24,8 +24,6 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state", type=Path, help="state directory holding journal.sqlite")
     p.add_argument("--export", choices=("csv", "json"), help="write every play in this format")
     p.add_argument("-o", "--output", type=Path, help="export to this file (default: stdout)")
-    p.add_argument("--lang", choices=("en", "ja"), help=argparse.SUPPRESS)
-    p.add_argument("--voice", help=argparse.SUPPRESS)
 
 
 def plays_json(plays: list[dict[str, Any]]) -> dict[str, Any]:
@@ -56,11 +54,11 @@ def current(cfg: dict[str, Any], journal: Journal) -> Any:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from companion.daemon import load_config
+    from companion.config import for_command
 
     out = out or sys.stdout
 
-    cfg = load_config(args)
+    cfg = for_command(args)
     path = state_dir(cfg) / "journal.sqlite"
     if not path.exists():
         print(f"No journal at {path}: no games played yet.", file=out)
