@@ -98,7 +98,7 @@ def count_taps(flow: list[Step]) -> int:
 
 
 def engine_step(sim: Any) -> str | None:
-    engine = sim.loop.session.engine
+    engine = sim.loop.table.engine
     return None if engine is None else str(engine.state.step)
 
 

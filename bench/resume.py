@@ -84,15 +84,14 @@ def _replicate(db: sqlite3.Connection, pairs: int) -> None:
 
 def _replay_from_scratch(journal_path: Path) -> dict[str, Any]:
     """The checkpoint a replay of every input reaches (ignoring the stored one)."""
-    from companion.app import journal_seed
-    from companion.session import Session
+    from companion.games import ENGINES
+    from companion.session import Table
     from companion.store import Journal
 
     cfg = config()
     journal = Journal(journal_path)
     try:
-        session = Session(seed=journal_seed(cfg, journal), lang=cfg["language"], options=cfg["games"],
-                          names=cfg["players"]["names"])
+        session = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
         for entry in journal.entries():
             session.handle(entry.input)
         return session.checkpoint()

@@ -4,42 +4,36 @@ voice) to the core (session, loop, journal, clock) from a loaded config."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from companion import config as configmod
 from companion.clock import Clock
-from companion.events import ButtonPressed
-from companion.loop import Log, TableLoop
-from companion.session import Session
+from companion.draws import Drawer
+from companion.events import TABLE, ButtonPressed
+from companion.loop import TableLoop
+from companion.router import LogSink, PanelSink, Router, SpeakerSink
+from companion.session import Table
 from companion.store import Journal
+
+Log = Callable[[dict[str, Any]], None]
 
 
 def state_dir(cfg: dict[str, Any]) -> Path:
     return Path(cfg["state_dir"] or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or "state")
 
 
-def journal_seed(cfg: dict[str, Any], journal: Journal) -> int:
-    """The seed is part of the journal: a replay must make the same random
-    choices as the original run, so an unconfigured seed is chosen once and kept."""
-    if cfg["seed"] is not None:
-        return int(cfg["seed"])
-    stored = journal.meta("seed")
-    if stored is None:
-        stored = str(int.from_bytes(os.urandom(4), "big") >> 1)  # os.urandom: the secrets module costs 4 MB of RSS
-        journal.set_meta("seed", stored)
-    return int(stored)
-
-
 @dataclass
 class App:
     loop: TableLoop
     journal: Journal
+    router: Router
     reader: Any
     panel: Any
     voice: Any
+    sinks: dict[str, Any]  # name → the sink subscribed to the router (log, speaker, panel)
 
     def close(self) -> None:
         for part in (self.reader, self.panel, self.voice):
@@ -52,26 +46,29 @@ class App:
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
-          journal_path: Path | None = None) -> App:
+          journal_path: Path | None = None, draws: Mapping[str, Any] | None = None) -> App:
+    """The daemon's parts, wired: the table loop in the middle, the reader and
+    the panel's buttons feeding it, and the sinks (log, speaker, panel)
+    subscribed to the router by audience."""
+    from companion.games import ENGINES
     from voice.lines import Narrator
 
     journal = Journal(journal_path or state_dir(cfg) / "journal.sqlite")
-    session = Session(seed=journal_seed(cfg, journal), lang=cfg["language"], options=cfg["games"],
-                      names=cfg["players"]["names"])
+    table = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
-    holder: dict[str, TableLoop] = {}
-
-    def on_button(name: str) -> None:
-        holder["loop"].submit(ButtonPressed(name))
-
-    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), on_button)
-    loop = TableLoop(session, journal, clock, narrate=Narrator(), voice=voice, feedback=panel, log=log,
-                     tag_map=tag_map, extra_players=cfg["players"]["extra"])
-    holder["loop"] = loop
+    router = Router()
+    sinks: dict[str, Any] = {"log": LogSink(log), "speaker": SpeakerSink(voice)}
+    router.subscribe(sinks["log"].receive)
+    router.subscribe(sinks["speaker"].receive, TABLE)
+    loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
+                     drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"])
+    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
+                                     lambda name: loop.submit(ButtonPressed(name)))
+    sinks["panel"] = PanelSink(panel)
+    router.subscribe(sinks["panel"].receive, TABLE)
     if panel_error:
         loop.report_error(panel_error)
-    return App(loop, journal, reader, panel, voice)
-
+    return App(loop, journal, router, reader, panel, voice, sinks)
 
 def _make_panel(factory: Callable[[Callable[[str], None]], Any],
                 on_button: Callable[[str], None]) -> tuple[Any, str | None]:

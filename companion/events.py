@@ -1,9 +1,16 @@
 """Values that cross the boundary of a rule engine.
 
-Inputs are what the table does (a tap, a button, a timer running out);
-outputs are what the companion should do about it (say a line, report a
-verdict, start a timer).  All are frozen dataclasses, so engines stay pure:
-they take inputs and return outputs, and never read a clock or touch I/O.
+Inputs are what the table does (a tap, a button, a timer running out, a
+player's submit from their page, a secret draw the runtime made); outputs are
+what the companion should do about it (say a line to the table, tell one
+player something, report a verdict, start a timer, ask for a draw).  All are
+frozen dataclasses, so engines stay pure: they take inputs and return
+outputs, and never read a clock, a random source or touch I/O.
+
+Every output has an **audience** (DESIGN.md, *Audiences*): ``TABLE`` (spoken,
+on the public page, in the log), one player (their page only), or ``LOG``
+(the log only).  ``Say`` is always the table's; ``Tell`` always one
+player's; a ``Report`` says which.
 """
 
 from __future__ import annotations
@@ -64,7 +71,38 @@ class Housekeeping:
         return f"table/{self.kind}"
 
 
-Input = Tap | Press | TimerFired | Housekeeping
+@dataclass(frozen=True)
+class Submit:
+    """A value one player sent from their own page (a sealed bid, a battle
+    strength): ``player`` is the seat's stable id (``red``) as it arrives, the
+    table turns it into the player's name before an engine sees it.  The
+    value is JSON-ready and may be secret: it never appears in a public
+    output, and ``label`` carries no value."""
+
+    player: str
+    field: str
+    value: Any
+
+    @property
+    def label(self) -> str:
+        return "submit"
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """The result of a secret draw an engine asked for (``Draw``), made by the
+    runtime from an unpredictable source and journaled like a tap, so a replay
+    sees the very same value and nothing stored beforehand predicts it."""
+
+    name: str
+    value: Any
+
+    @property
+    def label(self) -> str:
+        return f"draw/{self.name}"
+
+
+Input = Tap | Press | TimerFired | Housekeeping | Submit | Drawn
 
 
 def input_to_json(inp: Input) -> dict[str, Any]:
@@ -74,23 +112,51 @@ def input_to_json(inp: Input) -> dict[str, Any]:
         return {"press": inp.button}
     if isinstance(inp, Housekeeping):
         return {"table": inp.kind, "data": dict(inp.data)}
+    if isinstance(inp, Submit):
+        return {"submit": {"player": inp.player, "field": inp.field, "value": inp.value}}
+    if isinstance(inp, Drawn):
+        return {"draw": inp.name, "value": inp.value}
     return {"timer": inp.name}
 
 
+class BadInput(ValueError):
+    """A journal row that is no input this release knows."""
+
+
 def input_from_json(data: Mapping[str, Any]) -> Input:
-    if "tap" in data:
-        return Tap(data["tap"])
-    if "press" in data:
-        return Press(data["press"])
-    if "table" in data:
-        return Housekeeping(data["table"], data.get("data") or {})
-    return TimerFired(data["timer"])
+    """The inverse of ``input_to_json``; raises ``BadInput`` for anything else."""
+    try:
+        if "tap" in data:
+            return Tap(str(data["tap"]))
+        if "press" in data:
+            return Press(str(data["press"]))
+        if "table" in data:
+            return Housekeeping(str(data["table"]), dict(data.get("data") or {}))
+        if "submit" in data:
+            sub = data["submit"]
+            return Submit(str(sub["player"]), str(sub["field"]), sub["value"])
+        if "draw" in data:
+            return Drawn(str(data["draw"]), data["value"])
+        if "timer" in data:
+            return TimerFired(str(data["timer"]))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise BadInput(f"malformed input {dict(data)!r}: {e}") from None
+    raise BadInput(f"unknown input {dict(data)!r}")
 
 
 # --------------------------------------------------------------- outputs
+TABLE = "table"  # everyone: spoken, the public page, the log
+LOG = "log"  # the log only (what the daemon keeps for itself)
+
+
+def to_player(name: str) -> str:
+    """The audience of one player (by the name the engine knows them by)."""
+    return f"player:{name}"
+
+
 @dataclass(frozen=True)
 class Say:
-    """Speak the line ``key`` of the narration file, filled with ``params``.
+    """Say the line ``key`` to the whole table, filled with ``params``.
 
     Params are plain data; by convention ``player``/``players`` hold player
     names and ``tile``/``tiles`` hold tag identities, so the narrator can
@@ -102,12 +168,56 @@ class Say:
 
 
 @dataclass(frozen=True)
+class Tell:
+    """A private line for one player's page only (``to``: their name): never
+    spoken, never on a public page, never said again by ``repeat``.
+    ``data`` is structured detail for the page (JSON-ready)."""
+
+    to: str
+    key: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Report:
-    """A structured event for the log (``formation``, ``round_scored``,
-    ``game_over``, ``onw_result``…); ``fields`` are JSON-ready."""
+    """A structured event (``formation``, ``round_scored``, ``game_over``,
+    ``onw_result``…); ``fields`` are JSON-ready.  ``audience``: ``TABLE``
+    (public page and log), ``LOG``, or ``to_player(name)``."""
 
     event: str
     fields: Mapping[str, Any] = field(default_factory=dict)
+    audience: str = TABLE
+
+
+@dataclass(frozen=True)
+class Sound:
+    """Start or stop a looping background sound (the night's table tapping):
+    a command for the speaker, not a line."""
+
+    sound: str
+    on: bool
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Ask the runtime for a secret draw: ``count`` whole numbers, each from
+    ``low`` to ``high`` inclusive (``count`` 0: one number, not a list).  The
+    answer comes back as the input ``Drawn(name, value)``.  Names are stable
+    and documented per game, so a table script can fix them (``draws:``)."""
+
+    name: str
+    low: int
+    high: int
+    count: int = 0
+
+    def accepts(self, value: Any) -> bool:
+        """Is ``value`` a possible answer to this draw?"""
+        values = value if self.count else [value]
+        if self.count and (not isinstance(value, list) or len(value) != self.count):
+            return False
+        return all(isinstance(v, int) and not isinstance(v, bool) and self.low <= v <= self.high
+                   for v in values)
 
 
 @dataclass(frozen=True)
@@ -124,7 +234,7 @@ class CancelTimer:
     name: str
 
 
-Output = Say | Report | SetTimer | CancelTimer
+Output = Say | Tell | Report | Sound | SetTimer | CancelTimer | Draw
 
 
 class Refusal(Exception):

@@ -1,11 +1,12 @@
-"""The table loop: events from the reader and the panel in, through the
-session and the active game, out as speech, LEDs, beeps and the event log.
+"""The table loop: inputs from the sources (reader, panel, pages) in, through
+the table and the active game, out through the router to the sinks of each
+output's audience (speaker, panel, log, public page, each player's page).
 
-One thread runs it.  Readers and buttons only ``submit`` (thread-safe); the
-loop journals every accepted input durably *before* any feedback, keeps the
-timers the games ask for, and on start rebuilds the table by replaying the
-journal.  It imports no hardware or voice module: those are handed in as
-small callables/objects (``narrate``, ``voice``, ``feedback``, ``log``).
+One thread runs it.  Sources only ``submit`` (thread-safe); the loop journals
+every accepted input durably *before* any feedback, makes the secret draws
+the games ask for (journaled the same way), keeps the timers, and on start
+rebuilds the table by replaying the journal.  It imports no hardware, voice
+or web module: the wiring subscribes those to the router.
 """
 
 from __future__ import annotations
@@ -13,15 +14,21 @@ from __future__ import annotations
 import heapq
 import itertools
 import queue
+import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from companion import tags
 from companion.clock import Clock
+from companion.draws import Drawer, DrawError
 from companion.events import (
+    LOG,
+    TABLE,
     ButtonPressed,
     CancelTimer,
+    Draw,
+    Drawn,
     Housekeeping,
     Input,
     Output,
@@ -32,26 +39,23 @@ from companion.events import (
     Say,
     SetTimer,
     ShellError,
+    Sound,
+    Submit,
     TagSeen,
     Tap,
+    Tell,
     TimerFired,
 )
-from companion.session import PLAYING, Session
+from companion.router import Command, Event, ReadSide, Router, seat_audience
+from companion.session import PLAYING, Table
 from companion.store import Journal, JournalError
 
-
-class Feedback(Protocol):
-    def led(self, name: str, on: bool, flash: bool = False) -> None: ...
-    def beep(self, long: bool = False) -> None: ...
-
-
-class VoiceOut(Protocol):
-    def speak(self, line: Any) -> None: ...
-    def ambience(self, sound: str, on: bool) -> None: ...
-
-
 Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) -> Line with .text
-Log = Callable[[dict[str, Any]], None]
+# An observer sees each step of the loop's work, on the loop's thread:
+# ("event", item, None) as an item leaves the inbox, ("input", inp, at) before
+# an input is handled (``at``: a timer's due time), ("journaled", inp, seconds
+# the append took) once it is durable, ("done", inp, None) when its outputs are out.
+Observer = Callable[[str, Any, Any], None]
 
 _STOP = object()
 SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
@@ -59,32 +63,40 @@ TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much 
 
 
 class TableLoop:
-    def __init__(self, session: Session, journal: Journal, clock: Clock, *, narrate: Narrate,
-                 voice: VoiceOut, feedback: Feedback, log: Log,
+    def __init__(self, table: Table, journal: Journal, clock: Clock, *, narrate: Narrate, router: Router,
+                 drawer: Drawer | None = None, read_side: ReadSide | None = None,
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = ()) -> None:
-        self.session = session
+        self.table = table
         self.journal = journal
         self.clock = clock
         self.narrate = narrate
-        self.voice = voice
-        self.feedback = feedback
-        self.log = log
+        self.router = router
+        self.drawer = drawer or Drawer()
+        self.read_side = read_side or ReadSide()
         self.tag_map = dict(tag_map or {})
         self.extra_players = tuple(extra_players)
+        self.observers: list[Observer] = []
         self.inbox: queue.Queue[Any] = queue.Queue()
         self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
         self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
         self._order = itertools.count()
+        self._draw_retries: dict[str, Draw] = {}  # a draw whose journal write failed, by retry timer
+        self._last_draw: Draw | None = None  # the request behind the Drawn being handled
         self._t0 = clock.now()
-        self._last_lines: list[Any] = []
+        self._last_lines: list[Any] = []  # the table's lines of the last accepted input: what repeat says
         self._reader_connected: bool | None = None
         self._reader_announced: bool | None = None
         self._game_start_wall: float | None = None
 
     # ----------------------------------------------------------- threads
-    def submit(self, event: Any) -> None:
-        """From any thread: a TagSeen, ReaderStatus, ButtonPressed or ShellError."""
-        self.inbox.put(event)
+    def submit(self, item: Any) -> None:
+        """From any thread: a TagSeen, ReaderStatus, ButtonPressed, ShellError,
+        or a player's ``Submit`` from their page."""
+        self.inbox.put(item)
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """From any thread: run ``fn`` on the loop's thread, after what is queued."""
+        self.inbox.put(fn)
 
     def report_error(self, message: str) -> None:
         """From any thread: log something the shell survived."""
@@ -122,6 +134,10 @@ class TableLoop:
                 last_tick = self.clock.now()
                 tick()
 
+    def _observe(self, stage: str, item: Any, info: Any = None) -> None:
+        for observer in self.observers:
+            observer(stage, item, info)
+
     # ------------------------------------------------------------ timers
     def _next_due(self) -> float:
         while self._timers and self._live.get(self._timers[0][2]) != self._timers[0][:2]:
@@ -133,7 +149,10 @@ class TableLoop:
         while self._next_due() <= now:
             due, _, name = heapq.heappop(self._timers)
             del self._live[name]
-            self._input(TimerFired(name), at=due)
+            if name in self._draw_retries:
+                self._draw(self._draw_retries.pop(name), at=due)
+            else:
+                self._input(TimerFired(name), at=due)
 
     def advance_to(self, t: float) -> None:
         """Virtual time only: move the clock to ``t``, firing timers on the way."""
@@ -151,20 +170,25 @@ class TableLoop:
 
     def pending_timers(self) -> dict[str, float]:
         self._next_due()
-        return {name: due for name, (due, _) in self._live.items()}
+        return {name: due for name, (due, _) in self._live.items() if name not in self._draw_retries}
 
     # ------------------------------------------------------------ events
     def _event(self, event: Any) -> None:
+        self._observe("event", event)
         if isinstance(event, ButtonPressed):
             self._input(Press(event.name))
         elif isinstance(event, TagSeen):
             self._tag(event)
+        elif isinstance(event, Submit):
+            self._input(event)
         elif isinstance(event, ReaderStatus):
             self._reader(event)
         elif isinstance(event, ShellError):
-            self._emit("error", message=event.message)
+            self._emit("error", LOG, message=event.message)
+        elif callable(event):
+            event()
         else:
-            self._emit("error", message=f"unknown event {event!r} ignored")
+            self._emit("error", LOG, message=f"unknown event {event!r} ignored")
 
     def _tag(self, seen: TagSeen) -> None:
         label = seen.text or (f"uid:{tags.normalise_uid(seen.uid)}" if seen.uid else "unknown")
@@ -182,14 +206,14 @@ class TableLoop:
             self._reader_announced = True  # present from the start: nothing worth saying
         self._reader_connected = status.connected
         self._emit("reader", state="connected" if status.connected else "disconnected", detail=status.detail)
-        self.feedback.led("ready", status.connected)
+        self.router.publish(Command("led", {"led": "ready", "on": status.connected}))
         self._announce_reader()
 
     def _announce_reader(self) -> None:
         """Say the reader's state when it differs from what the table last
-        heard — but never during the night, which must sound the same whatever
-        happens; a change then is told when the night is over."""
-        if self._reader_connected is None or self.session.quiet:
+        heard — but never while eyes are closed: the night must sound the
+        same whatever happens; a change then is told when the night is over."""
+        if self._reader_connected is None or self.table.eyes_closed:
             return
         if self._reader_connected != self._reader_announced:
             key = ("reader.back" if self._reader_connected
@@ -199,27 +223,31 @@ class TableLoop:
 
     # ------------------------------------------------------------ inputs
     def _input(self, inp: Input, at: float | None = None) -> None:
-        """One input through the session; ``at`` is a timer's scheduled time,
+        """One input through the table; ``at`` is a timer's scheduled time,
         from which the timers it sets are measured (so schedules don't drift)."""
+        self._observe("input", inp, at)
         label = inp.label
         if isinstance(inp, Press) and inp.button == "repeat":
             return self._repeat()
-        was_playing = self.session.state.phase == PLAYING
+        was_playing = self.table.state.phase == PLAYING
         try:
-            outputs = self.session.handle(inp)
+            outputs = self.table.handle(inp)
         except Refusal as refusal:
             if isinstance(inp, TimerFired):
-                return  # a timer the game no longer wants (its step moved on)
-            return self._reject(label, refusal)
-        finished = self.session.finished
+                return None  # a timer the game no longer wants (its step moved on)
+            if isinstance(inp, Drawn):
+                return self._emit("error", LOG, message=f"draw {inp.name} refused: {refusal.reason}")
+            return self._reject(label, refusal, inp if isinstance(inp, Submit) else None)
+        finished = self.table.finished
         now = self.clock.now() if at is None else at
         wall = self.clock.wall() - (self.clock.now() - now)
         self._track_game_start(outputs, wall)
         play = checkpoint = None
         if finished is not None:
-            play = (self.session.state.session_no, finished.game, self._play_record(finished, wall))
-        if was_playing and self.session.engine is None:
-            checkpoint = self.session.checkpoint()
+            play = (self.table.state.session_no, finished.game, self._play_record(finished, wall))
+        if was_playing and self.table.engine is None:
+            checkpoint = self.table.checkpoint()
+        started = time.perf_counter()  # work done, not table time: real even on a virtual clock
         try:
             self.journal.append(inp, now - self._t0, wall, play=play, checkpoint=checkpoint)
         except JournalError as e:
@@ -227,45 +255,68 @@ class TableLoop:
             self._rebuild()
             if isinstance(inp, TimerFired):  # nobody can tap a timer again: try it again shortly
                 self._arm(inp.name, now + TIMER_RETRY_S)
-                self._emit("error", message=f"{e}; timer {inp.name} will be tried again")
+                self._emit("error", LOG, message=f"{e}; timer {inp.name} will be tried again")
                 return None
-            self._emit("error", message=f"{e}; the input was not taken, please tap again")
-            return self._reject(label, Refusal("refuse.not_saved", "could not save; tap again"))
+            if isinstance(inp, Drawn) and self._last_draw is not None:  # the engine still waits for it
+                retry = f"draw-retry:{inp.name}"
+                self._draw_retries[retry] = self._last_draw
+                self._arm(retry, now + TIMER_RETRY_S)
+                self._emit("error", LOG, message=f"{e}; draw {inp.name} will be tried again")
+                return None
+            self._emit("error", LOG, message=f"{e}; the input was not taken, please tap again")
+            return self._reject(label, Refusal("refuse.not_saved", "could not save; tap again"),
+                                inp if isinstance(inp, Submit) else None)
+        self._observe("journaled", inp, time.perf_counter() - started)
         if isinstance(inp, Housekeeping):
             return None  # the daemon's own bookkeeping: nothing to show or say
-        if not isinstance(inp, TimerFired):
+        if isinstance(inp, Submit):
+            # Everyone may know that a player has submitted, never what.
+            self._emit("accepted", input="submit", player=self.table.name_of(inp.player), field=inp.field)
+        elif not isinstance(inp, (TimerFired, Drawn)):
             self._emit("accepted", input=label)
-            self.feedback.led("ok", True, flash=True)
-            self.feedback.beep()
+            self.router.publish(Command("feedback", {"ok": True}))
         self._outputs(outputs, base=now)
         self._announce_reader()  # a change the night kept quiet
+        self._refresh_read_side()
+        self._observe("done", inp)
+        return None
 
     def _repeat(self) -> None:
-        """The lines of the last accepted input (or timer) again: the
-        instruction a player missed, not the refusal or reader notice since."""
-        if self.session.quiet:
+        """The table's lines of the last accepted input (or timer) again: the
+        instruction a player missed, not the refusal or reader notice since,
+        and never a private line."""
+        if self.table.eyes_closed:
             return self._reject("repeat", Refusal("refuse.quiet", "not during the night"))
         if not self._last_lines:
             return self._reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
         self._emit("accepted", input="repeat")
-        self.feedback.led("ok", True, flash=True)
-        self.feedback.beep()
+        self.router.publish(Command("feedback", {"ok": True}))
         for line in self._last_lines:
             self._speak(line)
 
-    def _reject(self, label: str, refusal: Refusal) -> None:
+    def _reject(self, label: str, refusal: Refusal, submit: Submit | None = None) -> None:
+        if submit is not None:
+            # The reason may tell something about a sealed value: it goes to the
+            # submitting player's page only, and nothing is heard or lit.
+            self._emit("rejected", seat_audience(submit.player), input="submit",
+                       player=self.table.name_of(submit.player), field=submit.field, reason=refusal.reason,
+                       key=refusal.key)
+            return
+        if self.table.eyes_closed:  # at night a refusal is neither heard nor seen by those awake
+            self._emit("rejected", LOG, input=label, reason=refusal.reason)
+            return
         self._emit("rejected", input=label, reason=refusal.reason)
-        if not self.session.quiet:  # at night a refusal is neither heard nor seen by those awake
-            self.feedback.led("error", True, flash=True)
-            self.feedback.beep(long=True)
-            self._say_batch([Say(refusal.key, refusal.params)])
+        self.router.publish(Command("feedback", {"ok": False}))
+        self._say_batch([Say(refusal.key, refusal.params)])
 
     # ----------------------------------------------------------- outputs
     def _outputs(self, outputs: list[Output], base: float) -> None:
-        """Carry out one input's outputs in order; its spoken lines, all of
-        them, become what ``repeat`` says again."""
+        """Carry out one input's outputs in order; its table lines, all of
+        them, become what ``repeat`` says again.  Draws come last: each is an
+        input of its own, journaled before anything follows from it."""
         says: list[Say] = []
         spoken: list[Any] = []
+        draws: list[Draw] = []
         for out in outputs:
             if isinstance(out, Say):
                 says.append(out)
@@ -273,31 +324,68 @@ class TableLoop:
             if says:
                 spoken += self._say_batch(says)
                 says = []
-            if isinstance(out, Report):
-                self._emit(out.event, **dict(out.fields))
-                if out.event == "ambience":
-                    self.voice.ambience(str(out.fields.get("sound")), out.fields.get("action") == "start")
+            if isinstance(out, Tell):
+                self._tell(out)
+            elif isinstance(out, Report):
+                self._emit(out.event, self._audience(out.audience), **dict(out.fields))
+            elif isinstance(out, Sound):
+                self._emit("ambience", sound=out.sound, action="start" if out.on else "stop")
+                self.router.publish(Command("sound", {"sound": out.sound, "on": out.on}))
             elif isinstance(out, SetTimer):
                 self._arm(out.name, base + out.delay)
             elif isinstance(out, CancelTimer):
                 self._live.pop(out.name, None)
+            elif isinstance(out, Draw):
+                draws.append(out)
         if says:
             spoken += self._say_batch(says)
         if spoken:
             self._last_lines = spoken
+        for request in draws:
+            self._draw(request, at=base)
+
+    def _draw(self, request: Draw, at: float) -> None:
+        try:
+            value = self.drawer.draw(request, self.table.state.games_started)
+        except DrawError as e:
+            self._emit("error", LOG, message=str(e))
+            return
+        self._last_draw = request
+        self._input(Drawn(request.name, value), at=at)
+
+    def _audience(self, audience: str) -> str:
+        """An engine's audience (players by name) as the router's (seats by id)."""
+        if audience in (TABLE, LOG):
+            return audience
+        seat = self.table.audience_id(audience)
+        return seat_audience(seat) if seat is not None else LOG
+
+    def _tell(self, out: Tell) -> None:
+        line = self.narrate(out.key, out.params, self.table.lang)
+        fields: dict[str, Any] = {"to": out.to, "key": line.key, "text": line.text, "lang": line.lang}
+        if out.data:
+            fields["data"] = dict(out.data)
+        self._emit("tell", self._audience(f"player:{out.to}"), line=line, **fields)
 
     def _say_batch(self, says: list[Say]) -> list[Any]:
-        lines = [self.narrate(s.key, s.params, self.session.lang) for s in says]
+        lines = [self.narrate(s.key, s.params, self.table.lang) for s in says]
         for line in lines:
             self._speak(line)
         return lines
 
     def _speak(self, line: Any) -> None:
-        self._emit("say", key=line.key, text=line.text, lang=line.lang)
-        self.voice.speak(line)
+        self._emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
 
-    def _emit(self, event: str, **fields: Any) -> None:
-        self.log({"t": round(self.clock.now() - self._t0, 3), "event": event, **fields})
+    def _emit(self, event: str, audience: str = TABLE, line: Any = None, **fields: Any) -> None:
+        self.router.publish(Event(audience, {"t": round(self.clock.now() - self._t0, 3), "event": event,
+                                             **fields}, line))
+
+    def _refresh_read_side(self) -> None:
+        table = self.table
+        public = {**table.public_view(), "legal": _legal_json(table.legal(None))}
+        private = {seat: {**table.private_view(seat), "legal": _legal_json(table.legal(seat))}
+                   for seat in table.state.seats}
+        self.read_side.update(public, private)
 
     # ---------------------------------------------------- journal replay
     def _track_game_start(self, outputs: Iterable[Output], wall: float) -> None:
@@ -307,21 +395,27 @@ class TableLoop:
     def _play_record(self, play: Any, wall: float) -> dict[str, Any]:
         """A finished game shaped like BG Stats' play import."""
         start = self._game_start_wall if self._game_start_wall is not None else wall
+        players = []
+        for i, (name, seat) in enumerate(zip(play.players, play.ids, strict=True)):
+            player = {"name": name, "score": play.totals.get(name, 0), "winner": name in play.winners,
+                      "startPlayer": i == 0, "sourcePlayerId": seat}
+            if name in play.roles:
+                player["role"] = play.roles[name]
+            players.append(player)
         return {
             "rules": list(play.rules),
             "playDate": datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%d %H:%M:%S"),
             "durationMin": max(0, round((wall - start) / 60)),
-            "players": [{"name": p, "score": play.totals.get(p, 0), "winner": p in play.winners,
-                         "startPlayer": i == 0} for i, p in enumerate(play.players)],
+            "players": players,
         }
 
     def _rebuild(self) -> int:
-        """Replay the journal into the session; returns inputs replayed."""
+        """Replay the journal into the table; returns inputs replayed."""
         seq, cp = self.journal.checkpoint()
         n = 0
-        for entry, result in self.session.replay(cp, self.journal.entries(after=seq)):
+        for entry, result in self.table.replay(cp, self.journal.entries(after=seq)):
             if isinstance(result, Refusal):
-                self._emit("error", message=f"journal input {entry.seq} no longer applies: {result.reason}")
+                self._emit("error", LOG, message=f"journal input {entry.seq} no longer applies: {result.reason}")
                 continue
             self._track_game_start(result, entry.wall)
             n += 1
@@ -331,12 +425,19 @@ class TableLoop:
         """Rebuild from the journal, journal what changed since (settings, a
         new games night), then say where the table is."""
         n = self._rebuild()
-        self._emit("started", replayed=n)
-        st = self.session.state
+        self._emit("started", LOG, replayed=n)
+        st = self.table.state
         coming = (st.pending or {}).get("configure", st.settings)
-        if coming != self.session.wanted:
-            self._input(Housekeeping("configure", self.session.wanted))
+        if coming != self.table.wanted:
+            self._input(Housekeeping("configure", self.table.wanted))
         last = self.journal.last_wall()
         if last is not None and self.clock.wall() - last > SESSION_GAP_S:
             self._input(Housekeeping("new-session"))
-        self._outputs(self.session.resume(), base=self.clock.now())
+        self._outputs(self.table.resume(), base=self.clock.now())
+        self._refresh_read_side()
+
+
+def _legal_json(legal: Any) -> dict[str, Any]:
+    return {"buttons": list(legal.buttons), "taps": list(legal.taps),
+            "submits": {name: {"label": ask.label, "low": ask.low, "high": ask.high, "choices": list(ask.choices)}
+                        for name, ask in legal.submits.items()}}

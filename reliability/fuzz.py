@@ -100,7 +100,7 @@ def mutated_games(draw: st.DrawFn) -> list[Step]:
 
 # -------------------------------------------------------------- invariants
 def _snapshot(r: Runner) -> dict[str, Any]:
-    s = r.sim.loop.session
+    s = r.sim.loop.table
     engine = s.engine
     return {
         "session": copy.deepcopy(s.state),

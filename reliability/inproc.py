@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from companion import config as configmod
-from companion.events import ButtonPressed, Housekeeping, TimerFired, input_to_json
+from companion.events import ButtonPressed, Drawn, Housekeeping, TimerFired, input_from_json, input_to_json
 from companion.simulate import Simulation
 from companion.store import Journal
 from reliability.scripts import ONW_FAST, PANEL_FAST, RETRY_S, Script, Step
@@ -121,7 +121,7 @@ def run_script(script: Script | Iterable[Step], state: Path, cfg: dict[str, Any]
             if waited:
                 waits[i] = waited
             responses.append(resp)
-            phases.append(runner.sim.loop.session.state.phase)
+            phases.append(runner.sim.loop.table.state.phase)
     finally:
         runner.close()
     inputs, plays = read_journal(state)
@@ -130,12 +130,12 @@ def run_script(script: Script | Iterable[Step], state: Path, cfg: dict[str, Any]
 
 # ------------------------------------------------------------- the journal
 def read_journal(state: Path) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
-    """(the table's inputs — no timers, no housekeeping — and normalised plays)
+    """(the table's inputs — no timers, draws or housekeeping — and normalised plays)
     of the journal in ``state``."""
     journal = Journal(state / "journal.sqlite")
     try:
         inputs = [input_to_json(e.input) for e in journal.entries()
-                  if not isinstance(e.input, TimerFired | Housekeeping)]
+                  if not isinstance(e.input, TimerFired | Housekeeping | Drawn)]
         plays = normalise_plays(journal.plays())
     finally:
         journal.close()
@@ -159,10 +159,6 @@ def totals(plays: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return {g: dict(c) for g, c in out.items()}
 
 
-def label(inp: dict[str, str]) -> str:
+def label(inp: dict[str, Any]) -> str:
     """An input as the event log names it."""
-    if "tap" in inp:
-        return inp["tap"]
-    if "press" in inp:
-        return inp["press"]
-    return f"timer/{inp['timer']}"
+    return input_from_json(inp).label

@@ -53,18 +53,18 @@ GAME = [Step("tap", "game/seven-knights"), *(Step("tap", f"player/{c}") for c in
 
 def test_the_checker_notices_a_refusal_that_changes_the_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from companion.events import Refusal
-    from companion.session import Session
+    from companion.session import Table
 
-    real = Session.handle
+    real = Table.handle
 
-    def leaky(self: Session, inp: object) -> object:
+    def leaky(self: Table, inp: object) -> object:
         try:
             return real(self, inp)
         except Refusal:
             self.state.games_started += 100
             raise
 
-    monkeypatch.setattr(Session, "handle", leaky)
+    monkeypatch.setattr(Table, "handle", leaky)
     with pytest.raises(AssertionError, match="refusal changed"):
         check(GAME, tmp_path, CFG)
 
@@ -103,7 +103,7 @@ def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> N
         r.wait(0.6)  # "one"
         r.step(Step("press", "back"))
         r.wait(60.0)
-        assert r.sim.loop.session.engine.state.step == "reveal"
+        assert r.sim.loop.table.engine.state.step == "reveal"
     finally:
         r.close()
 

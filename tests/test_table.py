@@ -17,7 +17,7 @@ def start_sk(table, *extra: str, seats=SEATS) -> None:
 
 
 def snapshot(table):
-    s = table.sim.loop.session
+    s = table.sim.loop.table
     return copy.deepcopy((s.state, s.engine.state if s.engine else None))
 
 
@@ -60,20 +60,20 @@ def test_game_card_during_a_game_refused(table) -> None:
     start_sk(table)
     table.tap("game/one-night")
     assert table.keys()[-1] == "refuse.game_in_progress"
-    assert table.sim.loop.session.state.game == "seven-knights"
+    assert table.sim.loop.table.state.game == "seven-knights"
 
 
 def test_player_card_twice_while_seating_refused(table) -> None:
     table.tap("game/seven-knights", "player/red", "player/red")
     assert table.last("rejected")["input"] == "player/red"
-    assert table.sim.loop.session.state.players == ["red"]
+    assert table.sim.loop.table.players == ["red"]
 
 
 def test_too_few_players_refused_at_next(table) -> None:
     table.tap("game/seven-knights", "player/red", "player/blue")
     table.press("next")
     assert table.keys()[-1] == "refuse.player_count"
-    assert table.sim.loop.session.state.phase == "gathering"
+    assert table.sim.loop.table.state.phase == "gathering"
 
 
 def test_rule_card_for_this_game_only(table) -> None:
@@ -81,13 +81,13 @@ def test_rule_card_for_this_game_only(table) -> None:
     assert table.keys()[-1] == "refuse.rules_unknown"
     table.tap("game/seven-knights", "rules/advanced", "rules/advanced")
     assert table.keys()[-1] == "refuse.rules_twice"
-    assert table.sim.loop.session.state.rules == ["advanced"]
+    assert table.sim.loop.table.state.rules == ["advanced"]
 
 
 def test_back_undoes_seating_one_by_one(table) -> None:
     table.tap("game/seven-knights", "player/red", "player/blue")
     table.press("back")
-    assert table.sim.loop.session.state.players == ["red"]
+    assert table.sim.loop.table.players == ["red"]
     assert table.keys()[-1] == "undo.done"
 
 
@@ -184,7 +184,7 @@ def test_hold_back_with_nothing_to_undo_abandons_the_game(table) -> None:
     assert table.keys()[-1] == "session.confirm_game"
     table.press("next")
     assert table.last("game_abandoned") is not None
-    assert table.sim.loop.session.state.phase == "idle"
+    assert table.sim.loop.table.state.phase == "idle"
     assert table.sim.app.journal.plays() == []
 
 
@@ -220,8 +220,9 @@ def test_feedback_follows_the_journal(table, monkeypatch) -> None:
     journal = table.sim.app.journal
     real_append = journal.append
     monkeypatch.setattr(journal, "append", lambda *a, **k: (order.append("journal"), real_append(*a, **k))[1])
-    real_log = table.sim.loop.log
-    table.sim.loop.log = lambda ev: (order.append(ev["event"]), real_log(ev))
+    sink = table.sim.app.sinks["log"]
+    real_log = sink.log
+    sink.log = lambda ev: (order.append(ev["event"]), real_log(ev))
     table.tap("game/seven-knights")
     assert order[:3] == ["journal", "accepted", "say"]
 
