@@ -46,22 +46,26 @@ class App:
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
-          journal_path: Path | None = None, draws: Mapping[str, Any] | None = None) -> App:
+          journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
+          games: Mapping[str, Any] | None = None) -> App:
     """The daemon's parts, wired: the table loop in the middle, the reader and
     the panel's buttons feeding it, and the sinks (log, speaker, panel)
-    subscribed to the router by audience."""
+    subscribed to the router by audience.  ``games``: the registry (tests
+    may hand in their own engines)."""
     from companion.games import ENGINES
     from voice.lines import Narrator
 
+    games = games if games is not None else ENGINES
     journal = Journal(journal_path or state_dir(cfg) / "journal.sqlite")
-    table = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
+    table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
     router = Router()
     sinks: dict[str, Any] = {"log": LogSink(log), "speaker": SpeakerSink(voice)}
     router.subscribe(sinks["log"].receive)
     router.subscribe(sinks["speaker"].receive, TABLE)
     loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
-                     drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"])
+                     drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
+                     extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)])
     panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
                                      lambda name: loop.submit(ButtonPressed(name)))
     sinks["panel"] = PanelSink(panel)

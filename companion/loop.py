@@ -65,7 +65,8 @@ TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much 
 class TableLoop:
     def __init__(self, table: Table, journal: Journal, clock: Clock, *, narrate: Narrate, router: Router,
                  drawer: Drawer | None = None, read_side: ReadSide | None = None,
-                 tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = ()) -> None:
+                 tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
+                 extra_identities: Iterable[str] = ()) -> None:
         self.table = table
         self.journal = journal
         self.clock = clock
@@ -75,6 +76,7 @@ class TableLoop:
         self.read_side = read_side or ReadSide()
         self.tag_map = dict(tag_map or {})
         self.extra_players = tuple(extra_players)
+        self.extra_identities = frozenset(extra_identities)  # games' cards beyond the contract's
         self.observers: list[Observer] = []
         self.inbox: queue.Queue[Any] = queue.Queue()
         self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
@@ -195,7 +197,8 @@ class TableLoop:
         if seen.error:
             return self._reject(label, Refusal("refuse.unreadable", f"unreadable tag: {seen.error}"))
         identity = tags.identify(seen.text, seen.uid, self.tag_map)
-        if identity is None or not tags.is_known(identity, self.extra_players):
+        if identity is None or not (tags.is_known(identity, self.extra_players)
+                                    or identity in self.extra_identities):
             return self._reject(label, Refusal("refuse.unknown_tag", "unknown tag"))
         self._input(Tap(identity))
 

@@ -115,7 +115,8 @@ class Simulation:
     """A daemon on simulated hardware and virtual time."""
 
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
-                 voice: Any = None, draws: dict[str, Any] | None = None) -> None:
+                 voice: Any = None, draws: dict[str, Any] | None = None,
+                 games: Any = None) -> None:
         from hardware.sim_reader import SimulatedReader
         from voice.base import RecordingVoice
 
@@ -125,7 +126,7 @@ class Simulation:
         self.reader = SimulatedReader()
         self.voice = voice or RecordingVoice()
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
-                              journal_path=state / "journal.sqlite", draws=draws)
+                              journal_path=state / "journal.sqlite", draws=draws, games=games)
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)

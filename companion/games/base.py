@@ -81,6 +81,7 @@ class Engine:
 
     game: ClassVar[str]  # the game card's suffix: ``game/<game>``
     tag_prefixes: ClassVar[tuple[str, ...]]  # identities this game's components carry
+    components: ClassVar[tuple[str, ...]] = ()  # every component identity (tags the reader may see)
     min_players: ClassVar[int]
     max_players: ClassVar[int]
     state: Any
