@@ -36,6 +36,9 @@ class App:
     sinks: dict[str, Any]  # name → the sink subscribed to the router (log, speaker, panel)
 
     def close(self) -> None:
+        """Close every device (each stops and joins its own workers; closing
+        twice is harmless).  The process's last word on threads is
+        ``threads.shutdown()``, which the commands call on their way out."""
         for part in (self.reader, self.panel, self.voice):
             try:
                 part.stop() if hasattr(part, "stop") else part.close()
@@ -92,15 +95,16 @@ def _make_panel(factory: Callable[[Callable[[str], None]], Any],
 
 
 def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:
-    from hardware.panel import Panel, mock_factory
-
     pcfg = cfg["panel"]
 
     def make(on_button: Callable[[str], None]) -> Any:
         if pcfg["backend"] != "mock":
+            from hardware.panel import Panel
+
             return Panel.from_config(on_button, pcfg)
+        from hardware.sim_panel import SimulatedPanel
+
         # Mock pins are driven by software with no contact bounce, and a
         # simulated long press should not cost seconds of real time.
-        return Panel.from_config(on_button, {**pcfg, "bounce_s": None, "hold_back_s": 0.05},
-                                 pin_factory=mock_factory())
+        return SimulatedPanel.from_config(on_button, {**pcfg, "bounce_s": None, "hold_back_s": 0.05})
     return make

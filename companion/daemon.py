@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from companion import config as configmod
+from companion import threads
 from companion.app import App, build, state_dir
 from companion.clock import RealClock
 
@@ -98,11 +99,10 @@ def run(args: argparse.Namespace) -> int:
     reader.start(loop.submit)
     sdnotify.ready()
     if hasattr(voice, "cache"):  # fill the WAV cache behind the table's back: cues then cost no synthesis
-        threading.Thread(target=_prerender, args=(voice, cfg["language"], loop.report_error),
-                         daemon=True, name="prerender").start()
+        threads.spawn("prerender", _prerender, voice, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:
-        threading.Thread(target=terminal, args=(app, stopping), kwargs={"out": human},
-                         daemon=True, name="terminal").start()
+        # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
+        threads.spawn("terminal", terminal, app, stopping, out=human)
     interval = sdnotify.watchdog_interval()  # None unless systemd set WatchdogSec=
 
     def tick() -> None:  # the watchdog is fed from the loop itself: a stuck loop gets restarted
@@ -115,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
             loop.run()
     finally:
         app.close()
+        stuck = threads.shutdown()  # anything the devices left running: stopped, joined, named
+        if stuck:
+            print(f"companion: threads that did not stop: {', '.join(stuck)}", file=sys.stderr)
     return 0
 
 

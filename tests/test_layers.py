@@ -52,4 +52,4 @@ def test_shell_imports_only_core_values() -> None:
             for mod in imports(path):
                 if mod.startswith("companion"):
                     assert mod in ("companion", "companion.events", "companion.tags", "companion.config",
-                                   "companion.clock"), (path, mod)
+                                   "companion.clock", "companion.threads"), (path, mod)
