@@ -42,9 +42,9 @@ class Cue:
 
 def one_night(state: Path) -> list[Cue]:
     """Play one night on the real clock; every line spoken on a timer."""
-    from companion.app import build
-    from companion.clock import RealClock
-    from companion.events import TimerFired
+    from companion.app.wiring import build
+    from companion.core.events import TimerFired
+    from companion.runtime.clock import RealClock
     from hardware.sim_reader import SimulatedReader
     from voice.base import RecordingVoice
 

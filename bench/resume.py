@@ -30,7 +30,7 @@ DATE = "%Y-%m-%d %H:%M:%S"
 
 
 def _play(state: Path, steps: list[flows.Step]) -> None:
-    from companion.simulate import Simulation
+    from companion.app.simulate import Simulation
 
     sim = Simulation(config(), state, lambda ev: None)
     try:
@@ -84,9 +84,9 @@ def _replicate(db: sqlite3.Connection, pairs: int) -> None:
 
 def _replay_from_scratch(journal_path: Path) -> dict[str, Any]:
     """The checkpoint a replay of every input reaches (ignoring the stored one)."""
+    from companion.core.table import Table
     from companion.games import ENGINES
-    from companion.session import Table
-    from companion.store import Journal
+    from companion.runtime.journal import Journal
 
     cfg = config()
     journal = Journal(journal_path)

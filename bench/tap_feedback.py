@@ -119,7 +119,7 @@ class ThreadedTable:
     """A ``Simulation`` whose loop runs on its own thread, driven like a table."""
 
     def __init__(self, state: Path, run: TapRun) -> None:
-        from companion.simulate import Simulation
+        from companion.app.simulate import Simulation
         from hardware.sim_reader import SimulatedReader
 
         self.run_stats = run
@@ -187,7 +187,7 @@ class ThreadedTable:
             self.run_stats.voice_ms.append((voice - start) / 1e6)
 
     def until(self, step: str) -> None:
-        from companion.events import ReaderStatus
+        from companion.core.events import ReaderStatus
 
         state = self.settle()
         while state.step != step:

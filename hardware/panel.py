@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from companion import threads
+from companion.core import threads
 
 BUTTON_NAMES = ("next", "back", "repeat")
 LED_NAMES = ("ready", "ok", "error")

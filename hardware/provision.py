@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from companion import tags
+from companion.core import tags
 from hardware.nfc_reader import inspect_tag, open_frontend, tag_uid, wait_until_gone
 from hardware.supervisor import ReaderUnavailable
 
@@ -313,10 +313,10 @@ def save_tag_map(path: Path | str, mapping: Mapping[str, str]) -> None:
 
 
 def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[str, str]:
-    """The tag map as the daemon reads it (companion.config): a missing file
+    """The tag map as the daemon reads it (companion.app.config): a missing file
     is empty; a bad one raises ConfigError with its line, and is never
     overwritten."""
-    from companion import config
+    from companion.app import config
 
     return config.load_tag_map(path, extra_players)
 
@@ -373,7 +373,7 @@ class _Context:
 
 
 def _settings(args: argparse.Namespace) -> tuple[str, Path, list[str]]:
-    from companion import config
+    from companion.app import config
 
     cfg = config.load(config.default_paths() + list(getattr(args, "config", None) or []))
     device = args.device or cfg["reader"]["device"]

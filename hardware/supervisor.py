@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from companion import threads
+from companion.core import threads
 from hardware.base import Emit, ReaderEvent, ReaderStatus
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from companion.tags import COLOURS, COMPONENT_SETS
+from companion.core.tags import COLOURS, COMPONENT_SETS
 from reliability.inproc import Runner, load_config, normalise_plays, totals
 from reliability.scripts import Step, generate
 

@@ -1,4 +1,4 @@
-"""Scripts run in this process on ``companion.simulate.Simulation`` (virtual
+"""Scripts run in this process on ``companion.app.simulate.Simulation`` (virtual
 time): the reference runs the crash campaign compares against, and helpers
 the fuzz, durability and reader tests share.
 """
@@ -12,10 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from companion import config as configmod
-from companion.events import ButtonPressed, Drawn, Housekeeping, TimerFired, input_from_json, input_to_json
-from companion.simulate import Simulation
-from companion.store import Journal
+from companion.app import config as configmod
+from companion.app.simulate import Simulation
+from companion.core.events import (
+    ButtonPressed,
+    Drawn,
+    Housekeeping,
+    TimerFired,
+    input_from_json,
+    input_to_json,
+)
+from companion.runtime.journal import Journal
 from reliability.scripts import ONW_FAST, PANEL_FAST, RETRY_S, Script, Step
 
 MAX_TRIES = 400  # × RETRY_S of virtual time: far longer than any night or vote count

@@ -21,12 +21,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from companion import config, scores
-from companion.events import TABLE, Draw, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, Tell
-from companion.games.base import Ask, Engine, Legal, Result
-from companion.router import Event, seat_audience
-from companion.simulate import Simulation, load_script
-from companion.store import Journal
+from companion.app import config, scores
+from companion.app.simulate import Simulation, load_script
+from companion.core.engine import Ask, Engine, Legal, Result
+from companion.core.events import TABLE, Draw, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, Tell
+from companion.runtime.journal import Journal
+from companion.runtime.router import Event, seat_audience
 from voice.base import RecordingVoice
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion import config  # noqa: E402
-from companion.config import ConfigError  # noqa: E402
-from companion.simulate import run_script  # noqa: E402
+from companion.app import config  # noqa: E402
+from companion.app.config import ConfigError  # noqa: E402
+from companion.app.simulate import run_script  # noqa: E402
 from reliability.badfiles import (  # noqa: E402
     CONFIGS,
     CONFIGS_OK,

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from companion.store import Journal
+from companion.runtime.journal import Journal
 
 
 def start(tmp_path: Path) -> tuple[subprocess.Popen, socket.socket]:
@@ -21,7 +21,7 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen, socket.socket]:
     sock.bind(str(sock_path))
     sock.settimeout(10)
     env = {**os.environ, "NOTIFY_SOCKET": str(sock_path), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "companion.cli", "run", "--simulate", "--json",
+    proc = subprocess.Popen([sys.executable, "-m", "companion.app.cli", "run", "--simulate", "--json",
                              "--state", str(tmp_path / "state")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
@@ -67,7 +67,7 @@ def test_ready_taps_and_graceful_sigterm(tmp_path: Path) -> None:
 def test_bad_config_stops_with_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("voice:\n  rate: fast\n")
-    proc = subprocess.run([sys.executable, "-m", "companion.cli", "--config", str(bad), "run", "--simulate",
+    proc = subprocess.run([sys.executable, "-m", "companion.app.cli", "--config", str(bad), "run", "--simulate",
                            "--state", str(tmp_path)], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"companion: {bad}:2: voice.rate must be a number, not 'fast'"

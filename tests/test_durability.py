@@ -3,7 +3,7 @@
 durable; a write that fails leaves the table as it was, says so (an
 ``error`` event, a spoken refusal) and the next tap works.
 
-A ``companion.store.Journal`` subclass injects the faults (commit fails,
+A ``companion.runtime.journal.Journal`` subclass injects the faults (commit fails,
 insert fails, commit stalls); it replaces the real one where the app builds it.
 """
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion.store import Journal, JournalError, _Tx  # noqa: E402
+from companion.runtime.journal import Journal, JournalError, _Tx  # noqa: E402
 from reliability.inproc import Runner, journaled  # noqa: E402
 from reliability.scripts import Step, generate, press, tap  # noqa: E402
 
@@ -82,7 +82,7 @@ class Feedback:
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("companion.app.Journal", FaultyJournal)
+    monkeypatch.setattr("companion.app.wiring.Journal", FaultyJournal)
     r = Runner(tmp_path)
     assert isinstance(r.sim.app.journal, FaultyJournal)
     sink = r.sim.app.sinks["panel"]

@@ -1,5 +1,5 @@
 """Fuzz: hypothesis-generated table scripts — taps of every identity in
-``companion.tags.COMPONENT_SETS`` and junk, buttons (hold too), waits,
+``companion.core.tags.COMPONENT_SETS`` and junk, buttons (hold too), waits,
 unplugs, across all games — keep every invariant of ``reliability.fuzz``:
 nothing escapes, every refusal has a reason and changes nothing, scores move
 only with their events and add up, and the journal replays to the same state."""
@@ -52,8 +52,8 @@ GAME = [Step("tap", "game/seven-knights"), *(Step("tap", f"player/{c}") for c in
 
 
 def test_the_checker_notices_a_refusal_that_changes_the_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from companion.events import Refusal
-    from companion.session import Table
+    from companion.core.events import Refusal
+    from companion.core.table import Table
 
     real = Table.handle
 
@@ -70,7 +70,7 @@ def test_the_checker_notices_a_refusal_that_changes_the_state(tmp_path: Path, mo
 
 
 def test_the_checker_notices_a_journal_that_drops_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from companion.store import Journal
+    from companion.runtime.journal import Journal
 
     real = Journal.append
 

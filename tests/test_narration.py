@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from companion import config
-from companion.simulate import Simulation, load_script
+from companion.app import config
+from companion.app.simulate import Simulation, load_script
 from voice.lines import Narrator, load_lines
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from companion.draws import Drawer
-from companion.events import (
+from companion.core.engine import Setup
+from companion.core.events import (
     CancelTimer,
     Draw,
     Drawn,
@@ -29,8 +29,8 @@ from companion.events import (
     Tap,
     TimerFired,
 )
-from companion.games.base import Setup
-from companion.games.one_night import OneNight
+from companion.games.one_night.engine import OneNight
+from companion.runtime.draws import Drawer
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white")
 NEXT, BACK = Press("next"), Press("back")

@@ -10,9 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_one_night import COLOURS, NEXT, Table, make
 
-from companion.events import CancelTimer, Draw, Drawn, Input, Press, Say, SetTimer, Sound, Tap, TimerFired
-from companion.games.base import Setup
-from companion.games.one_night import OneNight
+from companion.core.engine import Setup
+from companion.core.events import (
+    CancelTimer,
+    Draw,
+    Drawn,
+    Input,
+    Press,
+    Say,
+    SetTimer,
+    Sound,
+    Tap,
+    TimerFired,
+)
+from companion.games.one_night.engine import OneNight
 
 ROLE_ORDER = ["onw.seer.wake", "onw.werewolf.wake", "onw.thief.wake"]
 

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from nfc_emulation import Type3Emulator, blank_tag, no_ndef_tag, text_tag
 
-from companion import config
-from companion.tags import COMPONENT_SETS
+from companion.app import config
+from companion.core.tags import COMPONENT_SETS
 from hardware.base import TagSeen
 from hardware.provision import (
     TAG_MAP_HEADER,

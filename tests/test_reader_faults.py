@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion.events import ReaderStatus, TagSeen  # noqa: E402
+from companion.core.events import ReaderStatus, TagSeen  # noqa: E402
 from hardware.supervisor import Backoff, ReaderUnavailable, Supervisor  # noqa: E402
 from reliability.inproc import Runner, journaled, read_journal  # noqa: E402
 from reliability.proc import Daemon  # noqa: E402

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from companion import config
-from companion.simulate import Simulation, load_script
+from companion.app import config
+from companion.app.simulate import Simulation, load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = [ROOT / "examples" / "seven-knights.yaml", ROOT / "examples" / "one-night.yaml"]
@@ -112,7 +112,7 @@ def test_a_config_edit_takes_effect_from_the_next_game_and_the_replay_keeps_the_
 
 
 def test_a_start_long_after_the_last_input_begins_a_new_games_night(tmp_path: Path, monkeypatch) -> None:
-    from companion.loop import TableLoop
+    from companion.runtime.loop import TableLoop
 
     path = ROOT / "examples" / "seven-knights.yaml"
     play(path, tmp_path)  # a game on the virtual evening

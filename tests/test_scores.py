@@ -8,8 +8,8 @@ import io
 import json
 from pathlib import Path
 
-from companion.cli import main
-from companion.simulate import run_script
+from companion.app.cli import main
+from companion.app.simulate import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 

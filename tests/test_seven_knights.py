@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from companion.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
-from companion.games.base import Result, Setup
-from companion.games.seven_knights import ACCEPTS, SevenKnights
+from companion.core.engine import Result, Setup
+from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
+from companion.games.seven_knights.engine import ACCEPTS, SevenKnights
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 PHASES = ("quest", "questions", "recommendation")

@@ -13,9 +13,9 @@ import pytest
 import yaml
 from test_seven_knights import COLOURS, FULL_GAME, VERDICTS, feed, make, parse, walk_every_step
 
-from companion.events import Refusal, Say
-from companion.games import Setup
-from companion.games.seven_knights import SevenKnights
+from companion.core.engine import Setup
+from companion.core.events import Refusal, Say
+from companion.games.seven_knights.engine import SevenKnights
 
 ROOT = Path(__file__).resolve().parents[1]
 EN = yaml.safe_load((ROOT / "voice/lines/en.yaml").read_text(encoding="utf-8"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from companion.events import ButtonPressed
+from companion.core.events import ButtonPressed
 
 SEATS = ("player/red", "player/blue", "player/green", "player/yellow", "player/purple")
 

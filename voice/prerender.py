@@ -69,7 +69,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     if given is not None:
         return {"voice": dict(given)}
     try:
-        from companion import config as configmod
+        from companion.app import config as configmod
     except ImportError:
         return {}
     return configmod.load(configmod.default_paths() + list(getattr(args, "config", None) or []))

@@ -11,12 +11,12 @@ from pathlib import Path
 
 # name → (module, help); the module offers configure_parser(parser) and run(args) -> int
 COMMANDS = {
-    "simulate": ("companion.cli_simulate", "replay a table script; the event log to stdout"),
-    "run": ("companion.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
-    "scores": ("companion.scores", "the current game, tonight's totals and the history; --export"),
+    "simulate": ("companion.app.cli_simulate", "replay a table script; the event log to stdout"),
+    "run": ("companion.app.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
+    "scores": ("companion.app.scores", "the current game, tonight's totals and the history; --export"),
     "tags": ("hardware.provision", "write, learn, read and check NFC tags"),
     "voice": ("voice.prerender", "voice tools: prerender the WAV cache"),
-    "doctor": ("companion.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
+    "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
 }
 
 
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.set_defaults(_run=mod.run)
     args = parser.parse_args(argv)
     args.config = args.config_first + args.config
-    from companion.config import ConfigError
+    from companion.app.config import ConfigError
 
     try:
         return int(args._run(args) or 0)

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from companion.events import (
+from companion.core.engine import Engine, Legal, Setup
+from companion.core.events import (
     Drawn,
     Housekeeping,
     Input,
@@ -33,7 +34,6 @@ from companion.events import (
     Tap,
     TimerFired,
 )
-from companion.games.base import Engine, Legal, Setup
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
 

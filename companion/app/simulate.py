@@ -17,11 +17,11 @@ from typing import Any, NamedTuple, TextIO
 
 import yaml
 
-from companion import config as configmod
-from companion.app import App, build
-from companion.clock import VirtualClock
-from companion.config import ConfigError
-from companion.events import Submit
+from companion.app import config as configmod
+from companion.app.config import ConfigError
+from companion.app.wiring import App, build
+from companion.core.events import Submit
+from companion.runtime.clock import VirtualClock
 
 STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug", "submit")
 SCRIPT_KEYS = ("config", "seed", "draws", "steps", "title", "expect")
@@ -158,7 +158,7 @@ class Simulation:
 def run_script(path: Path, *, state: Path | None = None, pretty: bool = False,
                out: TextIO = sys.stdout, overrides: dict[str, Any] | None = None,
                config_paths: Sequence[Path] = ()) -> int:
-    from companion.pretty import render
+    from companion.app.pretty import render
 
     script_overrides, steps, draws = load_script(path)
     # Shipped defaults, then files named with --config, then the script's own config:

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from companion import config as configmod
-from companion import threads
-from companion.app import App, build, state_dir
-from companion.clock import RealClock
+from companion.app import config as configmod
+from companion.app.wiring import App, build, state_dir
+from companion.core import threads
+from companion.runtime.clock import RealClock
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -59,8 +59,8 @@ def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from companion import sdnotify
-    from companion.pretty import render
+    from companion.app import sdnotify
+    from companion.app.pretty import render
 
     cfg = configmod.for_command(args)
     if args.simulate:
@@ -133,7 +133,7 @@ def _prerender(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
 
 # ------------------------------------------------------------- terminal
 def _menu() -> list[str]:
-    from companion import tags
+    from companion.core import tags
 
     return [i for ids in tags.COMPONENT_SETS.values() for i in ids]
 

@@ -19,10 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from companion import tags
-from companion.clock import Clock
-from companion.draws import Drawer, DrawError
-from companion.events import (
+from companion.core import tags
+from companion.core.events import (
     LOG,
     TABLE,
     ButtonPressed,
@@ -46,9 +44,11 @@ from companion.events import (
     Tell,
     TimerFired,
 )
-from companion.router import Command, Event, ReadSide, Router, seat_audience
-from companion.session import PLAYING, Table
-from companion.store import Journal, JournalError
+from companion.core.table import PLAYING, Table
+from companion.runtime.clock import Clock
+from companion.runtime.draws import Drawer, DrawError
+from companion.runtime.journal import Journal, JournalError
+from companion.runtime.router import Command, Event, ReadSide, Router, seat_audience
 
 Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) -> Line with .text
 # An observer sees each step of the loop's work, on the loop's thread:

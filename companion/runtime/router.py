@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from companion.events import LOG, TABLE
+from companion.core.events import LOG, TABLE
 
 ALL = "*"
 

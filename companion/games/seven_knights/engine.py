@@ -4,7 +4,7 @@ Everything that changes the state lives in this module; ``ACCEPTS`` below says,
 step by step, what the table may do and which handler takes it.  An input a
 step does not take is refused with a speakable reason and changes nothing.
 The judgements (tile sets, election, verdict, points) are pure functions in
-``seven_knights_rules``.
+``rules``.
 
 Hidden information (§ Table talk): the engine never learns who holds which
 tile, and it only learns the witch team when its members tap their cards at
@@ -18,10 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.events import Input, Output, Press, Refusal, Report, Say, Tap
-from companion.games import register
-from companion.games.base import Engine, Result, Setup
-from companion.games.seven_knights_rules import (
+from companion.core.engine import Engine, Result, Setup
+from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap
+from companion.games.seven_knights.rules import (
     ALL_TILES,
     KNIGHTS,
     ROUNDS,
@@ -90,7 +89,6 @@ class KnightsState:
     winners: tuple[str, ...] = ()
 
 
-@register
 class SevenKnights(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)

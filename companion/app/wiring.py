@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from companion import config as configmod
-from companion.clock import Clock
-from companion.draws import Drawer
-from companion.events import TABLE, ButtonPressed
-from companion.loop import TableLoop
-from companion.router import LogSink, PanelSink, Router, SpeakerSink
-from companion.session import Table
-from companion.store import Journal
+from companion.app import config as configmod
+from companion.core.events import TABLE, ButtonPressed
+from companion.core.table import Table
+from companion.runtime.clock import Clock
+from companion.runtime.draws import Drawer
+from companion.runtime.journal import Journal
+from companion.runtime.loop import TableLoop
+from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
 
 Log = Callable[[dict[str, Any]], None]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from companion.events import Draw, Output, Refusal, Say, Sound
+from companion.core.events import Draw, Output, Refusal, Say, Sound
 
 # The order the deck is announced in (the source's listing).
 ROLES = ("villager", "werewolf", "seer", "thief")

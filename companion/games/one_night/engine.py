@@ -12,7 +12,7 @@ Steps, and what each takes (everything else is refused and changes nothing):
                 the executed players' ``player/<name>``, then `next` → done
     done        nothing
 
-The deck, the options and the night script live in ``one_night_rules``.
+The deck, the options and the night script live in ``rules``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.events import (
+from companion.core.engine import Engine, Result, Setup
+from companion.core.events import (
     CancelTimer,
     Drawn,
     Input,
@@ -35,9 +36,7 @@ from companion.events import (
     Tap,
     TimerFired,
 )
-from companion.games import register
-from companion.games.base import Engine, Result, Setup
-from companion.games.one_night_rules import (
+from companion.games.one_night.rules import (
     VOTE_COUNT,
     Verdict,
     card_ids,
@@ -68,7 +67,6 @@ class OneNightState:
     verdict: Verdict | None = None
 
 
-@register
 class OneNight(Engine):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)

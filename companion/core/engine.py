@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.events import Input, Output, Press, Refusal, Say, Submit, TimerFired
+from companion.core.events import Input, Output, Press, Refusal, Say, Submit, TimerFired
 
 
 @dataclass(frozen=True)

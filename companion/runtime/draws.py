@@ -17,7 +17,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from companion.events import Draw
+from companion.core.events import Draw
 
 
 class DrawError(ValueError):

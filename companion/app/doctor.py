@@ -194,7 +194,7 @@ def check_config(loader: Loader) -> tuple[Result, Mapping[str, Any] | None]:
 
 
 def state_path(cfg: Mapping[str, Any] | None, environ: Mapping[str, str]) -> Path:
-    """Where the daemon keeps its journal (same rule as companion.app)."""
+    """Where the daemon keeps its journal (same rule as companion.app.wiring)."""
     configured = (cfg or {}).get("state_dir")
     return Path(configured or environ.get("STATE_DIRECTORY", "").split(":")[0] or "state")
 
@@ -360,11 +360,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def default_loader(args: argparse.Namespace) -> Loader:
-    """Loads the config the way the daemon does; a missing companion.config
+    """Loads the config the way the daemon does; a missing companion.app.config
     module is reported as such, not as a crash."""
 
     def load() -> Mapping[str, Any]:
-        from companion import config  # lazily: doctor must work even if it is broken
+        from companion.app import config  # lazily: doctor must work even if it is broken
 
         paths = list(config.default_paths()) + list(getattr(args, "config", None) or [])
         return config.load(paths)

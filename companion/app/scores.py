@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from companion.app import state_dir
-from companion.store import Journal
+from companion.app.wiring import state_dir
+from companion.runtime.journal import Journal
 
 NAMES = {"seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
          "madness-hour": "Madness Hour", "demagogos": "Demagogos' Trap"}
@@ -43,8 +43,8 @@ def write_csv(plays: list[dict[str, Any]], out: TextIO) -> None:
 
 def current(cfg: dict[str, Any], journal: Journal) -> Any:
     """The table as the daemon has it now (replayed, no hardware)."""
+    from companion.core.table import Table
     from companion.games import ENGINES
-    from companion.session import Table
 
     # The settings in force come from the journal itself; these only fill a blank one.
     table = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
@@ -55,7 +55,7 @@ def current(cfg: dict[str, Any], journal: Journal) -> Any:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from companion.config import for_command
+    from companion.app.config import for_command
 
     out = out or sys.stdout
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from companion import tags
+from companion.core import tags
 
 MAX_FILE_BYTES = 256 * 1024  # a config is a few kB; refuse anything absurd before parsing
 
@@ -135,7 +135,7 @@ def _deck(v: Any) -> str | None:
 def _tile_sets(v: Any) -> str | None:
     if v is None:
         return None
-    from companion.games.seven_knights_rules import parse_options  # the engine owns the rule
+    from companion.games.seven_knights.rules import parse_options  # the engine owns the rule
 
     try:
         parse_options({"tile_sets": v})
