@@ -25,8 +25,8 @@ from companion.app import config, scores
 from companion.app.simulate import Simulation, load_script
 from companion.core.engine import Ask, Engine, Legal, Result
 from companion.core.events import TABLE, Draw, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, Tell
+from companion.core.messages import Event, seat_audience
 from companion.runtime.journal import Journal
-from companion.runtime.router import Event, seat_audience
 from voice.base import RecordingVoice
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -330,3 +330,31 @@ def test_a_renamed_player_keeps_their_history_and_tonights_totals(tmp_path: Path
     out = io.StringIO()
     scores.run(argparse.Namespace(state=tmp_path, export=None, output=None, config=[]), out=out)
     assert "aki 18" in out.getvalue()
+
+
+def test_pairing_takes_the_seats_card_as_proof_not_as_an_input(harness: Harness) -> None:
+    from companion.core.messages import Command, PairRequest
+
+    got: list[Any] = []
+    harness.sim.app.router.subscribe(lambda m: got.append(m) if isinstance(m, Command) else None,
+                                     seat_audience("red"))
+    harness.sim.loop.submit(PairRequest("red", "n-1"))
+    harness.sim.step("tap", "game/auction")
+    inputs = harness.sim.app.journal.count_inputs()
+    harness.sim.step("tap", "player/red")  # the proof: not seated, not journaled
+    assert harness.sim.app.journal.count_inputs() == inputs
+    assert harness.sim.loop.table.players == []
+    assert [(c.name, dict(c.args)) for c in got] == [("paired", {"seat": "red", "nonce": "n-1"})]
+    assert [e["key"] for e in harness.events if e["event"] == "say"][-1] == "pairing.done"
+    harness.sim.step("tap", "player/red")  # the next tap of the card is a tap again
+    assert harness.sim.loop.table.players == ["red"]
+
+
+def test_a_pairing_window_runs_out(harness: Harness) -> None:
+    from companion.core.messages import PairRequest
+
+    harness.sim.loop.submit(PairRequest("blue", "n-2"))
+    harness.sim.step("tap", "game/auction")
+    harness.sim.step("wait", 31)
+    harness.sim.step("tap", "player/blue")
+    assert harness.sim.loop.table.players == ["blue"]  # seated: the window had closed

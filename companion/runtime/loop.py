@@ -44,11 +44,12 @@ from companion.core.events import (
     Tell,
     TimerFired,
 )
+from companion.core.messages import Command, Event, PairRequest, ReadSide, seat_audience
 from companion.core.table import PLAYING, Table
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer, DrawError
 from companion.runtime.journal import Journal, JournalError
-from companion.runtime.router import Command, Event, ReadSide, Router, seat_audience
+from companion.runtime.router import Router
 
 Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) -> Line with .text
 # An observer sees each step of the loop's work, on the loop's thread:
@@ -66,7 +67,7 @@ class TableLoop:
     def __init__(self, table: Table, journal: Journal, clock: Clock, *, narrate: Narrate, router: Router,
                  drawer: Drawer | None = None, read_side: ReadSide | None = None,
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
-                 extra_identities: Iterable[str] = ()) -> None:
+                 extra_identities: Iterable[str] = (), pair_window_s: float = 30.0) -> None:
         self.table = table
         self.journal = journal
         self.clock = clock
@@ -78,6 +79,8 @@ class TableLoop:
         self.extra_players = tuple(extra_players)
         self.extra_identities = frozenset(extra_identities)  # games' cards beyond the contract's
         self.observers: list[Observer] = []
+        self.pair_window_s = pair_window_s
+        self._pairing: dict[str, tuple[str, float]] = {}  # seat → (nonce, until): a phone waits for the card
         self.inbox: queue.Queue[Any] = queue.Queue()
         self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
         self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
@@ -183,6 +186,8 @@ class TableLoop:
             self._tag(event)
         elif isinstance(event, Submit):
             self._input(event)
+        elif isinstance(event, PairRequest):
+            self._pair_request(event)
         elif isinstance(event, ReaderStatus):
             self._reader(event)
         elif isinstance(event, ShellError):
@@ -200,7 +205,38 @@ class TableLoop:
         if identity is None or not (tags.is_known(identity, self.extra_players)
                                     or identity in self.extra_identities):
             return self._reject(label, Refusal("refuse.unknown_tag", "unknown tag"))
+        if identity.startswith("player/") and self._pairs(identity.removeprefix("player/")):
+            return None
         self._input(Tap(identity))
+
+    # ----------------------------------------------------------- pairing
+    def _pair_request(self, request: PairRequest) -> None:
+        """A phone asks to be ``request.seat``'s page: that player's card,
+        tapped within the window, proves it.  Nothing is journaled: the
+        pairing belongs to the page's server, which keeps it."""
+        seat = request.seat
+        if not tags.is_known(f"player/{seat}", self.extra_players):
+            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": request.nonce,
+                                                        "reason": "no such seat"}, seat_audience(seat)))
+            return
+        if self.table.eyes_closed:  # a line now would break the night's silence
+            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": request.nonce,
+                                                        "reason": "not during the night"}, seat_audience(seat)))
+            return
+        self._pairing[seat] = (request.nonce, self.clock.now() + self.pair_window_s)
+        self._say_batch([Say("pairing.tap_card", {"player": self.table.name_of(seat)})])
+
+    def _pairs(self, seat: str) -> bool:
+        """Is this player-card tap the proof a waiting phone asked for?"""
+        nonce, until = self._pairing.get(seat, ("", 0.0))
+        if not nonce or self.clock.now() > until or self.table.eyes_closed:
+            return False
+        del self._pairing[seat]
+        self._emit("paired", player=self.table.name_of(seat))
+        self.router.publish(Command("feedback", {"ok": True}))
+        self.router.publish(Command("paired", {"seat": seat, "nonce": nonce}, seat_audience(seat)))
+        self._say_batch([Say("pairing.done", {"player": self.table.name_of(seat)})])
+        return True
 
     def _reader(self, status: ReaderStatus) -> None:
         if status.connected == self._reader_connected:

@@ -1,67 +1,18 @@
 """The router: every output of the table goes to the sinks of its audience.
 
-Sources (the reader, the panel, the web) feed the loop; the loop runs the
-pure table and hands what comes out here, already journaled.  Each sink
-subscribes to the audiences it may receive (DESIGN.md, *Audiences*):
-
-    TABLE          the speaker, the panel's LEDs and buzzer, the public page, the log
-    player:<id>    that player's page (and the log)
-    LOG            the log only
-
-Two kinds of message travel: ``Event`` — a log event (``say``, ``accepted``,
-``formation``, ``tell``…) with its audience and, for lines, the rendered
-``line`` — and ``Command`` — something a device does that is no event
-(``feedback``: the ok/error LED and beep; ``sound``: the night's ambience).
-
-The read side lives here too: ``ReadSide`` keeps the latest public snapshot
-and each seat's private one, replaced whole by the loop after each input, so
-a page reads them from any thread without ever making the loop wait.
+Sources (the reader, the panel, the pages) feed the loop; the loop runs the
+pure table and hands what comes out here, already journaled, as the core's
+``Event`` and ``Command`` messages (``companion.core.messages``).  Each sink
+subscribes to the audiences it may receive; the three below adapt the
+devices the wiring hands in (the log, the voice, the panel).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from companion.core.events import LOG, TABLE
-
-ALL = "*"
-
-
-def seat_audience(player_id: str) -> str:
-    """The audience of the player seated as ``player_id`` (their page)."""
-    return f"player:{player_id}"
-
-
-@dataclass(frozen=True)
-class Event:
-    audience: str  # TABLE | LOG | seat_audience(id)
-    fields: Mapping[str, Any]  # the log event: {"t", "event", ...}, JSON-ready
-    line: Any = None  # the rendered line of a ``say`` or ``tell``
-
-    @property
-    def name(self) -> str:
-        return str(self.fields["event"])
-
-    @property
-    def public(self) -> bool:
-        return self.audience == TABLE
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str  # "feedback" | "sound"
-    args: Mapping[str, Any] = field(default_factory=dict)
-    audience: str = TABLE
-
-
-Message = Event | Command
-
-
-class Sink(Protocol):
-    def receive(self, message: Message) -> None: ...
+from companion.core.messages import ALL, Command, Event, Message
 
 
 class Router:
@@ -109,7 +60,7 @@ class SpeakerSink:
 
 
 class PanelSink:
-    """Accepted and refused inputs, to the LEDs and the buzzer."""
+    """Accepted and refused inputs, and the reader's state, to the LEDs and the buzzer."""
 
     def __init__(self, panel: Any) -> None:
         self.panel = panel
@@ -121,30 +72,3 @@ class PanelSink:
             self.panel.beep(long=not ok)
         elif isinstance(message, Command) and message.name == "led":
             self.panel.led(str(message.args["led"]), bool(message.args["on"]))
-
-
-class ReadSide:
-    """The latest snapshots for the pages: replaced whole, read from any thread."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._public: dict[str, Any] = {}
-        self._private: dict[str, dict[str, Any]] = {}
-        self.version = 0
-
-    def update(self, public: dict[str, Any], private: Mapping[str, dict[str, Any]]) -> None:
-        with self._lock:
-            self._public, self._private = public, dict(private)
-            self.version += 1
-
-    def public(self) -> dict[str, Any]:
-        with self._lock:
-            return self._public
-
-    def private(self, player_id: str) -> dict[str, Any]:
-        with self._lock:
-            return self._private.get(player_id, {})
-
-
-__all__ = ["ALL", "LOG", "TABLE", "Command", "Event", "LogSink", "Message", "PanelSink", "ReadSide",
-           "Router", "Sink", "SpeakerSink", "seat_audience"]
