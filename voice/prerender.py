@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.base import Line
-from voice.cache import Stats, WavCache, fragments_of, split_template
+from voice.cache import Stats, WavCache, counted_fragments, fragments_of, split_template
 from voice.masking import masking_path
 from voice.render import RenderError, RenderSettings, SubprocessRenderer, espeak_available
 from voice.tts_voice import line_entries
@@ -40,9 +40,14 @@ def fixed_lines(lang: str, entries: Mapping[str, tuple[str, str]]) -> list[Line]
 def warm(cache: WavCache, table: Mapping[str, tuple[str, str]], lang: str,
          fragments: bool = True) -> tuple[Stats, Stats]:
     """Render one language's fixed lines and (optionally) its fragments into
-    the cache: (lines, fragments).  What is cached already costs nothing."""
+    the cache: (lines, fragments).  What is cached already costs nothing;
+    a damaged file is rendered again (``Stats.evicted``)."""
     lines = cache.prerender(fixed_lines(lang, table))
-    frags = cache.prerender_fragments(lang, fragments_of(table)) if fragments else Stats()
+    frags = Stats()
+    if fragments:
+        written = cache.reads_written(lang)
+        frags = cache.prerender_fragments(
+            lang, [*fragments_of(table, written, lang), *counted_fragments(table, lang, written)])
     return lines, frags
 
 
