@@ -119,13 +119,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prerender(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
-    from voice.prerender import warm
+    from voice.prerender import fill
 
     try:
-        for each in dict.fromkeys([lang, "en", "ja"]):  # the table's language first
-            warm(voice.cache, voice.entries(each), each)
+        fill(voice, [lang, "en", "ja"])  # the table's language first, at low priority
     except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
-        on_error(f"voice prerender stopped: {e}")
+        on_error(f"voice prerender stopped: {type(e).__name__}: {e}")
 
 
 # ------------------------------------------------------------- terminal
