@@ -96,6 +96,8 @@ def resolve_engines(wanted: Mapping[str, str]) -> tuple[dict[str, str], list[str
     chosen: dict[str, str] = {}
     notes: list[str] = []
     for lang, name in wanted.items():
+        if name == engines.FALLBACK:  # nothing to fall back to (a missing espeak-ng: see render, doctor)
+            continue
         try:
             eng = engines.info(str(name))
         except engines.EngineError as exc:
