@@ -197,8 +197,11 @@ class WavCache:
         p.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
             self.renders += 1
+        fragment = getattr(self.renderer, "render_fragment", None)
         if kind == "line":
             self.renderer.render(reading, lang, p)
+        elif fragment is not None:  # the worker trims it
+            fragment(reading, lang, p)
         else:
             raw = p.with_name(f".{p.stem}.{os.getpid()}.{threading.get_ident()}{RAW_SUFFIX}")
             try:

@@ -263,9 +263,13 @@ def speech_level(levels: list[float]) -> float:
     return math.sqrt(sum(v * v for v in loud) / len(loud)) if loud and top > 0 else 0.0
 
 
-def finish(pcm: bytes, rate: int, volume: float) -> bytes:
-    """22050 Hz, edges trimmed to ``LEAD``/``TAIL``, speech at ``TARGET_LEVEL``
-    times ``volume`` (never past ``PEAK_LIMIT``).  Empty when there is no sound."""
+FRAGMENT_EDGE = 0.02  # a fragment of an assembled line keeps only this much either side
+
+
+def finish(pcm: bytes, rate: int, volume: float, lead: float = LEAD, tail: float = TAIL) -> bytes:
+    """22050 Hz, edges trimmed to ``lead``/``tail`` seconds, speech at
+    ``TARGET_LEVEL`` times ``volume`` (never past ``PEAK_LIMIT``).  Empty when
+    there is no sound."""
     s = _resample(_samples(pcm), rate)
     levels = window_levels(s)
     top = max(levels, default=0.0)
@@ -273,8 +277,8 @@ def finish(pcm: bytes, rate: int, volume: float) -> bytes:
         return b""
     n = int(WINDOW * RATE)
     loud = [i for i, v in enumerate(levels) if v >= GATE * top]
-    start = max(0, loud[0] * n - int(LEAD * RATE))
-    end = min(len(s), (loud[-1] + 1) * n + int(TAIL * RATE))
+    start = max(0, loud[0] * n - int(lead * RATE))
+    end = min(len(s), (loud[-1] + 1) * n + int(tail * RATE))
     s = s[start:end]
     peak = max(max(s), -min(s), 1)
     gain = min(TARGET_LEVEL / speech_level(levels), PEAK_LIMIT / peak) * volume

@@ -14,7 +14,7 @@ import argparse
 import sys
 import time
 import wave
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,8 @@ def warm(cache: WavCache, table: Mapping[str, tuple[str, str]], lang: str,
 FILL_NICE = 19  # the background fill's CPU priority: the lowest; the table loop comes first
 
 
-def fill(voice: TtsVoice, langs: Iterable[str]) -> Stats:
+def fill(voice: TtsVoice, langs: Iterable[str],
+         make_cache: Callable[[Path, SubprocessRenderer], WavCache] = WavCache) -> Stats:
     """The daemon's background fill of the cache, in the order given (the
     table's language first).  It runs on a render worker of its own at the
     lowest CPU priority (``serve(nice=…)``), so it never delays the table loop
@@ -65,7 +66,7 @@ def fill(voice: TtsVoice, langs: Iterable[str]) -> Stats:
     total = Stats()
     live = voice.cache.renderer
     renderer = SubprocessRenderer(live.settings, nice=FILL_NICE) if isinstance(live, SubprocessRenderer) else None
-    cache = WavCache(voice.cache.root, renderer) if renderer is not None else voice.cache
+    cache = make_cache(voice.cache.root, renderer) if renderer is not None else voice.cache
     try:
         for lang in dict.fromkeys(langs):
             for stats in warm(cache, voice.entries(lang), lang):

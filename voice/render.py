@@ -164,7 +164,8 @@ def _render_with(engine: engines.Engine, job: Mapping[str, Any]) -> int:
         except engines.EngineError as exc:
             problem = f"{exc} for {job['text']!r}"
             continue
-        audio = engines.finish(pcm, rate, float(job["volume"]))
+        edges = job.get("edges") or (engines.LEAD, engines.TAIL)
+        audio = engines.finish(pcm, rate, float(job["volume"]), float(edges[0]), float(edges[1]))
         if not audio:
             problem = f"engine wrote no audio for {job['text']!r}"
             continue
@@ -294,6 +295,15 @@ class SubprocessRenderer:
         return reply
 
     def render(self, text: str, lang: str, out: Path) -> None:
+        self._job(text, lang, out)
+
+    def render_fragment(self, text: str, lang: str, out: Path) -> None:
+        """As ``render``, trimmed close for joining (``engines.FRAGMENT_EDGE``)
+        by the worker — not in the daemon's process, where pure-Python sample
+        loops would take the GIL from the table loop during the fill."""
+        self._job(text, lang, out, edges=(engines.FRAGMENT_EDGE, engines.FRAGMENT_EDGE))
+
+    def _job(self, text: str, lang: str, out: Path, edges: tuple[float, float] | None = None) -> None:
         if not text.strip():
             raise RenderError("nothing to read: empty text")
         name = self.settings.engine_for(lang)
@@ -306,6 +316,7 @@ class SubprocessRenderer:
             "rate": self.settings.rate,
             "volume": self.settings.volume,
             "out": str(Path(out).resolve()),
+            "edges": edges,
         }
         with self._lock:
             proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
