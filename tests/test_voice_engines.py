@@ -207,3 +207,77 @@ print(loaded)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------ commands
+def voice_cmd(*argv: str) -> int:
+    import argparse
+
+    from voice import prerender
+
+    parser = argparse.ArgumentParser()
+    prerender.configure_parser(parser)
+    args = parser.parse_args(list(argv))
+    args.voice_config = {"engine": {"ja": "openjtalk", "en": "piper"}}
+    return prerender.run(args)
+
+
+def test_voice_engines_lists_what_is_installed_and_in_use(capsys):
+    assert voice_cmd("engines") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[:3]] == ["espeak", "openjtalk", "piper"]
+    for line in out[:3]:
+        name = line.split()[0]
+        assert ("installed;" in line) == (engines.info(name).missing() is None), line
+    ojt = out[1]
+    assert ("in use for ja" in ojt) == (engines.info("openjtalk").missing() is None)
+
+
+def test_voice_engines_says_why_an_engine_is_not_used(capsys, monkeypatch):
+    real = engines.importlib.util.find_spec
+    monkeypatch.setattr(engines.importlib.util, "find_spec", lambda name: None if name == "piper" else real(name))
+    assert voice_cmd("engines") == 0
+    out = capsys.readouterr().out
+    assert "piper      Piper (joe, US English) (en): not installed: the Python module piper" in out
+    assert "voice engine piper for en is not available" in out and "espeak-ng instead" in out
+
+
+@pytest.mark.skipif(engines.info("espeak").missing() is not None, reason="espeak-ng is not installed")
+def test_voice_render_writes_one_line_by_key_or_text(tmp_path, capsys):
+    out = tmp_path / "undo.wav"
+    assert voice_cmd("render", "undo.done", "--lang", "ja", "--engine", "espeak", "-o", str(out)) == 0
+    assert wav_problem(out) is None
+    assert "espeak (ja): とりけしました。" in capsys.readouterr().out  # the kana reading, for espeak-ng
+    free = tmp_path / "free.wav"
+    assert voice_cmd("render", "Seat three.", "--engine", "espeak", "-o", str(free)) == 0
+    assert wav_problem(free) is None
+
+
+def test_voice_render_refuses_a_missing_engine_and_a_line_that_needs_parameters(tmp_path, capsys, monkeypatch):
+    assert voice_cmd("render", "refuse.player_count", "--lang", "ja", "--engine", "espeak",
+                     "-o", str(tmp_path / "x.wav")) == 2
+    assert "needs parameters" in capsys.readouterr().err
+    real = engines.importlib.util.find_spec
+    monkeypatch.setattr(engines.importlib.util, "find_spec", lambda n: None if n == "pyopenjtalk" else real(n))
+    assert voice_cmd("render", "undo.done", "--lang", "ja", "--engine", "openjtalk", "-o", str(tmp_path / "y.wav")) == 2
+    assert "openjtalk: the Python module pyopenjtalk is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "y.wav").exists()
+
+
+@pytest.mark.skipif(engines.info("openjtalk").missing() is not None, reason="Open JTalk is not installed")
+def test_voice_render_gives_open_jtalk_the_text_as_written(tmp_path, capsys):
+    out = tmp_path / "undo.wav"
+    assert voice_cmd("render", "undo.done", "--lang", "ja", "-o", str(out)) == 0
+    assert "openjtalk (mei_normal): 取り消しました。" in capsys.readouterr().out
+    assert wav_problem(out) is None
+
+
+def test_doctor_names_the_engines_and_the_fallback(monkeypatch):
+    from companion import doctor
+
+    real = engines.importlib.util.find_spec
+    monkeypatch.setattr(engines.importlib.util, "find_spec", lambda n: None if n == "pyopenjtalk" else real(n))
+    r = doctor.check_speech_engines({"voice": {"backend": "tts", "engine": {"ja": "openjtalk", "en": "espeak"}}})
+    assert r.status == "OK"  # the table still hears espeak-ng
+    assert r.detail.startswith("en: espeak, ja: espeak") and "openjtalk for ja is not available" in r.detail
+    assert doctor.check_speech_engines({"voice": {"backend": "silent"}}).status == "SKIP"
