@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import time
-import wave
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ import test_voice_cache as fixtures
 
 from voice import player as player_mod
 from voice.cache import STALE_TEMP_S, WavCache
-from voice.player import rms, wav_problem
+from voice.player import rms, wav_problem, write_wav
 from voice.prerender import fill, warm
 from voice.render import ToneRenderer, espeak_available
 
@@ -185,11 +184,7 @@ def test_finding_the_render_worker_printed_a_broken_pipe_traceback_when_the_pare
 
 def test_a_wav_with_every_frame_passes_the_check(tmp_path):
     p = tmp_path / "ok.wav"
-    with wave.open(str(p), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(22050)
-        w.writeframes(b"\x10\x00" * 2205)
+    write_wav(p, b"\x10\x00" * 2205)
     assert wav_problem(p) is None
     truncate_half(p)
     assert "truncated" in (wav_problem(p) or "")

@@ -11,6 +11,7 @@ is rendered here; ``bench/voice_engines.py`` renders the whole cache.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -281,3 +282,18 @@ def test_doctor_names_the_engines_and_the_fallback(monkeypatch):
     assert r.status == "OK"  # the table still hears espeak-ng
     assert r.detail.startswith("en: espeak, ja: espeak") and "openjtalk for ja is not available" in r.detail
     assert doctor.check_speech_engines({"voice": {"backend": "silent"}}).status == "SKIP"
+
+
+@pytest.mark.skipif(engines.info("espeak").missing() is not None, reason="espeak-ng is not installed")
+def test_the_background_fill_renders_at_the_lowest_priority(tmp_path):
+    from voice.prerender import FILL_NICE
+
+    r = SubprocessRenderer(RenderSettings(), nice=FILL_NICE)
+    try:
+        r.render("Ready.", "en", tmp_path / "x.wav")
+        assert r._proc is not None
+        nice = int(Path(f"/proc/{r._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+        assert nice == 19 == FILL_NICE
+        assert os.getpriority(os.PRIO_PROCESS, 0) < 19  # the process that asked is untouched
+    finally:
+        r.close()

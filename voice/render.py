@@ -187,7 +187,10 @@ def serve(stdin: IO[str] | None = None, nice: int = 0) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice:
-        os.nice(nice)
+        try:
+            os.nice(nice)
+        except OSError:  # a seccomp filter without setpriority: render at normal priority
+            pass
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
