@@ -297,3 +297,33 @@ def test_the_background_fill_renders_at_the_lowest_priority(tmp_path):
         assert os.getpriority(os.PRIO_PROCESS, 0) < 19  # the process that asked is untouched
     finally:
         r.close()
+
+
+@pytest.mark.skipif(engines.info("espeak").missing() is not None, reason="espeak-ng is not installed")
+def test_the_daemon_says_the_fallback_once_at_start(tmp_path):
+    """`companion run` with Open JTalk configured but not importable: one
+    `error` event at start names it, and the daemon carries on with espeak-ng."""
+    import json
+    import signal
+    import time
+
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import importlib.util\n_real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a, **k: None if n == 'pyopenjtalk' else _real(n, *a, **k)\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text('voice:\n  player: "null"\n  engine: {ja: openjtalk, en: espeak}\n')
+    companion = Path(sys.executable).parent / "companion"
+    env = {**os.environ, "PYTHONPATH": str(hide)}
+    proc = subprocess.Popen([str(companion), "run", "--simulate", "--json", "--no-input", "--voice", "tts",
+                             "--state", str(tmp_path / "state"), "--config", str(cfg)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    said = [e["message"] for e in events if e["event"] == "error" and "voice engine" in e["message"]]
+    assert len(said) == 1 and "openjtalk for ja is not available" in said[0], said
+    assert "Traceback" not in err
