@@ -61,11 +61,11 @@ def fold(kana: str) -> str:
 @pytest.fixture(scope="module")
 def g2p():
     pyopenjtalk = pytest.importorskip("pyopenjtalk", reason="Open JTalk (the [voice] extra) is not installed")
-    from voice.engines import load_user_dict
+    from voice.engines import OPENJTALK_OPTIONS, load_user_dict
 
     with tempfile.TemporaryDirectory() as tmp:
-        load_user_dict(pyopenjtalk, tmp)
-        yield lambda text: fold(pyopenjtalk.g2p(text, kana=True))
+        load_user_dict(pyopenjtalk, tmp)  # as the engine runs it
+        yield lambda text: fold(pyopenjtalk.g2p(text, kana=True, **OPENJTALK_OPTIONS))
 
 
 def filled(template: str, value: str = "3") -> str:

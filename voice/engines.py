@@ -180,6 +180,12 @@ def load_user_dict(pyopenjtalk: Any, work_dir: str) -> None:
     pyopenjtalk.update_global_jtalk_with_user_dict(compiled)
 
 
+# How Open JTalk is run, here and in the readings test.  Sudachi's kanji
+# readings (pyopenjtalk-plus's default) load another ~100 MB into the worker and
+# read none of our lines differently (tests/test_voice_readings.py passes both ways).
+OPENJTALK_OPTIONS: Mapping[str, Any] = {"use_sudachi_kanji_yomi": False}
+
+
 class OpenJTalkEngine:
     def __init__(self) -> None:
         import numpy as np
@@ -188,11 +194,11 @@ class OpenJTalkEngine:
         self._np = np
         self._tts = pyopenjtalk.tts
         load_user_dict(pyopenjtalk, tempfile.mkdtemp(prefix="openjtalk-"))
-        self._tts("準備")  # the dictionary loads on first use: pay for it here, not on a cue
+        self._tts("準備", **OPENJTALK_OPTIONS)  # the dictionary loads on first use: pay for it here, not on a cue
 
     def synth(self, text: str, voice: str, rate: int) -> tuple[bytes, int]:
         np = self._np
-        wav, sr = self._tts(text, speed=rate / BASE_WPM)
+        wav, sr = self._tts(text, speed=rate / BASE_WPM, **OPENJTALK_OPTIONS)
         samples = np.clip(_resample_np(np, np.asarray(wav, dtype=np.float64), sr, RATE), -32768, 32767)
         return samples.astype("<i2").tobytes(), RATE
 
