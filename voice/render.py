@@ -90,6 +90,9 @@ class RenderSettings:
                    engines=chosen, fallbacks=tuple(fallbacks))
 
 
+ENGINE_LABEL = engines.ENGINES[engines.FALLBACK].label  # "pyttsx3 + espeak-ng"
+
+
 def resolve_engines(wanted: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """The engines asked for per language that are installed and speak it;
     for the rest, espeak-ng, and one sentence each saying why."""
@@ -110,9 +113,6 @@ def resolve_engines(wanted: Mapping[str, str]) -> tuple[dict[str, str], list[str
         else:
             chosen[str(lang)] = eng.name
     return chosen, notes
-
-
-ENGINE_LABEL = engines.ENGINES[engines.FALLBACK].label
 
 
 class Renderer(Protocol):
