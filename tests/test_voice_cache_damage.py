@@ -127,7 +127,7 @@ def test_finding_files_were_renamed_into_place_without_an_fsync(tmp_path, monkey
     monkeypatch.setattr(player_mod.os, "fsync", fsync)
     monkeypatch.setattr(player_mod.os, "replace", replace)
     WavCache(tmp_path, ToneRenderer()).ensure("Undone.", "en")
-    assert order == ["fsync file", "rename", "fsync dir"]  # data on the card, then the name, then the folder
+    assert order == ["fsync file", "rename"]  # the data on the card before the name points at it
 
 
 def test_finding_stray_temporary_files_piled_up_and_are_cleaned_at_start(tmp_path):

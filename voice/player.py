@@ -173,9 +173,12 @@ TEMP_SUFFIX = ".tmp"  # what write_wav's temporary files end with (WavCache.clea
 
 
 def write_wav(path: Path, pcm: bytes) -> None:
-    """Write atomically (temp file, fsync, rename, fsync of the folder): a
-    reader never sees half a file, and after a power cut the name holds either
-    the old file or the whole new one — never a renamed, still empty inode."""
+    """Write atomically (temp file, fsync, rename): a reader never sees half a
+    file, and after a power cut the name holds the old file, nothing, or the
+    whole new one — never a renamed, still empty inode.  The folder is not
+    fsynced: every file written here is a cache (a lost rename is a miss,
+    rendered again), and a second fsync per file during the background fill
+    would be one more journal commit for the table's own fsync to wait behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}{TEMP_SUFFIX}")
@@ -192,11 +195,6 @@ def write_wav(path: Path, pcm: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
 
 
 def duration(pcm: bytes) -> float:
