@@ -137,12 +137,18 @@ class EspeakEngine:
     retries an empty result (``voice.render._render_with``)."""
 
     def __init__(self) -> None:
+        import ctypes
+
         import pyttsx3
         from pyttsx3.drivers import _espeak
 
         self._sync = _espeak.Synchronize
         self._engine = pyttsx3.init("espeak")
         self._dir = tempfile.mkdtemp(prefix="espeak-")
+        # espeak_GetParameter(parameter, current): pyttsx3's binding drops the second argument.
+        self._get = _espeak.dll.espeak_GetParameter
+        self._get.argtypes, self._get.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+        self._rate_param = _espeak.RATE
 
     def synth(self, text: str, voice: str, rate: int) -> tuple[bytes, int]:
         tmp = os.path.join(self._dir, "out.wav")
@@ -157,6 +163,10 @@ class EspeakEngine:
         self._engine.save_to_file(text, tmp)
         self._engine.runAndWait()
         self._sync()
+        # Under a loaded machine the rate change was once lost (a line at the old
+        # rate): the worker's retry renders it again (voice.render._render_with).
+        if self._get(self._rate_param, 1) != int(rate):
+            raise EngineError(f"espeak-ng did not take rate {rate}")
         try:
             with wave.open(tmp, "rb") as w:
                 if (w.getnchannels(), w.getsampwidth()) != (1, 2):
