@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import cue_audio, night_drift, resume, startup, tap_feedback  # noqa: E402
+from bench import cue_audio, night_drift, resume, startup, tap_feedback, voice_engines  # noqa: E402
 from bench.stats import Figure, figure  # noqa: E402
 
 
@@ -32,6 +32,8 @@ class Plan:
         self.idle_windows, self.idle_window_s = (2, 4.0) if quick else (3, 10.0)
         self.nights = 2 if quick else 5
         self.resume_games = 10_000
+        self.engine_limit = 6 if quick else None  # files per engine; None: the whole cache
+        self.loaded_nights = 1 if quick else 3
 
 
 def note(msg: str) -> None:
@@ -76,6 +78,47 @@ def bench_voice(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
         figure("cue_audio_live_null_ms", [r["cue_audio_live_null_ms"] for r in rounds], "ms", None,
                "null player, whole line rendered"),
     ], {"voice_source": rounds[0]["source"], "voice_lines": len(lines)}
+
+
+def bench_engines(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
+    """The engines side by side in one run (bench/voice_engines.py)."""
+    names = voice_engines.available()
+    figures: list[Figure] = []
+    detail: dict[str, Any] = {"engines": names}
+    lines = cue_audio.game_lines(2 if plan.quick else plan.voice_lines)
+    for name in names:
+        what = "the whole cache" if plan.engine_limit is None else f"{plan.engine_limit} files"
+        note(f"engine {name}: render {what} ({', '.join(voice_engines.LANGS[name])})")
+        r = voice_engines.render(name, plan.engine_limit)
+        c = voice_engines.cue(name, lines)
+        if c.get("errors"):
+            raise RuntimeError(f"{name}: {c['errors'][:3]}")
+        figures += [
+            figure(f"render_s_per_line_{name}", [r.render_s_per_line], "s", None,
+                   f"{r.files} files, {r.audio_s:.0f} s of audio"),
+            figure(f"render_cache_s_{name}", [r.seconds], "s", None, f"{what}, {', '.join(voice_engines.LANGS[name])}"),
+            figure(f"cache_mb_{name}", [r.cache_mb], "MB", None, f"{r.files} files"),
+            figure(f"worker_peak_rss_mb_{name}", [r.worker_peak_rss_mb], "MiB", None, "the render child"),
+            figure(f"cue_audio_cached_ms_{name}", [c["cue_audio_cached_ms"]], "ms", None, c["player"]),
+            figure(f"cue_audio_live_ms_{name}", [c["cue_audio_live_ms"]], "ms", None,
+                   f"{c['lines']} lines, whole line rendered"),
+        ]
+    note(f"One Night while the background fill runs and every core is busy: {plan.loaded_nights} nights"
+         + ("" if plan.quick else "; then the fill alone, and the busy cores alone"))
+    loaded, filled, cores = voice_engines.loaded_night(plan.loaded_nights, busy=True)
+    figures.append(figure("night_drift_loaded_p99_ms", [night_drift.p99(n) for n in loaded], "ms", 20.0,
+                          f"fill ({filled['rendered']} files rendered) + {cores} busy processes"))
+    if not plan.quick:  # which of the two loads costs what
+        fill_only, alone, _ = voice_engines.loaded_night(plan.loaded_nights, busy=False)
+        with voice_engines.every_core_busy():
+            busy_only = night_drift.measure(plan.loaded_nights)
+        figures += [
+            figure("night_drift_fill_p99_ms", [night_drift.p99(n) for n in fill_only], "ms", 20.0,
+                   f"fill alone ({alone['rendered']} files rendered)"),
+            figure("night_drift_busy_p99_ms", [night_drift.p99(n) for n in busy_only], "ms", None,
+                   f"{cores} busy processes, no fill"),
+        ]
+    return figures, detail
 
 
 def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
@@ -147,12 +190,12 @@ def _fmt(x: float) -> str:
 
 def table(figures: list[Figure], extra: dict[str, Any], quick: bool) -> str:
     out = [f"Benchmarks{' (quick)' if quick else ''}: median of runs [min–max]", ""]
-    out.append(f"{'figure':24} {'median':>9} {'min–max':>19} {'unit':5} {'goal':>8}  {'':6} note")
+    out.append(f"{'figure':28} {'median':>9} {'min–max':>19} {'unit':5} {'goal':>8}  {'':6} note")
     for f in figures:
         rng = f"{_fmt(min(f.runs))}–{_fmt(max(f.runs))}" if len(f.runs) > 1 else ""
         goal = f"≤ {f.goal:g}" if f.goal is not None else ""
         status = {True: "met", False: "MISSED", None: ""}[f.met]
-        out.append(f"{f.key:24} {_fmt(f.median):>9} {rng:>19} {f.unit:5} {goal:>8}  {status:6} {f.note}")
+        out.append(f"{f.key:28} {_fmt(f.median):>9} {rng:>19} {f.unit:5} {goal:>8}  {status:6} {f.note}")
     imp = extra.get("import_offenders")
     if imp:
         out += ["", f"Start-up imports: {extra['import_total_ms']} ms under -X importtime "
@@ -176,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp_name:
         tmp = Path(tmp_name)
         for part in (lambda: bench_taps(plan), lambda: bench_voice(plan), lambda: bench_daemon(plan, tmp),
-                     lambda: bench_night(plan)):
+                     lambda: bench_night(plan), lambda: bench_engines(plan)):
             figs, info = part()
             figures += figs
             extra.update(info)

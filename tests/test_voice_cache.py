@@ -13,6 +13,7 @@ from voice.base import Line
 from voice.cache import (
     NUMBERS,
     WavCache,
+    counted_fragments,
     fragments_of,
     match_template,
     split_template,
@@ -143,7 +144,8 @@ def test_a_dynamic_line_is_assembled_from_cached_fragments_without_synthesis(tmp
     renderer = ToneRenderer()
     voice = voice_on(tmp_path, renderer, lines_dir)
     for lang in ("en", "ja"):
-        voice.cache.prerender_fragments(lang, fragments_of(voice.entries(lang)))
+        entries = voice.entries(lang)
+        voice.cache.prerender_fragments(lang, [*fragments_of(entries, lang=lang), *counted_fragments(entries, lang)])
     before = renderer.renders
     en = voice.prepare(line("session.player_seated", "blue, seat 7.", player="blue", n=7))
     ja = voice.prepare(line("session.player_seated", "あお、12ばんめのせき。", "ja", player="blue", n=12))

@@ -177,3 +177,16 @@ def test_a_pack_can_replace_the_generated_ambience(tmp_path):
     assert rms(voice._loops["table-tapping"]) == pytest.approx(2000, rel=0.01)
     assert not list((tmp_path / "c").glob("masking-*.wav"))  # nothing generated
     voice.close()
+
+
+def test_a_pack_still_overrides_its_line_whatever_the_engine(tmp_path):
+    from voice.render import RenderSettings
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    recorded = recording(pack / "onw.seer.wake.wav")
+    for engine in ("piper", "espeak"):
+        renderer = ToneRenderer(RenderSettings(engines={"en": engine}))
+        voice = voice_with_pack(tmp_path / engine, pack, renderer, [])
+        assert voice.prepare(seer()) == read_pcm(recorded), engine
+        assert renderer.renders == 0, engine

@@ -154,21 +154,47 @@ def read_pcm(path: Path) -> bytes:
     return _pcm(_resample(_to_mono(samples, channels), rate))
 
 
+def wav_problem(path: Path) -> str | None:
+    """Why the file is not whole, playable audio — empty, not a WAV, no
+    frames, shorter than its header says — or None when it is."""
+    try:
+        read_pcm(path)
+    except PcmError as exc:
+        return str(exc)
+    return None
+
+
 def is_stream_format(path: Path) -> bool:
     with wave.open(str(path), "rb") as w:
         return (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (CHANNELS, WIDTH, RATE)
 
 
+TEMP_SUFFIX = ".tmp"  # what write_wav's temporary files end with (WavCache.clean removes strays)
+
+
 def write_wav(path: Path, pcm: bytes) -> None:
-    """Write atomically (temp file + rename): a reader never sees half a file."""
+    """Write atomically (temp file, fsync, rename): a reader never sees half a
+    file, and after a power cut the name holds the old file, nothing, or the
+    whole new one — never a renamed, still empty inode.  The folder is not
+    fsynced: every file written here is a cache (a lost rename is a miss,
+    rendered again), and a second fsync per file during the background fill
+    would be one more journal commit for the table's own fsync to wait behind."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with wave.open(str(tmp), "wb") as w:
-        w.setnchannels(CHANNELS)
-        w.setsampwidth(WIDTH)
-        w.setframerate(RATE)
-        w.writeframes(pcm)
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}{TEMP_SUFFIX}")
+    try:
+        with open(tmp, "wb") as f:
+            with wave.open(f, "wb") as w:
+                w.setnchannels(CHANNELS)
+                w.setsampwidth(WIDTH)
+                w.setframerate(RATE)
+                w.writeframes(pcm)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def duration(pcm: bytes) -> float:

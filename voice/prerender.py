@@ -13,15 +13,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Mapping
+import wave
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from voice.base import Line
-from voice.cache import Stats, WavCache, fragments_of, split_template
+from voice.cache import Stats, WavCache, counted_fragments, fragments_of, split_template
+from voice.engines import ENGINES
 from voice.masking import masking_path
 from voice.render import RenderError, RenderSettings, SubprocessRenderer, espeak_available
-from voice.tts_voice import line_entries
+from voice.tts_voice import TtsVoice, line_entries
 
 
 def fixed_lines(lang: str, entries: Mapping[str, tuple[str, str]]) -> list[Line]:
@@ -40,10 +42,39 @@ def fixed_lines(lang: str, entries: Mapping[str, tuple[str, str]]) -> list[Line]
 def warm(cache: WavCache, table: Mapping[str, tuple[str, str]], lang: str,
          fragments: bool = True) -> tuple[Stats, Stats]:
     """Render one language's fixed lines and (optionally) its fragments into
-    the cache: (lines, fragments).  What is cached already costs nothing."""
+    the cache: (lines, fragments).  What is cached already costs nothing;
+    a damaged file is rendered again (``Stats.evicted``)."""
     lines = cache.prerender(fixed_lines(lang, table))
-    frags = cache.prerender_fragments(lang, fragments_of(table)) if fragments else Stats()
+    frags = Stats()
+    if fragments:
+        written = cache.reads_written(lang)
+        frags = cache.prerender_fragments(
+            lang, [*fragments_of(table, written, lang), *counted_fragments(table, lang, written)])
     return lines, frags
+
+
+FILL_NICE = 19  # the background fill's CPU priority: the lowest; the table loop comes first
+
+
+def fill(voice: TtsVoice, langs: Iterable[str],
+         make_cache: Callable[[Path, SubprocessRenderer], WavCache] = WavCache) -> Stats:
+    """The daemon's background fill of the cache, in the order given (the
+    table's language first).  It runs on a render worker of its own at the
+    lowest CPU priority (``serve(nice=…)``), so it never delays the table loop
+    nor a live line (which has the normal-priority worker to itself), and the
+    worker — with Piper, ~180 MB — exits when the cache is full."""
+    total = Stats()
+    live = voice.cache.renderer
+    renderer = SubprocessRenderer(live.settings, nice=FILL_NICE) if isinstance(live, SubprocessRenderer) else None
+    cache = make_cache(voice.cache.root, renderer) if renderer is not None else voice.cache
+    try:
+        for lang in dict.fromkeys(langs):
+            for stats in warm(cache, voice.entries(lang), lang):
+                total.add(stats)
+    finally:
+        if renderer is not None:
+            renderer.close()
+    return total
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +91,15 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=int, help="words per minute (default: voice.rate)")
     p.add_argument("--volume", type=float, help="0–1 (default: voice.volume)")
     p.add_argument("--no-fragments", action="store_true", help="fixed lines only")
+    r = sub.add_parser("render", help="render one line (a text, or a line key) to a WAV file")
+    r.add_argument("text", metavar="TEXT_OR_KEY", help="what to say, or a key of the line file (undo.done)")
+    r.add_argument("--lang", default="en", help="en or ja (default: en)")
+    r.add_argument("--engine", choices=sorted(ENGINES), help="default: voice.engine.<lang> from the config")
+    r.add_argument("-o", "--output", type=Path, required=True, help="the WAV file to write")
+    r.add_argument("--rate", type=int, help="words per minute (default: voice.rate)")
+    r.add_argument("--volume", type=float, help="0–1 (default: voice.volume)")
+    r.add_argument("--lines-dir", type=Path, help="folder of <lang>.yaml line files (default: voice/lines)")
+    sub.add_parser("engines", help="the speech engines: which are installed, which the config uses")
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
@@ -79,13 +119,44 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def run(args: argparse.Namespace) -> int:
+def _voice_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the whole config, its voice section with --rate/--volume applied)."""
     cfg = _config(args)
     voice_cfg = dict(cfg.get("voice") or {})
     if getattr(args, "rate", None):
         voice_cfg["rate"] = args.rate
     if getattr(args, "volume", None) is not None:
         voice_cfg["volume"] = args.volume
+    return cfg, voice_cfg
+
+
+def engines_report(voice_cfg: Mapping[str, Any]) -> list[str]:
+    """One line per engine (installed or why not, languages, in use for), then
+    the fallbacks the config leads to: for ``voice engines`` and ``doctor``."""
+    settings = RenderSettings.from_config(voice_cfg)
+    wanted = dict(voice_cfg.get("engine") or {})
+    out = []
+    for name, eng in ENGINES.items():
+        problem = eng.missing()
+        used = [lang for lang in sorted({*wanted, "en", "ja"}) if settings.engine_for(lang) == name]
+        state = "installed" if problem is None else f"not installed: {problem}"
+        langs = ", ".join(eng.languages) or "any language"
+        use = f"in use for {', '.join(used)}" if used else "not in use"
+        out.append(f"{name:<10} {eng.label} ({langs}): {state}; {use}")
+    out.extend(settings.fallbacks)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    command = getattr(args, "voice_command", "prerender")
+    if command == "engines":
+        print("\n".join(engines_report(_voice_config(args)[1])))
+        return 0
+    if command == "render":
+        return render_one(args)
+    cfg, voice_cfg = _voice_config(args)
+    for note in RenderSettings.from_config(voice_cfg).fallbacks:
+        print(f"companion voice prerender: {note}", file=sys.stderr)
     state = getattr(args, "state", None) or cfg.get("state_dir") or "state"
     cache_dir = Path(
         getattr(args, "cache_dir", None) or voice_cfg.get("cache_dir") or Path(state) / "voice-cache"
@@ -102,6 +173,9 @@ def run(args: argparse.Namespace) -> int:
     entries = line_entries(lines_dir)
     renderer = SubprocessRenderer(RenderSettings.from_config(voice_cfg))
     cache = WavCache(cache_dir, renderer)
+    cleaned = cache.clean()
+    if cleaned:
+        print(f"removed {cleaned} temporary files of renders that never finished")
     started = time.perf_counter()
     total = Stats()
     try:
@@ -111,9 +185,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{lang}: no line file in {lines_dir or LINES_DIR}", file=sys.stderr)
                 return 1
             lines, frags = warm(cache, table, lang, fragments=not args.no_fragments)
+            evicted = lines.evicted + frags.evicted
             print(
                 f"{lang}: {lines.count} lines + {frags.count} fragments "
-                f"({lines.rendered + frags.rendered} rendered now), "
+                f"({lines.rendered + frags.rendered} rendered now"
+                f"{f', {evicted} damaged files rendered again' if evicted else ''}), "
                 f"{_mb(lines.bytes + frags.bytes)}, {lines.audio_seconds + frags.audio_seconds:.1f} s of audio"
             )
             total.add(lines)
@@ -130,4 +206,40 @@ def run(args: argparse.Namespace) -> int:
         f"total: {total.count} files in {cache_dir}, {total.rendered} rendered, {_mb(total.bytes)}, "
         f"{total.audio_seconds:.1f} s of audio; took {took:.1f} s{per}"
     )
+    return 0
+
+
+def render_one(args: argparse.Namespace) -> int:
+    """``companion voice render``: one line to a file, through the same worker
+    and finishing as the cache — for people to listen, and for checks."""
+    _cfg, voice_cfg = _voice_config(args)
+    lang = args.lang
+    settings = RenderSettings.from_config(voice_cfg)
+    if args.engine:
+        problem = ENGINES[args.engine].missing() or (
+            None if ENGINES[args.engine].speaks(lang) else f"it does not speak {lang!r}")
+        if problem:
+            print(f"companion voice render: {args.engine}: {problem}", file=sys.stderr)
+            return 2
+        settings = settings.with_engine(lang, args.engine)
+    else:
+        for note in settings.fallbacks:
+            print(f"companion voice render: {note}", file=sys.stderr)
+    entry = line_entries(getattr(args, "lines_dir", None))(lang).get(args.text)
+    if entry is not None and "{" in entry[1]:
+        print(f"companion voice render: {args.text} needs parameters ({entry[1]}); give the text instead",
+              file=sys.stderr)
+        return 2
+    text = (entry[0] if settings.reads_written(lang) else entry[1]) if entry else args.text
+    renderer = SubprocessRenderer(settings)
+    try:
+        renderer.render(text, lang, args.output)
+    except RenderError as exc:
+        print(f"companion voice render: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        renderer.close()
+    with wave.open(str(args.output), "rb") as w:
+        seconds = w.getnframes() / w.getframerate()
+    print(f"{args.output}: {seconds:.2f} s, {settings.engine_for(lang)} ({settings.voice_for(lang)}): {text}")
     return 0

@@ -1,4 +1,4 @@
-"""Text → WAV with pyttsx3 + espeak-ng, in one dedicated worker process.
+"""Text → WAV in one dedicated worker process that owns the speech engines.
 
 Why a subprocess rather than a thread that owns the engine (both measured on
 the dev machine: a short sentence renders in ~13 ms either way; the persistent
@@ -10,13 +10,15 @@ child adds < 1 ms of pipe traffic per job and ~60 ms once at start):
   child just points its fd 1 at /dev/null and talks to us on a dup of it.
 * espeak-ng may be initialised once per process and is not thread-safe; a
   crash or hang in the C library takes down only the child, which we restart.
+* Open JTalk's dictionary and Piper's onnxruntime cost 100–400 MB: they live
+  and die with the child (``voice.engines``), never in the daemon's process.
 
-Only ``save_to_file`` + ``runAndWait`` is ever used: after a ``save_to_file``
-the driver keeps its target file, so a later ``say`` would overwrite that file
-instead of speaking (and ``say`` plays through ``aplay`` by itself).  We play
-files ourselves (``voice.player``).  Every job writes to a fresh temporary name
-that must exist and hold audio before it is renamed into place, so a failed
-job can never leave (or be mistaken for) an old file.
+Each language has its engine (``RenderSettings.engines``; ``espeak`` when
+none is named).  A job names the engine, and the child loads each engine on
+first use.  Every file is made alike whatever the engine (``engines.finish``:
+one sample rate, one loudness, short edges) and written to a temporary name,
+fsynced and renamed into place (``voice.player.write_wav``), so a failed job
+can never leave (or be mistaken for) an old file, even after a power cut.
 """
 
 from __future__ import annotations
@@ -25,18 +27,22 @@ import functools
 import json
 import math
 import os
+import resource
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
-import wave
 from array import array
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
+
+from voice import engines
+from voice.player import _pcm, write_wav
 
 # espeak-ng resolves these by language; "ja" reads kana only (no kanji).
 DEFAULT_VOICES: Mapping[str, str] = {"en": "en-us", "ja": "ja"}
@@ -48,21 +54,65 @@ class RenderError(RuntimeError):
 
 @dataclass(frozen=True)
 class RenderSettings:
-    rate: int = 150  # words per minute, as espeak-ng counts them
-    volume: float = 0.8  # 0.0–1.0 of espeak-ng's normal level
+    rate: int = 150  # words per minute, as espeak-ng counts them (other engines scale to it)
+    volume: float = 0.8  # 0.0–1.0 of the common speech level (voice.engines.TARGET_LEVEL)
     voices: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_VOICES))
+    engines: Mapping[str, str] = field(default_factory=dict)  # lang → engine; missing: espeak
+    fallbacks: tuple[str, ...] = ()  # why a configured engine is not used (said once at start)
+
+    def engine_for(self, lang: str) -> str:
+        return self.engines.get(lang) or self.engines.get(lang.split("-")[0]) or engines.FALLBACK
 
     def voice_for(self, lang: str) -> str:
-        """The espeak-ng voice for a language; an unknown language is passed
-        through, since espeak-ng picks a voice by language code."""
+        """The voice for a language: the engine's own for openjtalk/piper; for
+        espeak-ng the configured one, else the language code itself (espeak-ng
+        picks a voice by it)."""
+        own = engines.info(self.engine_for(lang)).default_voice
+        if own:
+            return own
         return self.voices.get(lang) or self.voices.get(lang.split("-")[0]) or lang
+
+    def reads_written(self, lang: str) -> bool:
+        """True when the engine reads the line's text as written (kanji), so it
+        is handed ``Line.text``; False: the kana ``reading``."""
+        return engines.info(self.engine_for(lang)).reads_written
+
+    def with_engine(self, lang: str, name: str) -> RenderSettings:
+        return replace(self, engines={**self.engines, lang: name})
 
     @classmethod
     def from_config(cls, voice_cfg: Mapping[str, Any]) -> RenderSettings:
         voices = dict(DEFAULT_VOICES)
         voices.update(voice_cfg.get("voices") or {})
         volume = float(voice_cfg.get("volume", 0.8))
-        return cls(rate=int(voice_cfg.get("rate", 150)), volume=min(1.0, max(0.0, volume)), voices=voices)
+        chosen, fallbacks = resolve_engines(voice_cfg.get("engine") or {})
+        return cls(rate=int(voice_cfg.get("rate", 150)), volume=min(1.0, max(0.0, volume)), voices=voices,
+                   engines=chosen, fallbacks=tuple(fallbacks))
+
+
+ENGINE_LABEL = engines.ENGINES[engines.FALLBACK].label  # "pyttsx3 + espeak-ng"
+
+
+def resolve_engines(wanted: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The engines asked for per language that are installed and speak it;
+    for the rest, espeak-ng, and one sentence each saying why."""
+    chosen: dict[str, str] = {}
+    notes: list[str] = []
+    for lang, name in wanted.items():
+        if name == engines.FALLBACK:  # nothing to fall back to (a missing espeak-ng: see render, doctor)
+            continue
+        try:
+            eng = engines.info(str(name))
+        except engines.EngineError as exc:
+            notes.append(f"voice engine for {lang}: {exc}; using {engines.FALLBACK}")
+            continue
+        problem = eng.missing() or (None if eng.speaks(lang) else f"it does not speak {lang!r}")
+        if problem:
+            notes.append(f"voice engine {name} for {lang} is not available: {problem}; "
+                         f"using {ENGINE_LABEL} instead")
+        else:
+            chosen[str(lang)] = eng.name
+    return chosen, notes
 
 
 class Renderer(Protocol):
@@ -79,14 +129,12 @@ def espeak_available() -> bool:
 
 
 @functools.cache
-def engine_id() -> str:
-    """pyttsx3 and espeak-ng versions, so an upgrade invalidates the cache."""
-    try:
-        from importlib.metadata import version
-
-        pyttsx3_version = version("pyttsx3")
-    except Exception:  # pragma: no cover - not installed as a distribution
-        pyttsx3_version = "?"
+def engine_id(name: str = engines.FALLBACK) -> str:
+    """The engine's package versions (and espeak-ng's), so an upgrade
+    invalidates the cache."""
+    ident = engines.info(name).version()
+    if name != "espeak":
+        return f"{name}: {ident}"
     espeak = "espeak-ng ?"
     exe = shutil.which("espeak-ng")
     if exe:
@@ -95,80 +143,77 @@ def engine_id() -> str:
             espeak = out.split("Data at")[0].strip() or espeak
         except (OSError, subprocess.SubprocessError):
             pass
-    return f"pyttsx3 {pyttsx3_version}; {espeak}"
+    return f"{ident}; {espeak}"
 
 
 # ------------------------------------------------------------ the child side
-ATTEMPTS = 3  # per job, against the rare empty file (see _render_with)
+ATTEMPTS = 3  # per job, against the rare empty file (see engines.EspeakEngine)
 
 
-def _render_with(engine: Any, job: Mapping[str, Any]) -> int:
+def _render_with(engine: engines.Engine, job: Mapping[str, Any]) -> int:
     """One job on the engine; returns how many attempts it took.
 
-    A second trap, found by rendering many short lines back to back: espeak-ng
-    runs asynchronously in pyttsx3's retrieval mode, and ``setProperty`` only
-    *queues* rate/volume commands.  ``runAndWait`` first calls the driver's
-    ``stop()``, which cancels whatever espeak-ng still has queued — and flags
-    the driver to cancel again once the synthesis has started — so now and
-    then a line came out as an empty file (1 job in ~60).  Draining the queue
-    with ``espeak_Synchronize`` before and after the job keeps ``stop()`` a
-    no-op (0 empty files in ~10,000 jobs under load since).  Twice more an
-    empty file was still seen, both while other test suites loaded the
-    machine, so an empty result is retried on a fresh temporary file before
-    the job is refused; ``SubprocessRenderer.retries`` counts these.
-    """
-    from pyttsx3.drivers import _espeak
-
+    An empty result is retried before the job is refused: twice an empty
+    espeak-ng file was seen while other test suites loaded the machine
+    (``SubprocessRenderer.retries`` counts these; it should stay 0)."""
     out = Path(job["out"])
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.part")
     problem = ""
     for attempt in range(1, ATTEMPTS + 1):
-        tmp.unlink(missing_ok=True)
-        engine.setProperty("voice", job["voice"])
-        engine.setProperty("rate", int(job["rate"]))
-        engine.setProperty("volume", float(job["volume"]))
-        _espeak.Synchronize()
-        engine.save_to_file(job["text"], str(tmp))
-        engine.runAndWait()
-        _espeak.Synchronize()
         try:
-            with wave.open(str(tmp), "rb") as w:
-                frames = w.getnframes()
-        except (OSError, EOFError, wave.Error) as exc:
-            problem = f"engine wrote no readable file for {job['text']!r}: {exc}"
+            pcm, rate = engine.synth(job["text"], job["voice"], int(job["rate"]))
+        except engines.EngineError as exc:
+            problem = f"{exc} for {job['text']!r}"
             continue
-        if frames == 0:
+        edges = job.get("edges") or (engines.LEAD, engines.TAIL)
+        audio = engines.finish(pcm, rate, float(job["volume"]), float(edges[0]), float(edges[1]))
+        if not audio:
             problem = f"engine wrote no audio for {job['text']!r}"
             continue
-        os.replace(tmp, out)
+        write_wav(out, audio)
         return attempt
-    tmp.unlink(missing_ok=True)
     raise RenderError(f"{problem} ({ATTEMPTS} attempts)")
 
 
-def serve(stdin: IO[str] | None = None) -> None:
+def serve(stdin: IO[str] | None = None, nice: int = 0) -> None:
     """The worker loop: one JSON job a line in, one JSON reply a line out.
 
     Replies go to a duplicate of the original stdout; fd 1 itself is sent to
-    /dev/null so nothing pyttsx3 or espeak-ng prints can corrupt the protocol.
+    /dev/null so nothing an engine prints can corrupt the protocol.  ``nice``
+    lowers the child's CPU priority (the daemon's background fill): the table
+    loop, in the parent, always comes first.  Ctrl-C reaches the whole process
+    group; the parent decides when we stop (it closes our stdin), so SIGINT is
+    ignored here — and a parent that left early (``--voice tts`` quitting at
+    once) is no error either: the child just ends, without a traceback.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:  # a seccomp filter without setpriority: render at normal priority
+            pass
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
-    import pyttsx3  # here, so the daemon process never loads espeak-ng itself
-
-    engine = pyttsx3.init("espeak")
-    proto.write(json.dumps({"ok": True, "ready": True}) + "\n")
-    for raw in stdin or sys.stdin:
-        if not raw.strip():
-            continue
-        started = time.perf_counter()
-        try:
-            reply: dict[str, Any] = {"ok": True, "attempts": _render_with(engine, json.loads(raw))}
-        except Exception as exc:  # reported to the parent, which raises it there
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        reply["ms"] = round((time.perf_counter() - started) * 1000, 2)
-        proto.write(json.dumps(reply) + "\n")
+    loaded: dict[str, engines.Engine] = {}
+    try:
+        proto.write(json.dumps({"ok": True, "ready": True}) + "\n")
+        for raw in stdin or sys.stdin:
+            if not raw.strip():
+                continue
+            started = time.perf_counter()
+            try:
+                job = json.loads(raw)
+                name = str(job.get("engine") or engines.FALLBACK)
+                if name not in loaded:
+                    loaded[name] = engines.load(name)
+                reply: dict[str, Any] = {"ok": True, "attempts": _render_with(loaded[name], job)}
+            except Exception as exc:  # reported to the parent, which raises it there
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            reply["ms"] = round((time.perf_counter() - started) * 1000, 2)
+            reply["rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            proto.write(json.dumps(reply) + "\n")
+    except BrokenPipeError:  # the parent is gone: nobody to answer
+        os.dup2(devnull, proto.fileno())  # so closing the stream at exit cannot raise again
 
 
 # ----------------------------------------------------------- the parent side
@@ -182,10 +227,13 @@ class SubprocessRenderer:
         *,
         timeout: float = 30.0,
         env: Mapping[str, str] | None = None,
+        nice: int = 0,
     ) -> None:
         self.settings = settings or RenderSettings()
         self.engine_id = engine_id()
         self.timeout = timeout
+        self.nice = nice  # > 0: a background worker (see serve)
+        self.peak_rss_kb = 0  # the child's, as it last reported
         self.renders = 0
         self.retries = 0  # jobs the engine had to do again (an empty file): should stay 0
         self.render_ms: list[float] = []  # as the child measured each job
@@ -194,11 +242,17 @@ class SubprocessRenderer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = b""
 
+    def voice_id(self, lang: str) -> str:
+        """Engine, its version and its voice: part of every cache key."""
+        name = self.settings.engine_for(lang)
+        return f"{engine_id(name)}; voice {self.settings.voice_for(lang)}"
+
+    def reads_written(self, lang: str) -> bool:
+        return self.settings.reads_written(lang)
+
     def _start(self) -> subprocess.Popen[bytes]:
-        if not espeak_available():
-            raise RenderError("espeak-ng is not installed (apt install espeak-ng)")
         root = str(Path(__file__).resolve().parent.parent)
-        code = f"import sys; sys.path.insert(0, {root!r}); from voice.render import serve; serve()"
+        code = f"import sys; sys.path.insert(0, {root!r}); from voice.render import serve; serve(nice={self.nice})"
         proc = subprocess.Popen(
             [sys.executable, "-c", code],
             stdin=subprocess.PIPE,
@@ -244,14 +298,28 @@ class SubprocessRenderer:
         return reply
 
     def render(self, text: str, lang: str, out: Path) -> None:
+        self._job(text, lang, out)
+
+    def render_fragment(self, text: str, lang: str, out: Path) -> None:
+        """As ``render``, trimmed close for joining (``engines.FRAGMENT_EDGE``)
+        by the worker — not in the daemon's process, where pure-Python sample
+        loops would take the GIL from the table loop during the fill."""
+        self._job(text, lang, out, edges=(engines.FRAGMENT_EDGE, engines.FRAGMENT_EDGE))
+
+    def _job(self, text: str, lang: str, out: Path, edges: tuple[float, float] | None = None) -> None:
         if not text.strip():
             raise RenderError("nothing to read: empty text")
+        name = self.settings.engine_for(lang)
+        if name == "espeak" and not espeak_available():
+            raise RenderError("espeak-ng is not installed (apt install espeak-ng)")
         job = {
+            "engine": name,
             "text": text,
             "voice": self.settings.voice_for(lang),
             "rate": self.settings.rate,
             "volume": self.settings.volume,
             "out": str(Path(out).resolve()),
+            "edges": edges,
         }
         with self._lock:
             proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
@@ -267,6 +335,7 @@ class SubprocessRenderer:
         self.renders += 1
         self.retries += int(reply.get("attempts", 1)) - 1
         self.render_ms.append(float(reply.get("ms", 0.0)))
+        self.peak_rss_kb = max(self.peak_rss_kb, int(reply.get("rss_kb", 0)))
 
     def close(self) -> None:
         with self._lock:
@@ -302,16 +371,13 @@ class ToneRenderer:
         pitch = 220 + 20 * (sum(map(ord, text)) % 20)  # different texts sound different
         amp = int(8000 * self.settings.volume)
         samples = array("h", (int(amp * math.sin(2 * math.pi * pitch * i / 22050)) for i in range(frames)))
-        if sys.byteorder == "big":  # pragma: no cover
-            samples.byteswap()
-        out = Path(out)
-        tmp = out.with_name(f".{out.name}.part")
-        with wave.open(str(tmp), "wb") as w:
-            w.setnchannels(1)
-            w.setsampwidth(2)
-            w.setframerate(22050)
-            w.writeframes(samples.tobytes())
-        os.replace(tmp, out)
+        write_wav(Path(out), _pcm(samples))
+
+    def voice_id(self, lang: str) -> str:
+        return f"{self.engine_id}; voice {self.settings.voice_for(lang)}"
+
+    def reads_written(self, lang: str) -> bool:
+        return self.settings.reads_written(lang)
 
     def close(self) -> None:
         pass

@@ -78,7 +78,11 @@ class TtsVoice:
         if cache is None:
             root = cfg.get("cache_dir") or Path(state_dir or "state") / "voice-cache"
             cache = WavCache(Path(root), SubprocessRenderer(settings))
+            for note in settings.fallbacks:  # once, at start: which engine a table hears instead
+                self.on_error(note)
+            cache.clean()
         self.cache = cache
+        self.settings = settings
         self.entries: Entries = entries or line_entries(lines_dir)
         if packs is None:
             packs = self._load_packs(cfg.get("pack_dir"), languages)
@@ -135,8 +139,11 @@ class TtsVoice:
     def prepare(self, line: Line) -> bytes:
         """The line's audio: pack recording, else cache (rendering on a miss);
         a dynamic line from cached fragments when it fits its template."""
-        entry = self.entries(line.lang).get(line.key)
-        template = entry[1] if entry else None
+        table = self.entries(line.lang)
+        which = 0 if self.cache.reads_written(line.lang) else 1  # text as written, or the kana reading
+        entry = table.get(line.key)
+        template = entry[which] if entry else None
+        spoken = line.text if which == 0 else line.reading
         dynamic = not line.is_fixed and (
             template is None or any(field is not None for _, field in split_template(template))
         )
@@ -148,19 +155,11 @@ class TtsVoice:
                 except PcmError as exc:  # changed since it was checked: say it, use TTS
                     self.on_error(f"voice pack: {exc}")
         elif self.assemble and template is not None:
-            seps = [self.entries(line.lang).get(k, ("", ""))[1] for k in ("fmt.list_sep", "fmt.list_and")]
-            pieces = self.cache.plan(template, line.reading, seps)
+            seps = [table.get(k, ("", ""))[which] for k in ("fmt.list_sep", "fmt.list_and")]
+            pieces = self.cache.plan(template, spoken, seps, line.lang)
             if pieces is not None:
                 return self.cache.assemble(pieces, line.lang)
-        return self._cached(line.reading, line.lang)
-
-    def _cached(self, reading: str, lang: str) -> bytes:
-        path = self.cache.ensure(reading, lang)
-        try:
-            return read_pcm(path)
-        except PcmError:  # a damaged cache file: render it again
-            self.cache.evict(path)
-            return read_pcm(self.cache.ensure(reading, lang))
+        return self.cache.pcm(spoken, line.lang)
 
     def _loop(self, sound: str) -> bytes:
         if sound not in self._loops:

@@ -15,7 +15,7 @@ COMMANDS = {
     "run": ("companion.app.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
     "scores": ("companion.app.scores", "the current game, tonight's totals and the history; --export"),
     "tags": ("hardware.provision", "write, learn, read and check NFC tags"),
-    "voice": ("voice.prerender", "voice tools: prerender the WAV cache"),
+    "voice": ("voice.prerender", "voice tools: prerender the WAV cache, render a line, list the engines"),
     "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
 }
 

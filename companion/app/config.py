@@ -181,6 +181,11 @@ SCHEMA: dict[str, Any] = {
         "cache_dir": Field(None, _optional(_is(str, "a path"))),
         "pack_dir": Field(None, _optional(_is(str, "a path"))),
         "masking_volume": Field(0.3, _number(0, 1)),
+        # per language; a missing engine falls back to espeak (said at start and by doctor)
+        "engine": {
+            "ja": Field("openjtalk", _choice("openjtalk", "espeak"), "openjtalk (the [voice] extra) | espeak"),
+            "en": Field("piper", _choice("piper", "espeak"), "piper (the [voice] extra) | espeak"),
+        },
     },
     "games": {
         "seven-knights": {

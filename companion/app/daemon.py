@@ -79,11 +79,14 @@ def run(args: argparse.Namespace) -> int:
 
     reader = make_reader(cfg, args.simulate)
     errors: list[Callable[[str], None]] = []  # the loop's error sink, once it exists
-    voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else None,
+    early: list[str] = []  # what the voice says before the loop exists (engine fallback, bad pack files)
+    voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else early.append(msg),
                        asked_for_tts=args.voice == "tts")
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
     loop = app.loop
     errors.append(loop.report_error)
+    for msg in early:
+        loop.report_error(msg)
 
     stopping = threading.Event()
 
@@ -122,13 +125,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prerender(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
-    from voice.prerender import warm
+    from voice.prerender import fill
 
     try:
-        for each in dict.fromkeys([lang, "en", "ja"]):  # the table's language first
-            warm(voice.cache, voice.entries(each), each)
+        fill(voice, [lang, "en", "ja"])  # the table's language first, at low priority
     except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
-        on_error(f"voice prerender stopped: {e}")
+        on_error(f"voice prerender stopped: {type(e).__name__}: {e}")
 
 
 # ------------------------------------------------------------- terminal

@@ -305,6 +305,22 @@ def check_speech(cfg: Mapping[str, Any] | None, env: Env) -> Result:
     return Result("speech (espeak-ng)", OK, "installed")
 
 
+def check_speech_engines(cfg: Mapping[str, Any] | None) -> Result:
+    """Which engine speaks each language; a configured one that is missing is
+    named with how to get it (the table still hears espeak-ng: not a failure)."""
+    voice_cfg = (cfg or {}).get("voice") or {}
+    if voice_cfg.get("backend", "tts") != "tts":
+        return Result("speech engines", SKIP, f"voice.backend is {voice_cfg.get('backend')}")
+    from voice.render import RenderSettings
+
+    settings = RenderSettings.from_config(voice_cfg)
+    langs = sorted({*(voice_cfg.get("engine") or {}), "en", "ja"})
+    detail = ", ".join(f"{lang}: {settings.engine_for(lang)}" for lang in langs)
+    if settings.fallbacks:
+        detail += " — " + "; ".join(settings.fallbacks)
+    return Result("speech engines", OK, detail)
+
+
 def check_gpio(cfg: Mapping[str, Any] | None, env: Env) -> Result:
     panel = dict((cfg or {}).get("panel") or {})
     if panel.get("backend") == "mock":
@@ -388,6 +404,7 @@ def default_checks(args: argparse.Namespace, *, loader: Loader | None = None,
         ("reader", lambda: check_reader(box["cfg"], env)),
         ("audio", lambda: check_audio(box["cfg"], env)),
         ("speech", lambda: check_speech(box["cfg"], env)),
+        ("speech engines", lambda: check_speech_engines(box["cfg"])),
         ("gpio", lambda: check_gpio(box["cfg"], env)),
         ("user", lambda: check_user(env)),
     ]
