@@ -129,7 +129,7 @@ def test_a_restart_during_a_long_press_confirmation_says_so(tmp_path: Path) -> N
 
     r = Runner(tmp_path)
     for step in [tap("game/seven-knights"), *(tap(f"player/{c}") for c in ("red", "blue", "green", "white")),
-                 press("next"), tap("skb/knight/2"), tap("skb/knight/1"), Step("hold", "back")]:
+                 press("next"), tap("skb/knight/2"), press("next"), tap("skb/knight/1"), Step("hold", "back")]:
         assert r.step(step)["event"] == "accepted"
     r.close()
     again = Runner(tmp_path)

@@ -93,7 +93,9 @@ def test_back_undoes_seating_one_by_one(table) -> None:
 
 def test_back_in_a_game_undoes_the_last_input_of_the_step(table) -> None:
     start_sk(table)
-    table.tap("skb/knight/2", "skb/knight/1", "skb/knight/2")
+    table.tap("skb/knight/2")
+    table.press("next")  # the captain confirms the tile tapped during the quest
+    table.tap("skb/knight/1", "skb/knight/2")
     before = snapshot(table)
     table.tap("skb/knight/3")
     table.press("back")
@@ -122,8 +124,11 @@ def test_repeat_after_a_refusal_repeats_the_instruction(table) -> None:
 
 def test_repeat_after_a_verdict_says_the_whole_verdict(table) -> None:
     start_sk(table)
-    table.tap("skb/knight/1", "skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4", "skb/knight/5")
-    table.press("next")  # the formation is complete
+    table.tap("skb/knight/1")
+    table.press("next")
+    table.tap("skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4", "skb/knight/5")
+    table.press("next")
+    table.tap("skb/witch")  # left out: the formation is complete
     m = table.mark()
     table.press("next")  # nobody on the witch team: the verdict, the points, the prompt
     verdict = [e["key"] for e in table.since(m, "say")]
@@ -158,6 +163,7 @@ def test_reader_unplug_and_plug_announced_once_each(table) -> None:
 def test_hold_back_restarts_the_step_after_confirmation(table) -> None:
     start_sk(table)
     table.tap("skb/knight/2")
+    table.press("next")
     step_start = snapshot(table)
     table.tap("skb/knight/1", "skb/knight/2")
     table.do("hold", "back")
@@ -170,7 +176,9 @@ def test_hold_back_restarts_the_step_after_confirmation(table) -> None:
 
 def test_hold_back_then_back_cancels(table) -> None:
     start_sk(table)
-    table.tap("skb/knight/2", "skb/knight/1")
+    table.tap("skb/knight/2")
+    table.press("next")
+    table.tap("skb/knight/1")
     before = snapshot(table)
     table.do("hold", "back")
     table.press("back")
