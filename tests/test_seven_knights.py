@@ -411,7 +411,9 @@ def play_round(engine: SevenKnights, captain: str, formation: list[str], exclude
     out = feed(engine, captain)
     if engine.state.step == "captain_ready":
         out += feed(engine, "next")
-    out += feed(engine, *formation, "next", *excluded)
+    if engine.state.step == "formation":
+        out += feed(engine, *formation, "next")
+    out += feed(engine, *excluded)
     if engine.state.step == "witch_team":
         out += feed(engine, *witch_team, "next")
     if engine.state.step == "captain_check":  # the captain was not bewitched
@@ -545,35 +547,75 @@ def test_other_inputs_are_refused() -> None:
 
 
 # ---------------------------------------------------------------- undo
-def test_back_undoes_within_a_step_but_not_across_steps() -> None:
+def test_back_undoes_one_input_at_a_time_across_the_round_until_a_verdict() -> None:
+    """DESIGN: ``back`` undoes the last accepted input of the round, across its
+    steps, one input at a time, until a verdict is given."""
     engine = make()
     refused(engine, "back", "refuse.nothing_to_undo")  # nothing accepted yet
-    feed(engine, "next")
-    refused(engine, "back", "refuse.nothing_to_undo")  # the quest is over
-    feed(engine, "next")
-    feed(engine, "red", "blue", "green")
-    out = feed(engine, "back")
-    assert keys(out) == ["undo.done", "skb.vote.waiting"]
-    assert engine.state.voter is None and engine.state.votes == {"red": "blue"}
-    feed(engine, "back", "back")
-    assert engine.state.votes == {} and engine.state.voter is None
-    refused(engine, "back", "refuse.nothing_to_undo")
-    feed(engine, "k4")
-    feed(engine, "back")  # the captain's tile moved to the formation; a mistake is taken back
-    assert engine.state.step == "recommendation" and engine.state.captain_tile is None
-    feed(engine, "k4", "next")
-    feed(engine, "k1", "k4", "k2")
-    assert keys(feed(engine, "back")) == ["undo.done", "skb.formation.progress"]
-    assert engine.state.formation == ["skb/knight/1", "skb/knight/4"]
-    feed(engine, "k5", "next", "k2")  # left_out step: k2 …
-    feed(engine, "back")
-    assert engine.state.excluded == [] and engine.state.step == "left_out"
-    feed(engine, "k2", "k3", "witch")  # … complete: the witch-team step
+    history = [copy.deepcopy(engine.state)]
+    for word in ("next", "next", "red", "blue", "green", "k4", "next", "k1", "k2", "k3", "k4", "next",
+                 "k5", "witch", "red"):
+        feed(engine, word)
+        history.append(copy.deepcopy(engine.state))
     assert engine.state.step == "witch_team"
+    for state in reversed(history[:-1]):
+        out = feed(engine, "back")
+        assert engine.state == state
+        assert keys(out)[1:] == keys(engine.prompt())
+    assert engine.state.step == "quest"
+    refused(engine, "back", "refuse.nothing_to_undo")
+
+
+def test_back_never_reaches_past_a_verdict_or_a_score() -> None:
+    engine = make()
+    play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])
+    assert engine.state.step == "round_over"
+    refused(engine, "back", "refuse.nothing_to_undo")  # the score is final
+    feed(engine, "next")
+    refused(engine, "back", "refuse.nothing_to_undo")  # round 2 has taken nothing yet
+    feed(engine, "next", "next", "next", "witch")  # the captain's tile is the witch: final
     refused(engine, "back", "refuse.nothing_to_undo")
     feed(engine, "red")
-    feed(engine, "back")
-    assert engine.state.witch_team == []
+    feed(engine, "back")  # the witch team's taps after it can still be taken back
+    assert engine.state.witch_team == [] and engine.state.verdict == "witch"
+    refused(engine, "back", "refuse.nothing_to_undo")
+
+
+def test_back_after_a_wrong_last_recommendation_reopens_the_election() -> None:
+    """Issue 8: the last recommendation was wrong and the captain announced."""
+    engine = make()
+    feed(engine, "next", "next", "red", "blue", "blue", "blue", "green", "purple", "yellow", "purple", "purple")
+    before_last = copy.deepcopy(engine.state)
+    feed(engine, "blue")  # purple meant to recommend themself
+    assert engine.state.step == "command" and engine.state.captain == "blue"
+    out = feed(engine, "back")
+    assert engine.state == before_last and keys(out) == ["undo.done", "skb.vote.voter"]
+    feed(engine, "purple")
+    assert engine.state.captain == "purple"
+
+
+def test_back_takes_back_the_elected_captains_wrong_tile() -> None:
+    engine = make()
+    feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "green")])
+    feed(engine, "k3")
+    assert engine.state.step == "formation" and engine.state.captain_tile == "skb/knight/3"
+    out = feed(engine, "back")
+    assert engine.state.step == "command" and engine.state.captain_tile is None
+    assert engine.state.captain == "green" and keys(out) == ["undo.done", "skb.phase.command.captain"]
+    feed(engine, "k4")
+    assert engine.state.captain_tile == "skb/knight/4"
+
+
+def test_back_after_next_one_tile_too_early_in_the_formation() -> None:
+    """Issue 8: ``next`` pressed before the last knight was tapped; without
+    back the forgotten knight would count as left out (witch team wins)."""
+    engine = make()
+    feed(engine, "k1", "next", "k1", "k2", "k3", "k4", "next")
+    assert engine.state.step == "left_out"
+    out = feed(engine, "back")
+    assert engine.state.step == "formation" and keys(out) == ["undo.done", "skb.formation.progress"]
+    out = play_round(engine, "k5", [], ["witch"], [])
+    assert reports(out, "formation")[0]["verdict"] == "knights"
 
 
 # ---------------------------------------------------- § 7 start marker, game

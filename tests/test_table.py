@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from companion.events import ButtonPressed
 
 SEATS = ("player/red", "player/blue", "player/green", "player/yellow", "player/purple")
@@ -89,6 +91,39 @@ def test_back_undoes_seating_one_by_one(table) -> None:
     table.press("back")
     assert table.sim.loop.session.state.players == ["red"]
     assert table.keys()[-1] == "undo.done"
+
+
+@pytest.mark.parametrize("game", ["seven-knights", "one-night"])
+def test_back_right_after_next_with_too_few_players_returns_to_seating(table, game: str) -> None:
+    """Issue 8: ``next`` pressed with 3 of 4 players seated.  While the game
+    has taken no input, ``back`` returns to seating; the fourth player sits
+    and the game starts with four."""
+    table.tap(f"game/{game}", "player/red", "player/blue", "player/green")
+    seated = snapshot(table)
+    table.press("next")
+    assert table.last("game_started")["players"] == ["red", "blue", "green"]
+    table.press("back")
+    assert table.last("accepted")["input"] == "back"
+    assert table.last("game_unstarted") == {**table.last("game_unstarted"), "game": game}
+    assert table.keys()[-1] == "session.unstarted"
+    assert snapshot(table) == seated
+    table.tap("player/yellow")
+    table.press("next")
+    assert table.last("game_started")["players"] == ["red", "blue", "green", "yellow"]
+
+
+def test_back_reaches_seating_only_while_the_game_is_untouched(table) -> None:
+    start_sk(table)
+    table.press("next")  # the quest is over …
+    table.press("back")  # … taken back: the game is as it started
+    assert table.sim.loop.session.engine is not None
+    table.press("back")
+    assert table.keys()[-1] == "session.unstarted"
+    table.press("next")  # the same five seated: the game starts again
+    table.tap("skb/witch")
+    table.press("next")  # the witch as the captain's tile: a verdict, final
+    table.press("back")
+    assert table.last("rejected")["input"] == "back" and table.sim.loop.session.engine is not None
 
 
 def test_back_in_a_game_undoes_the_last_input_of_the_step(table) -> None:

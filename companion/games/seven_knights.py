@@ -391,10 +391,14 @@ class SevenKnights(Engine):
                                         "winners": list(st.winners)}))
         return out + self.prompt()
 
-    def undoable_jump(self, before: Any, after: Any) -> bool:
-        """A tile tapped before the command phase waits for the captain to
-        confirm it; slipped over the reader, ``back`` must drop it."""
-        return before.step in ("quest", "questions", "recommendation") and after.step == "captain_ready"
+    def undo_scope(self, state: Any) -> Any:
+        """DESIGN: ``back`` takes back the round's inputs one at a time, across
+        its steps, until a verdict is given; a verdict (the witch revealed as
+        the captain's tile, a concession, the formation judged) and a score
+        are final, so from then on it reaches only within the step."""
+        if state.verdict is None and state.step not in ("round_over", "game_over"):
+            return state.round, "open"
+        return state.round, state.step
 
     def _must_ask_for_the_captain(self) -> bool:
         """A bewitched captain hands the witch team the round whatever was
