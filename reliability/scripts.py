@@ -309,7 +309,7 @@ def one_night(g: _Gen, *, again: dict[str, Any] | None = None) -> dict[str, Any]
             g.maybe(tap(f"player/{players[order[0]]}", wrong=True))  # role card expected
         g.add(tap(card))
         g.hold_then_cancel()
-    executed = rng.sample(players, rng.randint(0, n - 2))
+    executed = rng.sample(players, rng.randint(0, n // 2))  # the vote executes at most n // 2
     for p in executed:
         g.add(tap(f"player/{p}"))
         g.maybe(tap(f"player/{p}", wrong=True), tap(cards[0], wrong=True))

@@ -176,7 +176,8 @@ def test_rule_3_election_names_the_captain_and_goes_to_command() -> None:
     feed(engine, "next", "next")
     out = feed(engine, "red", "green", "blue", "green", "green", "red", "yellow", "green")
     assert keys(out) == ["skb.vote.voter", "skb.vote.recorded"] * 4
-    assert said(out[-1:], "skb.vote.recorded") == {"player": "green"}
+    assert said(out[-1:], "skb.vote.recorded") == {"player": "green", "n": 4, "count": 5}  # a running count
+    assert engine.prompt() == [Say("skb.vote.waiting", {"n": 4, "count": 5})]
     out = feed(engine, "purple", "red")
     assert keys(out) == ["skb.vote.voter", "skb.vote.recorded", "skb.election.captain",
                          "skb.phase.command.captain"]
@@ -937,3 +938,39 @@ def test_bug_tile_before_command_phase_next_reveals_it() -> None:
     engine = make()
     feed(engine, "k7")  # not in the 5-player tile set: refused only once the captain confirms
     refused(engine, "next", "skb.refuse.not_in_tile_set")
+
+
+# § Conduct: the witch may not recommend a bewitched player, nor the reverse.
+def test_conduct_a_counted_election_where_the_witch_recommended_a_bewitched_player() -> None:
+    """Basic, 6 players (the witch lay in front of a player).  Blue holds the
+    witch and recommended yellow, who is bewitched: once both tap at scoring
+    the companion says so (``conduct``); the verdict stands."""
+    engine = make(6)
+    votes = {"red": "red", "blue": "yellow", "green": "red", "yellow": "red", "purple": "red", "orange": "red"}
+    feed(engine, "next", "next", *[w for v, c in votes.items() for w in (v, c)])
+    assert engine.state.captain == "red"
+    feed(engine, "k1", "k1", "k2", "k3", "k4", "k5", "next", "witch", "blue", "yellow")
+    out = feed(engine, "next")
+    assert reports(out, "conduct") == [{"event": "conduct", "round": 1, "recommendations": [["blue", "yellow"]]}]
+    assert said(out, "skb.conduct.note") == {"voter": "blue", "player": "yellow"}
+    assert reports(out, "formation")[0]["verdict"] == "knights"  # the verdict stands
+    assert points(out)["blue"] == 0 and points(out)["red"] == 2
+
+
+@pytest.mark.parametrize(("team", "rounds_votes"), [
+    (["blue", "yellow", "green"], {"blue": "yellow"}),  # three on the team: blue and yellow may both be bewitched
+    (["blue"], {"blue": "blue"}),  # recommending oneself is allowed
+])
+def test_conduct_is_said_only_when_certain(team: list[str], rounds_votes: dict[str, str]) -> None:
+    engine = make(6)
+    votes = {p: "red" for p in COLOURS[:6]} | rounds_votes
+    feed(engine, "next", "next", *[w for v, c in votes.items() for w in (v, c)])
+    feed(engine, "k1", "k1", "k2", "k3", "k4", "k5", "next", "witch", *team)
+    out = feed(engine, "next")
+    assert not reports(out, "conduct") and "skb.conduct.note" not in keys(out)
+
+
+def test_conduct_without_a_counted_election_says_nothing() -> None:
+    engine = make(6)
+    out = play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], ["blue", "yellow"])
+    assert not reports(out, "conduct")

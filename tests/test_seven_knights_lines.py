@@ -68,6 +68,9 @@ def spoken() -> list[tuple[str, dict[str, Any]]]:
                                 (7, "advanced"), (5, "cooperative"), (8, "basic")]]
     scripts += [(5, ("cooperative",), ("k1", "next", "k2", "k1", "next", "k3", "k4", "k5"))]
     scripts += [(6, (), (*walk_to_the_witch_holder(), "green"))]
+    scripts += [(6, (), ("next", "next", "red", "red", "blue", "yellow", "green", "red", "yellow", "red",
+                         "purple", "red", "orange", "red", "k1", "k1", "k2", "k3", "k4", "k5", "next", "witch",
+                         "blue", "yellow", "next"))]  # a conduct note
     scripts += [(5, (), ("k1", "next", "red", "red", "next")), (5, (), ("next", "next", "red")),
                 (5, (), ("next", "next", "red", "red", "blue"))]
     for n, rules, words in scripts:

@@ -274,3 +274,26 @@ def test_events_from_other_threads_queue_until_pumped(table) -> None:
     assert table.last("say")["key"] == "session.ready"
     table.sim.loop.pump()
     assert table.last("accepted")["input"] == "repeat"
+
+
+def test_repeat_after_a_language_card_says_the_instruction_in_the_new_language(table) -> None:
+    start_sk(table)
+    table.press("next")  # questions
+    said = table.of("say")[-1]
+    table.tap("lang/ja")
+    assert table.last("say")["key"] == "session.language"
+    m = table.mark()
+    table.press("repeat")
+    again = table.since(m, "say")
+    assert [(e["key"], e["lang"]) for e in again] == [(said["key"], "ja")]
+    assert again[0]["text"] != said["text"]
+
+
+def test_repeat_after_back_says_the_restored_prompt_not_undone(table) -> None:
+    start_sk(table)
+    table.press("next")
+    table.press("back")
+    assert table.keys()[-2:] == ["undo.done", "skb.phase.quest.centre"]
+    m = table.mark()
+    table.press("repeat")
+    assert [e["key"] for e in table.since(m, "say")] == ["skb.phase.quest.centre"]

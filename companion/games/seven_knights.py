@@ -82,6 +82,7 @@ class KnightsState:
     start_seat: int = 0  # who holds the start marker (index into Setup.players)
     totals: dict[str, int] = field(default_factory=dict)
     votes: dict[str, str] = field(default_factory=dict)  # voter -> recommended
+    election: dict[str, str] = field(default_factory=dict)  # the counted election's votes, for conduct
     voter: str | None = None  # tapped their own card, recommendation to follow
     captain: str | None = None  # known only through the election or a concession
     captain_tile: str | None = None
@@ -236,9 +237,11 @@ class SevenKnights(Engine):
             return [Say("skb.vote.voter", {"player": player})]
         st.votes[st.voter] = player
         st.voter = None
-        out: list[Output] = [Say("skb.vote.recorded", {"player": player})]
+        out: list[Output] = [Say("skb.vote.recorded", {"player": player, "n": len(st.votes),
+                                                       "count": len(self.players)})]
         if len(st.votes) < len(self.players):
             return out
+        st.election = dict(st.votes)
         st.captain = elect(self.players, st.start_seat, st.votes)
         count = sum(1 for choice in st.votes.values() if choice == st.captain)
         st.step = "command"
@@ -375,6 +378,7 @@ class SevenKnights(Engine):
             out += [Report("formation", {"tiles": list(st.formation), "excluded": list(st.excluded),
                                          "verdict": verdict.winner}),
                     *self._verdict_lines()]
+        out += self._conduct()
         points = round_points(st.verdict, st.round, self.players, st.witch_team)
         for p in self.players:
             st.totals[p] += points[p]
@@ -442,6 +446,28 @@ class SevenKnights(Engine):
         self.state.captain_checked = True
         return self._score("next")
 
+    def _conduct(self) -> list[Output]:
+        """§ Conduct: the witch may not recommend a bewitched player, nor a
+        bewitched player the witch.  Public once the witch team has tapped;
+        said (and logged) only where it is certain: a witch-team member
+        recommended another, and the witch's holder — it lay in front of a
+        player — can only be one of the two.  The verdict stands ([ruling])."""
+        st = self.state
+        if not st.election or not self._witch_in_front():
+            return []
+        if st.captain_tile == WITCH and st.captain is not None:
+            holders = {st.captain}  # an elected captain revealed the witch
+        else:
+            known_knight = st.captain if st.captain_tile in KNIGHTS else None
+            holders = {p for p in st.witch_team if p != known_knight}
+        broken = [(voter, choice) for voter, choice in st.election.items()
+                  if voter != choice and voter in st.witch_team and choice in st.witch_team
+                  and holders <= {voter, choice}]
+        if not broken:
+            return []
+        return [Report("conduct", {"round": st.round, "recommendations": [list(b) for b in broken]}),
+                *(Say("skb.conduct.note", {"voter": v, "player": c}) for v, c in broken)]
+
     def _verdict_lines(self) -> list[Output]:
         st = self.state
         if st.reason == "captain_bewitched":
@@ -488,7 +514,7 @@ class SevenKnights(Engine):
                 if st.voter is not None:
                     return [Say("skb.vote.voter", {"player": st.voter})]
                 if st.votes:
-                    return [Say("skb.vote.waiting", {"n": n - len(st.votes)})]
+                    return [Say("skb.vote.waiting", {"n": len(st.votes), "count": n})]
                 return [Say("skb.phase.recommendation")]
             case "captain_ready":
                 return [Say("skb.captain.ready")]
