@@ -86,7 +86,7 @@ def points(outputs: Sequence[Output]) -> dict[str, int]:
 def test_start_says_tiles_deal_and_round_one_with_the_start_player() -> None:
     engine = SevenKnights(Setup(players=COLOURS[:5]))
     out = engine.start()
-    assert keys(out) == ["skb.rules.basic", "skb.setup.tiles", "skb.deal.each", "skb.deal.centre.one",
+    assert keys(out) == ["skb.rules.basic", "skb.deal.cards", "skb.setup.tiles", "skb.deal.each", "skb.deal.centre.one",
                          "skb.deal.look", "skb.round.start", "skb.phase.quest.centre"]
     assert said(out, "skb.round.start") == {"round": 1, "player": "red"}
     assert not reports(out)
@@ -126,7 +126,7 @@ def test_rule_1_to_3_phases_step_with_next() -> None:
     assert engine.state.step == "questions"
     assert keys(feed(engine, "next")) == ["skb.phase.recommendation"]
     assert engine.state.step == "recommendation"
-    assert keys(feed(engine, "next")) == ["skb.phase.command"]
+    assert keys(feed(engine, "next")) == ["skb.phase.command", "skb.concede.hint"]
     assert engine.state.step == "command"
     refused(engine, "next", "skb.refuse.captain_tile_first")
 
@@ -141,7 +141,7 @@ def test_rule_4_a_tile_before_the_command_phase_is_revealed_only_on_next(nexts: 
     assert out == [Say("skb.captain.ready")]
     assert engine.state.step == "captain_ready" and engine.state.captain_tile is None
     out = feed(engine, "next")
-    assert keys(out) == ["skb.captain.knight", "skb.formation.prompt.centre"]
+    assert keys(out) == ["skb.captain.knight", "skb.concede.hint", "skb.formation.prompt.centre"]
     assert said(out, "skb.captain.knight") == {"tile": "skb/knight/3"}
     assert engine.state.step == "formation"
     assert engine.state.captain_tile == "skb/knight/3"
@@ -180,7 +180,7 @@ def test_rule_3_election_names_the_captain_and_goes_to_command() -> None:
     assert engine.prompt() == [Say("skb.vote.waiting", {"n": 4, "count": 5})]
     out = feed(engine, "purple", "red")
     assert keys(out) == ["skb.vote.voter", "skb.vote.recorded", "skb.election.captain",
-                         "skb.phase.command.captain"]
+                         "skb.phase.command.captain", "skb.concede.hint"]
     assert said(out, "skb.election.captain") == {"player": "green", "n": 3}
     assert engine.state.step == "command" and engine.state.captain == "green"
 
@@ -602,7 +602,8 @@ def test_back_takes_back_the_elected_captains_wrong_tile() -> None:
     assert engine.state.step == "formation" and engine.state.captain_tile == "skb/knight/3"
     out = feed(engine, "back")
     assert engine.state.step == "command" and engine.state.captain_tile is None
-    assert engine.state.captain == "green" and keys(out) == ["undo.done", "skb.phase.command.captain"]
+    assert engine.state.captain == "green" and keys(out) == ["undo.done", "skb.phase.command.captain",
+                                                             "skb.concede.hint"]
     feed(engine, "k4")
     assert engine.state.captain_tile == "skb/knight/4"
 
@@ -974,3 +975,25 @@ def test_conduct_without_a_counted_election_says_nothing() -> None:
     engine = make(6)
     out = play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], ["blue", "yellow"])
     assert not reports(out, "conduct")
+
+
+@pytest.mark.parametrize(("rule", "n", "cards"), [("basic", 5, 2), ("special", 3, 3), ("special", 4, 3),
+                                                  ("advanced", 6, 2), ("cooperative", 4, 2)])
+def test_deal_says_each_colours_player_cards_and_chips(rule: str, n: int, cards: int) -> None:
+    """Seed: basic/advanced 2 player cards, special 3 (two quest passes); 2 chips each."""
+    engine = SevenKnights(Setup(players=COLOURS[:n], rules=(rule,)))
+    assert said(engine.start(), "skb.deal.cards") == {"cards": cards}
+
+
+def test_cooperative_formation_holding_says_nothing_of_a_witch() -> None:
+    engine = make(5, ("cooperative",))
+    out = play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+    assert "skb.formation.holds.cooperative" in keys(out) and "skb.formation.holds" not in keys(out)
+
+
+@pytest.mark.parametrize("words", [("next", "next", "next"), ("k2", "next")])
+def test_conceding_is_explained_when_it_first_becomes_possible(words: tuple[str, ...]) -> None:
+    """FAQ: a bewitched captain may concede — said when the command phase (or
+    the captain's confirmed tile) makes it possible, not in cooperative."""
+    assert "skb.concede.hint" in keys(feed(make(), *words))
+    assert "skb.concede.hint" not in keys(feed(make(5, ("cooperative",)), *words))

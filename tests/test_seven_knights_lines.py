@@ -67,6 +67,7 @@ def spoken() -> list[tuple[str, dict[str, Any]]]:
                 for n, rule in [(3, "special"), (4, "special"), (4, "advanced"), (6, "advanced"),
                                 (7, "advanced"), (5, "cooperative"), (8, "basic")]]
     scripts += [(5, ("cooperative",), ("k1", "next", "k2", "k1", "next", "k3", "k4", "k5"))]
+    scripts += [(5, ("cooperative",), ("k1", "next", "k1", "k2", "k3", "k4", "k5", "next"))]
     scripts += [(6, (), (*walk_to_the_witch_holder(), "green"))]
     scripts += [(6, (), ("next", "next", "red", "red", "blue", "yellow", "green", "red", "yellow", "red",
                          "purple", "red", "orange", "red", "k1", "k1", "k2", "k3", "k4", "k5", "next", "witch",
@@ -136,3 +137,21 @@ KANA_ONLY = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3000-\u303f\uff01-\uff1f�
 def test_japanese_kana_reading_has_no_kanji_digits_or_latin(key: str) -> None:
     kana = re.sub(r"\{[^}]*\}", "", JA[key]["kana"])
     assert KANA_ONLY.fullmatch(kana), kana
+
+
+SENTENCE_STARTS_LOWER = re.compile(r"(^|[.!?。！？]\s*)[a-z]")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_no_sentence_starts_with_a_lower_case_name(lang: str) -> None:
+    """Issue 8: "red, seat 1." → "Red, seat 1." — a colour or a config name
+    (lower case) filled in at the start of a sentence is capitalised."""
+    from voice.lines import Narrator
+
+    narrate = Narrator()
+    lines = [*SPOKEN, ("session.player_seated", {"player": "red", "n": 1}),
+             ("session.player_seated", {"player": "alice", "n": 2})]
+    for key, params in lines:
+        line = narrate(key, params, lang)
+        assert not SENTENCE_STARTS_LOWER.search(line.text), (key, line.text)
+    assert narrate("session.player_seated", {"player": "red", "n": 1}, "en").text == "Red, seat 1."

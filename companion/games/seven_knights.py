@@ -150,7 +150,9 @@ class SevenKnights(Engine):
         n = len(self.players)
         centre = self.rule.centre(n, len(self.tiles))
         aside = len(self.tiles) - n - centre
+        # Each colour's set (seed): 2 player cards (3 in special: two quest passes) and 2 chips.
         out: list[Output] = [Say(f"skb.rules.{self.rule_name}", {"n": n}),
+                             Say("skb.deal.cards", {"cards": 3 if self.rule_name == "special" else 2}),
                              Say("skb.setup.tiles", {"tiles": list(self.tiles)})]
         if not self.rule.witch_dealt and WITCH in self.tiles:  # special
             out.append(Say("skb.deal.knights_only"))
@@ -260,7 +262,13 @@ class SevenKnights(Engine):
     def _reveal_early_tile(self, _: str) -> list[Output]:
         tile, self.state.early_tile = self.state.early_tile, None
         assert tile is not None
-        return self._captain_tile(tile)
+        out = self._captain_tile(tile)
+        # The command phase's prompt (with the hint) was skipped: a concession is first possible now.
+        return [*out[:1], *self._concede_hint(), *out[1:]] if tile != WITCH else out
+
+    def _concede_hint(self) -> list[Output]:
+        """How a bewitched captain concedes, said when it first becomes possible."""
+        return [Say("skb.concede.hint")] if self.rule.witch_team else []
 
     def _captain_tile(self, tile: str) -> list[Output]:
         """The captain reveals their own tile (an unfinished election is dropped)."""
@@ -473,7 +481,8 @@ class SevenKnights(Engine):
         if st.reason == "captain_bewitched":
             return [Say("skb.verdict.witch.captain_bewitched")]
         if st.verdict == "knights":
-            return [Say("skb.formation.holds"), Say("skb.verdict.knights")]
+            holds = "skb.formation.holds" if self.rule.witch_team else "skb.formation.holds.cooperative"
+            return [Say(holds), Say("skb.verdict.knights")]
         failed = Say(f"skb.formation.failed.{st.reason}",
                      {"tiles": [t for t in st.excluded if t != WITCH] if st.reason == "knight_left_out"
                       else list(st.formation)})
@@ -520,8 +529,8 @@ class SevenKnights(Engine):
                 return [Say("skb.captain.ready")]
             case "command":
                 if st.captain is not None:
-                    return [Say("skb.phase.command.captain", {"player": st.captain})]
-                return [Say("skb.phase.command")]
+                    return [Say("skb.phase.command.captain", {"player": st.captain}), *self._concede_hint()]
+                return [Say("skb.phase.command"), *self._concede_hint()]
             case "formation":
                 if st.formation:
                     return [Say("skb.formation.progress", {"n": len(st.formation)})]
