@@ -123,3 +123,16 @@ def test_reader_defaults_match_the_nfc_reader() -> None:
     assert (list(nfc.targets), nfc.release_misses, nfc.debounce_s, nfc.beep) == (
         reader["targets"], reader["release_misses"], reader["debounce_s"], reader["beep"])
     assert NfcConfig.from_mapping({}) == nfc
+
+
+@pytest.mark.parametrize("value", ["null", "~", "'null'", ""])
+def test_voice_player_null_is_yaml_null_or_the_word(tmp_path: Path, value: str) -> None:
+    """Issue 8: `player: null` (as README and config say) was refused as None."""
+    cfg = config.load([write(tmp_path, f"voice:\n  player: {value}\n")])
+    assert cfg["voice"]["player"] == "null"
+
+
+def test_voice_player_other_values_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as exc:
+        config.load([write(tmp_path, "voice:\n  player: pulse\n")])
+    assert "c.yaml:2" in str(exc.value) and "aplay, null" in str(exc.value)
