@@ -110,3 +110,10 @@ def test_a_line_arriving_while_typing_is_printed_above_the_prompt_and_the_typing
     screen.prompting = True
     screen.print("  13.0s  🔊 Ten seconds left.")
     assert out.getvalue().endswith(f"\r\033[K  13.0s  🔊 Ten seconds left.\n{PROMPT}skb/kni")
+
+
+def test_run_help_says_what_lang_and_state_do_and_the_state_default() -> None:
+    out = subprocess.run([sys.executable, "-m", "companion.cli", "run", "--help"], capture_output=True,
+                         text=True, timeout=30).stdout
+    flat = " ".join(out.split())
+    assert "narration language" in flat and "./state" in flat and "STATE_DIRECTORY" in flat
