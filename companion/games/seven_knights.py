@@ -147,12 +147,10 @@ class SevenKnights(Engine):
 
     def start(self) -> list[Output]:
         """Say the tiles, how to deal them and where the rest go; begin round 1."""
-        n = len(self.players)
-        centre = self.rule.centre(n, len(self.tiles))
+        n, centre = len(self.players), self.centre
         aside = len(self.tiles) - n - centre
-        # Each colour's set (seed): 2 player cards (3 in special: two quest passes) and 2 chips.
         out: list[Output] = [Say(f"skb.rules.{self.rule_name}", {"n": n}),
-                             Say("skb.deal.cards", {"cards": 3 if self.rule_name == "special" else 2}),
+                             Say("skb.deal.cards", {"cards": self.rule.player_cards}),
                              Say("skb.setup.tiles", {"tiles": list(self.tiles)})]
         if not self.rule.witch_dealt and WITCH in self.tiles:  # special
             out.append(Say("skb.deal.knights_only"))
@@ -513,9 +511,8 @@ class SevenKnights(Engine):
             return [Say("skb.concede.confirm", {"player": st.conceding})]
         match st.step:
             case "quest":
-                centre = self.rule.centre(n, len(self.tiles))
                 variant = ("skb.phase.quest.special" if self.rule_name == "special"
-                           else "skb.phase.quest.centre" if centre else "skb.phase.quest")
+                           else "skb.phase.quest.centre" if self.centre else "skb.phase.quest")
                 return [Say(variant, {"player": start_player})]
             case "questions":
                 return [Say("skb.phase.questions", {"player": start_player})]
