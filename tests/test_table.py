@@ -297,3 +297,19 @@ def test_repeat_after_back_says_the_restored_prompt_not_undone(table) -> None:
     m = table.mark()
     table.press("repeat")
     assert [e["key"] for e in table.since(m, "say")] == ["skb.phase.quest.centre"]
+
+
+def test_back_to_seating_survives_a_restart(make_table) -> None:
+    """The journal replays the start and the back: after a power cut the
+    table is seating again, with the three players tapped so far."""
+    first = make_table()
+    first.tap("game/seven-knights", "player/red", "player/blue", "player/green")
+    first.press("next", "back")
+    seated = first.sim.loop.session.state
+    first.close()
+    again = make_table()
+    assert again.sim.loop.session.state == seated and again.sim.loop.session.engine is None
+    assert again.keys()[-1] == "session.resumed_gathering"
+    again.tap("player/yellow")
+    again.press("next")
+    assert again.last("game_started")["players"] == ["red", "blue", "green", "yellow"]
