@@ -292,7 +292,10 @@ def one_night(g: _Gen, *, again: dict[str, Any] | None = None) -> dict[str, Any]
         players = list(again["players"])
         n = len(players)
         g.add(press("next"))
-    g.maybe(tap("onw/seer/1", wrong=True), press("back", wrong=True))  # deal: cards not yet
+    g.maybe(tap("onw/seer/1", wrong=True))  # deal: cards not yet
+    if g.chance(g.wrong / 3):  # back before the game has taken anything: to seating, then start again
+        g.add(press("back"))
+        g.add(press("next"))
     g.add(press("next"))  # the night
     for _ in range(rng.randint(0, 2)):  # the night refuses everything, and quietly
         g.add(rng.choice([tap(f"player/{players[0]}", wrong=True), tap("onw/werewolf/1", wrong=True),
@@ -300,16 +303,25 @@ def one_night(g: _Gen, *, again: dict[str, Any] | None = None) -> dict[str, Any]
     g.add(press("next", retry=True))  # ends the discussion once the night is over
     cards = rng.sample(card_ids(DEFAULT_DECKS[n]), n)
     order = rng.sample(range(n), n)
+    counted = g.chance(0.3)  # the optional vote count: own card, then the card pointed at
+    if counted:
+        for j, voter in enumerate(rng.sample(players, n)):
+            g.add(tap(f"player/{voter}", retry=(j == 0)))  # the first waits for the vote count
+            g.add(tap(f"player/{rng.choice(players)}"))
+            if j == 0:
+                g.maybe(tap(f"player/{voter}", wrong=True))  # voted already
     for j, i in enumerate(order):
         p, card = players[i], cards[i]
         if j > 0:
             g.maybe(tap(card, wrong=True), press("next", wrong=True), tap(cards[order[0]], wrong=True))
-        g.add(tap(f"player/{p}", retry=(j == 0)))  # the first waits for the vote count
+        g.add(tap(f"player/{p}", retry=(j == 0 and not counted)))  # the first waits for the vote count
         if j > 0:
             g.maybe(tap(f"player/{players[order[0]]}", wrong=True))  # role card expected
         g.add(tap(card))
         g.hold_then_cancel()
-    executed = rng.sample(players, rng.randint(0, n // 2))  # the vote executes at most n // 2
+    executed = [] if counted else rng.sample(players, rng.randint(0, n // 2))  # at most n // 2
+    if counted:
+        g.maybe(tap(f"player/{players[0]}", wrong=True))  # the count holds
     for p in executed:
         g.add(tap(f"player/{p}"))
         g.maybe(tap(f"player/{p}", wrong=True), tap(cards[0], wrong=True))
