@@ -38,6 +38,7 @@ class Field:
     default: Any
     check: Callable[[Any], str | None]  # returns a problem, or None
     doc: str = ""
+    read: Callable[[Any], Any] | None = None  # the value as the program uses it, once checked
 
 
 def _is(kind: type | tuple[type, ...], what: str) -> Callable[[Any], str | None]:
@@ -176,7 +177,9 @@ SCHEMA: dict[str, Any] = {
         "backend": Field("tts", _choice("tts", "console", "silent")),
         "rate": Field(150, _number(60, 400), "words per minute"),
         "volume": Field(0.8, _number(0, 1)),
-        "player": Field("aplay", _choice("aplay", "null")),
+        # YAML reads a bare `null` as nothing: the same as the word "null" (no sound card)
+        "player": Field("aplay", lambda v: None if v is None else _choice("aplay", "null")(v),
+                        read=lambda v: "null" if v is None else v),
         "device": Field("default", _is(str, "an ALSA device name")),
         "cache_dir": Field(None, _optional(_is(str, "a path"))),
         "pack_dir": Field(None, _optional(_is(str, "a path"))),
@@ -337,7 +340,7 @@ def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], f
         value = plain(vnode, file)
         if problem := spec.check(value):
             raise ConfigError(file, _line(vnode), _short(f"{where} {problem}", 300))
-        target[key] = value
+        target[key] = spec.read(value) if spec.read else value
 
 
 def merge_node(cfg: dict[str, Any], node: yaml.Node | None, name: str) -> None:

@@ -276,15 +276,20 @@ def check_reader(cfg: Mapping[str, Any] | None, env: Env) -> Result:
                   "another program has it (stop it)" if busy else READER_FIX)
 
 
+# No sound on this machine (a PC, a container) need not stop anyone trying the companion.
+NO_SOUND_HINT = ("; or, without sound: `companion run --simulate --voice console`, "
+                 "or `voice: {player: null}` in the config")
+
+
 def check_audio(cfg: Mapping[str, Any] | None, env: Env) -> Result:
     if env.which("aplay") is None:
-        return Result("audio output", FAIL, "aplay is missing", "sudo apt install alsa-utils")
+        return Result("audio output", FAIL, "aplay is missing", "sudo apt install alsa-utils" + NO_SOUND_HINT)
     code, out = env.run(["aplay", "-l"])
     cards = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("card ")]
     if code != 0 or not cards:
         return Result("audio output", FAIL, "aplay -l lists no sound card",
                       f"plug in a USB speaker or sound card, or an I2S amp with its dtoverlay; "
-                      f"and `sudo usermod -aG audio {SERVICE_USER}`")
+                      f"and `sudo usermod -aG audio {SERVICE_USER}`" + NO_SOUND_HINT)
     device = str(((cfg or {}).get("voice") or {}).get("device") or "default")
     if device == "default" and env.exists(PIPEWIRE_ALSA_DEFAULT):
         # Pi OS desktop routes ALSA's "default" to the desktop user's PipeWire,

@@ -55,6 +55,7 @@ Log = Callable[[dict[str, Any]], None]
 
 _STOP = object()
 SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
+NOT_REPEATED = frozenset({"session.language", "undo.done"})  # lines repeat never says again
 TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
@@ -76,7 +77,7 @@ class TableLoop:
         self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
         self._order = itertools.count()
         self._t0 = clock.now()
-        self._last_lines: list[Any] = []
+        self._last_says: list[Say] = []  # what repeat says again, in the language of the moment
         self._reader_connected: bool | None = None
         self._reader_announced: bool | None = None
         self._game_start_wall: float | None = None
@@ -245,13 +246,12 @@ class TableLoop:
         instruction a player missed, not the refusal or reader notice since."""
         if self.session.quiet:
             return self._reject("repeat", Refusal("refuse.quiet", "not during the night"))
-        if not self._last_lines:
+        if not self._last_says:
             return self._reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
         self._emit("accepted", input="repeat")
         self.feedback.led("ok", True, flash=True)
         self.feedback.beep()
-        for line in self._last_lines:
-            self._speak(line)
+        self._say_batch(self._last_says)
 
     def _reject(self, label: str, refusal: Refusal) -> None:
         self._emit("rejected", input=label, reason=refusal.reason)
@@ -265,13 +265,14 @@ class TableLoop:
         """Carry out one input's outputs in order; its spoken lines, all of
         them, become what ``repeat`` says again."""
         says: list[Say] = []
-        spoken: list[Any] = []
+        spoken: list[Say] = []
         for out in outputs:
             if isinstance(out, Say):
                 says.append(out)
                 continue
             if says:
-                spoken += self._say_batch(says)
+                self._say_batch(says)
+                spoken += says
                 says = []
             if isinstance(out, Report):
                 self._emit(out.event, **dict(out.fields))
@@ -282,9 +283,13 @@ class TableLoop:
             elif isinstance(out, CancelTimer):
                 self._live.pop(out.name, None)
         if says:
-            spoken += self._say_batch(says)
+            self._say_batch(says)
+            spoken += says
+        # A language card's own line and "Undone." are not instructions: repeat
+        # says the instruction in force (after back, the restored step's prompt).
+        spoken = [s for s in spoken if s.key not in NOT_REPEATED]
         if spoken:
-            self._last_lines = spoken
+            self._last_says = spoken
 
     def _say_batch(self, says: list[Say]) -> list[Any]:
         lines = [self.narrate(s.key, s.params, self.session.lang) for s in says]

@@ -40,4 +40,6 @@ def render(ev: Mapping[str, Any]) -> str:
     if kind == "game_started":
         return f"{t}  ▶ {ev['game']} with {', '.join(ev['players'])}" + (
             f" ({', '.join(ev['rules'])})" if ev.get("rules") else "")
+    if kind == "game_unstarted":
+        return f"{t}  ◀ {ev['game']}: back to seating"
     return ""

@@ -21,7 +21,8 @@ NAMES = {"seven-knights": "Seven Knights Bewitched", "one-night": "One Night Wer
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--state", type=Path, help="state directory holding journal.sqlite")
+    p.add_argument("--state", type=Path, help="state directory holding journal.sqlite (default: state_dir "
+                   "from the config, else $STATE_DIRECTORY, else ./state)")
     p.add_argument("--export", choices=("csv", "json"), help="write every play in this format")
     p.add_argument("-o", "--output", type=Path, help="export to this file (default: stdout)")
 

@@ -335,8 +335,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     w.add_argument("identities", nargs="+", metavar="IDENTITY", help="e.g. skb/knight/3 player/red")
     w.add_argument("--force", action="store_true", help="overwrite a tag that already names another identity")
     learn = sub.add_parser("learn", parents=[common],
-                           help="map the UIDs of read-only tags to identities in the tag map")
-    learn.add_argument("identities", nargs="+", metavar="IDENTITY")
+                           help="map the UIDs of read-only tags to identities in the tag map",
+                           description="For tags that cannot be written (FeliCa cards, locked stickers): "
+                                       "tap each tag in turn when asked; its UID is saved in the tag map "
+                                       "(--tag-map, default reader.tag_map) as that identity.")
+    learn.add_argument("identities", nargs="+", metavar="IDENTITY",
+                       help="one identity per tag, in the order you will tap them, e.g. skb/witch player/red")
     learn.add_argument("--force", action="store_true", help="remap a UID already mapped to another identity")
     sub.add_parser("read", parents=[common], help="show what a tag holds and who the table takes it for")
     check = sub.add_parser("check", parents=[common],
@@ -418,7 +422,8 @@ def run(args: argparse.Namespace, *, reader_factory: Callable[[str], Station] | 
     try:
         station = (reader_factory or _nfc_station)(device)
     except ReaderUnavailable as exc:
-        print(f"no reader: {exc}", file=out)
+        print(f"no reader: {exc}\n  `companion doctor` checks the reader, its USB permissions and the config",
+              file=out)
         return 1
     ctx = _Context(station, out, args.timeout, tag_map_path, extra, done)
     try:

@@ -453,3 +453,23 @@ def test_check_on_the_emulated_reader(emulator, tmp_path):
     assert run(args, reader_factory=nfc_station(emulator), out=cli.out, done=cli.done) == 1
     assert "- game/madness-hour: not part of madness-hour" in cli.text
     assert "missing (2): mh/girl/human, mh/girl/evil-god" in cli.text
+
+
+def test_no_reader_points_at_companion_doctor(tmp_path: Path) -> None:
+    """Issue 8: `tags read` with no reader should say where to look next."""
+    from hardware.supervisor import ReaderUnavailable
+
+    def missing(device: str) -> Any:
+        raise ReaderUnavailable("no device found on 'usb'")
+
+    out = io.StringIO()
+    args = parse("read", "--tag-map", str(tmp_path / "tags.yaml"), "--device", "usb")
+    assert run(args, reader_factory=missing, out=out) == 1
+    assert "no reader" in out.getvalue() and "companion doctor" in out.getvalue()
+
+
+def test_learn_explains_itself_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse("learn", "--help")
+    help_text = capsys.readouterr().out
+    assert "UID" in help_text and "one identity per tag" in help_text

@@ -203,6 +203,27 @@ def minutes_line(key: str, seconds: float) -> Say:
     return Say(f"{key}_one") if minutes == 1 else Say(key, {"minutes": minutes})
 
 
+# ------------------------------------------------------------------ the vote
+def most_executed(players: int) -> int:
+    """How many players the vote can execute at most (Day 4).  Every player
+    has one vote; the executed are the players with the most votes, and a
+    tie executes them all — but one vote each executes nobody, so each
+    executed player has at least 2 votes: k executed need 2k <= N votes
+    (4 players: 2 at most, never 3)."""
+    return players // 2
+
+
+def count_votes(players: Sequence[str], votes: Mapping[str, str]) -> list[str]:
+    """The executed (seat order) from every player's vote (voter → pointed
+    at): the players with the most votes, all of them on a tie; [ruling]
+    nobody if the most is one vote (every player has exactly one)."""
+    counts = {p: 0 for p in players}
+    for choice in votes.values():
+        counts[choice] += 1
+    top = max(counts.values())
+    return [] if top <= 1 else [p for p in players if counts[p] == top]
+
+
 # ---------------------------------------------------------------- the verdict
 @dataclass(frozen=True)
 class Verdict:
