@@ -4,6 +4,7 @@ voice) to the core (session, loop, journal, clock) from a loaded config."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any
 
 from companion import config as configmod
 from companion.clock import Clock
-from companion.events import ButtonPressed
+from companion.events import ButtonPressed, Say
+from companion.journal_guard import StateLock, after_game, open_journal
 from companion.loop import Log, TableLoop
 from companion.session import Session
 from companion.store import Journal
@@ -40,6 +42,7 @@ class App:
     reader: Any
     panel: Any
     voice: Any
+    lock: StateLock | None = None
 
     def close(self) -> None:
         for part in (self.reader, self.panel, self.voice):
@@ -48,6 +51,8 @@ class App:
             except Exception:  # closing must not hide the reason we are closing
                 pass
         self.journal.close()
+        if self.lock is not None:
+            self.lock.release()
 
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
@@ -55,7 +60,13 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
           journal_path: Path | None = None) -> App:
     from voice.lines import Narrator
 
-    journal = Journal(journal_path or state_dir(cfg) / "journal.sqlite")
+    path = journal_path or state_dir(cfg) / "journal.sqlite"
+    lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
+    try:
+        journal, notices = open_journal(path, Journal)  # checked, recovered, bad rows quarantined
+    except BaseException:
+        lock.release()
+        raise
     session = Session(seed=journal_seed(cfg, journal), lang=cfg["language"], options=cfg["games"],
                       names=cfg["players"]["names"])
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
@@ -65,12 +76,20 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
         holder["loop"].submit(ButtonPressed(name))
 
     panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), on_button)
+
+    def game_ended() -> None:
+        try:
+            after_game(journal)
+        except (OSError, sqlite3.Error) as e:  # the game is safe in the journal; only the copy failed
+            loop.report_error(f"backup after the game failed: {e}")
+
     loop = TableLoop(session, journal, clock, narrate=Narrator(), voice=voice, feedback=panel, log=log,
-                     tag_map=tag_map, extra_players=cfg["players"]["extra"])
+                     tag_map=tag_map, extra_players=cfg["players"]["extra"], on_game_end=game_ended,
+                     notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
     holder["loop"] = loop
     if panel_error:
         loop.report_error(panel_error)
-    return App(loop, journal, reader, panel, voice)
+    return App(loop, journal, reader, panel, voice, lock)
 
 
 def _make_panel(factory: Callable[[Callable[[str], None]], Any],
