@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.events import input_from_json
+from companion.pretty import printable
 from companion.store import Journal, JournalTooNew, _json, fsync_dir, play_problem
 
 __all__ = ["Notice", "StateLock", "StateLocked", "JournalTooNew", "open_journal"]
@@ -96,7 +97,7 @@ def _read_holder(fd: int) -> str:
     except OSError:
         text = []
     pid = text[0].strip() if text else "?"
-    cmd = _printable(text[1]) if len(text) > 1 else "?"
+    cmd = printable(text[1])[:200] if len(text) > 1 else "?"
     return f"pid {pid}: {cmd}"
 
 
@@ -108,10 +109,6 @@ def held_by(journal_path: Path) -> str | None:
         return str(e)
     lock.release()
     return None
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else "?" for c in text)[:200]
 
 
 # ------------------------------------------------------------- diagnosis
@@ -141,13 +138,13 @@ def file_problem(path: Path, *, deep: bool = False, tables: tuple[str, ...] = ()
     try:
         rows = con.execute("PRAGMA integrity_check" if deep else "PRAGMA quick_check").fetchall()
         if [r[0] for r in rows] != ["ok"]:
-            return f"SQLite finds it damaged ({_printable(str(rows[0][0]))}{'…' if len(rows) > 1 else ''})"
+            return f"SQLite finds it damaged ({printable(str(rows[0][0]))}{'…' if len(rows) > 1 else ''})"
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         missing = [t for t in tables if t not in have]
         if missing and have:
             return f"it is not a companion journal (no {', '.join(missing)} table)"
     except sqlite3.Error as e:
-        return f"it cannot be read ({_printable(str(e))})"
+        return f"it cannot be read ({printable(str(e))})"
     finally:
         con.close()
     return None
@@ -487,7 +484,7 @@ def _behind(path: Path, backup: Path) -> str | None:
             b.close()
             j.close()
     except sqlite3.Error as e:
-        return f"it cannot be read ({_printable(str(e))})"
+        return f"it cannot be read ({printable(str(e))})"
     if mine != last:
         return f"it lacks inputs that backup {backup.name} holds (cut short or replaced)"
     return None
@@ -594,14 +591,14 @@ def checkpoint_problem(state: Any) -> str | None:
 def _input_problem(t: Any, wall: Any, data: Any) -> str | None:
     for name, v in (("t", t), ("wall", wall)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            return f"{name} is not a time ({_printable(repr(v))[:40]})"
+            return f"{name} is not a time ({printable(repr(v))[:40]})"
     parsed = _json(data)
     if parsed is None:
         return "not JSON"
     try:
         input_from_json(parsed)
     except ValueError:
-        return f"not an input the table knows: {_printable(str(data))[:60]}"
+        return f"not an input the table knows: {printable(str(data))[:60]}"
     return None
 
 
