@@ -12,7 +12,7 @@ if [ "$missing" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; th
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     espeak-ng sox alsa-utils libusb-1.0-0 systemd >/dev/null
 fi
-EXTRAS=test source tools/setup-venv.sh
+EXTRAS=test,reliability source tools/setup-venv.sh
 .venv/bin/ruff check companion hardware voice tests bench reliability
 .venv/bin/mypy companion
 exec .venv/bin/python -m pytest "$@"

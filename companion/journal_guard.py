@@ -42,12 +42,15 @@ from typing import Any
 
 from companion.events import input_from_json
 from companion.pretty import printable
-from companion.store import Journal, JournalTooNew, _json, fsync_dir, play_problem
+from companion.store import Journal, JournalTooNew, _json, fsync_dir, play_problem, read_only
 
 __all__ = ["Notice", "StateLock", "StateLocked", "JournalTooNew", "open_journal"]
 
 BACKUPS_KEPT = 3  # the newest automatic backups kept, plus the last one of each earlier night…
 NIGHTS_KEPT = 3  # …for this many earlier games nights
+# SQLite's own error text can quote a damaged page, and the stdlib raises
+# UnicodeDecodeError decoding it: both mean "this file cannot be read".
+DB_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 _BACKUP_NAME = re.compile(r"^(journal|manual)-(\d+)-.*\.sqlite$")
 
 
@@ -115,25 +118,52 @@ def held_by(journal_path: Path) -> str | None:
 def diagnose(path: Path, *, deep: bool = False) -> str | None:
     """Why this journal cannot be trusted, in plain words; None if it can
     (or does not exist yet).  Opens it read-only: nothing is changed."""
+    wal = Path(str(path) + "-wal")
     if not os.path.lexists(path):
-        wal = Path(str(path) + "-wal")
         if wal.exists() and wal.stat().st_size > 0:
             return "the journal file is missing but its write-ahead log is there"
         return None
     if path.is_symlink() or not path.is_file():
         return "it is not a regular file" + (" (a directory)" if path.is_dir() else "")
-    problem = wal_problem(Path(str(path) + "-wal"))
+    if os.path.lexists(wal) and not wal.is_file():
+        return "its write-ahead log is not a regular file" + (" (a directory)" if wal.is_dir() else "")
+    if path.stat().st_size < 100 and wal.is_file():
+        # Without its header the main file no longer says "WAL mode", and SQLite
+        # would ignore (and then overwrite) a WAL that holds the data.
+        _size, pages, _n = committed_frames(wal.read_bytes())
+        if pages:
+            return f"the journal file is empty or cut short, while its write-ahead log holds {len(pages)} pages"
+    problem = wal_problem(wal)
     if problem:
         return problem
-    return file_problem(path, deep=deep, tables=("meta", "inputs", "plays", "checkpoint"))
+    return file_problem(path, deep=deep, tables=("meta", "inputs", "plays", "checkpoint"), allow_empty=True)
 
 
-def file_problem(path: Path, *, deep: bool = False, tables: tuple[str, ...] = ()) -> str | None:
+def file_problem(path: Path, *, deep: bool = False, tables: tuple[str, ...] = (),
+                 allow_empty: bool = False) -> str | None:
     """SQLite's own check of one file (quick_check, or integrity_check when
     ``deep``), and that ``tables`` are there; None if it passes."""
+    problem = _file_problem(path, deep, tables, allow_empty)
+    if problem is None or "readonly" not in problem:
+        return problem
+    # A WAL that needs recovering (a power cut at the very first start) cannot
+    # be read read-only: check a copy instead, leaving the files as they are.
+    with tempfile.TemporaryDirectory(prefix="companion-check-") as tmp:
+        copy = Path(tmp) / "journal.sqlite"
+        shutil.copyfile(path, copy)
+        if Path(f"{path}-wal").is_file():
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+        try:
+            sqlite3.connect(copy).close()  # recovers the WAL into the copy's index
+        except DB_ERRORS as e:
+            return f"it cannot be opened ({printable(str(e))})"
+        return _file_problem(copy, deep, tables, allow_empty)
+
+
+def _file_problem(path: Path, deep: bool, tables: tuple[str, ...], allow_empty: bool) -> str | None:
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error as e:
+        con = read_only(path)
+    except DB_ERRORS as e:
         return f"it cannot be opened ({e})"
     try:
         rows = con.execute("PRAGMA integrity_check" if deep else "PRAGMA quick_check").fetchall()
@@ -141,50 +171,139 @@ def file_problem(path: Path, *, deep: bool = False, tables: tuple[str, ...] = ()
             return f"SQLite finds it damaged ({printable(str(rows[0][0]))}{'…' if len(rows) > 1 else ''})"
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         missing = [t for t in tables if t not in have]
-        if missing and have:
+        if missing and allow_empty and have <= {*tables, "quarantine"} and not any(
+                con.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in have & {"inputs", "plays"}):
+            missing = []  # a fresh journal, or its schema cut short by a power cut: completed on open
+        if missing:  # a backup is never empty
             return f"it is not a companion journal (no {', '.join(missing)} table)"
-    except sqlite3.Error as e:
+    except DB_ERRORS as e:
         return f"it cannot be read ({printable(str(e))})"
     finally:
         con.close()
     return None
 
 
-def wal_problem(wal: Path) -> str | None:
-    """Damage SQLite would silently step over in a write-ahead log: it stops
-    reading at the first frame whose checksum fails, so a flipped byte would
-    quietly drop every input after it.  Frames of an earlier generation (other
-    salts) left behind a reset are normal and ignored."""
+def wal_problem(wal: Path, page_size: int = 4096) -> str | None:
+    """Damage SQLite would silently step over in a write-ahead log.  SQLite
+    reads frames up to the first one whose checksum fails and drops the rest
+    without a word: right after a power cut that is an unfinished write
+    (nothing in it was accepted), but if *genuine* frames follow — two in a
+    row of this generation whose checksums chain — a frame that was once
+    durable has been damaged, and every input after it would be lost.
+    (Damage inside the WAL's last transaction is indistinguishable from a
+    power cut and is not reported: README, reliability.)"""
+    shm = Path(str(wal)[:-4] + "-shm")
+    missing = False
     try:
         data = wal.read_bytes()
     except FileNotFoundError:
-        return None
+        data, missing = b"", True
     except OSError as e:
         return f"its write-ahead log cannot be read ({e.strerror or e})"
-    if not data:
+    if len(data) < 32:  # no frame can be read (a header cut short by a power cut holds none)
+        index = _shm_frames(shm, None)
+        if index is not None and index[0] > index[1]:
+            return (f"its write-ahead log is {'missing' if missing else 'empty' if not data else 'cut short'}: its index says "
+                    f"{index[0] - index[1]} committed frames were in it, not yet in the main file")
         return None
-    if len(data) < 32:
-        return "its write-ahead log is cut short"
-    magic, _version, page_size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
-    if magic not in (0x377F0682, 0x377F0683) or page_size < 512 or page_size & (page_size - 1):
-        return "its write-ahead log has a damaged header"
-    order = ">" if magic & 1 else "<"
-    s = _wal_sum(data[:24], order, 0, 0)
-    if s != (c1, c2):
-        return "its write-ahead log has a damaged header"
+    magic, _version, size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
+    if 512 <= size <= 65536 and not size & (size - 1):
+        page_size = size
     frame = 24 + page_size
-    at = 32
-    while at + frame <= len(data):
-        _pgno, _commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", data[at:at + 24])
-        if (fs1, fs2) != (salt1, salt2):
-            return None  # the rest is an earlier generation
-        s = _wal_sum(data[at + 24:at + frame], order, *_wal_sum(data[at:at + 8], order, *s))
-        if s != (fc1, fc2):
-            return f"its write-ahead log is damaged at frame {(at - 32) // frame + 1}"
-        at += frame
-    if at < len(data) and data[at + 8:at + 16] == data[16:24]:
-        return "its write-ahead log is cut short in the middle of a frame"
+    n = (len(data) - 32) // frame
+
+    def head(k: int) -> tuple[int, ...]:
+        return struct.unpack(">6I", data[32 + k * frame:56 + k * frame])
+
+    def chains(k: int, start: tuple[int, ...], order: str) -> bool:
+        at = 32 + k * frame
+        s0, s1 = _wal_sum(data[at:at + 8], order, start[0], start[1])
+        return _wal_sum(data[at + 24:at + frame], order, s0, s1) == head(k)[4:6]
+
+    orders = [">" if magic & 1 else "<"] if magic in (0x377F0682, 0x377F0683) else ["<", ">"]
+    header_ok = magic in (0x377F0682, 0x377F0683) and _wal_sum(data[:24], orders[0], 0, 0) == (c1, c2)
+    first_bad = -1  # the header
+    if header_ok:
+        salts: tuple[int, ...] = (salt1, salt2)
+        s: tuple[int, ...] = (c1, c2)
+        first_bad = n
+        for k in range(n):
+            if head(k)[2:4] != salts or not chains(k, s, orders[0]):
+                first_bad = k
+                break
+            s = head(k)[4:6]
+        index = _shm_frames(shm, salts)
+        if index is not None and index[0] > first_bad:
+            return (f"its write-ahead log is damaged at frame {first_bad + 1}: its index says {index[0]} frames "
+                    f"were committed, only {first_bad} can be read")
+        if first_bad == n or head(first_bad)[2:4] != salts:
+            return None  # all read, or the rest is an earlier generation
+    else:
+        index = _shm_frames(shm, None)
+        if index is not None and index[0] > index[1]:
+            return (f"its write-ahead log has a damaged header: its index says {index[0] - index[1]} committed "
+                    "frames were in it, not yet in the main file")
+        if not n:
+            return None
+        salts = head(0)[2:4]
+    for k in range(first_bad + 1, n - 1):
+        if head(k)[2:4] == salts == head(k + 1)[2:4] and any(chains(k + 1, head(k)[4:6], o) for o in orders):
+            where = "its header" if first_bad < 0 else f"frame {first_bad + 1}"
+            return f"its write-ahead log is damaged at {where}; the {n - first_bad - 1} frames after it would be lost"
     return None
+
+
+def committed_frames(data: bytes) -> tuple[int, dict[int, bytes], int]:
+    """What SQLite would take from a WAL: (page size, page number → its
+    newest committed image, database size in pages at the last commit) —
+    the frames up to the last commit frame before the first bad one."""
+    if len(data) < 32:
+        return 4096, {}, 0
+    magic, _version, size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
+    if magic not in (0x377F0682, 0x377F0683) or not (512 <= size <= 65536 and not size & (size - 1)):
+        return 4096, {}, 0
+    order = ">" if magic & 1 else "<"
+    if _wal_sum(data[:24], order, 0, 0) != (c1, c2):
+        return size, {}, 0
+    frame, at, s = 24 + size, 32, (c1, c2)
+    pages: dict[int, bytes] = {}
+    pending: dict[int, bytes] = {}
+    db_pages = 0
+    while at + frame <= len(data):
+        pgno, commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", data[at:at + 24])
+        s = _wal_sum(data[at + 24:at + frame], order, *_wal_sum(data[at:at + 8], order, *s))
+        if (fs1, fs2) != (salt1, salt2) or s != (fc1, fc2):
+            break
+        pending[pgno] = data[at + 24:at + frame]
+        if commit:
+            pages.update(pending)
+            pending.clear()
+            db_pages = commit
+        at += frame
+    return size, pages, db_pages
+
+
+def _shm_frames(shm: Path, salts: tuple[int, ...] | None) -> tuple[int, int] | None:
+    """(frames committed, frames already copied into the main file) as the
+    wal-index (``-shm``) has them, if it holds a valid header — for this
+    generation of the WAL when ``salts`` are given.  Sound after a kill and
+    after a power cut alike: SQLite fsyncs a commit's frames before the index
+    counts them, so a durable index never counts more frames than were durable."""
+    try:
+        with open(shm, "rb") as f:
+            raw = f.read(136)
+    except OSError:
+        return None
+    if len(raw) < 100 or raw[:48] != raw[48:96]:
+        return None  # absent, or caught mid-update: nothing to go by
+    order = "<" if sys.byteorder == "little" else ">"
+    _version, _unused, _change, is_init, _big, _page, mx_frame, _npage, _f1, _f2, _s1, _s2, k1, k2 = struct.unpack(
+        f"{order}3IBBH8I", raw[:48])
+    copied = struct.unpack(">2I", raw[32:40])  # the salts are the WAL header's bytes, copied as they are
+    if not is_init or _wal_sum(raw[:40], order, 0, 0) != (k1, k2) or (salts is not None and copied != salts):
+        return None
+    (backfilled,) = struct.unpack(f"{order}I", raw[96:100])
+    return int(mx_frame), int(backfilled)
 
 
 def _wal_sum(buf: bytes, order: str, s0: int, s1: int) -> tuple[int, int]:
@@ -211,13 +330,29 @@ def salvage(main: Path, wal: Path | None = None) -> Rows:
             shutil.copyfile(main, copy)
         else:
             copy.touch()
+        rows = _empty_rows()
         if wal is not None and wal.is_file():
             shutil.copyfile(wal, Path(str(copy) + "-wal"))
-        rows = _empty_rows()
+            # The WAL's committed pages written into a copy of the main file by
+            # hand: what SQLite would read, even where the main file lost its header.
+            patched = Path(tmp) / "patched.sqlite"
+            shutil.copyfile(copy, patched)
+            size, pages, db_pages = committed_frames(wal.read_bytes())
+            with open(patched, "r+b") as f:
+                for pgno, image in sorted(pages.items()):
+                    f.seek((pgno - 1) * size)
+                    f.write(image)
+                if db_pages:
+                    f.truncate(db_pages * size)
+            _merge_into(rows, _read_rows(patched))
         recovered = Path(tmp) / "recovered.sqlite"
         if _sqlite_recover(copy, recovered):
             _merge_into(rows, _read_rows(recovered))
             _merge_into(rows, _lost_and_found(recovered))
+        try:  # let SQLite recover the copy's WAL (read-only connections cannot)
+            sqlite3.connect(copy).close()
+        except DB_ERRORS:
+            pass
         _merge_into(rows, _read_rows(copy))  # row by row: also where the tool is missing
     return rows
 
@@ -253,15 +388,15 @@ def _read_rows(path: Path) -> Rows:
     around the damage, so one bad page costs only the rows on it."""
     rows = _empty_rows()
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error:
+        con = read_only(path)
+    except DB_ERRORS:
         return rows
     budget = [20000]  # queries: a damaged b-tree root could otherwise send us down 2^31 ranges
     try:
         for table, cols in _COLUMNS.items():
             try:
                 top = con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
-            except sqlite3.Error:
+            except DB_ERRORS:
                 top = 1 << 31
             if top is None:
                 continue
@@ -282,7 +417,7 @@ def _read_range(con: sqlite3.Connection, table: str, cols: str, lo: int, hi: int
             for row in con.execute(f"SELECT {key}, {cols} FROM {table} WHERE rowid BETWEEN ? AND ?", (lo, hi)):
                 out.setdefault(row[0], tuple(row[1:]))
             continue
-        except sqlite3.Error:
+        except DB_ERRORS:
             pass
         if lo < hi:
             mid = (lo + hi) // 2
@@ -294,8 +429,8 @@ def _lost_and_found(path: Path) -> Rows:
     apart by their number of columns."""
     rows = _empty_rows()
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error:
+        con = read_only(path)
+    except DB_ERRORS:
         return rows
     try:
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -308,7 +443,7 @@ def _lost_and_found(path: Path) -> Rows:
                     rows["inputs"].setdefault(rowid, tuple(values[1:4]))
                 elif nfield == 5 and isinstance(values[4], str) and rowid is not None:
                     rows["plays"].setdefault(rowid, tuple(values[1:5]))
-    except sqlite3.Error:
+    except DB_ERRORS:
         pass
     finally:
         con.close()
@@ -332,19 +467,22 @@ def backups(journal_path: Path) -> list[Path]:
 
 def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None, *,
                          look_only: bool = False) -> Path | None:
-    """The backup recovery would use; damaged ones met on the way are set
-    aside (renamed, never deleted) and reported — unless ``look_only`` (doctor)."""
+    """The backup recovery would use.  Every backup is checked (a few small
+    files): damaged ones are set aside (renamed, never deleted) and reported
+    — unless ``look_only`` (doctor)."""
+    best = None
     for candidate in backups(journal_path):
         problem = file_problem(candidate, tables=("inputs",))
         if problem is None:
-            return candidate
+            best = best or candidate
+            continue
         if look_only:
             continue
         aside = set_aside(candidate)
         if notices is not None:
             notices.append(Notice(None, {}, f"backup {candidate.name} is damaged ({problem}); "
                                   f"kept as {aside.name}, not used"))
-    return None
+    return best
 
 
 def backup_name(seq: int, kind: str = "journal") -> str:
@@ -381,12 +519,12 @@ def rotate(journal_path: Path) -> list[Path]:
 
 def _session_of(backup: Path) -> int | None:
     try:
-        con = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
+        con = read_only(backup)
         try:
             row = con.execute("SELECT max(session) FROM plays").fetchone()
         finally:
             con.close()
-    except sqlite3.Error:
+    except DB_ERRORS:
         return None
     return int(row[0]) if row and isinstance(row[0], int) else None
 
@@ -411,7 +549,7 @@ def restore(journal_path: Path, source: Path) -> tuple[str, Path | None]:
     lock = StateLock(journal_path)  # StateLocked while the daemon runs
     try:
         aside = set_aside(journal_path) if os.path.lexists(journal_path) else None
-        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, isolation_level=None)
+        src = read_only(source)
         try:
             n = src.execute("SELECT count(*) FROM inputs").fetchone()[0]
             p = src.execute("SELECT count(*) FROM plays").fetchone()[0]
@@ -473,8 +611,8 @@ def _behind(path: Path, backup: Path) -> str | None:
     if not path.exists():
         return "the journal file is missing (a backup exists)"
     try:
-        b = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
-        j = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        b = read_only(backup)
+        j = read_only(path)
         try:
             last = b.execute("SELECT seq, input FROM inputs ORDER BY seq DESC LIMIT 1").fetchone()
             if last is None:
@@ -483,7 +621,7 @@ def _behind(path: Path, backup: Path) -> str | None:
         finally:
             b.close()
             j.close()
-    except sqlite3.Error as e:
+    except DB_ERRORS as e:
         return f"it cannot be read ({printable(str(e))})"
     if mine != last:
         return f"it lacks inputs that backup {backup.name} holds (cut short or replaced)"

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 0 if not args.export else 1
     try:
         return _show(args, cfg, Journal(path, readonly=True), out)
-    except sqlite3.DatabaseError as e:  # a damaged SD card: say so; the daemon recovers it at its next start
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged SD card: say so; the daemon recovers it at its next start
         print(f"companion scores: the journal {path} is damaged ({e}); the daemon sets it aside and recovers "
               "it at its next start; `companion doctor` says which backup it would use", file=sys.stderr)
         return 1

@@ -57,11 +57,10 @@ class Journal:
         self.path = Path(path)
         self.skipped: list[tuple[str, int]] = []  # (table, row id) of rows that could not be read
         if readonly:  # a reader beside the running daemon (companion scores); WAL allows it
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+            self.db = read_only(self.path)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per input.
-        self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self.db = self._connect()
         self.db.execute("PRAGMA journal_mode=WAL")
         # FULL: each COMMIT is fsynced to the WAL before it returns — the durability
         # the table relies on ("nothing accepted is ever lost, not even on power loss").
@@ -72,9 +71,17 @@ class Journal:
             raise JournalTooNew(f"{self.path} was written by a newer companion (journal version {version}; "
                                 f"this one knows up to {SCHEMA_VERSION}): install that release again, "
                                 "or `companion restore` a backup this release made")
-        self.db.executescript(SCHEMA)  # CREATE … IF NOT EXISTS: also the migration from 0
-        if version < SCHEMA_VERSION:
-            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        # One transaction: a power cut leaves the whole schema or none of it.
+        # CREATE … IF NOT EXISTS is also the migration from version 0.
+        self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+
+    def _connect(self) -> sqlite3.Connection:
+        """The read-write connection (the power-cut campaign swaps in one
+        through a crash-simulating VFS: reliability/powercut.py)."""
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per input.
+        db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        db.text_factory = _text
+        return db
 
     # --------------------------------------------------------------- meta
     def meta(self, key: str) -> str | None:
@@ -179,6 +186,19 @@ class Journal:
 
     def close(self) -> None:
         self.db.close()
+
+
+def read_only(path: Path) -> sqlite3.Connection:
+    """A connection that reads ``path`` and never writes it."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    db.text_factory = _text
+    return db
+
+
+def _text(raw: bytes) -> str:
+    # A damaged page can hold text that is not UTF-8: read it (and let the
+    # row be judged as the garbage it is) rather than raise mid-query.
+    return raw.decode("utf-8", "replace")
 
 
 def fsync_dir(path: Path) -> None:
