@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -122,6 +123,19 @@ def main(argv: list[str] | None = None) -> int:
     return failed
 
 
+def _run(results_of: Any, summary: Any, ok_line: Any, fail_line: Any, quiet: bool) -> list[Any]:
+    """One of the in-process campaigns: a line per run (failures always), then its table."""
+    def show(r: Any) -> None:
+        if not r.ok:
+            print(f"FAIL {fail_line(r)}: " + "; ".join(r.problems[:3]), flush=True)
+        elif not quiet:
+            print(f"  {ok_line(r)}", flush=True)
+
+    results, seconds = results_of(show)
+    print(table(summary(results, seconds)))
+    return list(results)
+
+
 def power_cuts(n: int, seed: int, quiet: bool) -> int:
     from reliability import powercut
 
@@ -129,16 +143,10 @@ def power_cuts(n: int, seed: int, quiet: bool) -> int:
         print("power cuts: APSW is not installed (pip install .[reliability])")
         return 1
     print(f"power-cut campaign: {n} cuts from seed {seed}", flush=True)
-
-    def show(r: powercut.CutResult) -> None:
-        if not r.ok:
-            print(f"FAIL script {r.seed} cut at op {r.cut_after}: " + "; ".join(r.problems[:3]), flush=True)
-        elif not quiet:
-            print(f"  script {r.seed} cut at op {r.cut_after:>4}: {r.acknowledged:>3} acknowledged, "
-                  f"torn {r.torn} B", flush=True)
-
-    results, seconds = powercut.campaign(n, seed, progress=show)
-    print(table(powercut.summary(results, seconds)))
+    results = _run(lambda show: powercut.campaign(n, seed, progress=show), powercut.summary,
+                   lambda r: f"script {r.seed} cut at op {r.cut_after:>4}: {r.acknowledged:>3} acknowledged, "
+                             f"torn {r.torn} B",
+                   lambda r: f"script {r.seed} cut at op {r.cut_after}", quiet)
     return 1 if any(not r.ok for r in results) else 0
 
 
@@ -146,16 +154,10 @@ def damages(n: int, seed: int, quiet: bool) -> int:
     from reliability import corruption
 
     print(f"corruption campaign: {n} damages from seed {seed}", flush=True)
-
-    def show(r: corruption.DamageResult) -> None:
-        if not r.ok:
-            print(f"FAIL seed {r.seed} {r.target} / {r.kind}: " + "; ".join(r.problems[:3]), flush=True)
-        elif not quiet:
-            print(f"  seed {r.seed:<6} {r.target:<14} {r.kind:<13} {r.inputs:>3} inputs, {r.recovered:>3} after, "
-                  f"{'reported' if r.reported else 'nothing to say'}", flush=True)
-
-    results, seconds = corruption.campaign(n, seed, progress=show)
-    print(table(corruption.summary(results, seconds)))
+    results = _run(lambda show: corruption.campaign(n, seed, progress=show), corruption.summary,
+                   lambda r: f"seed {r.seed:<6} {r.target:<14} {r.kind:<13} {r.inputs:>3} inputs, "
+                             f"{r.recovered:>3} after, {'reported' if r.reported else 'nothing to say'}",
+                   lambda r: f"seed {r.seed} {r.target} / {r.kind}", quiet)
     kinds = Counter((r.target, r.kind) for r in results)
     print("  damages done: " + ", ".join(f"{t} / {k} {c}" for (t, k), c in sorted(kinds.items())))
     return 1 if any(not r.ok for r in results) else 0
