@@ -4,7 +4,6 @@ voice) to the core (session, loop, journal, clock) from a loaded config."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from companion import config as configmod
 from companion.clock import Clock
 from companion.events import ButtonPressed, Say
-from companion.journal_guard import StateLock, after_game, open_journal
+from companion.journal_guard import GameEndBackups, StateLock, open_journal
 from companion.loop import Log, TableLoop
 from companion.session import Session
 from companion.store import Journal
@@ -57,7 +56,7 @@ class App:
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
-          journal_path: Path | None = None) -> App:
+          journal_path: Path | None = None, background_backups: bool = False) -> App:
     from voice.lines import Narrator
 
     path = journal_path or state_dir(cfg) / "journal.sqlite"
@@ -76,17 +75,13 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
         holder["loop"].submit(ButtonPressed(name))
 
     panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), on_button)
-
-    def game_ended() -> None:
-        try:
-            after_game(journal)
-        except (OSError, sqlite3.Error) as e:  # the game is safe in the journal; only the copy failed
-            loop.report_error(f"backup after the game failed: {e}")
-
+    errors: list[Callable[[str], None]] = []  # the loop's, once it exists
+    backups = GameEndBackups(journal, lambda msg: errors[0](msg), background=background_backups)
     loop = TableLoop(session, journal, clock, narrate=Narrator(), voice=voice, feedback=panel, log=log,
-                     tag_map=tag_map, extra_players=cfg["players"]["extra"], on_game_end=game_ended,
+                     tag_map=tag_map, extra_players=cfg["players"]["extra"], on_game_end=backups,
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
     holder["loop"] = loop
+    errors.append(loop.report_error)
     if panel_error:
         loop.report_error(panel_error)
     return App(loop, journal, reader, panel, voice, lock)

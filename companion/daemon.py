@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     errors: list[Callable[[str], None]] = []  # the loop's error sink, once it exists
     voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else None,
                        asked_for_tts=args.voice == "tts")
-    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
+    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True)
     loop = app.loop
     errors.append(loop.report_error)
 

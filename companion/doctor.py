@@ -230,12 +230,12 @@ def check_state_dir(path: Path, env: Env) -> Result:
 def check_journal(path: Path) -> Result:
     """The journal's integrity (SQLite's integrity_check, and its WAL's
     checksums) and the backup a recovery would use; reads only."""
-    from companion.journal_guard import backups, diagnose, file_problem, newest_intact_backup
+    from companion.journal_guard import backup_problem, backups, diagnose, newest_intact_backup
 
     journal = path / "journal.sqlite"
     backup = newest_intact_backup(journal, look_only=True)
     using = f"backup it would use: {backup.name}" if backup else "no backup yet (one is made after each game)"
-    damaged = [b.name for b in backups(journal) if file_problem(b, tables=("inputs",))]
+    damaged = [b.name for b in backups(journal) if backup_problem(b)]
     if not journal.exists() and not Path(str(journal) + "-wal").exists():
         return Result("journal", OK, f"none yet; {using}")
     problem = diagnose(journal, deep=True)

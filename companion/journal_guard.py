@@ -26,20 +26,21 @@ import fcntl
 import math
 import os
 import re
-import shutil
 import sqlite3
 import struct
-import subprocess
 import sys
-import tempfile
+import threading
 import time
 import types
 import typing
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+# shutil, subprocess and tempfile are imported where a recovery needs them:
+# every start imports this module, and they cost it ~10 ms.
 from companion.events import input_from_json
 from companion.pretty import printable
 from companion.store import Journal, JournalTooNew, _json, fsync_dir, read_only
@@ -51,7 +52,9 @@ NIGHTS_KEPT = 3  # …for this many earlier games nights
 # SQLite's own error text can quote a damaged page, and the stdlib raises
 # UnicodeDecodeError decoding it: both mean "this file cannot be read".
 DB_ERRORS = (sqlite3.Error, UnicodeDecodeError)
-_BACKUP_NAME = re.compile(r"^(journal|manual)-(\d+)-.*\.sqlite$")
+# journal-<inputs>-<time>-crc<CRC-32 of the file>.sqlite: the checksum in the name
+# catches a flipped byte that SQLite's own check cannot (inside a row's text).
+_BACKUP_NAME = re.compile(r"^(journal|manual)-(\d+)-.*?(?:-crc([0-9a-f]{8}))?\.sqlite$")
 
 
 class StateLocked(Exception):
@@ -143,6 +146,9 @@ def file_problem(path: Path, *, deep: bool = False, tables: tuple[str, ...] = ()
                  allow_empty: bool = False) -> str | None:
     """SQLite's own check of one file (quick_check, or integrity_check when
     ``deep``), and that ``tables`` are there; None if it passes."""
+    import shutil
+    import tempfile
+
     problem = _file_problem(path, deep, tables, allow_empty)
     if problem is None or "readonly" not in problem:
         return problem
@@ -324,6 +330,9 @@ _KEY = {"meta": "key", "inputs": "seq", "plays": "id", "checkpoint": "id"}
 def salvage(main: Path, wal: Path | None = None) -> Rows:
     """Every row that can still be read from a damaged journal (and its WAL),
     worked on a copy so the damaged files stay exactly as they were."""
+    import shutil
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="companion-salvage-") as tmp:
         copy = Path(tmp) / "damaged.sqlite"
         if main.is_file():
@@ -370,6 +379,9 @@ def _merge_into(rows: Rows, more: Rows, *, prefer_new: bool = False) -> None:
 
 def _sqlite_recover(damaged: Path, out: Path) -> bool:
     """SQLite's own ``.recover`` (the sqlite3 tool, 3.29+) into ``out``."""
+    import shutil
+    import subprocess
+
     tool = shutil.which("sqlite3")
     if tool is None:
         return False
@@ -472,7 +484,7 @@ def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None
     — unless ``look_only`` (doctor)."""
     best = None
     for candidate in backups(journal_path):
-        problem = file_problem(candidate, tables=("inputs",))
+        problem = backup_problem(candidate)
         if problem is None:
             best = best or candidate
             continue
@@ -485,17 +497,43 @@ def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None
     return best
 
 
-def backup_name(seq: int, kind: str = "journal") -> str:
-    return f"{kind}-{seq:09d}-{time.strftime('%Y%m%d-%H%M%S')}.sqlite"
+def backup_problem(path: Path) -> str | None:
+    """Why a backup cannot be trusted (None: it can): its checksum, if its
+    name carries one, else SQLite's check."""
+    m = _BACKUP_NAME.match(path.name)
+    if m and m.group(3):
+        try:
+            if f"{_crc(path):08x}" == m.group(3):
+                return None
+        except OSError as e:
+            return f"it cannot be read ({e.strerror or e})"
+        return "its checksum does not match: it changed after it was written"
+    return file_problem(path, tables=("inputs",))
+
+
+def _crc(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
 
 
 def make_backup(journal: Journal, target: Path | None = None, *, kind: str = "journal") -> Path:
+    """A backup into ``target``, or into backups/ named with its input count,
+    time and checksum."""
+    if target is not None:
+        journal.backup_to(target)
+        return target
     folder = backup_dir(journal.path)
-    if target is None:
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / backup_name(_max_seq(journal.db), kind)
-    journal.backup_to(target)
-    return target
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{kind}-{_max_seq(journal.db):09d}-{time.strftime('%Y%m%d-%H%M%S')}"
+    written = folder / f"{stem}.sqlite"
+    journal.backup_to(written)
+    named = folder / f"{stem}-crc{_crc(written):08x}.sqlite"
+    os.replace(written, named)
+    fsync_dir(folder)
+    return named
 
 
 def rotate(journal_path: Path) -> list[Path]:
@@ -512,6 +550,7 @@ def rotate(journal_path: Path) -> list[Path]:
     for night in sorted(nights, reverse=True)[1:NIGHTS_KEPT + 1]:
         keep.add(nights[night])
     removed = [p for p in auto if p not in keep]
+    removed += list(backup_dir(journal_path).glob("*.sqlite.part"))  # a backup cut short by a kill
     for p in removed:
         p.unlink(missing_ok=True)
     return removed
@@ -539,6 +578,47 @@ def after_game(journal: Journal) -> Path:
     target = make_backup(journal)
     rotate(journal.path)
     return target
+
+
+class GameEndBackups:
+    """``after_game`` for the loop's ``on_game_end``: inline on the journal's
+    own connection (simulations: deterministic, and a crash VFS sees every
+    write), or — the daemon — on a thread with connections of its own, so a
+    slow SD card's fsyncs never hold up the next tap.  Failures are reported,
+    never raised: the game itself is already safe in the journal."""
+
+    def __init__(self, journal: Journal, report: Callable[[str], None], *, background: bool) -> None:
+        self.journal, self.report, self.background = journal, report, background
+        self._lock = threading.Lock()  # one backup at a time
+
+    def __call__(self) -> None:
+        if self.background:
+            threading.Thread(target=self._apart, daemon=True, name="backup").start()
+        else:
+            self._safely(lambda: after_game(self.journal))
+
+    def _apart(self) -> None:
+        def work() -> None:
+            path = self.journal.path
+            db = sqlite3.connect(str(path), timeout=10, isolation_level=None)
+            try:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                db.close()
+            reader = Journal(path, readonly=True)
+            try:
+                make_backup(reader)
+            finally:
+                reader.close()
+            rotate(path)
+        self._safely(work)
+
+    def _safely(self, work: Callable[[], Any]) -> None:
+        with self._lock:
+            try:
+                work()
+            except (OSError, *DB_ERRORS) as e:
+                self.report(f"backup after the game failed: {e}")
 
 
 def restore(journal_path: Path, source: Path) -> tuple[str, Path | None]:

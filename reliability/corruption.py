@@ -94,7 +94,7 @@ def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="companion-corruption-") as tmp:
             return damage_run(seed, Path(tmp))
-    from companion.journal_guard import backups, file_problem
+    from companion.journal_guard import backup_problem, backups
     from reliability.inproc import Runner
     from reliability.scripts import generate
 
@@ -119,7 +119,7 @@ def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
     want = _rows(oracle / "journal.sqlite")
     res.inputs = len(want)
     _damage(files[target], kind, rng)
-    surviving = [b for b in backups(journal) if file_problem(b) is None]
+    surviving = [b for b in backups(journal) if backup_problem(b) is None]
     held = _rows(surviving[0]) if surviving else {}
     res.backup_held = len(held)
 

@@ -401,3 +401,19 @@ def test_restore_refuses_a_damaged_file(tmp_path: Path) -> None:
                        timeout=60, env=child_env(), cwd=tmp_path)
     assert p.returncode == 1 and str(bad) in p.stderr and "Traceback" not in p.stderr
     assert not aside_files(state)
+
+
+def test_a_flipped_byte_in_a_backup_is_caught_by_the_checksum_in_its_name(tmp_path: Path) -> None:
+    """SQLite checks structure, not a row's text: 'skb/knight' → 'skb/jnight' passes its check."""
+    state = tmp_path / "state"
+    played(state, games=1)
+    (b,) = journal_guard.backups(state / "journal.sqlite")
+    assert "-crc" in b.name
+    data = bytearray(b.read_bytes())
+    data[data.find(b"skb/knight") + 4] ^= 0x01
+    b.write_bytes(bytes(data))
+    assert journal_guard.file_problem(b, tables=("inputs",)) is None
+    r, events = restart(state)
+    r.close()
+    assert [m for m in errors(events) if "checksum does not match" in m and b.name in m]
+    assert not b.exists() and list(b.parent.glob(b.name + ".damaged-*"))
