@@ -42,8 +42,8 @@ from typing import Any
 # shutil, subprocess and tempfile are imported where a recovery needs them:
 # every start imports this module, and they cost it ~10 ms.
 from companion.events import input_from_json
-from companion.pretty import printable
 from companion.store import Journal, JournalTooNew, _json, fsync_dir, read_only
+from companion.tags import printable
 
 __all__ = ["Notice", "StateLock", "StateLocked", "JournalTooNew", "open_journal"]
 

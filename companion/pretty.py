@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-
-def printable(text: str) -> str:
-    """``text`` safe for a terminal: control and format characters (escape
-    sequences, carriage returns, bidi overrides) shown as ``\\x1b``-style
-    escapes, so a tag's text can neither move the cursor nor forge a line."""
-    return "".join(c if unicodedata.category(c) not in _UNSAFE
-                   else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") for c in text)
-
-
-_UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # controls, format (bidi), unassigned, line breaks
+from companion.tags import printable
 
 
 def _scores(d: Mapping[str, int]) -> str:

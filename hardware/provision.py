@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from companion import tags
-from companion.pretty import printable
+from companion.tags import printable
 from hardware.nfc_reader import inspect_tag, open_frontend, tag_uid, wait_until_gone
 from hardware.supervisor import ReaderUnavailable
 
