@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from companion import doctor, journal_guard, scores  # noqa: E402
+from companion.events import Press  # noqa: E402
 from companion.journal_guard import StateLock, StateLocked  # noqa: E402
 from companion.store import SCHEMA_VERSION, Journal, JournalTooNew  # noqa: E402
 from reliability.inproc import Runner  # noqa: E402
@@ -417,3 +418,26 @@ def test_a_flipped_byte_in_a_backup_is_caught_by_the_checksum_in_its_name(tmp_pa
     r.close()
     assert [m for m in errors(events) if "checksum does not match" in m and b.name in m]
     assert not b.exists() and list(b.parent.glob(b.name + ".damaged-*"))
+
+
+def test_the_daemon_backs_up_on_a_thread_of_its_own_with_its_own_connections(tmp_path: Path) -> None:
+    """While the loop's connection stays open (and could be writing), the
+    backup thread checkpoints and copies through connections of its own."""
+    import threading
+
+    state = tmp_path / "state"
+    played(state, games=1)
+    journal = Journal(state / "journal.sqlite")
+    journal.append(Press("next"), 1.0, time.time())
+    reported: list[str] = []
+    before = set(journal_guard.backups(journal.path))
+    journal_guard.GameEndBackups(journal, reported.append, background=True)()
+    for t in [t for t in threading.enumerate() if t.name == "backup"]:
+        t.join(30)
+    new = set(journal_guard.backups(journal.path)) - before
+    assert not reported and len(new) == 1
+    b = sqlite3.connect(new.pop())
+    assert b.execute("SELECT count(*) FROM inputs").fetchone()[0] == journal.count_inputs()
+    b.close()
+    assert (state / "journal.sqlite-wal").stat().st_size == 0  # checkpointed (TRUNCATE) from the other connection
+    journal.close()
