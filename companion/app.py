@@ -11,7 +11,8 @@ from typing import Any
 
 from companion import config as configmod
 from companion.clock import Clock
-from companion.events import ButtonPressed
+from companion.events import ButtonPressed, Say
+from companion.journal_guard import GameEndBackups, StateLock, open_journal
 from companion.loop import Log, TableLoop
 from companion.session import Session
 from companion.store import Journal
@@ -40,6 +41,7 @@ class App:
     reader: Any
     panel: Any
     voice: Any
+    lock: StateLock | None = None
 
     def close(self) -> None:
         for part in (self.reader, self.panel, self.voice):
@@ -48,14 +50,22 @@ class App:
             except Exception:  # closing must not hide the reason we are closing
                 pass
         self.journal.close()
+        if self.lock is not None:
+            self.lock.release()
 
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
-          journal_path: Path | None = None) -> App:
+          journal_path: Path | None = None, background_backups: bool = False) -> App:
     from voice.lines import Narrator
 
-    journal = Journal(journal_path or state_dir(cfg) / "journal.sqlite")
+    path = journal_path or state_dir(cfg) / "journal.sqlite"
+    lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
+    try:
+        journal, notices = open_journal(path, Journal)  # checked, recovered, bad rows quarantined
+    except BaseException:
+        lock.release()
+        raise
     session = Session(seed=journal_seed(cfg, journal), lang=cfg["language"], options=cfg["games"],
                       names=cfg["players"]["names"])
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
@@ -65,12 +75,16 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
         holder["loop"].submit(ButtonPressed(name))
 
     panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), on_button)
+    errors: list[Callable[[str], None]] = []  # the loop's, once it exists
+    backups = GameEndBackups(journal, lambda msg: errors[0](msg), background=background_backups)
     loop = TableLoop(session, journal, clock, narrate=Narrator(), voice=voice, feedback=panel, log=log,
-                     tag_map=tag_map, extra_players=cfg["players"]["extra"])
+                     tag_map=tag_map, extra_players=cfg["players"]["extra"], on_game_end=backups,
+                     notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
     holder["loop"] = loop
+    errors.append(loop.report_error)
     if panel_error:
         loop.report_error(panel_error)
-    return App(loop, journal, reader, panel, voice)
+    return App(loop, journal, reader, panel, voice, lock)
 
 
 def _make_panel(factory: Callable[[Callable[[str], None]], Any],

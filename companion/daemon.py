@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     early: list[str] = []  # what the voice says before the loop exists (engine fallback, bad pack files)
     voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else early.append(msg),
                        asked_for_tts=args.voice == "tts", shown=readable)
-    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
+    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True)
     loop = app.loop
     errors.append(loop.report_error)
     for msg in early:

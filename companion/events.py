@@ -77,14 +77,22 @@ def input_to_json(inp: Input) -> dict[str, Any]:
     return {"timer": inp.name}
 
 
-def input_from_json(data: Mapping[str, Any]) -> Input:
-    if "tap" in data:
-        return Tap(data["tap"])
-    if "press" in data:
-        return Press(data["press"])
-    if "table" in data:
+def input_from_json(data: Any) -> Input:
+    """The inverse of ``input_to_json``; ValueError for anything it never
+    wrote (a journal row damaged or from another program)."""
+    if isinstance(data, dict) and len(data) == 1:
+        (kind, value), = data.items()
+        if isinstance(value, str) and value:
+            if kind == "tap":
+                return Tap(value)
+            if kind == "press":
+                return Press(value)
+            if kind == "timer":
+                return TimerFired(value)
+    if (isinstance(data, dict) and set(data) <= {"table", "data"} and isinstance(data.get("table"), str)
+            and isinstance(data.get("data") or {}, dict)):
         return Housekeeping(data["table"], data.get("data") or {})
-    return TimerFired(data["timer"])
+    raise ValueError(f"not an input: {str(data)[:80]}")
 
 
 # --------------------------------------------------------------- outputs

@@ -62,7 +62,9 @@ TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much 
 class TableLoop:
     def __init__(self, session: Session, journal: Journal, clock: Clock, *, narrate: Narrate,
                  voice: VoiceOut, feedback: Feedback, log: Log,
-                 tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = ()) -> None:
+                 tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
+                 on_game_end: Callable[[], None] | None = None,
+                 notices: Iterable[tuple[Say | None, str]] = ()) -> None:
         self.session = session
         self.journal = journal
         self.clock = clock
@@ -81,6 +83,8 @@ class TableLoop:
         self._reader_connected: bool | None = None
         self._reader_announced: bool | None = None
         self._game_start_wall: float | None = None
+        self.on_game_end = on_game_end  # after a game's result is heard (backups)
+        self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
 
     # ----------------------------------------------------------- threads
     def submit(self, event: Any) -> None:
@@ -240,6 +244,8 @@ class TableLoop:
             self.feedback.beep()
         self._outputs(outputs, base=now)
         self._announce_reader()  # a change the night kept quiet
+        if checkpoint is not None and self.on_game_end is not None:
+            self.on_game_end()
 
     def _repeat(self) -> None:
         """The lines of the last accepted input (or timer) again: the
@@ -344,4 +350,7 @@ class TableLoop:
         last = self.journal.last_wall()
         if last is not None and self.clock.wall() - last > SESSION_GAP_S:
             self._input(Housekeeping("new-session"))
+        for _, message in self.notices:
+            self._emit("error", message=message)
+        self._say_batch([say for say, _ in self.notices if say is not None])
         self._outputs(self.session.resume(), base=self.clock.now())

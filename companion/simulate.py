@@ -18,11 +18,13 @@ from typing import Any, TextIO
 import yaml
 
 from companion import config as configmod
+from companion import tags
 from companion.app import App, build
 from companion.clock import VirtualClock
 from companion.config import ConfigError
 
 STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug")
+MAX_WAIT_S = 7 * 24 * 3600  # a week: longer than any gap a table script could mean (a new games night is 6 h)
 
 
 def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]:
@@ -63,8 +65,11 @@ def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]
             value = item.value[0][1].value
         if kind not in STEP_KINDS:
             raise ConfigError(name, line, f"unknown step {kind!r} (steps: {', '.join(STEP_KINDS)})")
-        if kind == "wait" and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-            raise ConfigError(name, line, "wait takes a number of seconds")
+        if kind == "wait" and (isinstance(value, bool) or not isinstance(value, (int, float))
+                               or not 0 <= value <= MAX_WAIT_S):  # also refuses .nan and .inf
+            raise ConfigError(name, line, f"wait takes a number of seconds from 0 to {MAX_WAIT_S}, not {value!r}")
+        if kind == "uid" and not tags.valid_uid(value):
+            raise ConfigError(name, line, f"uid takes a tag UID in hex (e.g. 04A1B2C3D4E5F6), not {value!r}")
         if kind in ("tap", "uid", "press", "hold") and not isinstance(value, str):
             raise ConfigError(name, line, f"{kind} takes a name")
         if kind in ("press", "hold") and value not in ("next", "back", "repeat"):

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from companion import tags
+from companion.tags import printable
 from hardware.nfc_reader import inspect_tag, open_frontend, tag_uid, wait_until_gone
 from hardware.supervisor import ReaderUnavailable
 
@@ -373,7 +374,8 @@ class _Context:
     done: threading.Event
 
     def say(self, line: str) -> None:
-        print(line, file=self.out, flush=True)
+        # A tag's text and UID are written by whoever had the tag: never raw to the terminal.
+        print(printable(line), file=self.out, flush=True)
 
 
 def _settings(args: argparse.Namespace) -> tuple[str, Path, list[str]]:

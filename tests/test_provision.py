@@ -473,3 +473,18 @@ def test_learn_explains_itself_in_its_help(capsys: pytest.CaptureFixture[str]) -
         parse("learn", "--help")
     help_text = capsys.readouterr().out
     assert "UID" in help_text and "one identity per tag" in help_text
+
+
+def test_terminal_escapes_in_tag_text_are_not_printed_raw(cli):
+    """Issue 13, finding 7: a tag written elsewhere with escape sequences (clear
+    screen, set the title, a bidi override, a carriage return forging a line)
+    is shown with the escapes spelled out."""
+    evil = "player/red\x1b[2J\x1b]0;owned\x07\r\nidentity:  game/one-night\u202e"
+    store = SimulatedTagStore([SimTag("04AA000000000001", text=evil)])
+    store.tap("04AA000000000001")
+    assert cli(store, "read") == 0
+    assert not any(c in cli.text for c in "\x1b\x07\r\u202e")
+    assert "NDEF text: player/red\\x1b[2J\\x1b]0;owned\\x07\\x0d\\x0aidentity:  game/one-night\\u202e" in cli.text
+    assert [ln for ln in cli.lines() if ln.startswith("identity:")] == [
+        "identity:  " + evil.replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace("\r", "\\x0d")
+        .replace("\n", "\\x0a").replace("\u202e", "\\u202e") + " (not a known identity)"]

@@ -31,6 +31,9 @@ DEFAULT_DECKS: dict[int, dict[str, int]] = {
     for n, v in {3: 1, 4: 2, 5: 3, 6: 4, 7: 4}.items()
 }
 
+# Cards left in the centre: 2; [ruling] 1 when the set runs short (7 players).
+CENTRE = (1, 2)
+
 AMBIENCE = "table-tapping"
 VOTE_COUNT = ("one", "two", "three")
 
@@ -101,7 +104,7 @@ def parse_options(raw: Mapping[str, Any] | None) -> Options:
 def deck_for(players: int, opts: Options) -> dict[str, int]:
     """The composition for this player count (role → count, announce order), the
     config's override first.  Refuses (``onw.refuse.bad_deck``) unknown roles,
-    counts below 0 and a deck with fewer cards than players."""
+    counts below 0 and a deck that is not the players' cards plus the centre."""
     deck = (opts.deck or {}).get(players) or DEFAULT_DECKS.get(players)
     if deck is None:
         raise Refusal("onw.refuse.bad_deck", f"no deck for {players} players", count=players)
@@ -114,6 +117,10 @@ def deck_for(players: int, opts: Options) -> dict[str, int]:
     if sum(deck.values()) < players:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards cannot be dealt to {players} players", count=players)
+    if sum(deck.values()) - players not in CENTRE:
+        raise Refusal("onw.refuse.bad_deck",
+                      f"{sum(deck.values())} cards for {players} players: the deck is the players' cards and "
+                      f"{' or '.join(map(str, sorted(CENTRE, reverse=True)))} in the centre", count=players)
     return {role: deck[role] for role in ROLES if deck.get(role)}
 
 
