@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Quick start 1: play a whole simulated game of Seven Knights Bewitched.
 # Sets itself up on first use (a venv in .venv); later runs start at once.
-#   bash demo.sh                 # the default game, readable narration
-#   bash demo.sh SCRIPT [--lang ja] [--json]
+#   bash demo.sh                       # the default game, readable narration
+#   bash demo.sh [SCRIPT] [--lang ja] [--json] [--state DIR]   # flags in any order, with or without a script
 set -euo pipefail
 cd "$(dirname "$0")"
 source tools/setup-venv.sh
-script="${1:-examples/seven-knights.yaml}"
-[ $# -gt 0 ] && shift
-args=() pretty=--pretty
-for a in "$@"; do if [ "$a" = --json ]; then pretty=; else args+=("$a"); fi; done
+script="" args=() pretty=--pretty
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --json) pretty= ;;
+    --lang|--state|--config) args+=("$1" "${2:?$1 needs a value}"); shift ;;  # flags that take a value
+    -*) args+=("$1") ;;
+    *) if [ -z "$script" ]; then script="$1"; else args+=("$1"); fi ;;
+  esac
+  shift
+done
 [ -n "$pretty" ] && args+=("$pretty")
-exec .venv/bin/companion simulate "$script" "${args[@]}"
+exec .venv/bin/companion simulate "${script:-examples/seven-knights.yaml}" "${args[@]}"

@@ -40,8 +40,9 @@ def seven_knights() -> list[Step]:
         ("tap", "x/not-a-tag"),  # rejected: unknown tag
         ("tap", k[2]),
         *[("tap", t) for t in k],
-        ("tap", k[0]),  # rejected: too many tiles / twice
+        ("tap", k[0]),  # rejected: twice
         ("press", "next"),
+        ("tap", "skb/witch"),  # left out: 6 tiles on the table (5 players' and the centre)
         ("press", "next"),  # nobody on the witch team
         ("press", "next"),  # next round
         # round 2: an election, then four tiles laid and one left out
@@ -55,11 +56,13 @@ def seven_knights() -> list[Step]:
         ("press", "next"),
         ("uid", "04DEADBEEF0000"),  # rejected: a UID nobody mapped
         ("tap", "skb/witch"),  # left out
+        ("tap", k[2]),  # left out too: a knight left out fails the formation
         ("tap", "player/green"), ("press", "next"),  # the witch's holder taps
         ("press", "next"),
         # round 3: the captain's tile is the witch
         ("press", "back"),  # rejected: nothing to undo
-        ("tap", "skb/witch"),
+        ("tap", "skb/witch"),  # during the quest: "the captain is ready", not named
+        ("press", "next"),  # revealed: the witch team wins at once
         ("tap", "player/yellow"), ("tap", "player/purple"),
         ("press", "next"),
         ("tap", k[0]),  # rejected: the game is over, the table waits for a game card

@@ -65,6 +65,16 @@ CONFIGS = [
     Bad("recursive-alias.yaml", 4),
     Bad("deep-nesting.yaml", 3),
     Bad("alias-bomb.yaml", 4),
+    # issue 13: YAML tags, NUL characters, numbers without sane bounds
+    Bad("yaml-tag-int-twelve.yaml", 2),
+    Bad("yaml-tag-python-name.yaml", 2),
+    Bad("yaml-tag-set.yaml", 3),
+    Bad("nul-in-state-dir.yaml", 2),
+    Bad("deck-huge.yaml", 4),
+    Bad("deck-no-centre.yaml", 4),
+    Bad("deck-player-count.yaml", 4),
+    Bad("warnings-inf.yaml", 4),
+    Bad("seed-too-big.yaml", 2),
 ]
 
 # Valid although unusual: must load (an empty file or one of comments only
@@ -101,6 +111,12 @@ SCRIPTS = [
     Bad("bad-config.yaml", 2),
     Bad("steps-not-a-list.yaml", 2),
     Bad("unknown-top-key.yaml", 2),
+    # issue 13
+    Bad("wait-inf.yaml", 4),
+    Bad("wait-nan.yaml", 4),
+    Bad("uid-empty.yaml", 4),
+    Bad("yaml-tag-in-step.yaml", 4),
+    Bad("yaml-tag-seed.yaml", 2),
 ]
 
 

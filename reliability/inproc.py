@@ -41,6 +41,8 @@ def close_quickly(sim: Simulation) -> None:
     """Close a simulation; gpiozero joins its button threads slowly (~0.15 s),
     so the panel is closed on a thread of its own."""
     sim.app.journal.close()
+    if sim.app.lock is not None:
+        sim.app.lock.release()
     for part in (sim.app.reader, sim.app.voice):
         part.stop() if hasattr(part, "stop") else part.close()
     threading.Thread(target=sim.app.panel.close, daemon=True, name="panel-close").start()

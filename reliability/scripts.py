@@ -180,8 +180,15 @@ def _seven_knights_round(g: _Gen, rule: str, players: list[str], tiles: tuple[st
     rs = RULE_SETS[rule]
     n = len(players)
     hands = dict(zip(players, rng.sample(dealable, n), strict=True))
+    undealt = [t for t in tiles if t not in hands.values()]
+    centre_n = rs.centre(n, len(tiles))
+    centre = rng.sample(undealt, centre_n)  # the rest is set aside unseen
     elsewhere = [tap(rng.choice(outside), wrong=True)] if outside else []
-    g.maybe(tap("onw/seer/1", wrong=True), *elsewhere)
+    g.maybe(tap("onw/seer/1", wrong=True))
+    if g.chance(g.wrong / 3):  # a tile slips over the reader in the quest: not named; back drops it
+        g.add(tap(rng.choice(tiles)))
+        g.maybe(tap(tiles[0], wrong=True))
+        g.add(press("back"))
     phase = rng.choice([0, 0, 1, 2, 2, 3])  # nexts: quest → questions → recommendation → command
     for _ in range(min(phase, 2)):
         g.add(press("next"))
@@ -209,13 +216,16 @@ def _seven_knights_round(g: _Gen, rule: str, players: list[str], tiles: tuple[st
             return
     ctile = hands[captain]
     g.add(tap(ctile))
+    if phase < 3:  # before the command phase: "the captain is ready"; next reveals it
+        g.maybe(tap(ctile, wrong=True), tap(f"player/{captain}", wrong=True))
+        g.add(press("next"))
     if ctile == WITCH:  # the witch team wins at once
         _witch_team(g, players, hands, captain_tile=WITCH, captain=captain,
                     already=[captain] if known else [])
         return
-    front = list(hands.values())
-    m = rng.randint(1, n)
-    laid = [ctile, *rng.sample([t for t in front if t != ctile], m - 1)]
+    on_table = [*hands.values(), *centre]  # revised ruling 5: the centre tiles are in the formation too
+    m = rng.randint(1, len(on_table))
+    laid = [ctile, *rng.sample([t for t in on_table if t != ctile], m - 1)]
     if g.chance(0.5):  # a careful captain: ascending, the witch last
         laid.sort(key=lambda t: 99 if t == WITCH else knight_number(t))
     else:
@@ -231,7 +241,7 @@ def _seven_knights_round(g: _Gen, rule: str, players: list[str], tiles: tuple[st
             g.hold_then_cancel()
         g.maybe(tap(t, wrong=True), *elsewhere)
     g.add(press("next"))
-    rest = [t for t in front if t not in laid]
+    rest = [t for t in on_table if t not in laid]
     rng.shuffle(rest)
     for i, t in enumerate(rest):
         if i == 0:
@@ -241,11 +251,12 @@ def _seven_knights_round(g: _Gen, rule: str, players: list[str], tiles: tuple[st
         # A formation that holds with a witch team and no elected captain: the
         # table is asked whether the captain was bewitched (the captain taps).
         ask = not known and formation_failure(laid, rest) is None
-        _witch_team(g, players, hands, captain_tile=ctile, captain=captain, already=[], ask_captain=ask)
+        _witch_team(g, players, hands, captain_tile=ctile, captain=captain, already=[], ask_captain=ask,
+                    centre=centre_n)
 
 
 def _witch_team(g: _Gen, players: list[str], hands: dict[str, str], *, captain_tile: str | None,
-                captain: str, already: list[str], ask_captain: bool = False) -> None:
+                captain: str, already: list[str], ask_captain: bool = False, centre: int = 0) -> None:
     """The witch's holder and the bewitched tap their cards, then ``next``."""
     rng = g.rng
     holder = next((p for p, t in hands.items() if t == WITCH), None)
@@ -253,7 +264,8 @@ def _witch_team(g: _Gen, players: list[str], hands: dict[str, str], *, captain_t
     tapping: list[str] = []
     if in_front and holder is not None and holder not in already:
         tapping.append(holder)
-        g.maybe(press("next", wrong=True))  # the witch's holder must tap first
+        if captain_tile == WITCH or centre == 0:  # else the witch might have been a centre tile
+            g.maybe(press("next", wrong=True))  # the witch's holder must tap first
     others = [p for p in players if p not in already and p not in tapping and p != holder]
     tapping += rng.sample(others, rng.randint(0, min(2, len(others))))
     for p in tapping:
@@ -280,7 +292,10 @@ def one_night(g: _Gen, *, again: dict[str, Any] | None = None) -> dict[str, Any]
         players = list(again["players"])
         n = len(players)
         g.add(press("next"))
-    g.maybe(tap("onw/seer/1", wrong=True), press("back", wrong=True))  # deal: cards not yet
+    g.maybe(tap("onw/seer/1", wrong=True))  # deal: cards not yet
+    if g.chance(g.wrong / 3):  # back before the game has taken anything: to seating, then start again
+        g.add(press("back"))
+        g.add(press("next"))
     g.add(press("next"))  # the night
     for _ in range(rng.randint(0, 2)):  # the night refuses everything, and quietly
         g.add(rng.choice([tap(f"player/{players[0]}", wrong=True), tap("onw/werewolf/1", wrong=True),
@@ -288,16 +303,25 @@ def one_night(g: _Gen, *, again: dict[str, Any] | None = None) -> dict[str, Any]
     g.add(press("next", retry=True))  # ends the discussion once the night is over
     cards = rng.sample(card_ids(DEFAULT_DECKS[n]), n)
     order = rng.sample(range(n), n)
+    counted = g.chance(0.3)  # the optional vote count: own card, then the card pointed at
+    if counted:
+        for j, voter in enumerate(rng.sample(players, n)):
+            g.add(tap(f"player/{voter}", retry=(j == 0)))  # the first waits for the vote count
+            g.add(tap(f"player/{rng.choice(players)}"))
+            if j == 0:
+                g.maybe(tap(f"player/{voter}", wrong=True))  # voted already
     for j, i in enumerate(order):
         p, card = players[i], cards[i]
         if j > 0:
             g.maybe(tap(card, wrong=True), press("next", wrong=True), tap(cards[order[0]], wrong=True))
-        g.add(tap(f"player/{p}", retry=(j == 0)))  # the first waits for the vote count
+        g.add(tap(f"player/{p}", retry=(j == 0 and not counted)))  # the first waits for the vote count
         if j > 0:
             g.maybe(tap(f"player/{players[order[0]]}", wrong=True))  # role card expected
         g.add(tap(card))
         g.hold_then_cancel()
-    executed = rng.sample(players, rng.randint(0, n - 2))
+    executed = [] if counted else rng.sample(players, rng.randint(0, n // 2))  # at most n // 2
+    if counted:
+        g.maybe(tap(f"player/{players[0]}", wrong=True))  # the count holds
     for p in executed:
         g.add(tap(f"player/{p}"))
         g.maybe(tap(f"player/{p}", wrong=True), tap(cards[0], wrong=True))

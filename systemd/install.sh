@@ -23,7 +23,8 @@ UDEV_DIR="${COMPANION_UDEV_DIR:-/etc/udev/rules.d}"
 MODPROBE_DIR="${COMPANION_MODPROBE_DIR:-/etc/modprobe.d}"
 SERVICE_USER=companion
 GROUPS_NEEDED=(gpio audio plugdev dialout)
-APT_PACKAGES=(python3-venv espeak-ng alsa-utils libusb-1.0-0 python3-lgpio)
+# sqlite3: the CLI whose .recover the journal guard uses on a damaged journal (companion/journal_guard.py)
+APT_PACKAGES=(python3-venv espeak-ng alsa-utils libusb-1.0-0 sqlite3 python3-lgpio)
 
 DRY_RUN=0
 START=1

@@ -145,3 +145,64 @@ def test_run_takes_config_after_the_subcommand(tmp_path: Path) -> None:
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [f"companion: {bad}:4: broken YAML: found character '\\t' "
                                              "that cannot start any token"]
+
+
+# -------------------------------------------- issue 13, finding 6: files an admin writes
+def test_a_fifo_named_like_a_voice_pack_file_does_not_hang_start_up(tmp_path: Path) -> None:
+    """Only regular files are opened: a FIFO would block the load forever."""
+    import os
+
+    from voice.packs import VoicePack
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    os.mkfifo(pack / "onw.seer.wake.wav")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        loaded = pool.submit(VoicePack.load, pack).result(timeout=10)
+    assert len(loaded) == 0
+    assert [(p.name, p.reason) for p in loaded.problems] == [
+        ("onw.seer.wake.wav", "not a regular file (a pipe, device or socket is never opened)")]
+
+
+def test_a_huge_voice_pack_file_is_refused_unread(tmp_path: Path) -> None:
+    """106 MB cost 388 MB of RSS when read whole; refused by its size before it is opened."""
+    from voice.packs import VoicePack
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    with open(pack / "ambience.masking.wav", "wb") as f:
+        f.write(b"RIFF\xff\xff\xff\xffWAVE")
+        f.truncate(106 * 2**20)  # sparse: no disk used
+    loaded = VoicePack.load(pack)
+    assert len(loaded) == 0 and "106 MB" in loaded.problems[0].reason
+
+
+def test_a_voice_pack_file_without_a_wav_header_is_refused_unread(tmp_path: Path) -> None:
+    from voice.packs import VoicePack
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "onw.seer.wake.wav").write_bytes(b"ID3\x04" + bytes(5000))
+    loaded = VoicePack.load(pack)
+    assert "no RIFF/WAVE header" in loaded.problems[0].reason
+
+
+def test_a_one_night_deck_must_be_the_players_and_the_centre() -> None:
+    """``deck: {3: {villager: 100000000}}`` ended in MemoryError; a deck is
+    the players' cards plus 2 in the centre (1 allowed, as the 7-player ruling has)."""
+    ok = {"games": {"one-night": {"deck": {4: {"villager": 3, "werewolf": 1, "seer": 1}}}}}  # 4 + 1
+    config.load([], ok)
+    for deck in ({3: {"villager": 100000000}}, {4: {"villager": 4, "werewolf": 2, "seer": 1, "thief": 1}},
+                 {5: {"villager": 1, "werewolf": 2, "seer": 1, "thief": 1}}, {8: {"villager": 4, "werewolf": 2}},
+                 {4: {"werewolf": 3, "villager": 3}}):
+        with pytest.raises(ConfigError, match="games.one-night.deck"):
+            config.load([], {"games": {"one-night": {"deck": deck}}})
+
+
+def test_the_readable_simulation_view_spells_out_escapes_in_tag_text() -> None:
+    """Issue 13, finding 7: the refused tag's text reaches the terminal in
+    ``companion run --simulate`` too."""
+    from companion.app.pretty import render
+
+    line = render({"t": 1.0, "event": "rejected", "input": "x\x1b[31mred\r", "reason": "unknown tag"})
+    assert "\x1b" not in line and "\r" not in line and "x\\x1b[31mred\\x0d" in line

@@ -123,3 +123,37 @@ def test_reader_defaults_match_the_nfc_reader() -> None:
     assert (list(nfc.targets), nfc.release_misses, nfc.debounce_s, nfc.beep) == (
         reader["targets"], reader["release_misses"], reader["debounce_s"], reader["beep"])
     assert NfcConfig.from_mapping({}) == nfc
+
+
+@pytest.mark.parametrize("value", ["null", "~", "'null'", ""])
+def test_voice_player_null_is_yaml_null_or_the_word(tmp_path: Path, value: str) -> None:
+    """Issue 8: `player: null` (as README and config say) was refused as None."""
+    cfg = config.load([write(tmp_path, f"voice:\n  player: {value}\n")])
+    assert cfg["voice"]["player"] == "null"
+
+
+def test_voice_player_other_values_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as exc:
+        config.load([write(tmp_path, "voice:\n  player: pulse\n")])
+    assert "c.yaml:2" in str(exc.value) and "aplay, null" in str(exc.value)
+
+
+def test_shipped_config_comments_every_setting() -> None:
+    """Issue 8: every setting in config/companion.yaml says what it does
+    (the panel's pin numbers share the comment of `pins:`)."""
+    uncommented = []
+    under_pins = False
+    for line in (ROOT / "config" / "companion.yaml").read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("pins:"):
+            under_pins = True
+        elif under_pins and line.startswith("    "):
+            continue
+        else:
+            under_pins = False
+        is_section = stripped.endswith(":")  # a heading like `reader:`, `games:`
+        if not is_section and "#" not in line:
+            uncommented.append(stripped)
+    assert uncommented == []

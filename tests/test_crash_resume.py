@@ -129,7 +129,7 @@ def test_a_restart_during_a_long_press_confirmation_says_so(tmp_path: Path) -> N
 
     r = Runner(tmp_path)
     for step in [tap("game/seven-knights"), *(tap(f"player/{c}") for c in ("red", "blue", "green", "white")),
-                 press("next"), tap("skb/knight/2"), tap("skb/knight/1"), Step("hold", "back")]:
+                 press("next"), tap("skb/knight/2"), press("next"), tap("skb/knight/1"), Step("hold", "back")]:
         assert r.step(step)["event"] == "accepted"
     r.close()
     again = Runner(tmp_path)
@@ -141,3 +141,21 @@ def test_a_restart_during_a_long_press_confirmation_says_so(tmp_path: Path) -> N
             (not pending and again.step(tap("skb/knight/3"))["event"] == "accepted"), said
     finally:
         again.close()
+
+
+@pytest.mark.parametrize("first", range(0, 80, 20))
+def test_generated_scripts_are_taken_as_the_generator_marks_them(tmp_path: Path, first: int) -> None:
+    """The campaign's scripts say which steps the rules refuse (``wrong``); if
+    the rules move on (a tile before the command phase, back to seating, the
+    vote count), a mark that no longer holds would send a script down another
+    path than the one written.  Every marked step is refused, every other one
+    accepted."""
+    from reliability.inproc import run_script
+
+    for seed in range(first, first + 20):
+        script = generate(seed)
+        ref = run_script(script, tmp_path / str(seed))
+        for step, resp in zip(script.steps, ref.responses, strict=True):
+            if resp is None or step.value == "repeat":  # waits, plugging; repeat is always taken
+                continue
+            assert (resp["event"] == "rejected") == step.wrong, (seed, step, resp)

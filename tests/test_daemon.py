@@ -71,3 +71,49 @@ def test_bad_config_stops_with_file_and_line(tmp_path: Path) -> None:
                            "--state", str(tmp_path)], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"companion: {bad}:2: voice.rate must be a number, not 'fast'"
+
+
+def _readable_run(tmp_path: Path, voice: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "companion.app.cli", "run", "--simulate", "--voice", voice,
+                           "--state", str(tmp_path / voice)],
+                          input="game/seven-knights\nplayer/red\nquit\n", capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_simulated_terminal_shows_every_line_said_once_with_its_time_stamp(tmp_path: Path) -> None:
+    """Issue 8: with --voice tts the terminal showed no narration.  Whatever
+    the backend, each line said is shown once, stamped like the events."""
+    import re
+    import shutil
+
+    voices = ["console", "silent"] + (["tts"] if shutil.which("espeak-ng") else [])
+    for voice in voices:
+        out = _readable_run(tmp_path, voice)
+        said = [line for line in out.splitlines() if "🔊" in line]
+        assert said.count(next(s for s in said if s.endswith("🔊 Red, seat 1."))) == 1, (voice, out)
+        assert all(re.match(r"^ *\d+\.\ds  🔊 ", s) for s in said), (voice, said)
+        accepted = [line for line in out.splitlines() if "✓ player/red" in line]
+        assert accepted and re.match(r"^ *\d+\.\ds  ✓", accepted[0])
+
+
+def test_a_line_arriving_while_typing_is_printed_above_the_prompt_and_the_typing_kept() -> None:
+    import io
+
+    from companion.app.daemon import PROMPT, Screen
+
+    out = io.StringIO()
+    screen = Screen(out, typed=lambda: "skb/kni")
+    screen.print("  12.0s  🔊 One minute left.")
+    assert out.getvalue() == "  12.0s  🔊 One minute left.\n"
+    screen.prompting = True
+    screen.print("  13.0s  🔊 Ten seconds left.")
+    assert out.getvalue().endswith(f"\r\033[K  13.0s  🔊 Ten seconds left.\n{PROMPT}skb/kni")
+
+
+def test_run_help_says_what_lang_and_state_do_and_the_state_default() -> None:
+    out = subprocess.run([sys.executable, "-m", "companion.app.cli", "run", "--help"], capture_output=True,
+                         text=True, timeout=30).stdout
+    flat = " ".join(out.split())
+    assert "narration language" in flat and "./state" in flat and "STATE_DIRECTORY" in flat

@@ -150,11 +150,11 @@ def test_a_full_disk_is_not_accepted_changes_nothing_and_the_next_tap_works(runn
     before = snapshot(runner)
     journal(runner).fail_insert = 1
     start = len(runner.events)
-    runner.step(tap("skb/knight/3"))  # the captain's tile: would jump to the formation
-    assert_refused_honestly(runner, start, "skb/knight/3", {"skb.captain.knight", "skb.formation.prompt"})
+    runner.step(tap("skb/knight/3"))  # the captain's tile: would say "the captain is ready"
+    assert_refused_honestly(runner, start, "skb/knight/3", {"skb.captain.ready"})
     assert snapshot(runner) == before
     assert runner.step(tap("skb/knight/3"))["event"] == "accepted"
-    assert runner.sim.loop.table.engine.state.step == "formation"
+    assert runner.sim.loop.table.engine.state.step == "captain_ready"
 
 
 @pytest.mark.parametrize("game", ["seven-knights", "one-night"])
@@ -179,7 +179,7 @@ def test_the_input_that_ends_a_game_fails_to_save_then_ends_it_once(runner: Runn
 
 
 def test_several_failures_in_a_row_then_the_game_goes_on(runner: Runner) -> None:
-    run(runner, [*GATHER, tap("player/white"), press("next"), tap("skb/knight/2")])
+    run(runner, [*GATHER, tap("player/white"), press("next"), tap("skb/knight/2"), press("next")])
     for _ in range(5):
         before = snapshot(runner)
         journal(runner).fail_commit = 1

@@ -240,7 +240,8 @@ def test_seven_players_reveal_with_one_centre_card() -> None:
 # ----------------------------------------------------------------------- reveal
 def test_reveal_prompts_for_each_player_then_the_executed() -> None:
     table = at_reveal()
-    assert table.said(table.tap("player/green")) == ["onw.reveal.role_card"]
+    assert table.engine.prompt() == [Say("onw.reveal.prompt.first", {"players": list(CARDS)})]
+    assert table.said(table.tap("player/green")) == ["onw.reveal.card_or_vote"]  # a vote may follow
     out = table.tap("onw/seer/1")
     assert [(o.key, dict(o.params)) for o in out if isinstance(o, Say)] == [
         ("onw.reveal.role", {"player": "green", "role": "seer"})]
@@ -319,7 +320,7 @@ def test_refuse_role_card_before_player_card() -> None:
 
 def test_refuse_player_card_while_a_role_card_is_awaited() -> None:
     table = at_reveal()
-    table.tap("player/red")
+    table.tap("player/green", "onw/seer/1", "player/red")  # once a card is shown, no more votes
     r = refusal(table, "player/blue")
     assert (r.key, r.params) == ("onw.refuse.role_card_expected", {"player": "red"})
 
@@ -340,22 +341,31 @@ def test_refuse_next_before_all_have_revealed() -> None:
     assert refusal(table, NEXT).key == "onw.refuse.reveal_incomplete"
 
 
-def test_refuse_after_all_revealed_a_centre_card_a_double_execution_and_executing_everyone() -> None:
+def test_refuse_after_all_revealed_a_centre_card_and_a_double_execution() -> None:
     table = at_reveal(3)  # red, blue, green; deck: 1 villager, 2 werewolves, seer, thief
     for player, card in {"red": "onw/werewolf/1", "blue": "onw/seer/1", "green": "onw/thief/1"}.items():
         table.tap(f"player/{player}", card)
     assert refusal(table, "onw/villager/1").key == "onw.refuse.all_revealed"
     assert refusal(table, "onw/seer/1").key == "onw.refuse.card_twice"
-    table.tap("player/red", "player/blue")
+    table.tap("player/red")
     assert refusal(table, "player/red").key == "onw.refuse.executed_twice"
 
-    # [ruling] every player on one vote means nobody is executed: tapping the last
-    # of them clears the executed list (the taps so far must not stand).
-    out = table.tap("player/green")
-    assert [o.key for o in out if isinstance(o, Say)] == ["onw.reveal.everyone_tied"]
-    assert table.engine.state.executed == []
-    result = report(table.feed(NEXT))
-    assert result["executed"] == [] and result["winning_team"] == "werewolf" and result["winners"] == ["red"]
+
+# Day 4: N players cast N votes; the executed are those with the most votes
+# (2 or more each, since one vote each executes nobody): at most N // 2.
+# Worked out by hand: 3 → 1, 4 → 2, 5 → 2, 6 → 3, 7 → 3.
+@pytest.mark.parametrize(("n", "most"), [(3, 1), (4, 2), (5, 2), (6, 3), (7, 3)])
+def test_rule_day_4_refuses_an_executed_set_the_vote_cannot_produce(n: int, most: int) -> None:
+    table = at_reveal(n)
+    players = list(table.engine.players)
+    for player, card in zip(players, table.engine.cards, strict=False):
+        table.tap(f"player/{player}", card)
+    table.tap(*(f"player/{p}" for p in players[:most]))
+    r = refusal(table, f"player/{players[most]}")
+    assert (r.key, r.params) == ("onw.refuse.impossible_execution", {"count": n, "most": most})
+    assert table.engine.state.executed == players[:most]
+
+
 
 
 @pytest.mark.parametrize("where", ["deal", "discussion", "vote", "reveal", "done"])
@@ -448,7 +458,7 @@ def test_resume_in_the_vote_restarts_the_count() -> None:
     assert resumed.says(resumed.t) == [(resumed.t, "onw.resume.vote"), (resumed.t, "onw.vote.call")]
     resumed.run_until("reveal")
     assert [k for _, k in resumed.says(44.5)][2:] == ["onw.vote.one", "onw.vote.two", "onw.vote.three",
-                                                  "onw.reveal.prompt"]
+                                                  "onw.reveal.prompt.first"]
     assert resumed.power_cut().engine.state.step == "reveal"  # the journal, with "one" twice, replays
 
 
@@ -458,3 +468,58 @@ def test_resume_when_finished_repeats_the_verdict() -> None:
     assert resumed.engine.finished
     assert resumed.said([o for _, o in resumed.log[len(table.log):]]) == [
         "onw.resume.done", "onw.verdict.werewolf_executed"]
+
+
+# ------------------------------------------- the optional vote count (Day 4)
+def count(table: Table, votes: dict[str, str]) -> list[Output]:
+    out: list[Output] = []
+    for voter, choice in votes.items():
+        out += table.tap(f"player/{voter}", f"player/{choice}")
+    return out
+
+
+def reveal_all(table: Table) -> list[Output]:
+    out: list[Output] = []
+    for player, card in CARDS.items():
+        out += table.tap(f"player/{player}", card)
+    return out
+
+
+@pytest.mark.parametrize(("votes", "executed", "line"), [
+    ({"red": "blue", "blue": "green", "green": "blue", "yellow": "blue", "purple": "green"},
+     ["blue"], "onw.count.executed"),  # blue 3, green 2: most votes
+    ({"red": "blue", "blue": "green", "green": "blue", "yellow": "green", "purple": "red"},
+     ["blue", "green"], "onw.count.executed"),  # blue 2, green 2: a tie executes both
+    ({"red": "blue", "blue": "green", "green": "yellow", "yellow": "purple", "purple": "red"},
+     [], "onw.count.everyone_tied"),  # one vote each: [ruling] nobody
+])
+def test_rule_day_4_vote_count_finds_the_executed(votes: dict[str, str], executed: list[str], line: str) -> None:
+    table = at_reveal()
+    out = count(table, votes)
+    said = table.said(out)
+    assert said[:2] == ["onw.count.voter", "onw.count.recorded"] or said[0] == "onw.reveal.card_or_vote"
+    assert [dict(o.params) for o in out if isinstance(o, Say) and o.key == "onw.count.recorded"][-1] == {
+        "player": votes["purple"], "n": 5, "count": 5}
+    assert line in said
+    assert table.engine.state.executed == executed
+    reveal_all(table)
+    assert table.engine.prompt() == [Say("onw.reveal.all_counted")]
+    assert refusal(table, "player/red").key == "onw.refuse.votes_counted"  # the count holds
+    assert report(table.feed(NEXT))["executed"] == executed
+
+
+def test_vote_count_running_count_refusals_and_back() -> None:
+    table = at_reveal()
+    assert table.said(table.tap("player/red")) == ["onw.reveal.card_or_vote"]
+    out = table.tap("player/blue")
+    assert [(o.key, dict(o.params)) for o in out if isinstance(o, Say)] == [
+        ("onw.count.recorded", {"player": "blue", "n": 1, "count": 5})]
+    assert table.engine.prompt() == [Say("onw.count.waiting", {"n": 1, "count": 5})]
+    r = refusal(table, "player/red")
+    assert (r.key, r.params) == ("onw.refuse.already_voted", {"player": "red", "n": 4})
+    assert table.said(table.tap("player/blue")) == ["onw.count.voter"]
+    r = refusal(table, "onw/werewolf/2")  # a role card before the count is finished
+    assert r.key == "onw.refuse.votes_incomplete" and r.params["n"] == 4
+    table.tap("player/red")
+    table.engine.handle(BACK)  # blue's vote taken back: blue points again
+    assert table.engine.state.votes == {"red": "blue"} and table.engine.state.pending == "blue"

@@ -66,4 +66,16 @@ def test_spec_lines_are_used_word_for_word() -> None:
         "onw.discussion.start": "それでは誰を処刑するか会議をします。制限時間は{minutes}分です。",
     }.items():
         line = ja[key]
-        assert isinstance(line, dict) and line["text"] == text
+        assert isinstance(line, dict) and line["text"].startswith(text)
+
+
+def test_japanese_night_says_what_the_seed_says_keep_tapping_then_stop_and_do_not_look() -> None:
+    """Seed 003: 机を指で叩くなどして音を立て続けます (all night); in the morning
+    音を鳴らすのを止め … 再度自分のカードは確認できません — as the English lines say."""
+    ja, en = load("ja"), load("en")
+    night, morning = ja["onw.night.start"], ja["onw.night.morning"]
+    assert isinstance(night, dict) and isinstance(morning, dict)
+    assert "机を指で叩く" in night["text"] and "音を立て続け" in night["text"]
+    assert "音を鳴らすのを止め" in morning["text"] and "再度自分のカードは確認できません" in morning["text"]
+    assert "keep tapping" in str(en["onw.night.start"])
+    assert "stop tapping" in str(en["onw.night.morning"]) and "look at their card" in str(en["onw.night.morning"])

@@ -161,7 +161,7 @@ def test_discussion_says_its_length_warns_and_calls_the_vote() -> None:
     assert table.says(43) == [
         (162, "onw.discussion.one_minute_left"), (212, "onw.discussion.seconds_left"),
         (222, "onw.discussion.time_up"), (222, "onw.vote.call"),
-        (224, "onw.vote.one"), (225, "onw.vote.two"), (226, "onw.vote.three"), (226, "onw.reveal.prompt"),
+        (224, "onw.vote.one"), (225, "onw.vote.two"), (226, "onw.vote.three"), (226, "onw.reveal.prompt.first"),
     ]
 
 

@@ -17,6 +17,7 @@ import yaml
 from nfc_emulation import Type3Emulator, blank_tag, no_ndef_tag, text_tag
 
 from companion.app import config
+from companion.app.tags_cmd import configure_parser, load_tag_map, run
 from companion.core.tags import COMPONENT_SETS
 from hardware.base import TagSeen
 from hardware.provision import (
@@ -24,9 +25,6 @@ from hardware.provision import (
     NfcStation,
     SimTag,
     SimulatedTagStore,
-    configure_parser,
-    load_tag_map,
-    run,
     save_tag_map,
 )
 from hardware.sim_reader import SimulatedReader
@@ -453,3 +451,38 @@ def test_check_on_the_emulated_reader(emulator, tmp_path):
     assert run(args, reader_factory=nfc_station(emulator), out=cli.out, done=cli.done) == 1
     assert "- game/madness-hour: not part of madness-hour" in cli.text
     assert "missing (2): mh/girl/human, mh/girl/evil-god" in cli.text
+
+
+def test_no_reader_points_at_companion_doctor(tmp_path: Path) -> None:
+    """Issue 8: `tags read` with no reader should say where to look next."""
+    from hardware.supervisor import ReaderUnavailable
+
+    def missing(device: str) -> Any:
+        raise ReaderUnavailable("no device found on 'usb'")
+
+    out = io.StringIO()
+    args = parse("read", "--tag-map", str(tmp_path / "tags.yaml"), "--device", "usb")
+    assert run(args, reader_factory=missing, out=out) == 1
+    assert "no reader" in out.getvalue() and "companion doctor" in out.getvalue()
+
+
+def test_learn_explains_itself_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse("learn", "--help")
+    help_text = capsys.readouterr().out
+    assert "UID" in help_text and "one identity per tag" in help_text
+
+
+def test_terminal_escapes_in_tag_text_are_not_printed_raw(cli):
+    """Issue 13, finding 7: a tag written elsewhere with escape sequences (clear
+    screen, set the title, a bidi override, a carriage return forging a line)
+    is shown with the escapes spelled out."""
+    evil = "player/red\x1b[2J\x1b]0;owned\x07\r\nidentity:  game/one-night\u202e"
+    store = SimulatedTagStore([SimTag("04AA000000000001", text=evil)])
+    store.tap("04AA000000000001")
+    assert cli(store, "read") == 0
+    assert not any(c in cli.text for c in "\x1b\x07\r\u202e")
+    assert "NDEF text: player/red\\x1b[2J\\x1b]0;owned\\x07\\x0d\\x0aidentity:  game/one-night\\u202e" in cli.text
+    assert [ln for ln in cli.lines() if ln.startswith("identity:")] == [
+        "identity:  " + evil.replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace("\r", "\\x0d")
+        .replace("\n", "\\x0a").replace("\u202e", "\\u202e") + " (not a known identity)"]

@@ -25,7 +25,7 @@ from reliability.proc import Daemon  # noqa: E402
 from reliability.scripts import Step, press, tap  # noqa: E402
 
 SETUP = [tap("game/seven-knights"), *(tap(f"player/{c}") for c in ("red", "blue", "green", "white", "black")),
-         press("next"), tap("skb/knight/2")]  # → the formation
+         press("next"), tap("skb/knight/2"), press("next")]  # the captain's tile, confirmed → the formation
 
 
 def reader_states(events: list[dict[str, Any]]) -> list[str]:
@@ -76,7 +76,7 @@ def test_a_hundred_unplug_replug_cycles_mid_game(runner: Runner) -> None:
         assert resp is not None and resp["event"] == "accepted", resp
     # the hundredth cycle took the last tile back: lay the formation and finish it
     for step in [tap("skb/knight/2"), tap("skb/knight/3"), tap("skb/knight/4"), tap("skb/knight/5"),
-                 tap("skb/witch"), press("next")]:
+                 tap("skb/witch"), press("next"), tap("skb/knight/1")]:  # knight 1 left out: 6 on the table
         assert runner.step(step)["event"] == "accepted"
     evs = runner.events
     states = reader_states(evs)

@@ -86,7 +86,7 @@ def points(outputs: Sequence[Output]) -> dict[str, int]:
 def test_start_says_tiles_deal_and_round_one_with_the_start_player() -> None:
     engine = SevenKnights(Setup(players=COLOURS[:5]))
     out = engine.start()
-    assert keys(out) == ["skb.rules.basic", "skb.setup.tiles", "skb.deal.each", "skb.deal.centre.one",
+    assert keys(out) == ["skb.rules.basic", "skb.deal.cards", "skb.setup.tiles", "skb.deal.each", "skb.deal.centre.one",
                          "skb.deal.look", "skb.round.start", "skb.phase.quest.centre"]
     assert said(out, "skb.round.start") == {"round": 1, "player": "red"}
     assert not reports(out)
@@ -100,6 +100,8 @@ def test_the_steps_table_names_existing_handlers() -> None:
     engine = make()
     assert engine.accepts() == ("tile", "next")
     feed(engine, "k2")
+    assert engine.accepts() == ("next",)
+    feed(engine, "next")
     assert engine.accepts() == ("tile", "player", "next")
 
 
@@ -124,28 +126,39 @@ def test_rule_1_to_3_phases_step_with_next() -> None:
     assert engine.state.step == "questions"
     assert keys(feed(engine, "next")) == ["skb.phase.recommendation"]
     assert engine.state.step == "recommendation"
-    assert keys(feed(engine, "next")) == ["skb.phase.command"]
+    assert keys(feed(engine, "next")) == ["skb.phase.command", "skb.concede.hint"]
     assert engine.state.step == "command"
     refused(engine, "next", "skb.refuse.captain_tile_first")
 
 
-@pytest.mark.parametrize("nexts", [0, 1, 2, 3])
-def test_rule_4_captain_tile_tap_before_command_jumps_there(nexts: int) -> None:
-    """DESIGN: a tile tapped at any point before the command phase is the
-    captain's own tile."""
+@pytest.mark.parametrize("nexts", [0, 1, 2])
+def test_rule_4_a_tile_before_the_command_phase_is_revealed_only_on_next(nexts: int) -> None:
+    """DESIGN 2: a tile tapped before the command phase is "the captain is
+    ready", not named; ``next`` reveals it as the captain's own."""
     engine = make()
     feed(engine, *["next"] * nexts)
     out = feed(engine, "k3")
-    assert keys(out) == ["skb.captain.knight", "skb.formation.prompt"]
+    assert out == [Say("skb.captain.ready")]
+    assert engine.state.step == "captain_ready" and engine.state.captain_tile is None
+    out = feed(engine, "next")
+    assert keys(out) == ["skb.captain.knight", "skb.concede.hint", "skb.formation.prompt.centre"]
     assert said(out, "skb.captain.knight") == {"tile": "skb/knight/3"}
     assert engine.state.step == "formation"
     assert engine.state.captain_tile == "skb/knight/3"
 
 
+def test_rule_4_a_tile_in_the_command_phase_is_revealed_at_once() -> None:
+    engine = make()
+    feed(engine, "next", "next", "next")
+    out = feed(engine, "k3")
+    assert keys(out) == ["skb.captain.knight", "skb.formation.prompt.centre"]
+    assert engine.state.step == "formation"
+
+
 def test_rule_4_tile_tap_mid_election_drops_the_election() -> None:
     engine = make()
     feed(engine, "next", "next", "red", "blue", "green")
-    feed(engine, "k1")
+    feed(engine, "k1", "next")
     assert engine.state.step == "formation"
     assert engine.state.votes == {} and engine.state.voter is None and engine.state.captain is None
 
@@ -163,10 +176,11 @@ def test_rule_3_election_names_the_captain_and_goes_to_command() -> None:
     feed(engine, "next", "next")
     out = feed(engine, "red", "green", "blue", "green", "green", "red", "yellow", "green")
     assert keys(out) == ["skb.vote.voter", "skb.vote.recorded"] * 4
-    assert said(out[-1:], "skb.vote.recorded") == {"player": "green"}
+    assert said(out[-1:], "skb.vote.recorded") == {"player": "green", "n": 4, "count": 5}  # a running count
+    assert engine.prompt() == [Say("skb.vote.waiting", {"n": 4, "count": 5})]
     out = feed(engine, "purple", "red")
     assert keys(out) == ["skb.vote.voter", "skb.vote.recorded", "skb.election.captain",
-                         "skb.phase.command.captain"]
+                         "skb.phase.command.captain", "skb.concede.hint"]
     assert said(out, "skb.election.captain") == {"player": "green", "n": 3}
     assert engine.state.step == "command" and engine.state.captain == "green"
 
@@ -179,7 +193,7 @@ def test_rule_3_election_tie_counts_from_the_current_start_player() -> None:
     feed(first, "next", "next", *votes)  # red 2 (self), yellow 2 (self): yellow is farther from red
     assert first.state.captain == "yellow"
     second = make()
-    play_round(second, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+    play_round(second, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])
     feed(second, "next", "next", "next", *votes)  # from blue: red is 4 seats on, yellow 2
     assert second.state.captain == "red"
 
@@ -207,7 +221,8 @@ def test_rule_4_captain_witch_tile_wins_for_the_witch_team_at_once() -> None:
     """§4: captain's tile is the witch → the witch team wins; the formation is
     reported at once and the witch team is collected for scoring."""
     engine = make()
-    out = feed(engine, "witch")
+    feed(engine, "witch")
+    out = feed(engine, "next")
     assert keys(out) == ["skb.captain.witch", "skb.verdict.witch.captain_witch", "skb.witch_team.prompt"]
     assert reports(out) == [{"event": "formation", "tiles": [], "excluded": [], "verdict": "witch"}]
     assert engine.state.step == "witch_team"
@@ -235,7 +250,11 @@ def test_rule_4_elected_captain_holding_the_witch_is_on_the_witch_team() -> None
 ])
 def test_rule_sets_captain_cannot_hold_the_witch_where_it_is_never_dealt(rule: str, n: int, key: str) -> None:
     engine = make(n, (rule,))
+    feed(engine, "next", "next", "next")
     refused(engine, "witch", key)
+    early = make(n, (rule,))
+    feed(early, "witch")  # before the command phase: not checked, not named …
+    refused(early, "next", key)  # … until the captain confirms it
 
 
 def test_rule_4_elected_bewitched_captain_loses_even_an_ascending_formation() -> None:
@@ -244,12 +263,12 @@ def test_rule_4_elected_bewitched_captain_loses_even_an_ascending_formation() ->
     engine = make()
     feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "green")])
     assert engine.state.captain == "green"
-    feed(engine, "k2", "k1", "k2", "k3", "k4", "next", "witch")
+    feed(engine, "k2", "k1", "k2", "k3", "k4", "k5", "next", "witch")
     feed(engine, "green", "purple")
     out = feed(engine, "next")
     assert reports(out, "formation") == [{"event": "formation", "verdict": "witch", "excluded": ["skb/witch"],
                                           "tiles": ["skb/knight/1", "skb/knight/2", "skb/knight/3",
-                                                    "skb/knight/4"]}]
+                                                    "skb/knight/4", "skb/knight/5"]}]
     assert "skb.verdict.witch.captain_bewitched" in keys(out)
     assert points(out) == {"red": 0, "blue": 0, "green": 3, "yellow": 0, "purple": 3}
 
@@ -257,9 +276,9 @@ def test_rule_4_elected_bewitched_captain_loses_even_an_ascending_formation() ->
 def test_rule_4_known_knight_captain_alone_cannot_stand_for_the_witch_holder() -> None:
     """The witch lay in front of a player and the elected captain revealed a
     knight: the captain is not its holder, so someone else must tap."""
-    engine = make()
-    feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "green")])
-    feed(engine, "k2", "k1", "k2", "witch", "k3", "k4", "next", "green")
+    engine = make(6)
+    feed(engine, "next", "next", *[w for p in COLOURS[:6] for w in (p, "green")])
+    feed(engine, "k2", "k1", "k2", "witch", "k3", "k4", "k5", "next", "green")
     refused(engine, "next", "skb.refuse.witch_holder_must_tap")
     feed(engine, "red")
     assert feed(engine, "next")
@@ -286,7 +305,7 @@ def test_rule_4_captain_concedes_by_tapping_their_card_twice(step_words: tuple[s
 
 def test_rule_4_concession_needs_two_taps_in_a_row() -> None:
     engine = make()
-    feed(engine, "k3", "blue", "k1", "blue")
+    feed(engine, "k3", "next", "blue", "k1", "blue")
     assert engine.state.step == "formation" and engine.state.conceding == "blue"
     feed(engine, "red")
     assert engine.state.conceding == "red"
@@ -309,13 +328,14 @@ def test_rule_4_only_the_elected_captain_concedes() -> None:
 
 def test_cooperative_has_nobody_to_concede() -> None:
     engine = make(5, ("cooperative",))
-    feed(engine, "k3")
+    feed(engine, "k3", "next")
     refused(engine, "red", "skb.refuse.not_now")
 
 
 # ------------------------------------------------------ § 4 the formation
 def test_rule_4_formation_refusals_leave_state_unchanged() -> None:
     engine = make(5)
+    feed(engine, "next", "next", "next")
     refused(engine, "k7", "skb.refuse.not_in_tile_set")  # basic 5 players: knights 1-5
     feed(engine, "k2")
     refused(engine, "next", "skb.refuse.captain_tile_missing")
@@ -325,54 +345,62 @@ def test_rule_4_formation_refusals_leave_state_unchanged() -> None:
     refused(engine, "skb/knight/9", "skb.refuse.unknown_tile")
     refused(engine, "onw/seer/1", "skb.refuse.not_this_game")
     refused(engine, "next", "skb.refuse.captain_tile_missing")
-    feed(engine, "k2", "k3", "witch", "k4")
-    refused(engine, "k5", "skb.refuse.too_many_tiles")
+    feed(engine, "k2", "k3", "witch", "k4", "k5")  # 6 on the table: 5 players' and the centre tile
+    refused(engine, Tap("skb/knight/6"), "skb.refuse.not_in_tile_set")
     assert engine.state.formation == ["skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/witch",
-                                      "skb/knight/4"]
+                                      "skb/knight/4", "skb/knight/5"]
+    assert engine.state.step == "formation"
 
 
-def test_rule_sets_special_witch_never_in_front_of_a_player() -> None:
+def test_rule_sets_special_witch_never_in_front_of_a_player_but_may_be_in_the_centre() -> None:
+    """Special: the witch is never the captain's tile, but it may be one of
+    the 3 centre tiles, so it can be laid or left out."""
     engine = make(4, ("special",))
+    feed(engine, "next", "next", "next")
+    refused(engine, "witch", "skb.refuse.witch_not_dealt")
     feed(engine, "k5", "k5")
-    refused(engine, "witch", "skb.refuse.witch_not_dealt")
-    feed(engine, "next")
-    refused(engine, "witch", "skb.refuse.witch_not_dealt")
+    assert keys(feed(engine, "witch")) == ["skb.formation.tile"]
+    feed(engine, "back", "next", "witch")
+    assert engine.state.excluded == ["skb/witch"]
 
 
 def test_rule_4_formation_taps_are_echoed_with_their_place() -> None:
     engine = make()
-    out = feed(engine, "k2", "k1", "k2")
+    out = feed(engine, "k2", "next", "k1", "k2")
     assert [dict(o.params) for o in out if isinstance(o, Say) and o.key == "skb.formation.tile"] == [
         {"tile": "skb/knight/1", "n": 1}, {"tile": "skb/knight/2", "n": 2}]
     assert keys(engine.prompt()) == ["skb.formation.progress"]
 
 
 def test_rule_4_full_formation_goes_straight_to_the_witch_team() -> None:
+    """Basic, 5 players: 6 tiles on the table; all 6 laid → no left-out step."""
     engine = make()
-    out = feed(engine, "k2", "k1", "k2", "k3", "k4", "k5", "next")
+    out = feed(engine, "k2", "next", "k1", "k2", "k3", "k4", "k5", "witch", "next")
     assert keys(out)[-2:] == ["skb.formation.done", "skb.witch_team.prompt"]
     assert engine.state.step == "witch_team"
 
 
 def test_left_out_tiles_are_asked_for_and_the_step_ends_by_itself() -> None:
-    """DESIGN 3: fewer tiles than players → ask for the left-out tiles; move on
-    once formation + left-out = number of players."""
+    """DESIGN 3: fewer tiles than on the table → ask for the left-out tiles;
+    move on once formation + left-out = tiles on the table (basic, 5 players:
+    5 players' tiles + 1 centre tile = 6)."""
     engine = make()
-    feed(engine, "k2", "k1", "k2", "k3")
+    feed(engine, "k2", "next", "k1", "k2", "k4")
     out = feed(engine, "next")
-    assert keys(out) == ["skb.left_out.prompt"] and said(out, "skb.left_out.prompt") == {"n": 2}
+    assert keys(out) == ["skb.left_out.prompt"] and said(out, "skb.left_out.prompt") == {"n": 3}
     assert engine.state.step == "left_out"
     refused(engine, "next", "skb.refuse.left_out_missing")
     refused(engine, "red", "skb.refuse.left_out_missing")
     refused(engine, "k2", "skb.refuse.tile_twice")
     refused(engine, "k7", "skb.refuse.not_in_tile_set")
+    feed(engine, "k3")
     out = feed(engine, "k5")
     assert keys(out) == ["skb.left_out.tile"] and engine.state.step == "left_out"
     assert said(engine.prompt(), "skb.left_out.prompt") == {"n": 1}
     refused(engine, "k5", "skb.refuse.tile_twice")
     out = feed(engine, "witch")
     assert keys(out) == ["skb.left_out.tile", "skb.formation.done", "skb.witch_team.prompt"]
-    assert engine.state.excluded == ["skb/knight/5", "skb/witch"]
+    assert engine.state.excluded == ["skb/knight/3", "skb/knight/5", "skb/witch"]
     assert engine.state.step == "witch_team"
 
 
@@ -381,7 +409,12 @@ def play_round(engine: SevenKnights, captain: str, formation: list[str], exclude
                witch_team: list[str]) -> list[Output]:
     """One round from the quest on: the captain's tile, the formation, the
     left-out tiles, the witch team (not in cooperative), ``next`` to score."""
-    out = feed(engine, captain, *formation, "next", *excluded)
+    out = feed(engine, captain)
+    if engine.state.step == "captain_ready":
+        out += feed(engine, "next")
+    if engine.state.step == "formation":
+        out += feed(engine, *formation, "next")
+    out += feed(engine, *excluded)
     if engine.state.step == "witch_team":
         out += feed(engine, *witch_team, "next")
     if engine.state.step == "captain_check":  # the captain was not bewitched
@@ -389,28 +422,33 @@ def play_round(engine: SevenKnights, captain: str, formation: list[str], exclude
     return out
 
 
-# (captain, formation, excluded, witch team, verdict, line, points for red..purple); basic, 5 players
+# (captain, formation, excluded, witch team, verdict, line, points for red..purple); basic, 5 players:
+# knights 1-5 and the witch, all 6 on the table (5 in front of the players, 1 in the centre).
 VERDICTS = [
-    ("k2", ["k1", "k2", "k3", "k4", "k5"], [], [], "knights", "skb.verdict.knights",
-     [2, 2, 2, 2, 2], "§5: ascending, witch in the centre, nobody bewitched"),
-    ("k2", ["k1", "k2", "k4", "k5"], ["witch"], ["blue"], "knights", "skb.verdict.knights",
+    ("k2", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [], "knights", "skb.verdict.knights",
+     [2, 2, 2, 2, 2], "§5: ascending, witch left out (in the centre), nobody bewitched"),
+    ("k2", ["k1", "k2", "k3", "k4", "k5"], ["witch"], ["blue"], "knights", "skb.verdict.knights",
      [2, 0, 2, 2, 2], "§5: witch left out, the rest ascending"),
-    ("k2", ["k1", "k2", "k4", "k5"], ["witch"], ["blue", "purple"], "knights", "skb.verdict.knights",
+    ("k2", ["k1", "k2", "k3", "k4", "k5"], ["witch"], ["blue", "purple"], "knights", "skb.verdict.knights",
      [2, 0, 2, 2, 0], "§6: the bewitched score with the witch"),
-    ("k2", ["k1", "k2", "k4", "k5"], ["k3"], ["yellow"], "witch", "skb.verdict.witch",
+    ("k2", ["k1", "k2", "k4", "k5"], ["k3", "witch"], ["yellow"], "witch", "skb.verdict.witch",
      [0, 0, 0, 3, 0], "§5(b): a knight left out fails the formation"),
-    ("k2", ["k1", "k2", "witch", "k4"], ["k3"], ["yellow"], "witch", "skb.verdict.witch",
+    ("k2", ["k1", "k2", "k3", "k4"], ["k5", "witch"], ["yellow"], "witch", "skb.verdict.witch",
+     [0, 0, 0, 3, 0], "§5(b) revised: the centre knight left out fails the formation"),
+    ("k2", ["k1", "k2", "witch", "k4", "k5"], ["k3"], ["yellow"], "witch", "skb.verdict.witch",
      [0, 0, 0, 3, 0], "§5(a): the witch in the formation"),
-    ("k2", ["k2", "k1", "k3", "k4"], ["witch"], ["green", "red"], "witch", "skb.verdict.witch",
+    ("k2", ["k1", "k2", "k3", "k4", "k5", "witch"], [], [], "nobody", "skb.verdict.nobody.empty_witch_team",
+     [0, 0, 0, 0, 0], "§5(a) + FAQ: the centre witch laid, nobody looked at it"),
+    ("k2", ["k2", "k1", "k3", "k4", "k5"], ["witch"], ["green", "red"], "witch", "skb.verdict.witch",
      [3, 0, 3, 0, 0], "§5(c): not ascending"),
-    ("k2", ["k2", "k1", "k3", "k4", "k5"], [], [], "nobody", "skb.verdict.nobody.empty_witch_team",
+    ("k2", ["k2", "k1", "k3", "k4", "k5"], ["witch"], [], "nobody", "skb.verdict.nobody.empty_witch_team",
      [0, 0, 0, 0, 0], "FAQ: failed formation, empty witch team → everyone 0"),
-    ("k2", ["k2", "k3"], ["k1", "k4", "k5"], [], "nobody", "skb.verdict.nobody.empty_witch_team",
+    ("k2", ["k2", "k3"], ["k1", "k4", "k5", "witch"], [], "nobody", "skb.verdict.nobody.empty_witch_team",
      [0, 0, 0, 0, 0], "FAQ + §5(b): knights left out, witch in the centre, nobody looked at it"),
-    ("k5", ["k5"], ["k1", "k2", "k3", "k4"], ["red"], "witch", "skb.verdict.witch",
+    ("k5", ["k5"], ["k1", "k2", "k3", "k4", "witch"], ["red"], "witch", "skb.verdict.witch",
      [3, 0, 0, 0, 0], "§5(b): a one-tile formation does not always win"),
-    ("k3", ["k1", "k3", "k5"], ["k2", "witch"], ["blue"], "witch", "skb.verdict.witch",
-     [0, 3, 0, 0, 0], "§5(b): witch rightly left out, but a knight too"),
+    ("k3", ["k1", "k3", "k5"], ["k2", "witch", "k4"], ["blue"], "witch", "skb.verdict.witch",
+     [0, 3, 0, 0, 0], "§5(b): witch rightly left out, but knights too"),
 ]
 
 
@@ -431,14 +469,14 @@ def test_rule_5_6_verdict_and_points(captain: str, formation: list[str], exclude
 
 
 @pytest.mark.parametrize(("formation", "excluded", "team", "scores"), [
-    (["k1", "k2", "k4", "k5"], ["witch"], ["blue"], [7, 0, 7, 7, 7]),
-    (["k2", "k1", "k4", "k5"], ["witch"], ["blue", "red"], [7, 7, 0, 0, 0]),
+    (["k1", "k2", "k3", "k4", "k5"], ["witch"], ["blue"], [7, 0, 7, 7, 7]),
+    (["k2", "k1", "k3", "k4", "k5"], ["witch"], ["blue", "red"], [7, 7, 0, 0, 0]),
 ])
 def test_rule_6_round_three_is_worth_seven_either_way(formation: list[str], excluded: list[str],
                                                       team: list[str], scores: list[int]) -> None:
     engine = make()
     for _ in range(2):
-        play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+        play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])
         feed(engine, "next")
     assert engine.state.round == 3
     assert points(play_round(engine, "k2", formation, excluded, team)) == dict(zip(COLOURS, scores, strict=False))
@@ -453,7 +491,7 @@ def test_cooperative_has_no_witch_team_and_a_failed_formation_scores_nobody(
         formation: list[str], verdict: str, line: str, each: int) -> None:
     """§6 cooperative rule: no witch team step; failed formation → 0 for all."""
     engine = make(5, ("cooperative",))
-    out = feed(engine, "k1", *formation, "next")
+    out = feed(engine, "k1", "next", *formation, "next")
     if engine.state.step == "left_out":
         out += feed(engine, "k3")
     assert engine.state.step == "round_over"
@@ -463,30 +501,41 @@ def test_cooperative_has_no_witch_team_and_a_failed_formation_scores_nobody(
 
 
 def test_witch_team_step_refusals_leave_state_unchanged() -> None:
-    engine = make()
-    feed(engine, "k2", "k1", "k2", "k3", "k4", "next", "witch")
+    engine = make(6)  # basic, 6 players: no centre tile
+    feed(engine, "k2", "next", "k1", "k2", "k3", "k4", "k5", "next", "witch")
     refused(engine, "next", "skb.refuse.witch_holder_must_tap")  # witch left out: in front of a player
     feed(engine, "blue")
     refused(engine, "blue", "skb.refuse.player_twice")
-    refused(engine, "orange", "skb.refuse.unknown_player")
+    refused(engine, "white", "skb.refuse.unknown_player")
     refused(engine, "k5", "skb.refuse.not_now")
     assert engine.state.witch_team == ["blue"]
 
 
 def test_witch_in_the_formation_also_needs_its_holder() -> None:
-    engine = make()
-    feed(engine, "k2", "k1", "k2", "witch", "k4", "k3", "next")
+    engine = make(6)
+    feed(engine, "k2", "next", "k1", "k2", "witch", "k4", "k3", "k5", "next")
     refused(engine, "next", "skb.refuse.witch_holder_must_tap")
+
+
+@pytest.mark.parametrize("place", ["formation", "left_out"])
+def test_witch_on_a_table_with_a_centre_tile_may_have_no_holder(place: str) -> None:
+    """Basic, 5 players: the witch laid or left out may be the centre tile, so
+    an empty witch team is possible and ``next`` is taken."""
+    engine = make()
+    feed(engine, "k2", "next", "k1", "k2", "k3", "k4", "k5")
+    feed(engine, *(["witch", "next"] if place == "formation" else ["next", "witch"]))
+    assert engine.state.step == "witch_team"
+    assert reports(feed(engine, "next"), "round_scored")
 
 
 def test_round_over_and_game_over_take_only_what_they_should() -> None:
     engine = make()
-    play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+    play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])
     refused(engine, "k1", "skb.refuse.not_now")
     refused(engine, "red", "skb.refuse.not_now")
     for _ in range(2):
         feed(engine, "next")
-        play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+        play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])
     assert engine.finished
     for word in ("next", "k1", "red"):
         refused(engine, word, "skb.refuse.game_over")
@@ -499,35 +548,76 @@ def test_other_inputs_are_refused() -> None:
 
 
 # ---------------------------------------------------------------- undo
-def test_back_undoes_within_a_step_but_not_across_steps() -> None:
+def test_back_undoes_one_input_at_a_time_across_the_round_until_a_verdict() -> None:
+    """DESIGN: ``back`` undoes the last accepted input of the round, across its
+    steps, one input at a time, until a verdict is given."""
     engine = make()
     refused(engine, "back", "refuse.nothing_to_undo")  # nothing accepted yet
-    feed(engine, "next")
-    refused(engine, "back", "refuse.nothing_to_undo")  # the quest is over
-    feed(engine, "next")
-    feed(engine, "red", "blue", "green")
-    out = feed(engine, "back")
-    assert keys(out) == ["undo.done", "skb.vote.waiting"]
-    assert engine.state.voter is None and engine.state.votes == {"red": "blue"}
-    feed(engine, "back", "back")
-    assert engine.state.votes == {} and engine.state.voter is None
-    refused(engine, "back", "refuse.nothing_to_undo")
-    feed(engine, "k4")
-    feed(engine, "back")  # the captain's tile moved to the formation; a mistake is taken back
-    assert engine.state.step == "recommendation" and engine.state.captain_tile is None
-    feed(engine, "k4")
-    feed(engine, "k1", "k4", "k2")
-    assert keys(feed(engine, "back")) == ["undo.done", "skb.formation.progress"]
-    assert engine.state.formation == ["skb/knight/1", "skb/knight/4"]
-    feed(engine, "k5", "next", "k2")  # left_out step: k2 …
-    feed(engine, "back")
-    assert engine.state.excluded == [] and engine.state.step == "left_out"
-    feed(engine, "k2", "k3")  # … complete: the witch-team step
+    history = [copy.deepcopy(engine.state)]
+    for word in ("next", "next", "red", "blue", "green", "k4", "next", "k1", "k2", "k3", "k4", "next",
+                 "k5", "witch", "red"):
+        feed(engine, word)
+        history.append(copy.deepcopy(engine.state))
     assert engine.state.step == "witch_team"
+    for state in reversed(history[:-1]):
+        out = feed(engine, "back")
+        assert engine.state == state
+        assert keys(out)[1:] == keys(engine.prompt())
+    assert engine.state.step == "quest"
+    refused(engine, "back", "refuse.nothing_to_undo")
+
+
+def test_back_never_reaches_past_a_verdict_or_a_score() -> None:
+    engine = make()
+    play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])
+    assert engine.state.step == "round_over"
+    refused(engine, "back", "refuse.nothing_to_undo")  # the score is final
+    feed(engine, "next")
+    refused(engine, "back", "refuse.nothing_to_undo")  # round 2 has taken nothing yet
+    feed(engine, "next", "next", "next", "witch")  # the captain's tile is the witch: final
     refused(engine, "back", "refuse.nothing_to_undo")
     feed(engine, "red")
-    feed(engine, "back")
-    assert engine.state.witch_team == []
+    feed(engine, "back")  # the witch team's taps after it can still be taken back
+    assert engine.state.witch_team == [] and engine.state.verdict == "witch"
+    refused(engine, "back", "refuse.nothing_to_undo")
+
+
+def test_back_after_a_wrong_last_recommendation_reopens_the_election() -> None:
+    """Issue 8: the last recommendation was wrong and the captain announced."""
+    engine = make()
+    feed(engine, "next", "next", "red", "blue", "blue", "blue", "green", "purple", "yellow", "purple", "purple")
+    before_last = copy.deepcopy(engine.state)
+    feed(engine, "blue")  # purple meant to recommend themself
+    assert engine.state.step == "command" and engine.state.captain == "blue"
+    out = feed(engine, "back")
+    assert engine.state == before_last and keys(out) == ["undo.done", "skb.vote.voter"]
+    feed(engine, "purple")
+    assert engine.state.captain == "purple"
+
+
+def test_back_takes_back_the_elected_captains_wrong_tile() -> None:
+    engine = make()
+    feed(engine, "next", "next", *[w for p in COLOURS[:5] for w in (p, "green")])
+    feed(engine, "k3")
+    assert engine.state.step == "formation" and engine.state.captain_tile == "skb/knight/3"
+    out = feed(engine, "back")
+    assert engine.state.step == "command" and engine.state.captain_tile is None
+    assert engine.state.captain == "green" and keys(out) == ["undo.done", "skb.phase.command.captain",
+                                                             "skb.concede.hint"]
+    feed(engine, "k4")
+    assert engine.state.captain_tile == "skb/knight/4"
+
+
+def test_back_after_next_one_tile_too_early_in_the_formation() -> None:
+    """Issue 8: ``next`` pressed before the last knight was tapped; without
+    back the forgotten knight would count as left out (witch team wins)."""
+    engine = make()
+    feed(engine, "k1", "next", "k1", "k2", "k3", "k4", "next")
+    assert engine.state.step == "left_out"
+    out = feed(engine, "back")
+    assert engine.state.step == "formation" and keys(out) == ["undo.done", "skb.formation.progress"]
+    out = play_round(engine, "k5", [], ["witch"], [])
+    assert reports(out, "formation")[0]["verdict"] == "knights"
 
 
 # ---------------------------------------------------- § 7 start marker, game
@@ -547,7 +637,7 @@ def test_rule_7_start_marker_passes_clockwise_unless_keep(options: dict, holders
     engine = SevenKnights(Setup(players=COLOURS[:4], options=options))
     out = engine.start()
     for _ in range(2):
-        out += play_round(engine, "k1", ["k1", "k2", "k3", "k4"], [], [])
+        out += play_round(engine, "k1", ["k1", "k2", "k3", "k4"], ["witch"], [])
         out += feed(engine, "next")
     assert round_start_players(out) == holders
     assert said(engine.prompt(), "skb.phase.quest.centre") == {"player": holders[2]}
@@ -557,18 +647,18 @@ def test_rule_7_start_marker_wraps_around_the_table() -> None:
     engine = SevenKnights(Setup(players=COLOURS[:3]))
     engine.start()
     engine.state.start_seat = 2  # green, the last seat, holds the marker
-    play_round(engine, "k1", ["k1", "k2", "k3"], [], [])
+    play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])
     assert round_start_players(feed(engine, "next")) == ["red"]
 
 
 FULL_GAME = [
     # round 1: election (captain green), formation with the witch left out, blue held it
     ("next", "next", "red", "green", "blue", "green", "green", "green", "yellow", "red", "purple", "green",
-     "k2", "k1", "k2", "k3", "k4", "next", "witch", "blue", "next"),
-    # round 2: the captain taps their tile during the quest; formation out of order
-    ("next", "k3", "k3", "k1", "k2", "k4", "next", "witch", "green", "yellow", "next"),
+     "k2", "k1", "k2", "k3", "k4", "k5", "next", "witch", "blue", "next"),
+    # round 2: the captain taps their tile during the quest and confirms; formation out of order
+    ("next", "k3", "next", "k3", "k1", "k2", "k4", "k5", "next", "witch", "green", "yellow", "next"),
     # round 3: the captain's tile is the witch
-    ("next", "next", "witch", "green", "next"),
+    ("next", "next", "witch", "next", "green", "next"),
 ]
 
 
@@ -578,13 +668,13 @@ def test_rule_7_full_three_round_game_reports() -> None:
     for words in FULL_GAME:
         out += feed(engine, *words)
     assert reports(out) == [
-        {"event": "formation", "tiles": ["skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4"],
-         "excluded": ["skb/witch"], "verdict": "knights"},
+        {"event": "formation", "tiles": ["skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4",
+                                         "skb/knight/5"], "excluded": ["skb/witch"], "verdict": "knights"},
         {"event": "round_scored", "game": "seven-knights", "round": 1,
          "points": {"red": 2, "blue": 0, "green": 2, "yellow": 2, "purple": 2},
          "totals": {"red": 2, "blue": 0, "green": 2, "yellow": 2, "purple": 2}},
-        {"event": "formation", "tiles": ["skb/knight/3", "skb/knight/1", "skb/knight/2", "skb/knight/4"],
-         "excluded": ["skb/witch"], "verdict": "witch"},
+        {"event": "formation", "tiles": ["skb/knight/3", "skb/knight/1", "skb/knight/2", "skb/knight/4",
+                                         "skb/knight/5"], "excluded": ["skb/witch"], "verdict": "witch"},
         {"event": "round_scored", "game": "seven-knights", "round": 2,
          "points": {"red": 0, "blue": 0, "green": 3, "yellow": 3, "purple": 0},
          "totals": {"red": 2, "blue": 0, "green": 5, "yellow": 5, "purple": 2}},
@@ -608,7 +698,7 @@ def test_rule_7_full_three_round_game_reports() -> None:
 def test_rule_7_tied_highest_totals_all_win() -> None:
     engine = make(4)
     for _ in range(3):
-        play_round(engine, "k1", ["k1", "k2", "k3", "k4"], [], [])
+        play_round(engine, "k1", ["k1", "k2", "k3", "k4"], ["witch"], [])
         if not engine.finished:
             feed(engine, "next")
     assert engine.result() == Result(totals=dict.fromkeys(COLOURS[:4], 11), winners=COLOURS[:4])
@@ -622,10 +712,17 @@ def test_result_only_once_finished() -> None:
 # ------------------------------------------------------ resume and replay
 def walk_every_step() -> list[tuple[str, ...]]:
     """Input prefixes that end in each step of the flow."""
-    return [(), ("next",), ("next", "next"), ("next", "next", "next"), ("k2",), ("k2", "k2", "next"),
-            ("k2", "k2", "k1", "k3", "k4", "k5", "next"), ("k2", "k2", "k1", "k3", "k4", "k5", "next", "next"),
-            ("k2", "k1", "k2", "k4", "k5", "next", "witch", "red", "next"),  # captain_check
-            tuple(w for _ in range(3) for w in ("k1", "k1", "k2", "k3", "k4", "k5", "next", "next", "next"))[:-1]]
+    full = ("k1", "next", "k1", "k2", "k3", "k4", "k5", "witch", "next", "next", "next")
+    return [(), ("next",), ("next", "next"), ("next", "next", "next"), ("k2",), ("k2", "next"),
+            ("k2", "next", "k2", "next"), ("k2", "next", "k2", "k1", "k3", "k4", "k5", "witch", "next"),
+            ("k2", "next", "k1", "k2", "k3", "k4", "k5", "next", "witch", "red", "next"),  # captain_check
+            full[:-1], (full * 3)[:-1]]
+
+
+def walk_to_the_witch_holder() -> tuple[str, ...]:
+    """Basic, 6 players (no centre: the witch lay in front of a player): only
+    the captain tapped for the witch team, and the captain check names them."""
+    return ("k3", "next", "k1", "k2", "k3", "k4", "k5", "next", "witch", "yellow", "next", "yellow")
 
 
 @pytest.mark.parametrize("words", walk_every_step())
@@ -649,7 +746,9 @@ def test_walk_reaches_every_step() -> None:
         engine = make()
         feed(engine, *words)
         steps.add(engine.state.step)
-    assert steps == set(ACCEPTS)
+    holder = make(6)
+    feed(holder, *walk_to_the_witch_holder())
+    assert steps | {holder.state.step} == set(ACCEPTS)
 
 
 # -------------------------------------------------- § Table talk: secrecy
@@ -661,8 +760,8 @@ SECRET_FREE_PLAYER_LINES = {
 
 
 @pytest.mark.parametrize("words", [FULL_GAME[0], FULL_GAME[1],
-                                   ("k1", "k1", "k2", "k3", "k4", "k5", "next", "next"),
-                                   ("k3", "k1", "k3", "next", "k2", "k4", "k5", "next")])
+                                   ("k1", "next", "k1", "k2", "k3", "k4", "k5", "next", "witch", "next"),
+                                   ("k3", "next", "k1", "k3", "next", "k2", "k4", "k5", "witch")])
 def test_table_talk_no_line_before_scoring_reveals_tiles_or_the_witch_team(words: tuple[str, ...]) -> None:
     """§ Table talk: before the witch-team step nothing names a player together
     with a tile or a team, and nothing says where an unrevealed witch is
@@ -687,13 +786,13 @@ def test_table_talk_no_line_before_scoring_reveals_tiles_or_the_witch_team(words
             assert "tile" not in params and "tiles" not in params, line
         for value in (params.get("tile"), *params.get("tiles", ())):
             assert value is None or value in revealed or line.key == "skb.setup.tiles", line
-        assert "centre" not in line.key or line.key.startswith(("skb.deal", "skb.phase.quest")), line
+        assert "centre" not in line.key or line.key.startswith(("skb.deal", "skb.phase.quest", "skb.formation.prompt")), line
 
 
 # §4: "Captain is bewitched → witch team wins" — also when nobody held an election.
 def test_rule_4_unelected_bewitched_captain_gives_the_witch_team_the_round() -> None:
     engine = make()
-    feed(engine, "k2", "k1", "k2", "k4", "k5", "next", "witch", "red", "blue", "next")
+    feed(engine, "k2", "next", "k1", "k2", "k3", "k4", "k5", "next", "witch", "red", "blue", "next")
     assert engine.state.step == "captain_check"
     out = feed(engine, "blue")  # the captain taps their card: blue is on the witch team
     assert reports(out, "formation")[0]["verdict"] == "witch"
@@ -704,7 +803,7 @@ def test_rule_4_unelected_bewitched_captain_gives_the_witch_team_the_round() -> 
 def test_rule_4_unelected_captain_not_bewitched_keeps_the_knights_win() -> None:
     for answer in ("green", "next"):  # the captain taps a card off the witch team, or the table presses next
         engine = make()
-        feed(engine, "k2", "k1", "k2", "k4", "k5", "next", "witch", "red", "blue", "next")
+        feed(engine, "k2", "next", "k1", "k2", "k3", "k4", "k5", "next", "witch", "red", "blue", "next")
         out = feed(engine, answer)
         assert reports(out, "formation")[0]["verdict"] == "knights"
         assert reports(out, "round_scored")[0]["points"]["green"] == 2
@@ -713,10 +812,10 @@ def test_rule_4_unelected_captain_not_bewitched_keeps_the_knights_win() -> None:
 def test_rule_4_no_captain_question_when_it_cannot_matter() -> None:
     """A failed formation or an empty witch team: the captain's side changes nothing."""
     engine = make()
-    feed(engine, "k2", "k1", "k2", "k3", "k4", "k5", "next", "next")
+    feed(engine, "k2", "next", "k1", "k2", "k3", "k4", "k5", "next", "witch", "next")
     assert engine.state.step == "round_over"
     engine = make()
-    feed(engine, "k2", "k2", "k1", "k4", "k5", "next", "witch", "red", "next")
+    feed(engine, "k2", "next", "k2", "k1", "k3", "k4", "k5", "next", "witch", "red", "next")
     assert engine.state.step == "round_over"
 
 
@@ -727,14 +826,179 @@ def test_back_takes_back_a_tile_that_jumped_to_the_command_phase() -> None:
     feed(engine, "next")  # questions
     before = copy.deepcopy(engine.state)
     feed(engine, "k3")
-    assert engine.state.step == "formation"
+    assert engine.state.step == "captain_ready"
     engine.handle(Press("back"))
     assert engine.state == before
 
 
 def test_back_does_not_reach_past_a_captain_witch_verdict() -> None:
     engine = make()
-    feed(engine, "witch")  # the captain's tile is the witch: the formation report is out
+    feed(engine, "witch", "next")  # the captain's tile is the witch: the formation report is out
     assert engine.state.step == "witch_team"
     with pytest.raises(Refusal):
         engine.handle(Press("back"))
+
+
+# ----------------------------------------------- regressions (issue 8, "Wrong today")
+# Worked out by hand from the spec's table: players + centre tiles.
+ON_TABLE = [
+    ("basic", 4, 5), ("basic", 5, 6), ("basic", 6, 6), ("basic", 7, 7), ("basic", 8, 8),
+    ("special", 3, 6), ("special", 4, 7),
+    ("advanced", 4, 5), ("advanced", 5, 6), ("advanced", 6, 6), ("advanced", 7, 7),
+    ("cooperative", 4, 4), ("cooperative", 5, 5), ("cooperative", 6, 6), ("cooperative", 7, 7),
+]
+
+
+@pytest.mark.parametrize(("rule", "n", "on_table"), ON_TABLE)
+def test_bug_formation_is_every_tile_on_the_table_centre_included(rule: str, n: int, on_table: int) -> None:
+    """§5 revised: tiles on the table = one per player + the centre tiles
+    (basic/advanced at 4-5 players: 1; special: 3; cooperative: 0).  Worked
+    out by hand from the spec's table: the formation takes that many tiles
+    and no more, and the left-out step runs until formation + left-out =
+    that number."""
+    engine = make(n, (rule,))
+    tiles = list(engine.tiles)
+    knights = [t for t in tiles if t != "skb/witch"]
+    feed(engine, "next", "next", "next")
+    engine.handle(Tap(knights[0]))
+    for tile in tiles[:on_table]:
+        engine.handle(Tap(tile))
+    assert len(engine.state.formation) == on_table
+    if on_table < len(tiles):
+        refused(engine, Tap(tiles[on_table]), "skb.refuse.too_many_tiles")
+    feed(engine, "back")
+    feed(engine, "next")  # one tile short: one more is asked for as left out
+    assert engine.state.step == "left_out"
+    assert said(engine.prompt(), "skb.left_out.prompt") == {"n": 1}
+    engine.handle(Tap(tiles[on_table - 1]))
+    assert engine.state.step == ("witch_team" if rule != "cooperative" else "round_over")
+
+
+def test_bug_centre_knight_left_out_fails_the_formation() -> None:
+    """Basic, 4 players: knights 1-4 and the witch, all 5 on the table.  The
+    players' tiles ascending with the witch left out used to win; the knight
+    in the centre left out now fails (§5 b): the witch team (green holds the
+    witch) takes 3."""
+    engine = make(4)
+    out = play_round(engine, "k1", ["k1", "k2", "k3"], ["witch", "k4"], ["green"])
+    assert reports(out, "formation")[0]["verdict"] == "witch"
+    assert points(out) == {"red": 0, "blue": 0, "green": 3, "yellow": 0}
+
+
+def test_bug_special_witch_is_tappable_as_a_centre_tile() -> None:
+    """Special, 3 players: 6 tiles on the table (3 players', 3 centre).  The
+    witch laid fails the formation (§5 a); left out, the five knights
+    ascending win."""
+    laid = make(3, ("special",))
+    out = play_round(laid, "k2", ["k1", "k2", "witch", "k3", "k5", "k6"], [], ["blue"])
+    assert reports(out, "formation")[0] == {"event": "formation", "verdict": "witch", "excluded": [],
+                                            "tiles": ["skb/knight/1", "skb/knight/2", "skb/witch",
+                                                      "skb/knight/3", "skb/knight/5", "skb/knight/6"]}
+    assert points(out) == {"red": 0, "blue": 3, "green": 0}
+    out_ = make(3, ("special",))
+    out = play_round(out_, "k2", ["k1", "k2", "k3", "k5", "k6"], ["witch"], [])
+    assert reports(out, "formation")[0]["verdict"] == "knights"
+    assert points(out) == {"red": 2, "blue": 2, "green": 2}
+
+
+def test_bug_bewitched_captain_found_by_check_is_witch_win() -> None:
+    """Issue 8: basic (6 players: no centre, so the witch lay in front of a
+    player), captain yellow (knight 3) bewitched, the witch's holder green
+    left out; at scoring only yellow taps, ``next``; the captain check names
+    yellow.  Yellow's tap answers the captain check only; the holder is then
+    asked for in its own step, and green's tap is the holder's, never the
+    captain's: the witch team wins, yellow 3, green 3."""
+    engine = make(6)
+    feed(engine, *walk_to_the_witch_holder())
+    assert engine.state.step == "witch_holder" and engine.state.captain == "yellow"
+    assert keys(engine.prompt()) == ["skb.witch_holder.prompt"]
+    refused(engine, "next", "skb.refuse.witch_holder_must_tap")
+    refused(engine, "yellow", "skb.refuse.captain_holds_a_knight")
+    out = feed(engine, "green")
+    assert reports(out, "formation")[0]["verdict"] == "witch"
+    assert "skb.verdict.witch.captain_bewitched" in keys(out)
+    assert points(out) == {"red": 0, "blue": 0, "green": 3, "yellow": 3, "purple": 0, "orange": 0}
+
+
+@pytest.mark.parametrize("tile", ["k3", "witch", "k7", "skb/knight/6"])
+def test_bug_tile_before_command_phase_is_not_named(tile: str) -> None:
+    """Issue 8: a tile that slips over the reader during the quest is not
+    named, checked or judged: the same line (and an accepted beep) whatever
+    the tile; ``back`` drops it and the quest goes on."""
+    engine = make()
+    before = copy.deepcopy(engine.state)
+    out = feed(engine, tile)
+    assert out == [Say("skb.captain.ready")]
+    assert engine.prompt() == [Say("skb.captain.ready")]
+    refused(engine, "k1", "skb.refuse.captain_ready")  # the same refusal whatever was tapped
+    refused(engine, "red", "skb.refuse.captain_ready")
+    feed(engine, "back")
+    assert engine.state == before and engine.state.step == "quest"
+
+
+def test_bug_tile_before_command_phase_next_reveals_it() -> None:
+    engine = make()
+    feed(engine, "witch")
+    out = feed(engine, "next")  # confirmed: now public, and the witch ends the round
+    assert keys(out)[:2] == ["skb.captain.witch", "skb.verdict.witch.captain_witch"]
+    engine = make()
+    feed(engine, "k7")  # not in the 5-player tile set: refused only once the captain confirms
+    refused(engine, "next", "skb.refuse.not_in_tile_set")
+
+
+# § Conduct: the witch may not recommend a bewitched player, nor the reverse.
+def test_conduct_a_counted_election_where_the_witch_recommended_a_bewitched_player() -> None:
+    """Basic, 6 players (the witch lay in front of a player).  Blue holds the
+    witch and recommended yellow, who is bewitched: once both tap at scoring
+    the companion says so (``conduct``); the verdict stands."""
+    engine = make(6)
+    votes = {"red": "red", "blue": "yellow", "green": "red", "yellow": "red", "purple": "red", "orange": "red"}
+    feed(engine, "next", "next", *[w for v, c in votes.items() for w in (v, c)])
+    assert engine.state.captain == "red"
+    feed(engine, "k1", "k1", "k2", "k3", "k4", "k5", "next", "witch", "blue", "yellow")
+    out = feed(engine, "next")
+    assert reports(out, "conduct") == [{"event": "conduct", "round": 1, "recommendations": [["blue", "yellow"]]}]
+    assert said(out, "skb.conduct.note") == {"voter": "blue", "player": "yellow"}
+    assert reports(out, "formation")[0]["verdict"] == "knights"  # the verdict stands
+    assert points(out)["blue"] == 0 and points(out)["red"] == 2
+
+
+@pytest.mark.parametrize(("team", "rounds_votes"), [
+    (["blue", "yellow", "green"], {"blue": "yellow"}),  # three on the team: blue and yellow may both be bewitched
+    (["blue"], {"blue": "blue"}),  # recommending oneself is allowed
+])
+def test_conduct_is_said_only_when_certain(team: list[str], rounds_votes: dict[str, str]) -> None:
+    engine = make(6)
+    votes = {p: "red" for p in COLOURS[:6]} | rounds_votes
+    feed(engine, "next", "next", *[w for v, c in votes.items() for w in (v, c)])
+    feed(engine, "k1", "k1", "k2", "k3", "k4", "k5", "next", "witch", *team)
+    out = feed(engine, "next")
+    assert not reports(out, "conduct") and "skb.conduct.note" not in keys(out)
+
+
+def test_conduct_without_a_counted_election_says_nothing() -> None:
+    engine = make(6)
+    out = play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], ["blue", "yellow"])
+    assert not reports(out, "conduct")
+
+
+@pytest.mark.parametrize(("rule", "n", "cards"), [("basic", 5, 2), ("special", 3, 3), ("special", 4, 3),
+                                                  ("advanced", 6, 2), ("cooperative", 4, 2)])
+def test_deal_says_each_colours_player_cards_and_chips(rule: str, n: int, cards: int) -> None:
+    """Seed: basic/advanced 2 player cards, special 3 (two quest passes); 2 chips each."""
+    engine = SevenKnights(Setup(players=COLOURS[:n], rules=(rule,)))
+    assert said(engine.start(), "skb.deal.cards") == {"cards": cards}
+
+
+def test_cooperative_formation_holding_says_nothing_of_a_witch() -> None:
+    engine = make(5, ("cooperative",))
+    out = play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], [], [])
+    assert "skb.formation.holds.cooperative" in keys(out) and "skb.formation.holds" not in keys(out)
+
+
+@pytest.mark.parametrize("words", [("next", "next", "next"), ("k2", "next")])
+def test_conceding_is_explained_when_it_first_becomes_possible(words: tuple[str, ...]) -> None:
+    """FAQ: a bewitched captain may concede — said when the command phase (or
+    the captain's confirmed tile) makes it possible, not in cooperative."""
+    assert "skb.concede.hint" in keys(feed(make(), *words))
+    assert "skb.concede.hint" not in keys(feed(make(5, ("cooperative",)), *words))

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 import yaml
-from test_seven_knights import COLOURS, FULL_GAME, VERDICTS, feed, make, parse, walk_every_step
+from test_seven_knights import (
+    COLOURS,
+    FULL_GAME,
+    VERDICTS,
+    feed,
+    make,
+    parse,
+    walk_every_step,
+    walk_to_the_witch_holder,
+)
 
 from companion.core.engine import Setup
 from companion.core.events import Refusal, Say
@@ -22,25 +31,27 @@ EN = yaml.safe_load((ROOT / "voice/lines/en.yaml").read_text(encoding="utf-8"))
 JA = yaml.safe_load((ROOT / "voice/lines/ja.yaml").read_text(encoding="utf-8"))
 
 # (players, rule cards, inputs first, refused input): one case per engine refusal key
+ROUND = ("k1", "next", "k1", "k2", "k3", "k4", "witch", "next", "next", "next")  # basic, 4 players
 REFUSALS: list[tuple[int, tuple[str, ...], tuple[str, ...], str]] = [
-    (5, (), (), "k7"),  # not_in_tile_set
-    (4, ("special",), (), "witch"),  # witch_not_dealt
+    (5, (), ("next", "next", "next"), "k7"),  # not_in_tile_set
+    (4, ("special",), ("next", "next", "next"), "witch"),  # witch_not_dealt
     (5, (), (), "skb/knight/0"),  # unknown_tile
     (5, (), (), "dt/box/1"),  # not_this_game
     (5, (), (), "orange"),  # unknown_player
     (5, (), (), "red"),  # not_now
+    (5, (), ("k1",), "k2"),  # captain_ready
     (5, (), ("next", "next", "next"), "next"),  # captain_tile_first
     (5, (), ("next", "next", "red"), "next"),  # election_unfinished
     (5, (), ("next", "next", "red", "red"), "red"),  # already_recommended
     (5, (), ("next", "next", *[w for p in COLOURS[:5] for w in (p, "red")]), "blue"),  # only_captain_concedes
-    (5, (), ("k1",), "next"),  # captain_tile_missing
-    (5, (), ("k1", "k1"), "k1"),  # tile_twice
-    (5, (), ("k1", "k1", "k2", "k3", "k4", "k5"), "witch"),  # too_many_tiles
-    (5, (), ("k1", "k1", "next"), "next"),  # left_out_missing
-    (5, (), ("k1", "k1", "k2", "k3", "k4", "witch", "next"), "next"),  # witch_holder_must_tap
-    (5, (), ("k1", "k1", "k2", "k3", "k4", "k5", "next", "red"), "red"),  # player_twice
-    (4, (), tuple(w for _ in range(3) for w in ("k1", "k1", "k2", "k3", "k4", "next", "next", "next"))[:-1],
-     "next"),  # game_over
+    (5, (), ("k1", "next"), "next"),  # captain_tile_missing
+    (5, (), ("k1", "next", "k1"), "k1"),  # tile_twice
+    (4, ("advanced",), ("k1", "next", "k1", "k2", "k3", "k4", "k5"), "k6"),  # too_many_tiles (5 on the table)
+    (5, (), ("k1", "next", "k1", "next"), "next"),  # left_out_missing
+    (6, (), ("k1", "next", "k1", "k2", "k3", "k4", "witch", "k5", "next"), "next"),  # witch_holder_must_tap
+    (6, (), walk_to_the_witch_holder(), "yellow"),  # captain_holds_a_knight
+    (5, (), ("k1", "next", "k1", "k2", "k3", "k4", "k5", "witch", "next", "red"), "red"),  # player_twice
+    (4, (), (ROUND * 3)[:-1], "next"),  # game_over
 ]
 SETUP_REFUSALS = [(4, ("basic", "special")), (4, ("easy",)), (5, ("special",))]
 
@@ -52,11 +63,16 @@ def spoken() -> list[tuple[str, dict[str, Any]]]:
         (5, (), w) for w in walk_every_step()]
     scripts += [(5, (), tuple(w for words in FULL_GAME for w in words))]
     scripts += [(5, (), (v[0], *v[1], "next", *v[2], *v[3], "next")) for v in VERDICTS]
-    scripts += [(n, (rule,), ("next", "next", "k1", "k1", "k2", "k3", "k4", "next"))
+    scripts += [(n, (rule,), ("next", "next", "k1", "next", "k1", "k2", "k3", "k4", "next"))
                 for n, rule in [(3, "special"), (4, "special"), (4, "advanced"), (6, "advanced"),
                                 (7, "advanced"), (5, "cooperative"), (8, "basic")]]
-    scripts += [(5, ("cooperative",), ("k1", "k2", "k1", "next", "k3", "k4", "k5"))]
-    scripts += [(5, (), ("k1", "red", "red", "next")), (5, (), ("next", "next", "red")),
+    scripts += [(5, ("cooperative",), ("k1", "next", "k2", "k1", "next", "k3", "k4", "k5"))]
+    scripts += [(5, ("cooperative",), ("k1", "next", "k1", "k2", "k3", "k4", "k5", "next"))]
+    scripts += [(6, (), (*walk_to_the_witch_holder(), "green"))]
+    scripts += [(6, (), ("next", "next", "red", "red", "blue", "yellow", "green", "red", "yellow", "red",
+                         "purple", "red", "orange", "red", "k1", "k1", "k2", "k3", "k4", "k5", "next", "witch",
+                         "blue", "yellow", "next"))]  # a conduct note
+    scripts += [(5, (), ("k1", "next", "red", "red", "next")), (5, (), ("next", "next", "red")),
                 (5, (), ("next", "next", "red", "red", "blue"))]
     for n, rules, words in scripts:
         engine = SevenKnights(Setup(players=COLOURS[:n], rules=rules))
@@ -121,3 +137,21 @@ KANA_ONLY = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3000-\u303f\uff01-\uff1f�
 def test_japanese_kana_reading_has_no_kanji_digits_or_latin(key: str) -> None:
     kana = re.sub(r"\{[^}]*\}", "", JA[key]["kana"])
     assert KANA_ONLY.fullmatch(kana), kana
+
+
+SENTENCE_STARTS_LOWER = re.compile(r"(^|[.!?。！？]\s*)[a-z]")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_no_sentence_starts_with_a_lower_case_name(lang: str) -> None:
+    """Issue 8: "red, seat 1." → "Red, seat 1." — a colour or a config name
+    (lower case) filled in at the start of a sentence is capitalised."""
+    from voice.lines import Narrator
+
+    narrate = Narrator()
+    lines = [*SPOKEN, ("session.player_seated", {"player": "red", "n": 1}),
+             ("session.player_seated", {"player": "alice", "n": 2})]
+    for key, params in lines:
+        line = narrate(key, params, lang)
+        assert not SENTENCE_STARTS_LOWER.search(line.text), (key, line.text)
+    assert narrate("session.player_seated", {"player": "red", "n": 1}, "en").text == "Red, seat 1."

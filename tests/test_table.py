@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from companion.core.events import ButtonPressed
 
 SEATS = ("player/red", "player/blue", "player/green", "player/yellow", "player/purple")
@@ -91,9 +93,44 @@ def test_back_undoes_seating_one_by_one(table) -> None:
     assert table.keys()[-1] == "undo.done"
 
 
+@pytest.mark.parametrize("game", ["seven-knights", "one-night"])
+def test_back_right_after_next_with_too_few_players_returns_to_seating(table, game: str) -> None:
+    """Issue 8: ``next`` pressed with 3 of 4 players seated.  While the game
+    has taken no input, ``back`` returns to seating; the fourth player sits
+    and the game starts with four."""
+    table.tap(f"game/{game}", "player/red", "player/blue", "player/green")
+    seated = snapshot(table)
+    table.press("next")
+    assert table.last("game_started")["players"] == ["red", "blue", "green"]
+    table.press("back")
+    assert table.last("accepted")["input"] == "back"
+    assert table.last("game_unstarted") == {**table.last("game_unstarted"), "game": game}
+    assert table.keys()[-1] == "session.unstarted"
+    assert snapshot(table) == seated
+    table.tap("player/yellow")
+    table.press("next")
+    assert table.last("game_started")["players"] == ["red", "blue", "green", "yellow"]
+
+
+def test_back_reaches_seating_only_while_the_game_is_untouched(table) -> None:
+    start_sk(table)
+    table.press("next")  # the quest is over …
+    table.press("back")  # … taken back: the game is as it started
+    assert table.sim.loop.table.engine is not None
+    table.press("back")
+    assert table.keys()[-1] == "session.unstarted"
+    table.press("next")  # the same five seated: the game starts again
+    table.tap("skb/witch")
+    table.press("next")  # the witch as the captain's tile: a verdict, final
+    table.press("back")
+    assert table.last("rejected")["input"] == "back" and table.sim.loop.table.engine is not None
+
+
 def test_back_in_a_game_undoes_the_last_input_of_the_step(table) -> None:
     start_sk(table)
-    table.tap("skb/knight/2", "skb/knight/1", "skb/knight/2")
+    table.tap("skb/knight/2")
+    table.press("next")  # the captain confirms the tile tapped during the quest
+    table.tap("skb/knight/1", "skb/knight/2")
     before = snapshot(table)
     table.tap("skb/knight/3")
     table.press("back")
@@ -122,8 +159,11 @@ def test_repeat_after_a_refusal_repeats_the_instruction(table) -> None:
 
 def test_repeat_after_a_verdict_says_the_whole_verdict(table) -> None:
     start_sk(table)
-    table.tap("skb/knight/1", "skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4", "skb/knight/5")
-    table.press("next")  # the formation is complete
+    table.tap("skb/knight/1")
+    table.press("next")
+    table.tap("skb/knight/1", "skb/knight/2", "skb/knight/3", "skb/knight/4", "skb/knight/5")
+    table.press("next")
+    table.tap("skb/witch")  # left out: the formation is complete
     m = table.mark()
     table.press("next")  # nobody on the witch team: the verdict, the points, the prompt
     verdict = [e["key"] for e in table.since(m, "say")]
@@ -158,6 +198,7 @@ def test_reader_unplug_and_plug_announced_once_each(table) -> None:
 def test_hold_back_restarts_the_step_after_confirmation(table) -> None:
     start_sk(table)
     table.tap("skb/knight/2")
+    table.press("next")
     step_start = snapshot(table)
     table.tap("skb/knight/1", "skb/knight/2")
     table.do("hold", "back")
@@ -170,7 +211,9 @@ def test_hold_back_restarts_the_step_after_confirmation(table) -> None:
 
 def test_hold_back_then_back_cancels(table) -> None:
     start_sk(table)
-    table.tap("skb/knight/2", "skb/knight/1")
+    table.tap("skb/knight/2")
+    table.press("next")
+    table.tap("skb/knight/1")
     before = snapshot(table)
     table.do("hold", "back")
     table.press("back")
@@ -232,3 +275,42 @@ def test_events_from_other_threads_queue_until_pumped(table) -> None:
     assert table.last("say")["key"] == "session.ready"
     table.sim.loop.pump()
     assert table.last("accepted")["input"] == "repeat"
+
+
+def test_repeat_after_a_language_card_says_the_instruction_in_the_new_language(table) -> None:
+    start_sk(table)
+    table.press("next")  # questions
+    said = table.of("say")[-1]
+    table.tap("lang/ja")
+    assert table.last("say")["key"] == "session.language"
+    m = table.mark()
+    table.press("repeat")
+    again = table.since(m, "say")
+    assert [(e["key"], e["lang"]) for e in again] == [(said["key"], "ja")]
+    assert again[0]["text"] != said["text"]
+
+
+def test_repeat_after_back_says_the_restored_prompt_not_undone(table) -> None:
+    start_sk(table)
+    table.press("next")
+    table.press("back")
+    assert table.keys()[-2:] == ["undo.done", "skb.phase.quest.centre"]
+    m = table.mark()
+    table.press("repeat")
+    assert [e["key"] for e in table.since(m, "say")] == ["skb.phase.quest.centre"]
+
+
+def test_back_to_seating_survives_a_restart(make_table) -> None:
+    """The journal replays the start and the back: after a power cut the
+    table is seating again, with the three players tapped so far."""
+    first = make_table()
+    first.tap("game/seven-knights", "player/red", "player/blue", "player/green")
+    first.press("next", "back")
+    seated = first.sim.loop.table.state
+    first.close()
+    again = make_table()
+    assert again.sim.loop.table.state == seated and again.sim.loop.table.engine is None
+    assert again.keys()[-1] == "session.resumed_gathering"
+    again.tap("player/yellow")
+    again.press("next")
+    assert again.last("game_started")["players"] == ["red", "blue", "green", "yellow"]

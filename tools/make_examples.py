@@ -2,9 +2,11 @@
 player count (examples/seven-knights/), each with the result the spec
 predicts under ``expect:``.
 
-The expectations are worked out here from the spec's scoring table, not by
-the engine, so the tests that replay these scripts check the engine against
-an independent reading of the rules.
+The expectations (``EXPECTED``) were worked out by hand from the spec's
+scoring table (§5-6, revised ruling 5: the formation is made of every tile on
+the table, the centre tiles included), not by the engine, so the tests that
+replay these scripts check the engine against an independent reading of the
+rules.  ``script`` only lays out the inputs of each scenario.
 
     python tools/make_examples.py      # rewrite the files
 """
@@ -19,77 +21,98 @@ import yaml
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 ALLOWED = {"basic": range(4, 9), "special": range(3, 5), "advanced": range(4, 8), "cooperative": range(4, 8)}
 OUT = Path(__file__).resolve().parent.parent / "examples" / "seven-knights"
+WITCH = "skb/witch"
 
 
 def knight(n: int) -> str:
     return f"skb/knight/{n}"
 
 
-def players_tiles(rules: str, n: int) -> list[str]:
-    """The tiles in front of the players in this scenario (a possible deal)."""
-    if rules == "basic":
+def deal(rules: str, n: int) -> tuple[list[str], list[str]]:
+    """One possible deal: the tiles in front of the players (seat order) and
+    the centre tiles.  Tiles set aside never appear."""
+    if rules == "basic":  # knights 1..k + witch; the last seat holds the witch
         k = n if n <= 5 else n - 1
-        tiles = [knight(i) for i in range(1, k + 1)] + ["skb/witch"]
-        return tiles[:n - 1] + ["skb/witch"] if n <= 5 else tiles  # 4-5: the last knight to the centre
-    if rules == "special":  # knights only in front of players, with gaps in the numbers
-        return [knight(i) for i in (2, 3, 5, 6)[:n]]
-    if rules == "advanced":  # all 8 shuffled: the witch and knights 1, 3, 4, 6, 7 among them
-        return ["skb/witch"] + [knight(i) for i in (1, 3, 4, 6, 7, 2)][: n - 1]
-    return [knight(i) for i in range(1, n + 1)]  # cooperative
+        return [knight(i) for i in range(1, n)] + [WITCH], [knight(k)] if n <= 5 else []
+    if rules == "special":  # knights only dealt; 3 to the centre, the witch among them
+        return [knight(i) for i in (2, 3, 5, 6)[:n]], [knight(1 if n == 4 else 4), WITCH, knight(7)]
+    if rules == "advanced":  # all 8 shuffled; red holds the witch; 4-5 players: knight 5 in the centre
+        return [WITCH] + [knight(i) for i in (1, 3, 4, 6, 7, 2)][: n - 1], [knight(5)] if n <= 5 else []
+    return [knight(i) for i in range(1, n + 1)], []  # cooperative: knights 1..N, no centre
+
+
+# Worked out by hand (points per round from the §6 table; seat order red, blue, …):
+#   basic: the last seat holds the witch.  R1 knights win (2 each, holder 0); R2 the
+#     formation is out of order (holder 3); R3 the holder is the captain and taps the
+#     witch (7).  → last seat 10, every other 2.
+#   special: the witch is a centre tile.  R1 knights win (2 each, nobody on the witch
+#     team); R2 the last seat looked at the witch, formation out of order (3); R3 the
+#     captain lays the witch and leaves a centre knight out, nobody on the witch team:
+#     nobody scores.  → last seat 5, every other 2.
+#   advanced: red holds the witch.  As basic with red as the holder.  → red 10, others 2.
+#   cooperative: R1 2 each; R2 out of order, R3 a knight left out: 0.  → 2 each, all win.
+EXPECTED: dict[str, dict[int, tuple[int, ...]]] = {
+    "basic": {4: (2, 2, 2, 10), 5: (2, 2, 2, 2, 10), 6: (2, 2, 2, 2, 2, 10), 7: (2, 2, 2, 2, 2, 2, 10),
+              8: (2, 2, 2, 2, 2, 2, 2, 10)},
+    "special": {3: (2, 2, 5), 4: (2, 2, 2, 5)},
+    "advanced": {4: (10, 2, 2, 2), 5: (10, 2, 2, 2, 2), 6: (10, 2, 2, 2, 2, 2), 7: (10, 2, 2, 2, 2, 2, 2)},
+    "cooperative": {n: (2,) * n for n in range(4, 8)},
+}
 
 
 def script(rules: str, n: int) -> dict:
     seats = list(COLOURS[:n])
-    tiles = players_tiles(rules, n)
-    knights = sorted((t for t in tiles if t != "skb/witch"), key=lambda t: int(t.rsplit("/", 1)[1]))
-    witch_in_play = "skb/witch" in tiles
-    holder = seats[tiles.index("skb/witch")] if witch_in_play else None
+    players, centre = deal(rules, n)
+    on_table = players + centre
+    knights = sorted((t for t in on_table if t != WITCH), key=lambda t: int(t.rsplit("/", 1)[1]))
+    holder = seats[players.index(WITCH)] if WITCH in players else None
+    captain_tile = min((t for t in players if t != WITCH), key=lambda t: int(t.rsplit("/", 1)[1]))
+    captain = seats[players.index(captain_tile)]
     coop = rules == "cooperative"
     steps: list[dict] = [{"tap": "game/seven-knights"}, {"tap": f"rules/{rules}"}]
     steps += [{"tap": f"player/{p}"} for p in seats] + [{"press": "next"}]
-    totals = dict.fromkeys(seats, 0)
+
+    def taps(tiles: list[str]) -> list[dict]:
+        return [{"tap": t} for t in tiles]
 
     def witch_team(members: list[str]) -> None:
         if not coop:
             steps.extend({"tap": f"player/{p}"} for p in members)
             steps.append({"press": "next"})
 
-    # Round 1 — rule 5: ascending, every knight in, the witch left out → the knights win: 2 each.
-    steps += [{"press": "next"}, {"press": "next"}, {"tap": knights[0]}]
-    steps += [{"tap": t} for t in knights] + [{"press": "next"}]
-    if witch_in_play:
-        steps.append({"tap": "skb/witch"})  # left out: formation + left-out = players
+    def left_out(formation: list[str]) -> list[str]:
+        return [t for t in on_table if t not in formation]
+
+    # Round 1 — §5: every knight on the table (the centre's too) ascending, the witch
+    # left out.  The captain's tile is revealed in the command phase.
+    steps += [{"press": "next"} for _ in range(3)] + taps([captain_tile])
+    steps += taps(knights) + [{"press": "next"}] + taps(left_out(knights))
     witch_team([holder] if holder else [])
     if holder:  # the formation held and the witch team is not empty: was the captain bewitched?
-        steps.append({"tap": f"player/{seats[tiles.index(knights[0])]}"})  # the captain: a knight
-    for p in seats:
-        totals[p] += 0 if p == holder else 2
+        steps.append({"tap": f"player/{captain}"})  # the captain: a knight, not bewitched
     steps.append({"press": "next"})
 
-    # Round 2 — rule 5c: two knights swapped → the witch team (holder, or a player
-    # bewitched by the centre witch) takes 3; with no witch team (cooperative) nobody scores.
-    bewitched = [] if coop or witch_in_play else [seats[-1]]
-    team = ([holder] if holder else []) + bewitched
+    # Round 2 — §5(c): two knights swapped.  The captain taps their tile during the
+    # quest (not named) and confirms it with next.
+    bewitched = [seats[-1]] if rules == "special" else []  # looked at the centre witch
     swapped = [knights[1], knights[0], *knights[2:]]
-    steps += [{"tap": knights[0]}] + [{"tap": t} for t in swapped] + [{"press": "next"}]
-    if witch_in_play:
-        steps.append({"tap": "skb/witch"})
-    witch_team(team)
-    for p in team:
-        totals[p] += 3
+    steps += taps([captain_tile]) + [{"press": "next"}]
+    steps += taps(swapped) + [{"press": "next"}] + taps(left_out(swapped))
+    witch_team(([holder] if holder else []) + bewitched)
     steps.append({"press": "next"})
 
-    # Round 3 — worth 7.  With the witch in front of a player, the captain holds it:
-    # the witch team wins at once.  Otherwise the captain leaves a knight out (rule 5b):
-    # a failed formation with an empty witch team (or cooperative) → nobody scores.
-    if witch_in_play:
-        steps += [{"tap": "skb/witch"}]
+    # Round 3 — worth 7.  The witch in front of a player: its holder is the captain
+    # (witch team wins at once).  Special: the captain lays the centre witch and leaves
+    # the last knight out.  Cooperative: a knight left out.
+    if holder:
+        steps += taps([WITCH]) + [{"press": "next"}]
         witch_team([holder])
-        totals[holder] += 7
     else:
-        steps += [{"tap": knights[0]}] + [{"tap": t} for t in knights[:-1]] + [{"press": "next"}]
-        steps += [{"tap": knights[-1]}]  # the left-out knight
+        formation = knights[:-1] + ([WITCH] if WITCH in on_table else [])
+        steps += taps([captain_tile]) + [{"press": "next"}] + taps(formation) + [{"press": "next"}]
+        steps += taps(left_out(formation))
         witch_team([])
+    totals = dict(zip(seats, EXPECTED[rules][n], strict=True))
     best = max(totals.values())
     return {
         "title": f"Seven Knights, {rules} rules, {n} players, three rounds",

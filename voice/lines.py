@@ -10,6 +10,7 @@ colours, tiles, roles, games), lists are joined the language's way, and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -35,6 +36,13 @@ def load_lines(lang: str, directory: Path = LINES_DIR) -> dict[str, tuple[str, s
         else:
             out[str(key)] = (str(value), str(value))
     return out
+
+
+_SENTENCE_START = re.compile(r"(^|[.!?。！？]\s*)([a-z])")
+
+
+def _sentence_case(text: str) -> str:
+    return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text)
 
 
 class _Blank(dict[str, str]):
@@ -68,6 +76,9 @@ class Narrator:
         if params:
             text = text.format_map(_Blank({k: self._value(v, used, 0) for k, v in params.items()}))
             reading = reading.format_map(_Blank({k: self._value(v, used, 1) for k, v in params.items()}))
+            # A name filled in at the start of a sentence ("{player}, seat {n}.") is
+            # a capital there, in any language ("Red, seat 1.", a config name too).
+            text, reading = _sentence_case(text), _sentence_case(reading)
         return Line(key=key, text=text, lang=used, reading=reading, params=dict(params))
 
     # ----------------------------------------------------------- values

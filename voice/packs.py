@@ -22,10 +22,12 @@ import hashlib
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 
 from voice.player import PcmError, is_stream_format, read_pcm, write_wav
 
 AMBIENCE_PREFIX = "ambience."
+MAX_FILE_BYTES = 32 * 2**20  # a spoken line is seconds, an ambience loop a minute or two of audio
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,20 @@ class VoicePack:
         key = path.stem
         if key in self.files:
             return f"a second file for {key}"
+        # Checked before opening: a FIFO would block start-up forever, a huge
+        # file would be read whole into memory.
+        try:
+            st = path.stat()
+            if not S_ISREG(st.st_mode):
+                return "not a regular file (a pipe, device or socket is never opened)"
+            if st.st_size > MAX_FILE_BYTES:
+                return f"{st.st_size // 2**20} MB; a pack file must be under {MAX_FILE_BYTES // 2**20} MB"
+            with open(path, "rb") as f:
+                head = f.read(12)
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror or exc})"
+        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return "not a readable WAV (no RIFF/WAVE header)"
         try:
             pcm = read_pcm(path)
         except PcmError as exc:

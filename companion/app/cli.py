@@ -14,8 +14,10 @@ COMMANDS = {
     "simulate": ("companion.app.cli_simulate", "replay a table script; the event log to stdout"),
     "run": ("companion.app.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
     "scores": ("companion.app.scores", "the current game, tonight's totals and the history; --export"),
-    "tags": ("hardware.provision", "write, learn, read and check NFC tags"),
-    "voice": ("voice.prerender", "voice tools: prerender the WAV cache, render a line, list the engines"),
+    "tags": ("companion.app.tags_cmd", "write, learn, read and check NFC tags"),
+    "voice": ("companion.app.voice_cmd", "voice tools: prerender the WAV cache, render a line, list the engines"),
+    "backup": ("companion.app.backup_cmd", "copy the journal safely (also while the daemon runs)"),
+    "restore": ("companion.app.backup_cmd", "put a backup in the journal's place (the daemon must be stopped)"),
     "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
 }
 
@@ -44,12 +46,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.config = args.config_first + args.config
     from companion.app.config import ConfigError
+    from companion.runtime.journal_guard import JournalTooNew, StateLocked
 
     try:
         return int(args._run(args) or 0)
     except ConfigError as e:
         print(f"companion: {e}", file=sys.stderr)
         return 2
+    except (StateLocked, JournalTooNew) as e:  # another daemon has the journal; a newer release wrote it
+        print(f"companion: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `companion simulate … | head`: the reader left; that's fine

@@ -38,6 +38,7 @@ class Field:
     default: Any
     check: Callable[[Any], str | None]  # returns a problem, or None
     doc: str = ""
+    read: Callable[[Any], Any] | None = None  # the value as the program uses it, once checked
 
 
 def _is(kind: type | tuple[type, ...], what: str) -> Callable[[Any], str | None]:
@@ -76,8 +77,9 @@ def _range(low: float, high: float) -> Callable[[Any], str | None]:
 
 
 def _seconds_list(v: Any) -> str | None:
-    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in v):
-        return f"must be a list of positive numbers of seconds, not {v!r}"
+    if (not isinstance(v, list) or len(v) > 10
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x <= 3600 for x in v)):
+        return f"must be a list of up to 10 numbers of seconds, each above 0 and at most 3600, not {v!r}"
     return None
 
 
@@ -97,6 +99,8 @@ def _names(v: Any) -> str | None:
 def _extra_players(v: Any) -> str | None:
     if not isinstance(v, list) or not all(isinstance(n, str) and tags.valid_player_name(n) for n in v):
         return f"must be a list of lower-case names, not {v!r}"
+    if len(v) > 64:
+        return f"lists {len(v)} players; at most 64"
     return None
 
 
@@ -121,14 +125,26 @@ _pin = _whole(0, 27, "a whole BCM pin number")
 def _deck(v: Any) -> str | None:
     if v is None:
         return None
+    from companion.core.events import Refusal
+    from companion.games.one_night.rules import DEFAULT_DECKS, Options, deck_for  # the engine owns the rule
+
     if not isinstance(v, dict):
         return f"must be a mapping players: {{role: count}}, not {v!r}"
+    cards = [i.split("/")[1] for i in tags.COMPONENT_SETS["one-night"]]  # the cards there are tags for
     for n, comp in v.items():
-        if not isinstance(n, int) or not isinstance(comp, dict):
+        if isinstance(n, bool) or not isinstance(n, int) or not isinstance(comp, dict):
             return f"must map a player count to {{role: count}}, not {n!r}: {comp!r}"
+        if n not in DEFAULT_DECKS:
+            return f"has a deck for {n} players; One Night is for {min(DEFAULT_DECKS)} to {max(DEFAULT_DECKS)}"
         for role, count in comp.items():
-            if role not in ("werewolf", "seer", "thief", "villager") or not isinstance(count, int) or count < 0:
-                return f"deck for {n} players: {role!r}: {count!r} is not a role and a count"
+            if not isinstance(role, str) or isinstance(count, bool) or not isinstance(count, int):
+                return f"for {n} players: {role!r}: {count!r} is not a role and a count"
+            if role in cards and not 0 <= count <= cards.count(role):
+                return f"for {n} players: {count} {role} cards, but the set has 0 to {cards.count(role)}"
+        try:
+            deck_for(n, Options(deck={n: comp}))
+        except Refusal as e:
+            return f"for {n} players: {e.reason}"
     return None
 
 
@@ -146,7 +162,7 @@ def _tile_sets(v: Any) -> str | None:
 
 SCHEMA: dict[str, Any] = {
     "language": Field("en", _choice(*tags.LANGUAGES), "narration language: en | ja"),
-    "seed": Field(None, _optional(_is(int, "a whole number")), "fixes random choices (jitter); none: chosen once per journal"),
+    "seed": Field(None, _optional(_whole(0, 2 ** 63 - 1)), "fixes random choices (jitter); none: chosen once per journal"),
     "state_dir": Field(None, _optional(_is(str, "a path")), "journal and caches; default $STATE_DIRECTORY or ./state"),
     "players": {
         "names": Field({}, _names, "colour → name, e.g. {red: aki}"),
@@ -176,7 +192,9 @@ SCHEMA: dict[str, Any] = {
         "backend": Field("tts", _choice("tts", "console", "silent")),
         "rate": Field(150, _number(60, 400), "words per minute"),
         "volume": Field(0.8, _number(0, 1)),
-        "player": Field("aplay", _choice("aplay", "null")),
+        # YAML reads a bare `null` as nothing: the same as the word "null" (no sound card)
+        "player": Field("aplay", lambda v: None if v is None else _choice("aplay", "null")(v),
+                        read=lambda v: "null" if v is None else v),
         "device": Field("default", _is(str, "an ALSA device name")),
         "cache_dir": Field(None, _optional(_is(str, "a path"))),
         "pack_dir": Field(None, _optional(_is(str, "a path"))),
@@ -300,6 +318,8 @@ def _line(node: yaml.Node) -> int:
 def plain(node: yaml.Node, file: str) -> Any:
     """A node as plain Python, refusing duplicate keys (PyYAML keeps the last
     silently, which would hide a typo'd second setting)."""
+    if isinstance(node, yaml.MappingNode | yaml.SequenceNode) and node.tag not in _COLLECTION_TAGS:
+        raise ConfigError(file, _line(node), f"YAML tag {node.tag} is not supported here (write plain values)")
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for k, v in node.value:
@@ -312,11 +332,25 @@ def plain(node: yaml.Node, file: str) -> Any:
         return out
     if isinstance(node, yaml.SequenceNode):
         return [plain(v, file) for v in node.value]
-    return _SCALARS.construct_object(node)  # resolves int, float, bool, null, str
+    if node.tag not in _PLAIN_TAGS:
+        tag = node.tag.removeprefix("tag:yaml.org,2002:")
+        raise ConfigError(file, _line(node), f"YAML tag !!{tag} is not supported here (write plain values)")
+    try:
+        value = _SCALARS.construct_object(node)  # resolves int, float, bool, null, str
+    except (ValueError, yaml.YAMLError):  # !!int "twelve", !!float "x"
+        tag = node.tag.removeprefix("tag:yaml.org,2002:")
+        raise ConfigError(file, _line(node), f"{_short(node.value, 40)!r} is not a valid {tag}") from None
+    if isinstance(value, str) and "\0" in value:
+        raise ConfigError(file, _line(node), "a NUL character (\\0) is not allowed in a value")
+    return value
+
+
+_COLLECTION_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null")}
 
 
 def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], file: str, path: str) -> None:
-    if not isinstance(node, yaml.MappingNode):
+    if not isinstance(node, yaml.MappingNode) or node.tag not in _COLLECTION_TAGS:
         raise ConfigError(file, _line(node), f"{path or 'the file'} must be a mapping of settings")
     seen: set[str] = set()
     for knode, vnode in node.value:
@@ -337,7 +371,7 @@ def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], f
         value = plain(vnode, file)
         if problem := spec.check(value):
             raise ConfigError(file, _line(vnode), _short(f"{where} {problem}", 300))
-        target[key] = value
+        target[key] = spec.read(value) if spec.read else value
 
 
 def merge_node(cfg: dict[str, Any], node: yaml.Node | None, name: str) -> None:

@@ -26,15 +26,19 @@ from companion.runtime.clock import RealClock
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulate", action="store_true", help="simulated reader and panel, driven from this terminal")
-    p.add_argument("--state", type=Path, help="state directory (journal, voice cache)")
-    p.add_argument("--lang", choices=("en", "ja"))
+    p.add_argument("--state", type=Path, help="state directory (journal, voice cache); default: "
+                   "state_dir from the config, else $STATE_DIRECTORY (systemd), else ./state")
+    p.add_argument("--lang", choices=("en", "ja"), help="narration language (overrides `language:`; "
+                   "a lang/en or lang/ja card still switches it at the table)")
     p.add_argument("--voice", choices=("tts", "console", "silent"), help="override voice.backend")
     p.add_argument("--json", action="store_true", help="--simulate: print the JSON event log instead of the readable view")
     p.add_argument("--no-input", action="store_true", help="--simulate: don't read commands from stdin (benchmarks)")
 
 
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
-               asked_for_tts: bool = False) -> Any:
+               asked_for_tts: bool = False, shown: bool = False) -> Any:
+    """The voice backend; ``shown``: the terminal already shows every line
+    said (the readable simulation), so the console voice would print it twice."""
     backend = cfg["voice"]["backend"]
     if simulate and backend == "tts" and not asked_for_tts:
         backend = "console"  # a simulation speaks only when asked to (--voice tts)
@@ -45,7 +49,7 @@ def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Calla
                          or str(state_dir(cfg) / "voice-cache")}, on_error=on_error)
     from voice.console import ConsoleVoice, SilentVoice
 
-    return SilentVoice() if backend == "silent" else ConsoleVoice(out)
+    return SilentVoice() if backend == "silent" or shown else ConsoleVoice(out)
 
 
 def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
@@ -67,13 +71,14 @@ def run(args: argparse.Namespace) -> int:
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
     out = sys.stdout
     # People read stdout only in the readable simulation; elsewhere it is the JSON log's.
-    human = sys.stdout if args.simulate and not args.json else sys.stderr
+    readable = args.simulate and not args.json
+    human = sys.stdout if readable else sys.stderr
+    screen = Screen(out)
 
     def log(ev: dict[str, Any]) -> None:
-        if args.simulate and not args.json:
-            text = render(ev)
-            if text and ev["event"] != "say":  # the console voice prints the lines
-                print(text, file=out, flush=True)
+        if readable:  # every line said is shown, with its time stamp, whatever the voice backend
+            if text := render(ev):
+                screen.print(text)
         else:
             print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
 
@@ -81,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     errors: list[Callable[[str], None]] = []  # the loop's error sink, once it exists
     early: list[str] = []  # what the voice says before the loop exists (engine fallback, bad pack files)
     voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else early.append(msg),
-                       asked_for_tts=args.voice == "tts")
-    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader)
+                       asked_for_tts=args.voice == "tts", shown=readable)
+    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True)
     loop = app.loop
     errors.append(loop.report_error)
     for msg in early:
@@ -105,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         threads.spawn("prerender", _prerender, voice, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:
         # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
-        threads.spawn("terminal", terminal, app, stopping, out=human)
+        threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen)
     interval = sdnotify.watchdog_interval()  # None unless systemd set WatchdogSec=
 
     def tick() -> None:  # the watchdog is fed from the loop itself: a stuck loop gets restarted
@@ -134,6 +139,39 @@ def _prerender(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
 
 
 # ------------------------------------------------------------- terminal
+PROMPT = "> "
+
+
+class Screen:
+    """What the person at the terminal sees.  A line that arrives while they
+    are typing at the prompt (narration on a timer) goes above the prompt,
+    which is then drawn again with what they had typed (readline's buffer),
+    so nothing they typed is overwritten."""
+
+    def __init__(self, out: TextIO, typed: Callable[[], str] | None = None) -> None:
+        self.out = out
+        self.typed = typed or _typed
+        self.prompting = False  # set by the terminal while input() waits
+        self._lock = threading.Lock()
+
+    def print(self, text: str) -> None:
+        with self._lock:
+            if self.prompting:
+                self.out.write(f"\r\033[K{text}\n{PROMPT}{self.typed()}")
+            else:
+                self.out.write(text + "\n")
+            self.out.flush()
+
+
+def _typed() -> str:
+    try:
+        import readline
+
+        return readline.get_line_buffer()
+    except ImportError:  # pragma: no cover - readline is missing on some builds
+        return ""
+
+
 def _menu() -> list[str]:
     from companion.core import tags
 
@@ -150,7 +188,7 @@ TERMINAL_HELP = """\
 
 
 def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
-             out: TextIO | None = None) -> None:
+             out: TextIO | None = None, screen: Screen | None = None) -> None:
     """Commands from a person: an identity (``skb/knight/3``), a number from
     ``menu``, ``uid:04A1…``, a button (``next``/``back``/``repeat``/``hold``),
     ``unplug``/``plug``, ``leds``, ``help``, ``quit``."""
@@ -171,9 +209,14 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
     reader, panel, loop = app.reader, app.panel, app.loop
     while not stopping.is_set():
         try:
-            line = input("> ") if interactive else inp.readline()
+            if interactive and screen is not None:
+                screen.prompting = True
+            line = input(PROMPT) if interactive else inp.readline()
         except EOFError:
             line = ""
+        finally:
+            if screen is not None:
+                screen.prompting = False
         if not line:
             loop.stop()
             return

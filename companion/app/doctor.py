@@ -227,6 +227,26 @@ def check_state_dir(path: Path, env: Env) -> Result:
     return Result(name, OK, f"writable, {free_mb} MB free")
 
 
+def check_journal(path: Path) -> Result:
+    """The journal's integrity (SQLite's integrity_check, and its WAL's
+    checksums) and the backup a recovery would use; reads only."""
+    from companion.runtime.journal_guard import backup_problem, backups, diagnose, newest_intact_backup
+
+    journal = path / "journal.sqlite"
+    backup = newest_intact_backup(journal, look_only=True)
+    using = f"backup it would use: {backup.name}" if backup else "no backup yet (one is made after each game)"
+    damaged = [b.name for b in backups(journal) if backup_problem(b)]
+    if not journal.exists() and not Path(str(journal) + "-wal").exists():
+        return Result("journal", OK, f"none yet; {using}")
+    problem = diagnose(journal, deep=True)
+    if problem:
+        return Result("journal", FAIL, f"{journal} is damaged: {problem}; {using}",
+                      "restart the service (`sudo systemctl restart companion`): it keeps the damaged file "
+                      "aside, recovers what it can and says so at the table")
+    note = f"; damaged backups skipped: {', '.join(damaged)}" if damaged else ""
+    return Result("journal", OK, f"intact; {using}{note}")
+
+
 def check_reader(cfg: Mapping[str, Any] | None, env: Env) -> Result:
     reader = dict((cfg or {}).get("reader") or {})
     if reader.get("backend") == "simulated":
@@ -276,15 +296,20 @@ def check_reader(cfg: Mapping[str, Any] | None, env: Env) -> Result:
                   "another program has it (stop it)" if busy else READER_FIX)
 
 
+# No sound on this machine (a PC, a container) need not stop anyone trying the companion.
+NO_SOUND_HINT = ("; or, without sound: `companion run --simulate --voice console`, "
+                 "or `voice: {player: null}` in the config")
+
+
 def check_audio(cfg: Mapping[str, Any] | None, env: Env) -> Result:
     if env.which("aplay") is None:
-        return Result("audio output", FAIL, "aplay is missing", "sudo apt install alsa-utils")
+        return Result("audio output", FAIL, "aplay is missing", "sudo apt install alsa-utils" + NO_SOUND_HINT)
     code, out = env.run(["aplay", "-l"])
     cards = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("card ")]
     if code != 0 or not cards:
         return Result("audio output", FAIL, "aplay -l lists no sound card",
                       f"plug in a USB speaker or sound card, or an I2S amp with its dtoverlay; "
-                      f"and `sudo usermod -aG audio {SERVICE_USER}`")
+                      f"and `sudo usermod -aG audio {SERVICE_USER}`" + NO_SOUND_HINT)
     device = str(((cfg or {}).get("voice") or {}).get("device") or "default")
     if device == "default" and env.exists(PIPEWIRE_ALSA_DEFAULT):
         # Pi OS desktop routes ALSA's "default" to the desktop user's PipeWire,
@@ -367,7 +392,7 @@ def check_user(env: Env) -> Result:
 
 
 # --------------------------------------------------------------- command
-CHECK_NAMES = ("config", "state", "reader", "audio", "speech", "gpio", "user")
+CHECK_NAMES = ("config", "state", "journal", "reader", "audio", "speech", "gpio", "user")
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -401,6 +426,7 @@ def default_checks(args: argparse.Namespace, *, loader: Loader | None = None,
     table: list[tuple[str, Check]] = [
         ("config", config_check),
         ("state", lambda: check_state_dir(state_path(box["cfg"], env.environ), env)),
+        ("journal", lambda: check_journal(state_path(box["cfg"], env.environ))),
         ("reader", lambda: check_reader(box["cfg"], env)),
         ("audio", lambda: check_audio(box["cfg"], env)),
         ("speech", lambda: check_speech(box["cfg"], env)),

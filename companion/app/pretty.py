@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from companion.core.tags import printable
+
 
 def _scores(d: Mapping[str, int]) -> str:
     return "  ".join(f"{p} {n}" for p, n in d.items())
@@ -12,6 +14,7 @@ def _scores(d: Mapping[str, int]) -> str:
 
 def render(ev: Mapping[str, Any]) -> str:
     """One event as one line or a small block (empty string: nothing to show)."""
+    ev = {k: printable(v) if isinstance(v, str) else v for k, v in ev.items()}  # tag text is anyone's
     t = f"{ev['t']:8.1f}s"
     kind = ev["event"]
     if kind == "say":
@@ -40,4 +43,6 @@ def render(ev: Mapping[str, Any]) -> str:
     if kind == "game_started":
         return f"{t}  ▶ {ev['game']} with {', '.join(ev['players'])}" + (
             f" ({', '.join(ev['rules'])})" if ev.get("rules") else "")
+    if kind == "game_unstarted":
+        return f"{t}  ◀ {ev['game']}: back to seating"
     return ""

@@ -21,7 +21,8 @@ NAMES = {"seven-knights": "Seven Knights Bewitched", "one-night": "One Night Wer
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--state", type=Path, help="state directory holding journal.sqlite")
+    p.add_argument("--state", type=Path, help="state directory holding journal.sqlite (default: state_dir "
+                   "from the config, else $STATE_DIRECTORY, else ./state)")
     p.add_argument("--export", choices=("csv", "json"), help="write every play in this format")
     p.add_argument("-o", "--output", type=Path, help="export to this file (default: stdout)")
 
@@ -55,6 +56,8 @@ def current(cfg: dict[str, Any], journal: Journal) -> Any:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    import sqlite3
+
     from companion.app.config import for_command
 
     out = out or sys.stdout
@@ -64,7 +67,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if not path.exists():
         print(f"No journal at {path}: no games played yet.", file=out)
         return 0 if not args.export else 1
-    journal = Journal(path, readonly=True)
+    try:
+        return _show(args, cfg, Journal(path, readonly=True), out)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged SD card: say so; the daemon recovers it at its next start
+        print(f"companion scores: the journal {path} is damaged ({e}); the daemon sets it aside and recovers "
+              "it at its next start; `companion doctor` says which backup it would use", file=sys.stderr)
+        return 1
+
+
+def _show(args: argparse.Namespace, cfg: dict[str, Any], journal: Journal, out: TextIO) -> int:
     plays = journal.plays()
     if args.export:
         target = open(args.output, "w", newline="", encoding="utf-8") if args.output else out
@@ -93,7 +104,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for game, totals in table.public_view()["tonight"].items():
         ranked = sorted(totals.items(), key=lambda kv: -kv[1])
         print(f"Tonight, {NAMES.get(game, game)}: " + "  ".join(f"{p} {n}" for p, n in ranked), file=out)
-    print(f"History: {len(plays)} plays", file=out)
+    skipped = f" ({len(journal.skipped)} unreadable rows left out)" if journal.skipped else ""
+    print(f"History: {len(plays)} plays{skipped}", file=out)
     for p in plays[-20:]:
         winners = ", ".join(pl["name"] for pl in p["players"] if pl["winner"]) or "nobody"
         scores = "  ".join(f"{pl['name']} {pl['score']}" for pl in p["players"])

@@ -20,11 +20,13 @@ import yaml
 from companion.app import config as configmod
 from companion.app.config import ConfigError
 from companion.app.wiring import App, build
+from companion.core import tags
 from companion.core.events import Submit
 from companion.runtime.clock import VirtualClock
 
 STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug", "submit")
 SCRIPT_KEYS = ("config", "seed", "draws", "steps", "title", "expect")
+MAX_WAIT_S = 7 * 24 * 3600  # a week: longer than any gap a table script could mean (a new games night is 6 h)
 
 
 class Script(NamedTuple):
@@ -71,8 +73,11 @@ def load_script(path: Path) -> Script:
             value = item.value[0][1].value
         if kind not in STEP_KINDS:
             raise ConfigError(name, line, f"unknown step {kind!r} (steps: {', '.join(STEP_KINDS)})")
-        if kind == "wait" and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-            raise ConfigError(name, line, "wait takes a number of seconds")
+        if kind == "wait" and (isinstance(value, bool) or not isinstance(value, (int, float))
+                               or not 0 <= value <= MAX_WAIT_S):  # also refuses .nan and .inf
+            raise ConfigError(name, line, f"wait takes a number of seconds from 0 to {MAX_WAIT_S}, not {value!r}")
+        if kind == "uid" and not tags.valid_uid(value):
+            raise ConfigError(name, line, f"uid takes a tag UID in hex (e.g. 04A1B2C3D4E5F6), not {value!r}")
         if kind in ("tap", "uid", "press", "hold") and not isinstance(value, str):
             raise ConfigError(name, line, f"{kind} takes a name")
         if kind in ("press", "hold") and value not in ("next", "back", "repeat"):

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from companion.app import config as configmod
-from companion.core.events import TABLE, ButtonPressed
+from companion.core.events import TABLE, ButtonPressed, Say
 from companion.core.table import Table
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer
 from companion.runtime.journal import Journal
+from companion.runtime.journal_guard import GameEndBackups, StateLock, open_journal
 from companion.runtime.loop import TableLoop
 from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
 
@@ -34,6 +35,7 @@ class App:
     panel: Any
     voice: Any
     sinks: dict[str, Any]  # name → the sink subscribed to the router (log, speaker, panel)
+    lock: StateLock | None = None
 
     def close(self) -> None:
         """Close every device (each stops and joins its own workers; closing
@@ -45,37 +47,49 @@ class App:
             except Exception:  # closing must not hide the reason we are closing
                 pass
         self.journal.close()
+        if self.lock is not None:
+            self.lock.release()
 
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
-          games: Mapping[str, Any] | None = None) -> App:
-    """The daemon's parts, wired: the table loop in the middle, the reader and
-    the panel's buttons feeding it, and the sinks (log, speaker, panel)
+          games: Mapping[str, Any] | None = None, background_backups: bool = False) -> App:
+    """The daemon's parts, wired: the journal (locked to this process,
+    checked, recovered), the table loop in the middle, the reader and the
+    panel's buttons feeding it, and the sinks (log, speaker, panel)
     subscribed to the router by audience.  ``games``: the registry (tests
     may hand in their own engines)."""
     from companion.games import ENGINES
     from voice.lines import Narrator
 
     games = games if games is not None else ENGINES
-    journal = Journal(journal_path or state_dir(cfg) / "journal.sqlite")
+    path = journal_path or state_dir(cfg) / "journal.sqlite"
+    lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
+    try:
+        journal, notices = open_journal(path, Journal)  # checked, recovered, bad rows quarantined
+    except BaseException:
+        lock.release()
+        raise
     table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
     router = Router()
     sinks: dict[str, Any] = {"log": LogSink(log), "speaker": SpeakerSink(voice)}
     router.subscribe(sinks["log"].receive)
     router.subscribe(sinks["speaker"].receive, TABLE)
+    backups = GameEndBackups(journal, lambda msg: loop.report_error(msg), background=background_backups)
     loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
-                     extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)])
+                     extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
+                     on_game_end=backups,
+                     notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
     panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
                                      lambda name: loop.submit(ButtonPressed(name)))
     sinks["panel"] = PanelSink(panel)
     router.subscribe(sinks["panel"].receive, TABLE)
     if panel_error:
         loop.report_error(panel_error)
-    return App(loop, journal, router, reader, panel, voice, sinks)
+    return App(loop, journal, router, reader, panel, voice, sinks, lock)
 
 def _make_panel(factory: Callable[[Callable[[str], None]], Any],
                 on_button: Callable[[str], None]) -> tuple[Any, str | None]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.events import Input, Output, Press, Refusal, Say, Submit, TimerFired
+from companion.core.events import Drawn, Input, Output, Press, Refusal, Say, Submit, TimerFired
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,7 @@ class Engine:
         self.setup = setup
         self.sealed: dict[str, Any] = {}  # the players' submits: never undone by back
         self._undo: list[Any] = []
+        self._final = False  # an input has been made final: the start is out of reach
 
     # ------------------------------------------------------- for subclasses
     @classmethod
@@ -160,11 +161,20 @@ class Engine:
         heard nor seen, news of the reader waits for the morning."""
         return False
 
-    def undoable_jump(self, before: Any, after: Any) -> bool:
-        """May ``back`` take back the input that moved the table from step
-        ``before.step`` to ``after.step``?  Only where nothing public (a
-        verdict, a score) happened on the way; default: never."""
-        return False
+    def undo_scope(self, state: Any) -> Any:
+        """How far ``back`` reaches (DESIGN, Buttons: per game): ``back`` takes
+        inputs back one at a time while the scope of the state stays the same;
+        an input that changes it is final.  Default: the step, so ``back``
+        never reaches into a finished step.  A game whose table may take back
+        inputs across steps (until something public — a verdict, a score —
+        happens) returns a wider scope."""
+        return state.step
+
+    @property
+    def at_start(self) -> bool:
+        """Is the game as it started, with no input made final since?  Then
+        ``back`` may leave it (the table returns to seating)."""
+        return not self._undo and not self._final and not self.sealed
 
     @property
     def can_undo(self) -> bool:
@@ -186,8 +196,8 @@ class Engine:
         """One input in, its outputs out; ``Refusal`` leaves no trace.
 
         ``back`` restores the state from before the last accepted input of
-        the current step; an input that moves to another step clears the
-        undo stack, so ``back`` never reaches into a finished step.
+        the current undo scope (``undo_scope``); an input that changes the
+        scope, or time passing, clears the undo stack.
         """
         if isinstance(inp, Press) and inp.button == "back":
             if self.eyes_closed:
@@ -207,12 +217,10 @@ class Engine:
             # never take it away; if it moved the table on too, back stops here.
             if self.state != before:
                 self._undo.clear()
-        elif isinstance(inp, TimerFired):
-            self._undo.clear()  # time has passed: nothing before it can be taken back
-        elif self.state.step == before.step:
+                self._final = True
+        elif not isinstance(inp, TimerFired | Drawn) and self.undo_scope(before) == self.undo_scope(self.state):
             self._undo.append(before)
-        elif self.undoable_jump(before, self.state):
-            self._undo = [before]  # the new step can go back to where the table was
-        else:
-            self._undo.clear()  # a new step: back never reaches into a finished one
+        else:  # time has passed, a secret was drawn, or the input was final: nothing before it comes back
+            self._undo.clear()
+            self._final = True
         return outputs

@@ -229,8 +229,9 @@ class Table:
     def _idle(self, inp: Input) -> list[Output]:
         if isinstance(inp, Press) and inp.button == "next" and self.state.last:
             last = self.state.last
+            back_to = copy.deepcopy(self.state)
             self.state.game, self.state.rules, self.state.seats = last["game"], list(last["rules"]), list(last["seats"])
-            return self._start()
+            return self._start(back_to)
         if isinstance(inp, Press) and inp.button == "back":
             raise Refusal("refuse.nothing_to_undo", "nothing to undo")
         raise Refusal("refuse.tap_game_card", "tap a game card to begin")
@@ -259,7 +260,7 @@ class Table:
                 self.state.lang = lang
                 return [Say("undo.done")]
             if inp.button == "next":
-                return self._start()
+                return self._start(copy.deepcopy(st))
             raise Refusal("refuse.not_now", "that button does nothing now")
         if not isinstance(inp, Tap):
             raise Refusal("refuse.not_now", "not now")
@@ -285,7 +286,9 @@ class Table:
         raise Refusal("refuse.not_before_start", "seat the players first, then press next",
                       game=f"game/{st.game}")
 
-    def _start(self) -> list[Output]:
+    def _start(self, back_to: TableState) -> list[Output]:
+        """Start the game; ``back_to`` is the table before ``next``, where
+        ``back`` returns while the game is as it started."""
         st = self.state
         game = st.game or ""
         cls = self.games[game]
@@ -296,7 +299,7 @@ class Table:
         self.engine = cls(Setup(tuple(players), tuple(st.rules), opts))
         st.phase = PLAYING
         st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats)}
-        self._undo.clear()
+        self._undo = [back_to]
         started = Report("game_started", {"game": game, "rules": list(st.rules), "players": players})
         return [started, *self.engine.start()]
 
@@ -321,10 +324,25 @@ class Table:
                 owner = next((g for g, c in self.games.items() if inp.identity.startswith(c.tag_prefixes)), None)
                 raise Refusal("refuse.other_game", f"{inp.identity} belongs to another game",
                               tile=inp.identity, game=f"game/{owner}" if owner else "")
+        if isinstance(inp, Press) and inp.button == "back" and engine.at_start and not engine.eyes_closed and self._undo:
+            return self._unstart()
         outputs = engine.handle(inp)
         if engine.finished:
             outputs += self._finish(engine)
         return outputs
+
+    def _unstart(self) -> list[Output]:
+        """``back`` before the game has taken any input: the table returns to
+        where it was before ``next`` (e.g. a player had not tapped yet)."""
+        game = self.state.game
+        lang = self.state.lang  # a language card is not part of the start: back leaves it as it is
+        self.state, self.engine = self._undo.pop(), None
+        self.state.lang = lang
+        self._undo.clear()
+        out: list[Output] = [Report("game_unstarted", {"game": game})]
+        if self.state.phase == GATHERING:
+            return [*out, Say("session.unstarted", {"game": f"game/{game}", "players": self.players})]
+        return [*out, Say("session.again")]
 
     def _finish(self, engine: Engine) -> list[Output]:
         st = self.state
@@ -345,6 +363,7 @@ class Table:
     def _to_idle(self) -> None:
         st = self.state
         self.engine = None
+        self._undo.clear()  # the start of the game is out of reach
         st.phase, st.game, st.rules, st.seats = IDLE, None, [], []
         self._apply_pending()
 

@@ -8,6 +8,7 @@ identity.  Everything here is pure data and functions; the readers live in
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
@@ -66,3 +67,15 @@ def identify(text: str | None, uid: str | None, tag_map: Mapping[str, str]) -> s
     if uid:
         return tag_map.get(normalise_uid(uid))
     return None
+
+
+# Tag text is written by whoever had the tag: printed, it must not drive the terminal.
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control and format characters (escape
+    sequences, carriage returns, bidi overrides) shown as ``\\x1b``-style
+    escapes, so a tag's text can neither move the cursor nor forge a line."""
+    return "".join(c if unicodedata.category(c) not in _UNSAFE
+                   else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") for c in text)
+
+
+_UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # controls, format (bidi), unassigned, line breaks

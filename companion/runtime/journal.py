@@ -9,6 +9,7 @@ replays only the game in progress, however long the history.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -26,11 +27,21 @@ CREATE TABLE IF NOT EXISTS plays (
     game TEXT NOT NULL, play TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoint (
     id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS quarantine (
+    id INTEGER PRIMARY KEY, source TEXT NOT NULL, row_id INTEGER NOT NULL, data TEXT,
+    problem TEXT NOT NULL, wall REAL NOT NULL);
 """
+# PRAGMA user_version.  0: the first journals (no version, no quarantine table);
+# 1: adds the quarantine.  A journal from a newer release is never written into.
+SCHEMA_VERSION = 1
 
 
 class JournalError(Exception):
     """The journal could not make an input durable; it was not accepted."""
+
+
+class JournalTooNew(Exception):
+    """The journal was written by a newer release: refuse it rather than write into it."""
 
 
 @dataclass(frozen=True)
@@ -44,17 +55,33 @@ class Entry:
 class Journal:
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.skipped: list[tuple[str, int]] = []  # (table, row id) of rows that could not be read
         if readonly:  # a reader beside the running daemon (companion scores); WAL allows it
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+            self.db = read_only(self.path)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per input.
-        self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self.db = self._connect()
         self.db.execute("PRAGMA journal_mode=WAL")
         # FULL: each COMMIT is fsynced to the WAL before it returns — the durability
         # the table relies on ("nothing accepted is ever lost, not even on power loss").
         self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript(SCHEMA)
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            self.db.close()
+            raise JournalTooNew(f"{self.path} was written by a newer companion (journal version {version}; "
+                                f"this one knows up to {SCHEMA_VERSION}): install that release again, "
+                                "or `companion restore` a backup this release made")
+        # One transaction: a power cut leaves the whole schema or none of it.
+        # CREATE … IF NOT EXISTS is also the migration from version 0.
+        self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+
+    def _connect(self) -> sqlite3.Connection:
+        """The read-write connection (the power-cut campaign swaps in one
+        through a crash-simulating VFS: reliability/powercut.py)."""
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per input.
+        db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        db.text_factory = _text
+        return db
 
     # --------------------------------------------------------------- meta
     def meta(self, key: str) -> str | None:
@@ -88,20 +115,43 @@ class Journal:
         return _Tx(self.db)
 
     # --------------------------------------------------------------- read
+    # A row that cannot be read is skipped and its id kept in ``skipped``: the
+    # daemon moves such rows to the quarantine at start (companion.runtime.journal_guard),
+    # a reader beside it (``companion scores``) must still show the rest.
     def checkpoint(self) -> tuple[int, dict[str, Any] | None]:
+        """(seq, state); an unreadable checkpoint counts as none, so the
+        replay starts from the first input — every input is kept, so the
+        table comes out the same, only slower."""
         row = self.db.execute("SELECT seq, state FROM checkpoint WHERE id=1").fetchone()
-        return (row[0], json.loads(row[1])) if row else (0, None)
+        if row is None:
+            return 0, None
+        state = _json(row[1])
+        if not isinstance(row[0], int) or not isinstance(state, dict):
+            self.skipped.append(("checkpoint", 1))
+            return 0, None
+        return row[0], state
 
     def entries(self, after: int = 0) -> Iterator[Entry]:
         for seq, t, wall, data in self.db.execute(
                 "SELECT seq, t, wall, input FROM inputs WHERE seq > ? ORDER BY seq", (after,)):
-            yield Entry(seq, t, wall, input_from_json(json.loads(data)))
+            try:
+                inp = input_from_json(_json(data))
+                yield Entry(seq, float(t), float(wall), inp)
+            except (ValueError, TypeError):
+                self.skipped.append(("inputs", seq))
 
     def plays(self, session: int | None = None) -> list[dict[str, Any]]:
         q = "SELECT id, session, game, play FROM plays"
         rows = (self.db.execute(q + " WHERE session=? ORDER BY id", (session,)) if session is not None
                 else self.db.execute(q + " ORDER BY id"))
-        return [{"id": i, "session": s, "game": g, **json.loads(p)} for i, s, g, p in rows]
+        out = []
+        for i, s, g, p in rows:
+            data = _json(p)
+            if play_problem(data) is None:
+                out.append({"id": i, "session": s, "game": g, **data})
+            else:
+                self.skipped.append(("plays", i))
+        return out
 
     def last_wall(self) -> float | None:
         """When the last input was taken (wall clock), if any."""
@@ -111,8 +161,77 @@ class Journal:
     def count_inputs(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM inputs").fetchone()[0])
 
+    def checkpoint_wal(self) -> None:
+        """Copy the WAL into the main file and empty it (at a game's end):
+        until then the WAL *is* the data, and a copy of the main file alone
+        would save nothing."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def backup_to(self, target: Path) -> None:
+        """A consistent copy through SQLite's online backup API (safe while
+        this or another connection writes), as a self-contained file with no
+        WAL, fsynced before it is renamed into place."""
+        tmp = target.with_name(target.name + ".part")
+        tmp.unlink(missing_ok=True)
+        dest = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            self.db.backup(dest)
+            dest.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            dest.close()
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+        fsync_dir(target.parent)
+
     def close(self) -> None:
         self.db.close()
+
+
+def read_only(path: Path) -> sqlite3.Connection:
+    """A connection that reads ``path`` and never writes it."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    db.text_factory = _text
+    return db
+
+
+def _text(raw: bytes) -> str:
+    # A damaged page can hold text that is not UTF-8: read it (and let the
+    # row be judged as the garbage it is) rather than raise mid-query.
+    return raw.decode("utf-8", "replace")
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _json(text: Any) -> Any:
+    """Parsed JSON, or None if it is not JSON text."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def play_problem(data: Any) -> str | None:
+    """Why a stored play cannot be shown (None: it can)."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if not isinstance(data.get("playDate"), str) or not isinstance(data.get("durationMin"), int):
+        return "no playDate or durationMin"
+    players = data.get("players")
+    if not isinstance(players, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("score"), int)
+            and isinstance(p.get("winner"), bool) and isinstance(p.get("startPlayer"), bool) for p in players):
+        return "players are not a list of {name, score, winner, startPlayer}"
+    return None
 
 
 class _Tx:

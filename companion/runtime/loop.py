@@ -60,6 +60,7 @@ Observer = Callable[[str, Any, Any], None]
 
 _STOP = object()
 SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
+NOT_REPEATED = frozenset({"session.language", "undo.done"})  # lines repeat never says again
 TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
@@ -67,7 +68,9 @@ class TableLoop:
     def __init__(self, table: Table, journal: Journal, clock: Clock, *, narrate: Narrate, router: Router,
                  drawer: Drawer | None = None, read_side: ReadSide | None = None,
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
-                 extra_identities: Iterable[str] = (), pair_window_s: float = 30.0) -> None:
+                 extra_identities: Iterable[str] = (), pair_window_s: float = 30.0,
+                 on_game_end: Callable[[], None] | None = None,
+                 notices: Iterable[tuple[Say | None, str]] = ()) -> None:
         self.table = table
         self.journal = journal
         self.clock = clock
@@ -88,10 +91,14 @@ class TableLoop:
         self._draw_retries: dict[str, Draw] = {}  # a draw whose journal write failed, by retry timer
         self._last_draw: Draw | None = None  # the request behind the Drawn being handled
         self._t0 = clock.now()
-        self._last_lines: list[Any] = []  # the table's lines of the last accepted input: what repeat says
+        # The table's lines of the last accepted input: what repeat says again,
+        # in the language of the moment.
+        self._last_says: list[Say] = []
         self._reader_connected: bool | None = None
         self._reader_announced: bool | None = None
         self._game_start_wall: float | None = None
+        self.on_game_end = on_game_end  # after a game's result is heard (backups)
+        self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
 
     # ----------------------------------------------------------- threads
     def submit(self, item: Any) -> None:
@@ -316,6 +323,8 @@ class TableLoop:
             self.router.publish(Command("feedback", {"ok": True}))
         self._outputs(outputs, base=now)
         self._announce_reader()  # a change the night kept quiet
+        if checkpoint is not None and self.on_game_end is not None:
+            self.on_game_end()
         self._refresh_read_side()
         self._observe("done", inp)
         return None
@@ -326,12 +335,11 @@ class TableLoop:
         and never a private line."""
         if self.table.eyes_closed:
             return self._reject("repeat", Refusal("refuse.quiet", "not during the night"))
-        if not self._last_lines:
+        if not self._last_says:
             return self._reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
         self._emit("accepted", input="repeat")
         self.router.publish(Command("feedback", {"ok": True}))
-        for line in self._last_lines:
-            self._speak(line)
+        self._say_batch(self._last_says)
 
     def _reject(self, label: str, refusal: Refusal, submit: Submit | None = None) -> None:
         if submit is not None:
@@ -354,14 +362,15 @@ class TableLoop:
         them, become what ``repeat`` says again.  Draws come last: each is an
         input of its own, journaled before anything follows from it."""
         says: list[Say] = []
-        spoken: list[Any] = []
+        spoken: list[Say] = []
         draws: list[Draw] = []
         for out in outputs:
             if isinstance(out, Say):
                 says.append(out)
                 continue
             if says:
-                spoken += self._say_batch(says)
+                self._say_batch(says)
+                spoken += says
                 says = []
             if isinstance(out, Tell):
                 self._tell(out)
@@ -377,9 +386,13 @@ class TableLoop:
             elif isinstance(out, Draw):
                 draws.append(out)
         if says:
-            spoken += self._say_batch(says)
+            self._say_batch(says)
+            spoken += says
+        # A language card's own line and "Undone." are not instructions: repeat
+        # says the instruction in force (after back, the restored step's prompt).
+        spoken = [s for s in spoken if s.key not in NOT_REPEATED]
         if spoken:
-            self._last_lines = spoken
+            self._last_says = spoken
         for request in draws:
             self._draw(request, at=base)
 
@@ -472,6 +485,9 @@ class TableLoop:
         last = self.journal.last_wall()
         if last is not None and self.clock.wall() - last > SESSION_GAP_S:
             self._input(Housekeeping("new-session"))
+        for _, message in self.notices:
+            self._emit("error", LOG, message=message)
+        self._say_batch([say for say, _ in self.notices if say is not None])
         self._outputs(self.table.resume(), base=self.clock.now())
         self._refresh_read_side()
 

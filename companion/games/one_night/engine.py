@@ -8,8 +8,10 @@ Steps, and what each takes (everything else is refused and changes nothing):
                 every tap and button is refused, the script never reacts
     discussion  timer ``discussion`` (a tick each minute and at each warning), `next` ends early
     vote        timers ``vote:1`` … ``vote:3`` (the count) → reveal
-    reveal      ``player/<name>`` then that player's final ``onw/<role>/<n>``; once all have,
-                the executed players' ``player/<name>``, then `next` → done
+    reveal      optionally first the vote count: each player's ``player/<name>`` then the
+                ``player/<name>`` they point at; then each ``player/<name>`` then that
+                player's final ``onw/<role>/<n>``; once all have, the executed players'
+                ``player/<name>`` (unless counted), then `next` → done
     done        nothing
 
 The deck, the options and the night script live in ``rules``.
@@ -40,9 +42,11 @@ from companion.games.one_night.rules import (
     VOTE_COUNT,
     Verdict,
     card_ids,
+    count_votes,
     deck_for,
     jitter_draw,
     minutes_line,
+    most_executed,
     next_point,
     night_script,
     parse_options,
@@ -63,7 +67,9 @@ class OneNightState:
     vote_at: int = 0  # the last number of the vote count said
     pending: str | None = None  # player whose role card is awaited
     revealed: dict[str, str] = field(default_factory=dict)  # player → card, in reveal order
-    executed: list[str] = field(default_factory=list)  # in tap order
+    executed: list[str] = field(default_factory=list)  # in tap order (or seat order, counted)
+    votes: dict[str, str] = field(default_factory=dict)  # voter → pointed at, when the table counts
+    counted: bool = False  # the count decided the executed: it holds
     verdict: Verdict | None = None
 
 
@@ -236,31 +242,60 @@ class OneNight(Engine):
             return self._role_card(ident, missing)
         raise Refusal("onw.refuse.foreign", f"{ident} is not a One Night card", card=ident)
 
+    def _counting(self) -> bool:
+        """Is the optional vote count under way (begun, not finished)?"""
+        return bool(self.state.votes) and not self.state.counted
+
     def _player_card(self, player: str, missing: list[str]) -> list[Output]:
         s = self.state
         if player not in self.players:
             raise Refusal("onw.refuse.unknown_player", f"{player} is not playing this game", player=player)
         if s.pending:
-            raise Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
-                          player=s.pending)
+            if s.revealed or s.counted:  # the count is only before the first card is shown
+                raise Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
+                              player=s.pending)
+            return self._vote_for(player)
         if missing:
+            if self._counting() and player in s.votes:
+                raise Refusal("onw.refuse.already_voted", f"{player} has voted already",
+                              player=player, n=len(self.players) - len(s.votes))
             if player in s.revealed:
                 # Revealing twice, or an executed player tapped too early: both wait for the others.
                 raise Refusal("onw.refuse.already_revealed",
                               f"{player} has revealed; executed players come after everyone has",
                               player=player, players=missing)
             s.pending = player
-            return [Say("onw.reveal.role_card", {"player": player})]
+            return self.prompt()
+        if s.counted:  # the count said who is executed (or that nobody is): it holds
+            raise Refusal("onw.refuse.votes_counted", "the vote was counted: press next", player=player)
         if player in s.executed:
             raise Refusal("onw.refuse.executed_twice", f"{player} is already marked executed", player=player)
-        if len(s.executed) == len(self.players) - 1:
-            # Every player executed means every player tied, on one vote each:
-            # [ruling] then nobody is executed.  Take it as that, not as a refusal
-            # that would leave the taps so far standing.
-            s.executed.clear()
-            return [Say("onw.reveal.everyone_tied")]
+        most = most_executed(len(self.players))
+        if len(s.executed) >= most:
+            raise Refusal("onw.refuse.impossible_execution",
+                          f"{len(self.players)} votes cannot execute more than {most} players",
+                          count=len(self.players), most=most)
         s.executed.append(player)
         return [Say("onw.reveal.executed", {"player": player})]
+
+    def _vote_for(self, choice: str) -> list[Output]:
+        """The second card of a pair before the first reveal: the pending
+        player points at ``choice``.  Once every player has voted, the count
+        decides the executed (a tie executes all tied; one vote each, nobody)."""
+        s = self.state
+        voter, s.pending = s.pending, None
+        assert voter is not None
+        s.votes[voter] = choice
+        out: list[Output] = [Say("onw.count.recorded", {"player": choice,
+                                                        "n": len(s.votes), "count": len(self.players)})]
+        if len(s.votes) < len(self.players):
+            return out
+        s.counted = True
+        s.executed = count_votes(self.players, s.votes)
+        if not s.executed:
+            return [*out, Say("onw.count.everyone_tied"), *self.prompt()]
+        top = sum(1 for c in s.votes.values() if c == s.executed[0])
+        return [*out, Say("onw.count.executed", {"players": list(s.executed), "n": top}), *self.prompt()]
 
     def _role_card(self, card: str, missing: list[str]) -> list[Output]:
         s = self.state
@@ -277,11 +312,14 @@ class OneNight(Engine):
         if s.pending is None:
             raise Refusal("onw.refuse.player_first", "tap your player card before your role card",
                           card=card, role=role_of(card))
+        if self._counting():
+            raise Refusal("onw.refuse.votes_incomplete", "finish the vote count first",
+                          n=len(self.players) - len(s.votes), player=s.pending)
         player, s.pending = s.pending, None
         s.revealed[player] = card
         out: list[Output] = [Say("onw.reveal.role", {"player": player, "role": role_of(card)})]
         if len(s.revealed) == len(self.players):
-            out.append(Say("onw.reveal.all_done"))
+            out.append(Say("onw.reveal.all_counted" if s.counted else "onw.reveal.all_done"))
         return out
 
     def _judge(self) -> list[Output]:
@@ -312,11 +350,19 @@ class OneNight(Engine):
             return [Say("onw.discussion.prompt")]
         if s.step == "reveal":
             if s.pending:
+                if self._counting():
+                    return [Say("onw.count.voter", {"player": s.pending})]
+                if not s.revealed and not s.counted:  # a vote may follow, or the role card
+                    return [Say("onw.reveal.card_or_vote", {"player": s.pending})]
                 return [Say("onw.reveal.role_card", {"player": s.pending})]
+            if self._counting():
+                return [Say("onw.count.waiting", {"n": len(s.votes), "count": len(self.players)})]
             missing = [p for p in self.players if p not in s.revealed]
+            if missing and not s.revealed and not s.counted:
+                return [Say("onw.reveal.prompt.first", {"players": missing})]
             if missing:
                 return [Say("onw.reveal.prompt", {"players": missing})]
-            return [Say("onw.reveal.executed_prompt")]
+            return [Say("onw.reveal.all_counted" if s.counted else "onw.reveal.executed_prompt")]
         if s.step == "done" and s.verdict is not None:
             return [Say(s.verdict.reason)]
         return []  # night and vote: only the script speaks

@@ -30,6 +30,9 @@ DEFAULT_DECKS: dict[int, dict[str, int]] = {
     for n, v in {3: 1, 4: 2, 5: 3, 6: 4, 7: 4}.items()
 }
 
+# Cards left in the centre: 2; [ruling] 1 when the set runs short (7 players).
+CENTRE = (1, 2)
+
 AMBIENCE = "table-tapping"
 VOTE_COUNT = ("one", "two", "three")
 
@@ -100,7 +103,7 @@ def parse_options(raw: Mapping[str, Any] | None) -> Options:
 def deck_for(players: int, opts: Options) -> dict[str, int]:
     """The composition for this player count (role → count, announce order), the
     config's override first.  Refuses (``onw.refuse.bad_deck``) unknown roles,
-    counts below 0 and a deck with fewer cards than players."""
+    counts below 0 and a deck that is not the players' cards plus the centre."""
     deck = (opts.deck or {}).get(players) or DEFAULT_DECKS.get(players)
     if deck is None:
         raise Refusal("onw.refuse.bad_deck", f"no deck for {players} players", count=players)
@@ -113,6 +116,10 @@ def deck_for(players: int, opts: Options) -> dict[str, int]:
     if sum(deck.values()) < players:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards cannot be dealt to {players} players", count=players)
+    if sum(deck.values()) - players not in CENTRE:
+        raise Refusal("onw.refuse.bad_deck",
+                      f"{sum(deck.values())} cards for {players} players: the deck is the players' cards and "
+                      f"{' or '.join(map(str, sorted(CENTRE, reverse=True)))} in the centre", count=players)
     return {role: deck[role] for role in ROLES if deck.get(role)}
 
 
@@ -210,6 +217,27 @@ def minutes_line(key: str, seconds: float) -> Say:
     """``<key>`` with ``minutes``, or ``<key>_one`` for exactly one minute."""
     minutes = spoken(round(seconds / 60, 2))
     return Say(f"{key}_one") if minutes == 1 else Say(key, {"minutes": minutes})
+
+
+# ------------------------------------------------------------------ the vote
+def most_executed(players: int) -> int:
+    """How many players the vote can execute at most (Day 4).  Every player
+    has one vote; the executed are the players with the most votes, and a
+    tie executes them all — but one vote each executes nobody, so each
+    executed player has at least 2 votes: k executed need 2k <= N votes
+    (4 players: 2 at most, never 3)."""
+    return players // 2
+
+
+def count_votes(players: Sequence[str], votes: Mapping[str, str]) -> list[str]:
+    """The executed (seat order) from every player's vote (voter → pointed
+    at): the players with the most votes, all of them on a tie; [ruling]
+    nobody if the most is one vote (every player has exactly one)."""
+    counts = {p: 0 for p in players}
+    for choice in votes.values():
+        counts[choice] += 1
+    top = max(counts.values())
+    return [] if top <= 1 else [p for p in players if counts[p] == top]
 
 
 # ---------------------------------------------------------------- the verdict

@@ -42,14 +42,16 @@ GAME = "seven-knights"
 # step -> {input kind -> handler}.  Input kinds: "tile" (skb/...), "player"
 # (player/<name> of this game) and "next".  Nothing else changes the state.
 ACCEPTS: dict[str, dict[str, str]] = {
-    "quest": {"tile": "_captain_tile", "next": "_next_phase"},
-    "questions": {"tile": "_captain_tile", "next": "_next_phase"},
-    "recommendation": {"tile": "_captain_tile", "player": "_recommend", "next": "_skip_election"},
+    "quest": {"tile": "_early_tile", "next": "_next_phase"},
+    "questions": {"tile": "_early_tile", "next": "_next_phase"},
+    "recommendation": {"tile": "_early_tile", "player": "_recommend", "next": "_skip_election"},
+    "captain_ready": {"next": "_reveal_early_tile"},
     "command": {"tile": "_captain_tile", "player": "_concede"},
     "formation": {"tile": "_lay", "player": "_concede", "next": "_formation_laid"},
     "left_out": {"tile": "_leave_out"},
     "witch_team": {"player": "_join_witch_team", "next": "_score"},
     "captain_check": {"player": "_name_captain", "next": "_captain_not_bewitched"},
+    "witch_holder": {"player": "_name_witch_holder"},
     "round_over": {"next": "_next_round"},
     "game_over": {},
 }
@@ -57,6 +59,10 @@ NEXT_PHASE = {"quest": "questions", "questions": "recommendation"}
 
 # What to say when a step does not take an input kind (default: not_now).
 NOT_TAKEN: dict[tuple[str, str], tuple[str, str]] = {
+    # The same words whatever was tapped: a second tile says nothing about the first.
+    ("captain_ready", "tile"): ("skb.refuse.captain_ready", "press next to reveal the captain's tile, or back"),
+    ("captain_ready", "player"): ("skb.refuse.captain_ready", "press next to reveal the captain's tile, or back"),
+    ("witch_holder", "next"): ("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card"),
     ("command", "next"): ("skb.refuse.captain_tile_first", "the captain taps their own tile first"),
     ("left_out", "next"): ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
     ("left_out", "player"): ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
@@ -75,9 +81,11 @@ class KnightsState:
     start_seat: int = 0  # who holds the start marker (index into Setup.players)
     totals: dict[str, int] = field(default_factory=dict)
     votes: dict[str, str] = field(default_factory=dict)  # voter -> recommended
+    election: dict[str, str] = field(default_factory=dict)  # the counted election's votes, for conduct
     voter: str | None = None  # tapped their own card, recommendation to follow
     captain: str | None = None  # known only through the election or a concession
     captain_tile: str | None = None
+    early_tile: str | None = None  # tapped before the command phase, not named until next confirms it
     formation: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
     conceding: str | None = None  # tapped once; a second tap concedes
@@ -104,6 +112,10 @@ class SevenKnights(Engine):
         self.rule_name = _rule_name(setup.rules) or default_rule_set(len(self.players))
         self.rule = RULE_SETS[self.rule_name]
         self.tiles = tile_set(self.rule_name, len(self.players), self.options)
+        # § Round 5 [ruling, revised]: the formation is made of every tile on
+        # the table, the players' one each and the centre tiles.
+        self.centre = self.rule.centre(len(self.players), len(self.tiles))
+        self.on_table = len(self.players) + self.centre
         self.state = KnightsState(totals={p: 0 for p in self.players})
 
     # ------------------------------------------------------------------ setup
@@ -133,10 +145,10 @@ class SevenKnights(Engine):
 
     def start(self) -> list[Output]:
         """Say the tiles, how to deal them and where the rest go; begin round 1."""
-        n = len(self.players)
-        centre = self.rule.centre(n, len(self.tiles))
+        n, centre = len(self.players), self.centre
         aside = len(self.tiles) - n - centre
         out: list[Output] = [Say(f"skb.rules.{self.rule_name}", {"n": n}),
+                             Say("skb.deal.cards", {"cards": self.rule.player_cards}),
                              Say("skb.setup.tiles", {"tiles": list(self.tiles)})]
         if not self.rule.witch_dealt and WITCH in self.tiles:  # special
             out.append(Say("skb.deal.knights_only"))
@@ -186,14 +198,15 @@ class SevenKnights(Engine):
             return "tile", identity
         raise Refusal("skb.refuse.not_this_game", f"{identity} is not part of Seven Knights")
 
-    def _check_tile(self, tile: str) -> None:
-        """Refuse a tile outside this game's tile set, and the witch where it
-        cannot lie in front of a player (special: knights only are dealt)."""
+    def _check_tile(self, tile: str, *, own: bool = False) -> None:
+        """Refuse a tile outside this game's tile set; as a player's own tile
+        (``own``), also the witch where it is never dealt (special: it can
+        only lie in the centre, so it may still be laid or left out)."""
         if tile not in self.tiles:
             raise Refusal("skb.refuse.not_in_tile_set",
                           f"{tile} is not used by {self.rule_name} with {len(self.players)} players",
                           tile=tile)
-        if tile == WITCH and not self.rule.witch_dealt:
+        if own and tile == WITCH and not self.rule.witch_dealt:
             raise Refusal("skb.refuse.witch_not_dealt", "the witch is never dealt to a player in this rule set",
                           tile=tile)
 
@@ -222,19 +235,40 @@ class SevenKnights(Engine):
             return [Say("skb.vote.voter", {"player": player})]
         st.votes[st.voter] = player
         st.voter = None
-        out: list[Output] = [Say("skb.vote.recorded", {"player": player})]
+        out: list[Output] = [Say("skb.vote.recorded", {"player": player, "n": len(st.votes),
+                                                       "count": len(self.players)})]
         if len(st.votes) < len(self.players):
             return out
+        st.election = dict(st.votes)
         st.captain = elect(self.players, st.start_seat, st.votes)
         count = sum(1 for choice in st.votes.values() if choice == st.captain)
         st.step = "command"
         return [*out, Say("skb.election.captain", {"player": st.captain, "n": count}), *self.prompt()]
 
     # ------------------------------------------------------------ command (§4)
+    def _early_tile(self, tile: str) -> list[Output]:
+        """A tile tapped before the command phase: "the captain is ready", but
+        it may have slipped over the reader (§ What the companion can know),
+        so it is neither named nor checked — the line, and the beep, are the
+        same whatever the tile — until ``next`` confirms it (``back`` drops it)."""
+        self.state.early_tile = tile
+        self.state.step = "captain_ready"
+        return self.prompt()
+
+    def _reveal_early_tile(self, _: str) -> list[Output]:
+        tile, self.state.early_tile = self.state.early_tile, None
+        assert tile is not None
+        out = self._captain_tile(tile)
+        # The command phase's prompt (with the hint) was skipped: a concession is first possible now.
+        return [*out[:1], *self._concede_hint(), *out[1:]] if tile != WITCH else out
+
+    def _concede_hint(self) -> list[Output]:
+        """How a bewitched captain concedes, said when it first becomes possible."""
+        return [Say("skb.concede.hint")] if self.rule.witch_team else []
+
     def _captain_tile(self, tile: str) -> list[Output]:
-        """The captain reveals their own tile; before the command phase this
-        jumps there (an unfinished election is dropped)."""
-        self._check_tile(tile)
+        """The captain reveals their own tile (an unfinished election is dropped)."""
+        self._check_tile(tile, own=True)
         st = self.state
         st.votes, st.voter = {}, None
         st.captain_tile = tile
@@ -282,9 +316,9 @@ class SevenKnights(Engine):
     def _lay(self, tile: str) -> list[Output]:
         self._check_new(tile)
         st = self.state
-        if len(st.formation) >= len(self.players):
+        if len(st.formation) >= self.on_table:
             raise Refusal("skb.refuse.too_many_tiles",
-                          f"only {len(self.players)} tiles lie in front of the players", n=len(self.players))
+                          f"only {self.on_table} tiles lie on the table", n=self.on_table)
         st.formation.append(tile)
         return [Say("skb.formation.tile", {"tile": tile, "n": len(st.formation)})]
 
@@ -295,7 +329,7 @@ class SevenKnights(Engine):
         if st.captain_tile not in st.formation:
             raise Refusal("skb.refuse.captain_tile_missing", "the captain's own tile belongs in the formation",
                           tile=st.captain_tile)
-        if len(st.formation) == len(self.players):
+        if len(st.formation) == self.on_table:
             return self._formation_complete()
         st.step = "left_out"
         return self.prompt()
@@ -305,7 +339,7 @@ class SevenKnights(Engine):
         st = self.state
         st.excluded.append(tile)
         out: list[Output] = [Say("skb.left_out.tile", {"tile": tile})]
-        if len(st.formation) + len(st.excluded) < len(self.players):
+        if len(st.formation) + len(st.excluded) < self.on_table:
             return out
         return out + self._formation_complete()
 
@@ -324,19 +358,18 @@ class SevenKnights(Engine):
         return [Say("skb.witch_team.joined", {"player": player})]
 
     def _witch_in_front(self) -> bool:
+        """Must the witch tile have lain in front of a player?  It was the
+        captain's, or it was on the table and there are no centre tiles."""
         st = self.state
-        return WITCH in (st.captain_tile, *st.formation, *st.excluded)
+        return st.captain_tile == WITCH or (self.centre == 0 and WITCH in (*st.formation, *st.excluded))
 
     def _score(self, _: str) -> list[Output]:
         """Judge the round and hand out score cards.  Refused while the witch
         tile lay in front of a player and nobody who could hold it tapped."""
         st = self.state
-        if self.rule.witch_team and self._witch_in_front():
-            # A captain known to hold a knight cannot be the witch's holder.
-            known_knight = st.captain if st.captain_tile in KNIGHTS else None
-            if not [p for p in st.witch_team if p != known_knight]:
-                raise Refusal("skb.refuse.witch_holder_must_tap",
-                              "the witch's holder must tap their player card")
+        if self._witch_holder_missing():
+            raise Refusal("skb.refuse.witch_holder_must_tap",
+                          "the witch's holder must tap their player card")
         if self._must_ask_for_the_captain():
             st.step = "captain_check"
             return self.prompt()
@@ -349,6 +382,7 @@ class SevenKnights(Engine):
             out += [Report("formation", {"tiles": list(st.formation), "excluded": list(st.excluded),
                                          "verdict": verdict.winner}),
                     *self._verdict_lines()]
+        out += self._conduct()
         points = round_points(st.verdict, st.round, self.players, st.witch_team)
         for p in self.players:
             st.totals[p] += points[p]
@@ -365,10 +399,14 @@ class SevenKnights(Engine):
                                         "winners": list(st.winners)}))
         return out + self.prompt()
 
-    def undoable_jump(self, before: Any, after: Any) -> bool:
-        """A tile tapped before the command phase jumps to the formation as the
-        captain's own; tapped by mistake, ``back`` must be able to take it back."""
-        return before.step in ("quest", "questions", "recommendation") and after.step == "formation"
+    def undo_scope(self, state: Any) -> Any:
+        """DESIGN: ``back`` takes back the round's inputs one at a time, across
+        its steps, until a verdict is given; a verdict (the witch revealed as
+        the captain's tile, a concession, the formation judged) and a score
+        are final, so from then on it reaches only within the step."""
+        if state.verdict is None and state.step not in ("round_over", "game_over"):
+            return state.round, "open"
+        return state.round, state.step
 
     def _must_ask_for_the_captain(self) -> bool:
         """A bewitched captain hands the witch team the round whatever was
@@ -379,21 +417,68 @@ class SevenKnights(Engine):
         return (st.verdict is None and st.captain is None and not st.captain_checked
                 and bool(st.witch_team) and formation_failure(st.formation, st.excluded) is None)
 
+    def _witch_holder_missing(self) -> bool:
+        """The witch tile lay in front of a player, and nobody who could hold
+        it has tapped: a captain known to hold a knight cannot."""
+        st = self.state
+        if not (self.rule.witch_team and self._witch_in_front()):
+            return False
+        known_knight = st.captain if st.captain_tile in KNIGHTS else None
+        return not [p for p in st.witch_team if p != known_knight]
+
     def _name_captain(self, player: str) -> list[Output]:
+        """The captain check's answer, and nothing else: if the captain was
+        the only one who tapped for the witch team, the witch's holder is
+        still missing and is asked for in a step of its own (a tap here is
+        never taken as the holder's, nor the holder's as the captain's)."""
         st = self.state
         st.captain, st.captain_checked = player, True
+        if self._witch_holder_missing():
+            st.step = "witch_holder"
+            return [Say("skb.captain_check.named", {"player": player}), *self.prompt()]
         return self._score("next")
+
+    def _name_witch_holder(self, player: str) -> list[Output]:
+        st = self.state
+        if player == st.captain:
+            raise Refusal("skb.refuse.captain_holds_a_knight",
+                          f"{player}, the captain, holds a knight: the witch's holder must tap", player=player)
+        out = self._join_witch_team(player)
+        return out + self._score("next")
 
     def _captain_not_bewitched(self, _: str) -> list[Output]:
         self.state.captain_checked = True
         return self._score("next")
+
+    def _conduct(self) -> list[Output]:
+        """§ Conduct: the witch may not recommend a bewitched player, nor a
+        bewitched player the witch.  Public once the witch team has tapped;
+        said (and logged) only where it is certain: a witch-team member
+        recommended another, and the witch's holder — it lay in front of a
+        player — can only be one of the two.  The verdict stands ([ruling])."""
+        st = self.state
+        if not st.election or not self._witch_in_front():
+            return []
+        if st.captain_tile == WITCH and st.captain is not None:
+            holders = {st.captain}  # an elected captain revealed the witch
+        else:
+            known_knight = st.captain if st.captain_tile in KNIGHTS else None
+            holders = {p for p in st.witch_team if p != known_knight}
+        broken = [(voter, choice) for voter, choice in st.election.items()
+                  if voter != choice and voter in st.witch_team and choice in st.witch_team
+                  and holders <= {voter, choice}]
+        if not broken:
+            return []
+        return [Report("conduct", {"round": st.round, "recommendations": [list(b) for b in broken]}),
+                *(Say("skb.conduct.note", {"voter": v, "player": c}) for v, c in broken)]
 
     def _verdict_lines(self) -> list[Output]:
         st = self.state
         if st.reason == "captain_bewitched":
             return [Say("skb.verdict.witch.captain_bewitched")]
         if st.verdict == "knights":
-            return [Say("skb.formation.holds"), Say("skb.verdict.knights")]
+            holds = "skb.formation.holds" if self.rule.witch_team else "skb.formation.holds.cooperative"
+            return [Say(holds), Say("skb.verdict.knights")]
         failed = Say(f"skb.formation.failed.{st.reason}",
                      {"tiles": [t for t in st.excluded if t != WITCH] if st.reason == "knight_left_out"
                       else list(st.formation)})
@@ -424,9 +509,8 @@ class SevenKnights(Engine):
             return [Say("skb.concede.confirm", {"player": st.conceding})]
         match st.step:
             case "quest":
-                centre = self.rule.centre(n, len(self.tiles))
                 variant = ("skb.phase.quest.special" if self.rule_name == "special"
-                           else "skb.phase.quest.centre" if centre else "skb.phase.quest")
+                           else "skb.phase.quest.centre" if self.centre else "skb.phase.quest")
                 return [Say(variant, {"player": start_player})]
             case "questions":
                 return [Say("skb.phase.questions", {"player": start_player})]
@@ -434,23 +518,27 @@ class SevenKnights(Engine):
                 if st.voter is not None:
                     return [Say("skb.vote.voter", {"player": st.voter})]
                 if st.votes:
-                    return [Say("skb.vote.waiting", {"n": n - len(st.votes)})]
+                    return [Say("skb.vote.waiting", {"n": len(st.votes), "count": n})]
                 return [Say("skb.phase.recommendation")]
+            case "captain_ready":
+                return [Say("skb.captain.ready")]
             case "command":
                 if st.captain is not None:
-                    return [Say("skb.phase.command.captain", {"player": st.captain})]
-                return [Say("skb.phase.command")]
+                    return [Say("skb.phase.command.captain", {"player": st.captain}), *self._concede_hint()]
+                return [Say("skb.phase.command"), *self._concede_hint()]
             case "formation":
                 if st.formation:
                     return [Say("skb.formation.progress", {"n": len(st.formation)})]
-                cooperative = "" if self.rule.witch_team else ".cooperative"  # no witch to leave out
-                return [Say(f"skb.formation.prompt{cooperative}")]
+                variant = ("" if not self.centre else ".centre") if self.rule.witch_team else ".cooperative"
+                return [Say(f"skb.formation.prompt{variant}", {"n": self.on_table, "centre": self.centre})]
             case "left_out":
-                return [Say("skb.left_out.prompt", {"n": n - len(st.formation) - len(st.excluded)})]
+                return [Say("skb.left_out.prompt", {"n": self.on_table - len(st.formation) - len(st.excluded)})]
             case "witch_team":
                 return [Say("skb.witch_team.prompt")]
             case "captain_check":
                 return [Say("skb.captain_check.prompt")]
+            case "witch_holder":
+                return [Say("skb.witch_holder.prompt")]
             case "round_over":
                 return [Say("skb.round_over.prompt", {"round": st.round + 1})]
             case _:

@@ -43,6 +43,7 @@ class RuleSet:
     witch_team: bool  # False in cooperative: nobody plays the witch
     default_tiles: Callable[[int], tuple[str, ...]]  # players -> the tiles in play
     centre: Callable[[int, int], int]  # (players, tiles in the set) -> face down in the centre
+    player_cards: int = 2  # per colour (seed); special has two quest passes, so 3 (each with an arrow)
 
     def allows(self, players: int) -> bool:
         return self.low <= players <= self.high
@@ -54,7 +55,7 @@ RULE_SETS: dict[str, RuleSet] = {
         # Left-over tiles go face down to the centre (one at 4-5 players).
         RuleSet("basic", 4, 8, True, True, _basic_tiles, lambda n, t: t - n),
         # Knights only are dealt; of the rest (with the witch) 3 go to the centre.
-        RuleSet("special", 3, 4, False, True, lambda n: ALL_TILES, lambda n, t: min(3, t - n)),
+        RuleSet("special", 3, 4, False, True, lambda n: ALL_TILES, lambda n, t: min(3, t - n), player_cards=3),
         # All 8 shuffled and dealt; at 4-5 players one of the rest goes to the centre.
         RuleSet("advanced", 4, 7, True, True, lambda n: ALL_TILES,
                 lambda n, t: min(1, t - n) if n <= 5 else 0),
