@@ -113,6 +113,14 @@ class Reference:
         return [i for i, r in enumerate(self.responses) if journaled(r)]
 
 
+def same_input(printed: str, journaled_label: str) -> bool:
+    """An accepted event names its journal entry, or — where the game hides a
+    secret in public (``Engine.public_label``) — a pattern the entry fits."""
+    if printed.endswith("/*"):
+        return journaled_label.startswith(printed[:-1])
+    return printed == journaled_label
+
+
 def journaled(resp: dict[str, Any] | None) -> bool:
     """An accepted event stands for a journal entry, except ``repeat`` (which changes nothing)."""
     return resp is not None and resp["event"] == "accepted" and resp["input"] != "repeat"

@@ -129,6 +129,14 @@ class Engine:
         return self.prompt()
 
     # ------------------------------------------------------------ read side
+    def public_label(self, inp: Input) -> str:
+        """How the public log and page name ``inp`` once accepted, asked before
+        it is handled.  Default: as it is (``skb/knight/3``, ``next``); a game
+        whose tap may carry a secret (a tile that slipped, a card laid face
+        down) names it without the secret, as a pattern the identity fits:
+        ``skb/*`` — one of the skb/ components."""
+        return inp.label
+
     def public_view(self) -> dict[str, Any]:
         """What everyone may see now, JSON-ready (the public page's game part).
         Nothing here may be hidden information."""

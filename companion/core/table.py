@@ -165,6 +165,10 @@ class Table:
             view["play"] = self.engine.public_view()
         return view
 
+    def public_label(self, inp: Input) -> str:
+        """How an accepted ``inp`` is named in public (the engine may hide a secret)."""
+        return self.engine.public_label(inp) if self.engine is not None else inp.label
+
     def private_view(self, player_id: str) -> dict[str, Any]:
         """What the player seated as ``player_id`` alone may see now."""
         if self.engine is None or player_id not in self.state.seats:

@@ -273,6 +273,7 @@ class TableLoop:
         from which the timers it sets are measured (so schedules don't drift)."""
         self._observe("input", inp, at)
         label = inp.label
+        public = self.table.public_label(inp)  # asked before the input changes the table
         if isinstance(inp, Press) and inp.button == "repeat":
             return self._repeat()
         was_playing = self.table.state.phase == PLAYING
@@ -319,7 +320,7 @@ class TableLoop:
             # Everyone may know that a player has submitted, never what.
             self._emit("accepted", input="submit", player=self.table.name_of(inp.player), field=inp.field)
         elif not isinstance(inp, (TimerFired, Drawn)):
-            self._emit("accepted", input=label)
+            self._emit("accepted", input=public)
             self.router.publish(Command("feedback", {"ok": True}))
         self._outputs(outputs, base=now)
         self._announce_reader()  # a change the night kept quiet

@@ -55,6 +55,7 @@ ACCEPTS: dict[str, dict[str, str]] = {
     "round_over": {"next": "_next_round"},
     "game_over": {},
 }
+EARLY_TILE = "skb/*"  # how a tile tapped before the command phase is named in public: one of the skb/ tiles
 NEXT_PHASE = {"quest": "questions", "questions": "recommendation"}
 
 # What to say when a step does not take an input kind (default: not_now).
@@ -254,6 +255,15 @@ class SevenKnights(Engine):
         self.state.early_tile = tile
         self.state.step = "captain_ready"
         return self.prompt()
+
+    def public_label(self, inp: Input) -> str:
+        """A tile tapped before the command phase is public only once the
+        captain confirms it: until then the log and the page say "one of the
+        skb/ tiles" (``skb/*``), whatever the tile."""
+        if (isinstance(inp, Tap) and inp.identity.startswith("skb/")
+                and ACCEPTS[self.state.step].get("tile") == "_early_tile"):
+            return EARLY_TILE
+        return inp.label
 
     def _reveal_early_tile(self, _: str) -> list[Output]:
         tile, self.state.early_tile = self.state.early_tile, None
