@@ -27,7 +27,7 @@ def game_lines(count: int) -> list[Any]:
     """The first ``count // 2`` distinct lines the benchmark games say, fixed
     and dynamic alternately (so both kinds are in even a short list), in
     English and in Japanese."""
-    from companion.simulate import Simulation
+    from companion.app.simulate import Simulation
     from voice.base import RecordingVoice
     from voice.lines import Narrator
 

@@ -1,7 +1,7 @@
 """Whole games as table-script steps, with the mistakes real tables make.
 
 Each flow is a list of ``(kind, value)`` steps in the vocabulary of
-``companion.simulate`` (``tap``, ``uid``, ``press``, ``wait``) plus one of our
+``companion.app.simulate`` (``tap``, ``uid``, ``press``, ``wait``) plus one of our
 own, ``until``: let virtual time run until the game reaches a step (the night,
 the discussion, the vote count).  Both flows end with the game finished and the
 table idle, so they can be played back to back on one journal, as on a games
@@ -101,12 +101,12 @@ def count_taps(flow: list[Step]) -> int:
 
 
 def engine_step(sim: Any) -> str | None:
-    engine = sim.loop.session.engine
+    engine = sim.loop.table.engine
     return None if engine is None else str(engine.state.step)
 
 
 def play(sim: Any, flow: list[Step], pause_s: float = 0.0) -> None:
-    """Play a flow on a ``companion.simulate.Simulation`` (virtual time, in
+    """Play a flow on a ``companion.app.simulate.Simulation`` (virtual time, in
     this thread), ``pause_s`` of virtual time after each tap and press."""
     for kind, value in flow:
         if kind == "until":

@@ -42,9 +42,9 @@ class Cue:
 
 def one_night(state: Path) -> list[Cue]:
     """Play one night on the real clock; every line spoken on a timer."""
-    from companion.app import build
-    from companion.clock import RealClock
-    from companion.events import TimerFired
+    from companion.app.wiring import build
+    from companion.core.events import TimerFired
+    from companion.runtime.clock import RealClock
     from hardware.sim_reader import SimulatedReader
     from voice.base import RecordingVoice
 
@@ -70,29 +70,18 @@ def one_night(state: Path) -> list[Cue]:
     app = build(cfg, clock=clock, log=log, voice=RecordingVoice(), reader=reader,
                 journal_path=state / "journal.sqlite")
     loop = app.loop
-    handle = loop._input
 
-    def timed_input(inp: Any, at: float | None = None) -> None:
-        if isinstance(inp, TimerFired) and at is not None:
-            due[0], wake[0], appended[0] = at, clock.now() - at, 0.0
-            try:
-                handle(inp, at=at)
-            finally:
-                due[0] = None
-        else:
-            handle(inp, at=at)
+    def observe(stage: str, item: Any, info: Any) -> None:
+        # The loop's own hooks: a timer input's due time as it starts, the
+        # journal's fsynced append once it is durable, the end of its outputs.
+        if stage == "input" and isinstance(item, TimerFired) and info is not None:
+            due[0], wake[0], appended[0] = info, clock.now() - info, 0.0
+        elif stage == "journaled" and due[0] is not None:
+            appended[0] += info
+        elif stage == "done" and isinstance(item, TimerFired):
+            due[0] = None
 
-    loop._input = timed_input  # type: ignore[method-assign]
-    append = app.journal.append
-
-    def timed_append(*args: Any, **kwargs: Any) -> int:
-        t0 = clock.now()
-        try:
-            return append(*args, **kwargs)
-        finally:
-            appended[0] += clock.now() - t0
-
-    app.journal.append = timed_append  # type: ignore[method-assign]
+    loop.observers.append(observe)
     loop.start()
     reader.start(loop.submit)
     thread = threading.Thread(target=loop.run, kwargs={"tick": lambda: None}, name="table-loop", daemon=True)

@@ -30,7 +30,7 @@ DATE = "%Y-%m-%d %H:%M:%S"
 
 
 def _play(state: Path, steps: list[flows.Step]) -> None:
-    from companion.simulate import Simulation
+    from companion.app.simulate import Simulation
 
     sim = Simulation(config(), state, lambda ev: None)
     try:
@@ -84,15 +84,14 @@ def _replicate(db: sqlite3.Connection, pairs: int) -> None:
 
 def _replay_from_scratch(journal_path: Path) -> dict[str, Any]:
     """The checkpoint a replay of every input reaches (ignoring the stored one)."""
-    from companion.app import journal_seed
-    from companion.session import Session
-    from companion.store import Journal
+    from companion.core.table import Table
+    from companion.games import ENGINES
+    from companion.runtime.journal import Journal
 
     cfg = config()
     journal = Journal(journal_path)
     try:
-        session = Session(seed=journal_seed(cfg, journal), lang=cfg["language"], options=cfg["games"],
-                          names=cfg["players"]["names"])
+        session = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
         for entry in journal.entries():
             session.handle(entry.input)
         return session.checkpoint()

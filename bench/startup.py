@@ -82,7 +82,7 @@ def notify_socket() -> Iterator[tuple[socket.socket, str]]:
 
 def _command(state: Path, importtime: bool = False) -> list[str]:
     # The console script when the venv has one, as ExecStart= runs it.
-    entry = [str(COMPANION)] if COMPANION.exists() else [str(PYTHON), "-m", "companion.cli"]
+    entry = [str(COMPANION)] if COMPANION.exists() else [str(PYTHON), "-m", "companion.app.cli"]
     cmd = [*entry, "run", "--simulate", "--json", "--no-input", "--state", str(state)]
     if not importtime:
         return cmd

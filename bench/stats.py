@@ -53,7 +53,7 @@ def figure(key: str, runs: Sequence[float], unit: str, goal: float | None = None
 
 def config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The shipped config (never /etc's), as ``companion simulate`` loads it."""
-    from companion import config as configmod
+    from companion.app import config as configmod
 
     return configmod.load(configmod.default_paths()[:1], overrides or {})
 

@@ -97,7 +97,7 @@ class TimedVoice:
 
 @dataclass
 class Barrier:
-    """Handled by the loop after everything submitted before it."""
+    """Reached by the loop after everything submitted before it (``call_soon``)."""
 
     done: threading.Event = field(default_factory=threading.Event)
     step: str | None = None
@@ -119,7 +119,7 @@ class ThreadedTable:
     """A ``Simulation`` whose loop runs on its own thread, driven like a table."""
 
     def __init__(self, state: Path, run: TapRun) -> None:
-        from companion.simulate import Simulation
+        from companion.app.simulate import Simulation
         from hardware.sim_reader import SimulatedReader
 
         self.run_stats = run
@@ -128,30 +128,14 @@ class ThreadedTable:
         self.sim = Simulation(config(), state, self._log, voice=TimedVoice(self.probe))
         self.loop = self.sim.loop
         self.reader: SimulatedReader = self.sim.reader
-        self.loop.feedback = TimedFeedback(self.loop.feedback, self.probe, run.panel_ms)
-        original_event = self.loop._event
+        sink = self.sim.app.sinks["panel"]  # the panel, as the router's panel sink drives it
+        sink.panel = TimedFeedback(sink.panel, self.probe, run.panel_ms)
 
-        def event(ev: Any) -> None:
-            if isinstance(ev, Barrier):
-                engine = self.loop.session.engine
-                ev.step = engine.state.step if engine is not None else None
-                ev.timers = self.loop.pending_timers()
-                ev.done.set()
-                return
-            original_event(ev)
+        def observe(stage: str, item: Any, info: Any) -> None:
+            if stage == "journaled":  # the fsynced append, timed by the loop itself
+                run.append_ms.append(info * 1000)
 
-        self.loop._event = event  # type: ignore[method-assign,assignment]
-        journal = self.loop.journal
-        original_append = journal.append
-
-        def append(*args: Any, **kwargs: Any) -> int:
-            t0 = time.perf_counter_ns()
-            try:
-                return original_append(*args, **kwargs)
-            finally:
-                run.append_ms.append((time.perf_counter_ns() - t0) / 1e6)
-
-        journal.append = append  # type: ignore[method-assign]
+        self.loop.observers.append(observe)
         self.thread = threading.Thread(target=self.loop.run, name="table-loop", daemon=True)
         self.thread.start()
 
@@ -168,13 +152,20 @@ class ThreadedTable:
 
     def settle(self) -> Barrier:
         barrier = Barrier()
-        self.loop.submit(barrier)
+
+        def reached() -> None:  # on the loop's thread, after everything before it
+            engine = self.loop.table.engine
+            barrier.step = engine.state.step if engine is not None else None
+            barrier.timers = self.loop.pending_timers()
+            barrier.done.set()
+
+        self.loop.call_soon(reached)
         if not barrier.done.wait(TIMEOUT_S):
             raise RuntimeError("the table loop did not come back")
         return barrier
 
     def tap(self, kind: str, value: str) -> None:
-        if self.loop.session.quiet:
+        if self.loop.table.eyes_closed:
             # At night a refused tap is neither heard nor seen (no tell): there is
             # no feedback to time, only the refusal to let through.
             self.reader.present(**{"text" if kind == "tap" else "uid": value})
@@ -196,7 +187,7 @@ class ThreadedTable:
             self.run_stats.voice_ms.append((voice - start) / 1e6)
 
     def until(self, step: str) -> None:
-        from companion.events import ReaderStatus
+        from companion.core.events import ReaderStatus
 
         state = self.settle()
         while state.step != step:

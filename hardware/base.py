@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from companion.events import ReaderStatus, TagSeen
+from companion.core.events import ReaderStatus, TagSeen
 
 __all__ = ["Emit", "Reader", "ReaderEvent", "ReaderStatus", "TagSeen"]
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from companion.core import threads
+
 BUTTON_NAMES = ("next", "back", "repeat")
 LED_NAMES = ("ready", "ok", "error")
 HOLD_BACK = "hold-back"
@@ -145,10 +147,8 @@ class Panel:
         self._lock = threading.Lock()
         self._state = {name: _ButtonState() for name in BUTTON_NAMES}
         self._outbox: queue.Queue[Any] = queue.Queue()
-        self._worker: threading.Thread | None = threading.Thread(
-            target=self._apply_requests, name="panel-output", daemon=True)
-        self._worker.start()
-        self._hold_reported = threading.Event()
+        self._worker: threading.Thread | None = threads.spawn(
+            "panel-output", self._apply_requests, stop=lambda: self._outbox.put(None))
         self.buttons: dict[str, Any] = {}
         self.leds: dict[str, Any] = {}
         self.buzzer: Any = None
@@ -212,7 +212,6 @@ class Panel:
                 return
             st.held = True
         self._on_button(HOLD_BACK)
-        self._hold_reported.set()
 
     # ------------------------------------------------------------ outputs
     # LED and buzzer requests come from the table loop, which must never wait
@@ -261,45 +260,6 @@ class Panel:
     def _apply_beep(self, long: bool) -> None:
         t = 0.4 if long else 0.05
         self.buzzer.beep(on_time=t, off_time=0.01, n=1, background=True)
-
-    # ------------------------------------------------------------ simulation
-    def press(self, name: str) -> None:
-        """Simulation only: press and release a button on the mock pins.  The
-        pin stays low a little longer than the bounce time, as a finger
-        would, or the release would count as bounce."""
-        self._settle(name)
-        pin = self.buttons[name].pin
-        pin.drive_low()
-        if self.bounce_s:
-            time.sleep(self.bounce_s * 1.2)
-        pin.drive_high()
-
-    def hold(self, name: str, seconds: float) -> None:
-        """Simulation only: hold a button down for ``seconds``, then let go.
-        Holding ``back`` for at least ``hold_back_s`` waits (bounded) until
-        gpiozero's hold thread has reported ``hold-back`` before releasing,
-        so a loaded machine cannot turn a hold into a plain ``back``."""
-        self._settle(name)
-        pin = self.buttons[name].pin
-        self._hold_reported.clear()
-        pin.drive_low()
-        deadline = time.monotonic() + max(seconds, self.bounce_s * 1.2)
-        if name == "back" and seconds >= self.hold_back_s:
-            deadline = max(deadline, time.monotonic() + self.hold_back_s)
-            # Wait until hold-back has been handed on, not just noticed, so the
-            # next simulated input cannot overtake it.
-            self._hold_reported.wait(deadline + 5.0 - time.monotonic())
-        remaining = deadline - time.monotonic()
-        if remaining > 0:
-            time.sleep(remaining)
-        pin.drive_high()
-
-    def _settle(self, name: str) -> None:
-        # A finger cannot press again inside the bounce time of its last
-        # release; back-to-back simulated presses must not look like bounce.
-        wait = self._state[name].last_edge + self.bounce_s * 1.2 - self._clock()
-        if wait > 0:
-            time.sleep(wait)
 
     def state(self) -> dict[str, bool]:
         self.flush()

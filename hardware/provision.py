@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from companion import tags
-from companion.tags import printable
+from companion.core import tags
+from companion.core.tags import printable
 from hardware.nfc_reader import inspect_tag, open_frontend, tag_uid, wait_until_gone
 from hardware.supervisor import ReaderUnavailable
 
@@ -313,13 +313,19 @@ def save_tag_map(path: Path | str, mapping: Mapping[str, str]) -> None:
         os.close(dir_fd)
 
 
-def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[str, str]:
-    """The tag map as the daemon reads it (companion.config): a missing file
-    is empty; a bad one raises ConfigError with its line, and is never
-    overwritten."""
-    from companion import config
+TagMapLoader = Callable[[Path, Iterable[str]], dict[str, str]]
 
-    return config.load_tag_map(path, extra_players)
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``companion tags`` takes from the config, loaded and checked by the
+    app (``companion.app.tags_cmd``): the reader, the tag map and its reader
+    (bad entries refused with their line), and the config's extra players."""
+
+    device: str
+    tag_map: Path
+    extra_players: tuple[str, ...]
+    load_tag_map: TagMapLoader
 
 
 # ---------------------------------------------------------------- command line
@@ -372,19 +378,11 @@ class _Context:
     tag_map_path: Path
     extra_players: list[str]
     done: threading.Event
+    load_tag_map: TagMapLoader
 
     def say(self, line: str) -> None:
         # A tag's text and UID are written by whoever had the tag: never raw to the terminal.
         print(printable(line), file=self.out, flush=True)
-
-
-def _settings(args: argparse.Namespace) -> tuple[str, Path, list[str]]:
-    from companion import config
-
-    cfg = config.load(config.default_paths() + list(getattr(args, "config", None) or []))
-    device = args.device or cfg["reader"]["device"]
-    tag_map = Path(args.tag_map or cfg["reader"]["tag_map"])
-    return device, tag_map, list(cfg["players"]["extra"])
 
 
 def _stdin_next(done: threading.Event, stream: TextIO) -> None:
@@ -400,12 +398,14 @@ def _stdin_next(done: threading.Event, stream: TextIO) -> None:
     threading.Thread(target=wait_for_enter, name="tags-next", daemon=True).start()
 
 
-def run(args: argparse.Namespace, *, reader_factory: Callable[[str], Station] | None = None,
+def run(args: argparse.Namespace, settings: Settings, *, reader_factory: Callable[[str], Station] | None = None,
         out: TextIO = sys.stdout, done: threading.Event | None = None) -> int:
     """Run one ``companion tags`` action.  0: all done; 1: not everything
     worked (timeout, missing or doubled tags, no reader); 2: refused before
     any tap (unknown identity or set)."""
-    device, tag_map_path, extra = _settings(args)
+    device = args.device or settings.device
+    tag_map_path = Path(args.tag_map or settings.tag_map)
+    extra = list(settings.extra_players)
     action = args.tags_command
     if action in ("write", "learn"):
         unknown = [i for i in args.identities if not tags.is_known(i, extra)]
@@ -416,7 +416,7 @@ def run(args: argparse.Namespace, *, reader_factory: Callable[[str], Station] | 
     if action == "check" and args.set not in set_names():
         print(f"unknown set {args.set!r}: one of {', '.join(set_names())}", file=out)
         return 2
-    mapping = load_tag_map(tag_map_path, extra) if action != "write" else {}
+    mapping = settings.load_tag_map(tag_map_path, extra) if action != "write" else {}
     if done is None:
         done = threading.Event()
         if action == "check":
@@ -427,7 +427,7 @@ def run(args: argparse.Namespace, *, reader_factory: Callable[[str], Station] | 
         print(f"no reader: {exc}\n  `companion doctor` checks the reader, its USB permissions and the config",
               file=out)
         return 1
-    ctx = _Context(station, out, args.timeout, tag_map_path, extra, done)
+    ctx = _Context(station, out, args.timeout, tag_map_path, extra, done, settings.load_tag_map)
     try:
         if action == "write":
             return _write(ctx, args.identities, args.force)
@@ -458,7 +458,7 @@ def _next(ctx: _Context, prompt: str) -> FieldTag | None:
 def _write(ctx: _Context, identities: list[str], force: bool) -> int:
     extra = ctx.extra_players
     try:
-        mapping = load_tag_map(ctx.tag_map_path, extra)
+        mapping = ctx.load_tag_map(ctx.tag_map_path, extra)
     except Exception:  # the map only adds a warning here; a bad one is `learn`'s business
         mapping = {}
     written = 0

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from companion.core import threads
 from hardware.base import Emit, ReaderEvent, ReaderStatus
 
 log = logging.getLogger(__name__)
@@ -124,9 +125,7 @@ class Supervisor:
         self._emit = emit
         self._announced = None  # a fresh start says where it stands, whatever was said before
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name=f"{self._name}-supervisor",
-                                        daemon=True)
-        self._thread.start()
+        self._thread = threads.spawn(f"{self._name}-supervisor", self._run, stop=self._stopping.set)
 
     def stop(self) -> None:
         self._stopping.set()

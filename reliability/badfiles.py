@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from companion.config import MAX_FILE_BYTES
+from companion.app.config import MAX_FILE_BYTES
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from reliability.inproc import Reference, label, read_journal, run_script, totals
+from reliability.inproc import Reference, label, read_journal, run_script, same_input, totals
 from reliability.proc import Daemon
 from reliability.scripts import ONW_FAST, PANEL_FAST, RETRY_S, Script, generate
 
@@ -245,7 +245,7 @@ def _check_lifetime(daemon: Daemon, state: Path, journal_before: int, res: Crash
     now = _nontimer_labels(state)
     new = now[journal_before:]
     common = 0
-    while common < min(len(printed), len(new)) and printed[common] == new[common]:
+    while common < min(len(printed), len(new)) and same_input(printed[common], new[common]):
         common += 1
     if common < len(printed):
         res.lost += len(printed) - common

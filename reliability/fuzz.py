@@ -29,7 +29,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from companion.tags import COLOURS, COMPONENT_SETS
+from companion.core.tags import COLOURS, COMPONENT_SETS
 from reliability.inproc import Runner, load_config, normalise_plays, totals
 from reliability.scripts import Step, generate
 
@@ -100,7 +100,7 @@ def mutated_games(draw: st.DrawFn) -> list[Step]:
 
 # -------------------------------------------------------------- invariants
 def _snapshot(r: Runner) -> dict[str, Any]:
-    s = r.sim.loop.session
+    s = r.sim.loop.table
     engine = s.engine
     return {
         "session": copy.deepcopy(s.state),

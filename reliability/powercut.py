@@ -212,8 +212,8 @@ def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cu
     """In the forked child: the script through the crash VFS until the power
     goes (``cut_after``), or — ``steps`` given — its first ``steps`` steps on
     the production journal, then an exit as abrupt as a SIGKILL."""
-    import companion.app
-    from companion.store import Journal
+    import companion.app.wiring
+    from companion.runtime.journal import Journal
     from reliability.inproc import Runner
     from reliability.scripts import generate
 
@@ -238,7 +238,7 @@ def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cu
             return ApswConnection(self.path, vfs.vfs_name)
 
     if steps is None:
-        companion.app.Journal = VfsJournal  # type: ignore[misc]  # this child only; it never returns
+        companion.app.wiring.Journal = VfsJournal  # type: ignore[misc]  # this child only; it never returns
 
     class Log(list[dict[str, Any]]):
         def append(self, ev: dict[str, Any]) -> None:
@@ -248,7 +248,7 @@ def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cu
 
     runner = Runner(state)
     runner.events = Log()
-    runner.sim.loop.log = runner.events.append
+    runner.sim.app.sinks["log"].log = runner.events.append
     for step in generate(seed).steps[:steps]:
         runner.run(step)
     emit({"event": "_end", "ops": vfs.ops})

@@ -30,7 +30,7 @@ def python() -> str:
 
 
 def companion_cmd(*args: str) -> list[str]:
-    return [python(), "-m", "companion.cli", *args]
+    return [python(), "-m", "companion.app.cli", *args]
 
 
 def child_env() -> dict[str, str]:

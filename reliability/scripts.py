@@ -20,8 +20,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from companion.games.one_night_rules import DEFAULT_DECKS, card_ids
-from companion.games.seven_knights_rules import (
+from companion.core.tags import COLOURS
+from companion.games.one_night.rules import DEFAULT_DECKS, card_ids
+from companion.games.seven_knights.rules import (
     RULE_SETS,
     WITCH,
     Options,
@@ -31,7 +32,6 @@ from companion.games.seven_knights_rules import (
     knight_number,
     tile_set,
 )
-from companion.tags import COLOURS
 
 RETRY_S = 0.25
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from companion import config
-from companion.simulate import Simulation
+from companion.app import config
+from companion.app.simulate import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 

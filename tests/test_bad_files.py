@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion import config  # noqa: E402
-from companion.config import ConfigError  # noqa: E402
-from companion.simulate import run_script  # noqa: E402
+from companion.app import config  # noqa: E402
+from companion.app.config import ConfigError  # noqa: E402
+from companion.app.simulate import run_script  # noqa: E402
 from reliability.badfiles import (  # noqa: E402
     CONFIGS,
     CONFIGS_OK,
@@ -202,7 +202,7 @@ def test_a_one_night_deck_must_be_the_players_and_the_centre() -> None:
 def test_the_readable_simulation_view_spells_out_escapes_in_tag_text() -> None:
     """Issue 13, finding 7: the refused tag's text reaches the terminal in
     ``companion run --simulate`` too."""
-    from companion.pretty import render
+    from companion.app.pretty import render
 
     line = render({"t": 1.0, "event": "rejected", "input": "x\x1b[31mred\r", "reason": "unknown tag"})
     assert "\x1b" not in line and "\r" not in line and "x\\x1b[31mred\\x0d" in line

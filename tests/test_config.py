@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from companion import config
-from companion.config import ConfigError
+from companion.app import config
+from companion.app.config import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 

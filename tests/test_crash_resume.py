@@ -135,7 +135,7 @@ def test_a_restart_during_a_long_press_confirmation_says_so(tmp_path: Path) -> N
     again = Runner(tmp_path)
     try:
         said = [e["key"] for e in again.events if e["event"] == "say"]
-        pending = again.sim.loop.session.state.confirm is not None
+        pending = again.sim.loop.table.state.confirm is not None
         # either the question is asked again, or the confirmation did not survive the restart
         assert (pending and any(k.startswith("session.confirm_") for k in said)) or \
             (not pending and again.step(tap("skb/knight/3"))["event"] == "accepted"), said

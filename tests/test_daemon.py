@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from companion.store import Journal
+from companion.runtime.journal import Journal
 
 
 def start(tmp_path: Path) -> tuple[subprocess.Popen, socket.socket]:
@@ -21,7 +21,7 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen, socket.socket]:
     sock.bind(str(sock_path))
     sock.settimeout(10)
     env = {**os.environ, "NOTIFY_SOCKET": str(sock_path), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "companion.cli", "run", "--simulate", "--json",
+    proc = subprocess.Popen([sys.executable, "-m", "companion.app.cli", "run", "--simulate", "--json",
                              "--state", str(tmp_path / "state")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
@@ -67,14 +67,14 @@ def test_ready_taps_and_graceful_sigterm(tmp_path: Path) -> None:
 def test_bad_config_stops_with_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("voice:\n  rate: fast\n")
-    proc = subprocess.run([sys.executable, "-m", "companion.cli", "--config", str(bad), "run", "--simulate",
+    proc = subprocess.run([sys.executable, "-m", "companion.app.cli", "--config", str(bad), "run", "--simulate",
                            "--state", str(tmp_path)], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"companion: {bad}:2: voice.rate must be a number, not 'fast'"
 
 
 def _readable_run(tmp_path: Path, voice: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "companion.cli", "run", "--simulate", "--voice", voice,
+    proc = subprocess.run([sys.executable, "-m", "companion.app.cli", "run", "--simulate", "--voice", voice,
                            "--state", str(tmp_path / voice)],
                           input="game/seven-knights\nplayer/red\nquit\n", capture_output=True, text=True,
                           timeout=60, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -101,7 +101,7 @@ def test_simulated_terminal_shows_every_line_said_once_with_its_time_stamp(tmp_p
 def test_a_line_arriving_while_typing_is_printed_above_the_prompt_and_the_typing_kept() -> None:
     import io
 
-    from companion.daemon import PROMPT, Screen
+    from companion.app.daemon import PROMPT, Screen
 
     out = io.StringIO()
     screen = Screen(out, typed=lambda: "skb/kni")
@@ -113,7 +113,7 @@ def test_a_line_arriving_while_typing_is_printed_above_the_prompt_and_the_typing
 
 
 def test_run_help_says_what_lang_and_state_do_and_the_state_default() -> None:
-    out = subprocess.run([sys.executable, "-m", "companion.cli", "run", "--help"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "companion.app.cli", "run", "--help"], capture_output=True,
                          text=True, timeout=30).stdout
     flat = " ".join(out.split())
     assert "narration language" in flat and "./state" in flat and "STATE_DIRECTORY" in flat

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from companion import doctor
-from companion.doctor import FAIL, OK, SKIP, Env, Result
+from companion.app import doctor
+from companion.app.doctor import FAIL, OK, SKIP, Env, Result
 
 APLAY_L = """**** List of PLAYBACK Hardware Devices ****
 card 0: Headphones [bcm2835 Headphones], device 0: bcm2835 Headphones [bcm2835 Headphones]
@@ -130,16 +130,16 @@ def test_config_error_names_file_and_line() -> None:
 
 def test_missing_config_module_is_reported_clearly() -> None:
     def missing() -> dict[str, Any]:
-        raise ModuleNotFoundError("No module named 'companion.config'")
+        raise ModuleNotFoundError("No module named 'companion.app.config'")
 
     result, cfg = doctor.check_config(missing)
     assert result.status == FAIL and cfg is None
-    assert "companion.config" in result.detail
+    assert "companion.app.config" in result.detail
     assert "install.sh" in result.fix
 
 
 def test_the_default_loader_uses_companion_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("companion.config")
+    pytest.importorskip("companion.app.config")
     monkeypatch.setenv("COMPANION_CONFIG", str(tmp_path / "none.yaml"))
     cfg = doctor.default_loader(argparse.Namespace(config=None))()
     assert "reader" in cfg and "panel" in cfg

@@ -3,7 +3,7 @@
 durable; a write that fails leaves the table as it was, says so (an
 ``error`` event, a spoken refusal) and the next tap works.
 
-A ``companion.store.Journal`` subclass injects the faults (commit fails,
+A ``companion.runtime.journal.Journal`` subclass injects the faults (commit fails,
 insert fails, commit stalls); it replaces the real one where the app builds it.
 """
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion.store import Journal, JournalError, _Tx  # noqa: E402
+from companion.runtime.journal import Journal, JournalError, _Tx  # noqa: E402
 from reliability.inproc import Runner, journaled  # noqa: E402
 from reliability.scripts import Step, generate, press, tap  # noqa: E402
 
@@ -82,10 +82,11 @@ class Feedback:
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("companion.app.Journal", FaultyJournal)
+    monkeypatch.setattr("companion.app.wiring.Journal", FaultyJournal)
     r = Runner(tmp_path)
     assert isinstance(r.sim.app.journal, FaultyJournal)
-    r.sim.loop.feedback = Feedback(r.sim.loop.feedback, r.events)
+    sink = r.sim.app.sinks["panel"]
+    sink.panel = Feedback(sink.panel, r.events)
     yield r
     r.close()
 
@@ -97,7 +98,7 @@ def journal(r: Runner) -> FaultyJournal:
 
 
 def snapshot(r: Runner) -> tuple[Any, ...]:
-    s = r.sim.loop.session
+    s = r.sim.loop.table
     engine = s.engine
     return (copy.deepcopy(s.state), type(engine).__name__,
             copy.deepcopy(engine.state) if engine is not None else None, r.sim.app.journal.count_inputs(),
@@ -153,7 +154,7 @@ def test_a_full_disk_is_not_accepted_changes_nothing_and_the_next_tap_works(runn
     assert_refused_honestly(runner, start, "skb/knight/3", {"skb.captain.ready"})
     assert snapshot(runner) == before
     assert runner.step(tap("skb/knight/3"))["event"] == "accepted"
-    assert runner.sim.loop.session.engine.state.step == "captain_ready"
+    assert runner.sim.loop.table.engine.state.step == "captain_ready"
 
 
 @pytest.mark.parametrize("game", ["seven-knights", "one-night"])
@@ -187,7 +188,7 @@ def test_several_failures_in_a_row_then_the_game_goes_on(runner: Runner) -> None
         assert_refused_honestly(runner, start, "skb/knight/1", {"skb.formation.tile"})
         assert snapshot(runner) == before
     assert runner.step(tap("skb/knight/1"))["event"] == "accepted"
-    assert runner.sim.loop.session.engine.state.formation == ["skb/knight/1"]
+    assert runner.sim.loop.table.engine.state.formation == ["skb/knight/1"]
 
 
 def test_no_feedback_while_the_commit_stalls(runner: Runner) -> None:
@@ -232,8 +233,9 @@ def test_every_feedback_comes_after_its_input_is_committed(tmp_path: Path) -> No
             seen.append((ev, other.count_inputs()))
 
     tracked = Tracked()
-    r.sim.loop.log = tracked.append
-    r.sim.loop.feedback = Feedback(r.sim.loop.feedback, tracked)
+    r.sim.app.sinks["log"].log = tracked.append
+    sink = r.sim.app.sinks["panel"]
+    sink.panel = Feedback(sink.panel, tracked)
     db = r.sim.app.journal.db
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: fsynced at each commit
@@ -278,8 +280,8 @@ def test_a_night_timer_that_fails_to_save_does_not_stop_the_night(runner: Runner
     start = len(runner.events)
     runner.wait(1.0)  # the seer's wake-up timer fires, and its write fails
     assert [e for e in runner.events[start:] if e["event"] == "error"]
-    assert runner.sim.loop.session.engine.state.step == "night"  # the failed beat changed nothing
+    assert runner.sim.loop.table.engine.state.step == "night"  # the failed beat changed nothing
     runner.wait(60.0)
     keys = [e["key"] for e in runner.events[start:] if e["event"] == "say"]
     assert keys.count("onw.seer.wake") == 1 and "onw.night.morning" in keys, keys
-    assert runner.sim.loop.session.engine.state.step != "night"
+    assert runner.sim.loop.table.engine.state.step != "night"

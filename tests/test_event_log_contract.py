@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from companion.simulate import run_script
+from companion.app.simulate import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "examples").rglob("*.yaml"))

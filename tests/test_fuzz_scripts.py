@@ -1,5 +1,5 @@
 """Fuzz: hypothesis-generated table scripts — taps of every identity in
-``companion.tags.COMPONENT_SETS`` and junk, buttons (hold too), waits,
+``companion.core.tags.COMPONENT_SETS`` and junk, buttons (hold too), waits,
 unplugs, across all games — keep every invariant of ``reliability.fuzz``:
 nothing escapes, every refusal has a reason and changes nothing, scores move
 only with their events and add up, and the journal replays to the same state."""
@@ -52,25 +52,25 @@ GAME = [Step("tap", "game/seven-knights"), *(Step("tap", f"player/{c}") for c in
 
 
 def test_the_checker_notices_a_refusal_that_changes_the_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from companion.events import Refusal
-    from companion.session import Session
+    from companion.core.events import Refusal
+    from companion.core.table import Table
 
-    real = Session.handle
+    real = Table.handle
 
-    def leaky(self: Session, inp: object) -> object:
+    def leaky(self: Table, inp: object) -> object:
         try:
             return real(self, inp)
         except Refusal:
             self.state.games_started += 100
             raise
 
-    monkeypatch.setattr(Session, "handle", leaky)
+    monkeypatch.setattr(Table, "handle", leaky)
     with pytest.raises(AssertionError, match="refusal changed"):
         check(GAME, tmp_path, CFG)
 
 
 def test_the_checker_notices_a_journal_that_drops_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from companion.store import Journal
+    from companion.runtime.journal import Journal
 
     real = Journal.append
 
@@ -103,7 +103,7 @@ def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> N
         r.wait(0.6)  # "one"
         r.step(Step("press", "back"))
         r.wait(60.0)
-        assert r.sim.loop.session.engine.state.step == "reveal"
+        assert r.sim.loop.table.engine.state.step == "reveal"
     finally:
         r.close()
 

@@ -25,10 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion import doctor, journal_guard, scores  # noqa: E402
-from companion.events import Press  # noqa: E402
-from companion.journal_guard import StateLock, StateLocked  # noqa: E402
-from companion.store import SCHEMA_VERSION, Journal, JournalTooNew  # noqa: E402
+from companion.app import doctor, scores  # noqa: E402
+from companion.core.events import Press  # noqa: E402
+from companion.runtime import journal_guard  # noqa: E402
+from companion.runtime.journal import SCHEMA_VERSION, Journal, JournalTooNew  # noqa: E402
+from companion.runtime.journal_guard import StateLock, StateLocked  # noqa: E402
 from reliability.inproc import Runner  # noqa: E402
 from reliability.proc import child_env, companion_cmd  # noqa: E402
 from reliability.scripts import generate, press, tap  # noqa: E402
@@ -304,12 +305,12 @@ def test_a_bad_input_row_is_reported_with_its_id_and_quarantined(tmp_path: Path,
         assert "journal.rows_set_aside" in said(events)
         q = r.sim.app.journal.db.execute("SELECT source, row_id, data FROM quarantine").fetchall()
         assert q == [("inputs", n + 1, BAD_ROWS[kind][1])]
-        assert r.sim.loop.session.state.players  # the gathering survived
+        assert r.sim.loop.table.players  # the gathering survived
     finally:
         r.close()
 
 
-@pytest.mark.parametrize("state_json", ['[1, 2]', '{"foo": 1}', '{"phase": "idle", "players": 3}', 'nope'])
+@pytest.mark.parametrize("state_json", ['[1, 2]', '{"foo": 1}', '{"phase": "idle", "seats": 3}', 'nope'])
 def test_a_checkpoint_of_the_wrong_shape_is_quarantined_and_the_table_replayed_whole(
         tmp_path: Path, state_json: str) -> None:
     """Never a silent reset: the checkpoint goes, every input is replayed
@@ -317,7 +318,7 @@ def test_a_checkpoint_of_the_wrong_shape_is_quarantined_and_the_table_replayed_w
     state = tmp_path / "state"
     played(state, games=1)
     r, _ = restart(state)
-    standings = dict(r.sim.loop.session.state.standings)
+    standings = dict(r.sim.loop.table.state.standings)
     r.close()
     assert standings
     db = sqlite3.connect(state / "journal.sqlite")
@@ -327,7 +328,7 @@ def test_a_checkpoint_of_the_wrong_shape_is_quarantined_and_the_table_replayed_w
     r, events = restart(state)
     try:
         assert any("checkpoint row 1" in m for m in errors(events)), errors(events)
-        assert r.sim.loop.session.state.standings == standings
+        assert r.sim.loop.table.state.standings == standings
     finally:
         r.close()
 

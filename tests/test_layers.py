@@ -1,14 +1,25 @@
-"""One direction of imports: games know nothing but events; the core never
-imports the shell (hardware, voice); only the composition root wires them."""
+"""One direction of imports (README, "How it is built"):
+
+    shell (hardware, voice) ──▶ core ◀── games ◀── runtime ◀── app
+                                  ▲_________________________/
+
+- ``companion.core`` imports nothing of the project outside itself;
+- ``companion.games`` imports only the core (and each game only itself);
+- ``companion.runtime`` imports the core, never a game, the app or the shell;
+- the shell (``hardware``, ``voice``) imports only the core;
+- ``companion.app`` is the one place that wires everything.
+Games and the core do no I/O and read no clock.
+"""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
-# The composition root and commands that run hardware/voice for the user.
-WIRING = {"app", "daemon", "simulate", "cli", "cli_simulate", "doctor", "scores"}
+PROJECT = ("companion", "hardware", "voice", "web")
 
 
 def imports(path: Path) -> set[str]:
@@ -22,34 +33,42 @@ def imports(path: Path) -> set[str]:
     return found
 
 
-def test_games_import_only_events_and_games() -> None:
-    for path in (ROOT / "companion" / "games").glob("*.py"):
-        for mod in imports(path):
-            if mod.startswith(("companion", "hardware", "voice")):
-                assert mod.startswith(("companion.events", "companion.games")), (path.name, mod)
+def project_imports(folder: str) -> list[tuple[Path, str]]:
+    return [(path, mod) for path in sorted((ROOT / folder).rglob("*.py"))
+            for mod in imports(path) if mod.split(".")[0] in PROJECT]
 
 
-def test_games_do_no_io_and_read_no_clock() -> None:
-    banned = {"time", "datetime", "os", "socket", "sqlite3", "threading", "subprocess", "pathlib", "io"}
-    for path in (ROOT / "companion" / "games").glob("*.py"):
-        assert not imports(path) & banned, path.name
-        assert "open(" not in path.read_text(), path.name
+@pytest.mark.parametrize("folder, allowed", [
+    ("companion/core", ("companion.core",)),
+    ("companion/runtime", ("companion.core", "companion.runtime")),
+    ("hardware", ("companion.core", "hardware")),
+    ("voice", ("companion.core", "voice")),
+])
+def test_imports_run_one_way(folder: str, allowed: tuple[str, ...]) -> None:
+    wrong = [(p.relative_to(ROOT).as_posix(), m) for p, m in project_imports(folder)
+             if not m.startswith(allowed)]
+    assert not wrong, wrong
 
 
-def test_core_never_imports_the_shell() -> None:
-    for path in (ROOT / "companion").glob("*.py"):
-        if path.stem in WIRING:
-            continue
-        for mod in imports(path):
-            assert not mod.startswith(("hardware", "voice")), (path.name, mod)
+def test_each_game_imports_only_the_core_and_itself() -> None:
+    for game in sorted(p for p in (ROOT / "companion" / "games").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        own = f"companion.games.{game.name}"
+        wrong = [(p.name, m) for p, m in project_imports(f"companion/games/{game.name}")
+                 if not m.startswith(("companion.core", own))]
+        assert not wrong, (game.name, wrong)
 
 
-def test_shell_imports_only_core_values() -> None:
-    """hardware/ and voice/ may use the core's values (events, tags), never the
-    session, the loop or the journal."""
-    for pkg in ("hardware", "voice"):
-        for path in (ROOT / pkg).glob("*.py"):
-            for mod in imports(path):
-                if mod.startswith("companion"):
-                    assert mod in ("companion", "companion.events", "companion.tags", "companion.config",
-                                   "companion.clock"), (path, mod)
+def test_games_and_the_core_do_no_io_and_read_no_clock() -> None:
+    banned = {"time", "datetime", "os", "socket", "sqlite3", "subprocess", "pathlib", "io", "random", "secrets"}
+    for folder in ("companion/games", "companion/core"):
+        for path in (ROOT / folder).rglob("*.py"):
+            mods = {m.split(".")[0] for m in imports(path)}
+            extra = {"threading"} if path.name != "threads.py" else set()
+            assert not mods & (banned | extra), (path.relative_to(ROOT).as_posix(), mods & banned)
+            assert "open(" not in path.read_text(), path.name
+
+
+def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
+    bad = tmp_path / "x.py"
+    bad.write_text("from companion.runtime.loop import TableLoop\n")
+    assert imports(bad) == {"companion.runtime.loop"}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from companion import config
-from companion.simulate import Simulation, load_script
+from companion.app import config
+from companion.app.simulate import Simulation, load_script
 from voice.lines import Narrator, load_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +37,7 @@ def test_japanese_reading_is_kana_only_with_the_same_fields(key: str) -> None:
 @pytest.mark.parametrize("script", sorted((ROOT / "examples").rglob("*.yaml")), ids=lambda p: p.name)
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_every_line_a_game_says_exists(script: Path, lang: str, tmp_path: Path) -> None:
-    overrides, steps = load_script(script)
+    overrides, steps, _ = load_script(script)
     cfg = config.load([ROOT / "config" / "companion.yaml"], {**overrides, "language": lang})
     sim = Simulation(cfg, tmp_path, lambda ev: None)
     try:

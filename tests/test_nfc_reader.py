@@ -27,7 +27,7 @@ from nfc_emulation import (
     text_tag,
 )
 
-from companion.tags import identify, valid_uid
+from companion.core.tags import identify, valid_uid
 from hardware.base import ReaderStatus, TagSeen
 from hardware.nfc_reader import (
     NfcConfig,

@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
-from companion.events import (
+from companion.core.engine import Setup
+from companion.core.events import (
     CancelTimer,
+    Draw,
+    Drawn,
     Input,
     Output,
     Press,
@@ -26,42 +29,49 @@ from companion.events import (
     Tap,
     TimerFired,
 )
-from companion.games.base import Setup
-from companion.games.one_night import OneNight
+from companion.games.one_night.engine import OneNight
+from companion.runtime.draws import Drawer
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white")
 NEXT, BACK = Press("next"), Press("back")
 
 
-def make(n: int = 5, seed: int = 0, players: tuple[str, ...] | None = None, **options: Any) -> OneNight:
+def make(n: int = 5, players: tuple[str, ...] | None = None, **options: Any) -> OneNight:
     players = players or COLOURS[:n]
     OneNight.check_setup(players, (), options)
-    return OneNight(Setup(players=players, options=options, seed=seed))
+    return OneNight(Setup(players=players, options=options))
 
 
 class Table:
-    """An engine on a virtual clock, with a journal, as the table loop runs it."""
+    """An engine on a virtual clock, with a journal, as the table loop runs it:
+    a ``Draw`` is answered from a seeded drawer and journaled as ``Drawn``."""
 
-    def __init__(self, engine: OneNight, t: float = 0.0) -> None:
+    def __init__(self, engine: OneNight, t: float = 0.0, seed: int = 0) -> None:
         self.engine = engine
         self.t = t
+        self.seed = seed
         self.timers: dict[str, float] = {}  # name → due time
         self.log: list[tuple[float, Output]] = []
         self.journal: list[Input] = []
 
     @classmethod
     def started(cls, n: int = 5, seed: int = 0, **options: Any) -> Table:
-        table = cls(make(n, seed, **options))
+        table = cls(make(n, **options), seed=seed)
         table._apply(table.engine.start())
         return table
 
     def _apply(self, outputs: list[Output]) -> list[Output]:
+        draws = []
         for out in outputs:
             if isinstance(out, SetTimer):
                 self.timers[out.name] = self.t + out.delay
             elif isinstance(out, CancelTimer):
                 self.timers.pop(out.name, None)
+            elif isinstance(out, Draw):
+                draws.append(out)
             self.log.append((self.t, out))
+        for request in draws:  # as the loop does: after the input's own outputs
+            outputs = [*outputs, *self.feed(Drawn(request.name, Drawer(self.seed).draw(request)))]
         return outputs
 
     def feed(self, inp: Input) -> list[Output]:
@@ -100,7 +110,7 @@ class Table:
         engine.start()
         for inp in self.journal:
             engine.handle(inp)
-        table = Table(engine, self.t)
+        table = Table(engine, self.t, self.seed)
         table.journal, table.log = list(self.journal), list(self.log)  # what was heard before the cut
         table._apply(engine.resume())
         return table

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from companion.games import one_night, one_night_rules
+from companion.games.one_night import engine as one_night
+from companion.games.one_night import rules as one_night_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 LINES = ROOT / "voice" / "lines"

@@ -10,9 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_one_night import COLOURS, NEXT, Table, make
 
-from companion.events import CancelTimer, Input, Press, Report, Say, SetTimer, Tap, TimerFired
-from companion.games.base import Setup
-from companion.games.one_night import OneNight
+from companion.core.engine import Setup
+from companion.core.events import (
+    CancelTimer,
+    Draw,
+    Drawn,
+    Input,
+    Press,
+    Say,
+    SetTimer,
+    Sound,
+    Tap,
+    TimerFired,
+)
+from companion.games.one_night.engine import OneNight
 
 ROLE_ORDER = ["onw.seer.wake", "onw.werewolf.wake", "onw.thief.wake"]
 
@@ -57,29 +68,29 @@ def test_deck_override_from_config_changes_the_deck_the_cards_and_the_night() ->
 def test_night_script_for_five_players_with_default_options() -> None:
     table = Table.started(5)
     script = [(t, o.key if isinstance(o, Say) else o) for t, o in night(table)
-              if not isinstance(o, SetTimer)]
+              if not isinstance(o, (SetTimer, Draw))]
     assert script == [
-        (0, "onw.night.start"), (0, Report("ambience", {"sound": "table-tapping", "action": "start"})),
+        (0, "onw.night.start"), (0, Sound("table-tapping", True)),
         (3, "onw.seer.wake"), (13, "onw.seer.sleep"),
         (16, "onw.werewolf.wake"), (26, "onw.werewolf.sleep"),
         (29, "onw.thief.wake"), (39, "onw.thief.sleep"),
-        (42, Report("ambience", {"sound": "table-tapping", "action": "stop"})), (42, "onw.night.morning"),
+        (42, Sound("table-tapping", False)), (42, "onw.night.morning"),
         (42, "onw.discussion.start"),
     ]
-    assert table.engine.quiet is False
+    assert table.engine.eyes_closed is False
 
 
 def test_night_is_quiet_and_every_role_in_the_deck_is_called_at_every_count() -> None:
     for n in range(3, 8):
         table = Table.started(n)
         table.feed(NEXT)
-        assert table.engine.quiet
+        assert table.engine.eyes_closed
         table.run_until("discussion")
         assert [k for _, k in table.says() if k.endswith(".wake")] == ROLE_ORDER
 
 
 def test_masking_off_plays_no_ambience() -> None:
-    assert not any(isinstance(o, Report) for _, o in night(Table.started(masking=False)))
+    assert not any(isinstance(o, Sound) for _, o in night(Table.started(masking=False)))
 
 
 def test_pace_multiplies_windows_and_pauses() -> None:
@@ -103,9 +114,9 @@ def test_jitter_differs_by_seed_stays_in_range_and_replays_the_same() -> None:
 
 def test_night_is_the_same_whoever_plays_and_whatever_was_dealt() -> None:
     # The engine never learns the deal; the night may depend on the player count only.
-    a = night(Table(OneNight(Setup(players=COLOURS[:5], seed=3, options={"jitter_s": [1, 4]}))))
-    b = night(Table(OneNight(Setup(players=("white", "orange", "ann", "bo", "cy"), seed=3,
-                                   options={"jitter_s": [1, 4]}))))
+    a = night(Table(OneNight(Setup(players=COLOURS[:5], options={"jitter_s": [1, 4]})), seed=3))
+    b = night(Table(OneNight(Setup(players=("white", "orange", "ann", "bo", "cy"),
+                                   options={"jitter_s": [1, 4]})), seed=3))
     assert a == b
 
 
@@ -132,7 +143,7 @@ def test_no_tell_the_night_ignores_every_tap_and_button(seed: int, taps: list[tu
         assert refusal.key in ("onw.refuse.night", "refuse.quiet")
     table.run_until("discussion")
     assert [(round(t, 6), o) for t, o in table.log[-len(quiet):]] == quiet
-    assert len(table.journal) == 1 + sum(isinstance(i, TimerFired) for i in table.journal)
+    assert len(table.journal) == 1 + sum(isinstance(i, TimerFired | Drawn) for i in table.journal)
 
 
 # -------------------------------------------------------------- the discussion
@@ -192,7 +203,7 @@ def test_resume_in_a_role_window_restarts_that_turn_from_its_wake_line() -> None
     table = run_night_with_cuts([20])  # werewolves awake since 16
     says = table.says(20)
     assert says[:3] == [(20, "onw.resume.night"), (20, "onw.werewolf.wake"), (30, "onw.werewolf.sleep")]
-    assert any(isinstance(o, Report) and o.fields["action"] == "start" for t, o in table.log if t == 20)
+    assert any(isinstance(o, Sound) and o.on for t, o in table.log if t == 20)
 
 
 def test_resume_after_a_sleep_line_replays_that_turn_never_skips_to_the_next() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.simulate import run_script
+from companion.app.simulate import run_script
 
 SEATS = ["player/red", "player/blue", "player/green", "player/yellow", "player/purple"]
 

@@ -19,6 +19,7 @@ from hardware.panel import (  # noqa: E402
     mock_factory,
     pin_clashes,
 )
+from hardware.sim_panel import SimulatedPanel  # noqa: E402
 
 BOUNCE = 0.03  # real seconds: short, so the suite stays fast
 HOLD = 0.15
@@ -45,8 +46,8 @@ def rec() -> Recorder:
 
 
 @pytest.fixture
-def panel(rec: Recorder) -> Iterator[Panel]:
-    p = Panel(rec, PanelPins(), pin_factory=mock_factory(), bounce_s=BOUNCE, hold_back_s=HOLD)
+def panel(rec: Recorder) -> Iterator[SimulatedPanel]:
+    p = SimulatedPanel(rec, PanelPins(), pin_factory=mock_factory(), bounce_s=BOUNCE, hold_back_s=HOLD)
     yield p
     p.close()
 
@@ -58,7 +59,7 @@ def after_bounce() -> None:
 
 
 @pytest.mark.parametrize("name", ["next", "repeat"])
-def test_press_reports_its_name_on_the_press(panel: Panel, rec: Recorder, name: str) -> None:
+def test_press_reports_its_name_on_the_press(panel: SimulatedPanel, rec: Recorder, name: str) -> None:
     panel.buttons[name].pin.drive_low()
     assert rec.names == [name]  # MockFactory calls back synchronously
     after_bounce()
@@ -66,13 +67,13 @@ def test_press_reports_its_name_on_the_press(panel: Panel, rec: Recorder, name: 
     assert rec.names == [name]
 
 
-def test_each_button_maps_to_its_own_name(panel: Panel, rec: Recorder) -> None:
+def test_each_button_maps_to_its_own_name(panel: SimulatedPanel, rec: Recorder) -> None:
     for name in ("next", "back", "repeat"):
         panel.press(name)
     assert rec.names == ["next", "back", "repeat"]
 
 
-def test_back_is_reported_on_release_not_on_press(panel: Panel, rec: Recorder) -> None:
+def test_back_is_reported_on_release_not_on_press(panel: SimulatedPanel, rec: Recorder) -> None:
     pin = panel.buttons["back"].pin
     pin.drive_low()
     assert rec.names == []
@@ -81,7 +82,7 @@ def test_back_is_reported_on_release_not_on_press(panel: Panel, rec: Recorder) -
     assert rec.names == ["back"]
 
 
-def test_edges_inside_bounce_time_make_one_press(panel: Panel, rec: Recorder) -> None:
+def test_edges_inside_bounce_time_make_one_press(panel: SimulatedPanel, rec: Recorder) -> None:
     pin = panel.buttons["next"].pin
     start = time.monotonic()
     for _ in range(4):  # a chattering contact: low/high/low/high/... in microseconds
@@ -97,7 +98,7 @@ def test_edges_inside_bounce_time_make_one_press(panel: Panel, rec: Recorder) ->
     assert rec.names == ["next", "next"]
 
 
-def test_release_bounce_does_not_make_a_second_press(panel: Panel, rec: Recorder) -> None:
+def test_release_bounce_does_not_make_a_second_press(panel: SimulatedPanel, rec: Recorder) -> None:
     pin = panel.buttons["repeat"].pin
     pin.drive_low()
     after_bounce()
@@ -107,7 +108,7 @@ def test_release_bounce_does_not_make_a_second_press(panel: Panel, rec: Recorder
     assert rec.names == ["repeat"]
 
 
-def test_bouncy_back_press_reports_one_back(panel: Panel, rec: Recorder) -> None:
+def test_bouncy_back_press_reports_one_back(panel: SimulatedPanel, rec: Recorder) -> None:
     pin = panel.buttons["back"].pin
     pin.drive_low()
     pin.drive_high()
@@ -120,7 +121,7 @@ def test_bouncy_back_press_reports_one_back(panel: Panel, rec: Recorder) -> None
 
 
 def test_no_bounce_time_counts_every_edge(rec: Recorder) -> None:
-    p = Panel(rec, pin_factory=mock_factory(), bounce_s=None)
+    p = SimulatedPanel(rec, pin_factory=mock_factory(), bounce_s=None)
     try:
         pin = p.buttons["next"].pin
         pin.drive_low()
@@ -133,7 +134,7 @@ def test_no_bounce_time_counts_every_edge(rec: Recorder) -> None:
         p.close()
 
 
-def test_hold_reports_hold_back_and_release_reports_nothing(panel: Panel, rec: Recorder) -> None:
+def test_hold_reports_hold_back_and_release_reports_nothing(panel: SimulatedPanel, rec: Recorder) -> None:
     pin = panel.buttons["back"].pin
     pin.drive_low()
     assert rec.wait_for(lambda n: HOLD_BACK in n), "gpiozero's hold thread never fired"
@@ -141,26 +142,26 @@ def test_hold_reports_hold_back_and_release_reports_nothing(panel: Panel, rec: R
     assert rec.names == [HOLD_BACK]
 
 
-def test_hold_helper_gives_only_hold_back(panel: Panel, rec: Recorder) -> None:
+def test_hold_helper_gives_only_hold_back(panel: SimulatedPanel, rec: Recorder) -> None:
     panel.hold("back", HOLD)
     assert rec.names == [HOLD_BACK]
     panel.press("back")  # the next short press is a plain back again
     assert rec.names == [HOLD_BACK, "back"]
 
 
-def test_short_hold_is_a_plain_back(panel: Panel, rec: Recorder) -> None:
+def test_short_hold_is_a_plain_back(panel: SimulatedPanel, rec: Recorder) -> None:
     panel.hold("back", HOLD / 3)
     assert rec.names == ["back"]
 
 
-def test_holding_next_is_just_next(panel: Panel, rec: Recorder) -> None:
+def test_holding_next_is_just_next(panel: SimulatedPanel, rec: Recorder) -> None:
     panel.hold("next", HOLD * 1.5)
     assert rec.names == ["next"]
 
 
 def test_hold_time_comes_from_config(rec: Recorder) -> None:
     cfg = PanelConfig.from_dict({"hold_back_s": 0.7})
-    p = Panel.from_config(rec, {"hold_back_s": 0.7, "bounce_s": 0.01}, pin_factory=mock_factory())
+    p = SimulatedPanel.from_config(rec, {"hold_back_s": 0.7, "bounce_s": 0.01}, pin_factory=mock_factory())
     try:
         assert cfg.hold_back_s == 0.7
         assert p.buttons["back"].hold_time == pytest.approx(0.7)
@@ -195,7 +196,7 @@ def test_led_flash_goes_on_then_off(panel: Panel) -> None:
 
 
 @pytest.mark.parametrize(("long", "length"), [(False, 0.05), (True, 0.4)])
-def test_beep_lengths(panel: Panel, long: bool, length: float) -> None:
+def test_beep_lengths(panel: SimulatedPanel, long: bool, length: float) -> None:
     pin = panel.buzzer.pin
     pin.clear_states()
     panel.beep(long=long)
@@ -207,7 +208,7 @@ def test_beep_lengths(panel: Panel, long: bool, length: float) -> None:
     assert length * 0.8 <= on_for < length + 0.5
 
 
-def test_led_and_beep_requests_never_wait_for_the_hardware(panel: Panel, monkeypatch) -> None:
+def test_led_and_beep_requests_never_wait_for_the_hardware(panel: SimulatedPanel, monkeypatch) -> None:
     """The loop only enqueues: a slow device (gpiozero joining a blink
     thread) holds up the panel's own worker, not the caller."""
     gate = __import__("threading").Event()

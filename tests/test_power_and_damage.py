@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion.journal_guard import wal_problem  # noqa: E402
-from companion.store import read_only  # noqa: E402
+from companion.runtime.journal import read_only  # noqa: E402
+from companion.runtime.journal_guard import wal_problem  # noqa: E402
 from reliability import corruption, powercut  # noqa: E402
 from reliability.inproc import Runner  # noqa: E402
 

@@ -16,17 +16,15 @@ import pytest
 import yaml
 from nfc_emulation import Type3Emulator, blank_tag, no_ndef_tag, text_tag
 
-from companion import config
-from companion.tags import COMPONENT_SETS
+from companion.app import config
+from companion.app.tags_cmd import configure_parser, load_tag_map, run
+from companion.core.tags import COMPONENT_SETS
 from hardware.base import TagSeen
 from hardware.provision import (
     TAG_MAP_HEADER,
     NfcStation,
     SimTag,
     SimulatedTagStore,
-    configure_parser,
-    load_tag_map,
-    run,
     save_tag_map,
 )
 from hardware.sim_reader import SimulatedReader

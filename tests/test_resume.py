@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from companion import config
-from companion.simulate import Simulation, load_script
+from companion.app import config
+from companion.app.simulate import Simulation, load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = [ROOT / "examples" / "seven-knights.yaml", ROOT / "examples" / "one-night.yaml"]
 
 
 def play(path: Path, state: Path, cut: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    overrides, steps = load_script(path)
+    overrides, steps, _ = load_script(path)
     cfg = config.load([ROOT / "config" / "companion.yaml"], overrides)
     before: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
@@ -40,7 +40,7 @@ def outcome(plays: list[dict[str, Any]]) -> list[Any]:
 def test_resume_after_every_step_gives_the_same_game(path: Path, tmp_path: Path) -> None:
     reference, _ = play(path, tmp_path / "ref")
     assert len(reference) == 1
-    _, steps = load_script(path)
+    _, steps, _ = load_script(path)
     for cut in range(1, len(steps)):
         plays, after = play(path, tmp_path / f"cut{cut}", cut)
         assert outcome(plays) == outcome(reference), f"cut after step {cut}"
@@ -61,7 +61,7 @@ def test_resume_during_the_night_restarts_the_current_role(tmp_path: Path) -> No
     """Killed during the werewolves' turn: their wake line comes again, and
     no role is skipped."""
     path = ROOT / "examples" / "one-night.yaml"
-    _, steps = load_script(path)
+    _, steps, _ = load_script(path)
     cut = next(i for i, s in enumerate(steps) if s[1] == "wait") + 1  # after 20 s of night
     _, after = play(path, tmp_path, cut)
     keys = [e["key"] for e in after if e["event"] == "say"]
@@ -86,14 +86,14 @@ def test_a_config_edit_takes_effect_from_the_next_game_and_the_replay_keeps_the_
         sim.step("tap", s)
     sim.step("press", "next")
     sim.step("press", "next")  # the night begins with the default 10 s windows
-    before = sim.loop.session.engine.state
+    before = sim.loop.table.engine.state
     sim.close()
     edited = config.load([ROOT / "config" / "companion.yaml"], {
         "seed": 3, "players": {"names": {"red": "aki"}}, "games": {"one-night": {"window_s": 2}}})
     events: list[dict] = []
     sim = Simulation(edited, tmp_path, events.append)
     try:
-        engine = sim.loop.session.engine
+        engine = sim.loop.table.engine
         assert engine.state == before and engine.opts.window_s == 10  # the game keeps its settings
         assert not [e for e in events if e["event"] == "error"]
         sim.step("wait", 200)
@@ -103,20 +103,20 @@ def test_a_config_edit_takes_effect_from_the_next_game_and_the_replay_keeps_the_
             sim.step("tap", f"player/{p}")
             sim.step("tap", card)
         sim.step("press", "next")
-        assert sim.loop.session.settings["names"] == {"red": "aki"}  # in force now, between games
+        assert sim.loop.table.settings["names"] == {"red": "aki"}  # in force now, between games
         sim.step("tap", "game/one-night")
         sim.step("tap", "player/red")
-        assert sim.loop.session.state.players == ["aki"]
+        assert sim.loop.table.players == ["aki"]
     finally:
         sim.close()
 
 
 def test_a_start_long_after_the_last_input_begins_a_new_games_night(tmp_path: Path, monkeypatch) -> None:
-    from companion.loop import TableLoop
+    from companion.runtime.loop import TableLoop
 
     path = ROOT / "examples" / "seven-knights.yaml"
     play(path, tmp_path)  # a game on the virtual evening
-    overrides, steps = load_script(path)
+    overrides, steps, _ = load_script(path)
     cfg = config.load([ROOT / "config" / "companion.yaml"], overrides)
     original = TableLoop.start
 
@@ -127,11 +127,11 @@ def test_a_start_long_after_the_last_input_begins_a_new_games_night(tmp_path: Pa
     monkeypatch.setattr(TableLoop, "start", seven_hours_later)
     sim = Simulation(cfg, tmp_path, lambda ev: None)
     try:
-        assert sim.loop.session.state.session_no == 2 and sim.loop.session.state.standings == {}
+        assert sim.loop.table.state.session_no == 2 and sim.loop.table.state.standings == {}
         for _, kind, value in steps:
             sim.step(kind, value)
         assert [p["session"] for p in sim.app.journal.plays()] == [1, 2]
-        assert sim.loop.session.state.standings["seven-knights"]["red"] == 9  # tonight: this game only
+        assert sim.loop.table.state.standings["seven-knights"]["red"] == 9  # tonight: this game only
     finally:
         sim.close()
 

@@ -8,8 +8,8 @@ import io
 import json
 from pathlib import Path
 
-from companion.cli import main
-from companion.simulate import run_script
+from companion.app.cli import main
+from companion.app.simulate import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def test_export_json_is_shaped_like_bg_stats_plays(tmp_path: Path) -> None:
     sk = plays[0]
     assert sk["playDate"] == "2026-01-01 19:00:00"  # the virtual clock's evening
     assert sk["durationMin"] == 9  # 540 virtual seconds
-    assert sk["players"][0] == {"name": "red", "score": 9, "winner": True, "startPlayer": True}
+    assert sk["players"][0] == {"name": "red", "score": 9, "winner": True, "startPlayer": True, "sourcePlayerId": "red"}
     assert {p["name"]: p["score"] for p in plays[1]["players"]} == {
         "red": 0, "blue": 1, "green": 1, "yellow": 0, "purple": 1}
 

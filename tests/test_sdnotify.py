@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from companion import sdnotify
-from companion.sdnotify import Notifier
+from companion.app import sdnotify
+from companion.app.sdnotify import Notifier
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="needs AF_UNIX sockets")
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from companion.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
-from companion.games.base import Result, Setup
-from companion.games.seven_knights import ACCEPTS, SevenKnights
+from companion.core.engine import Result, Setup
+from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
+from companion.games.seven_knights.engine import ACCEPTS, SevenKnights
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 PHASES = ("quest", "questions", "recommendation")
@@ -1002,3 +1002,21 @@ def test_conceding_is_explained_when_it_first_becomes_possible(words: tuple[str,
     the captain's confirmed tile) makes it possible, not in cooperative."""
     assert "skb.concede.hint" in keys(feed(make(), *words))
     assert "skb.concede.hint" not in keys(feed(make(5, ("cooperative",)), *words))
+
+
+def test_bug_a_slipped_tile_is_not_named_in_the_public_log(table) -> None:
+    """Regression (issue 8 follow-up): the accepted event of a tile tapped
+    before the command phase named it; until next confirms it, it is skb/* whatever the tile."""
+    from companion.core.messages import Event
+
+    public: list[dict] = []
+    table.sim.app.router.subscribe(lambda m: public.append(dict(m.fields)) if isinstance(m, Event) else None,
+                                   "table")
+    table.tap("game/seven-knights", "player/red", "player/blue", "player/green", "player/yellow")
+    table.press("next")
+    for tile in ("skb/witch", "skb/knight/3"):
+        start = len(public)
+        table.tap(tile)
+        assert [e["input"] for e in public[start:] if e["event"] == "accepted"] == ["skb/*"]
+        assert tile not in str(public[start:])
+        table.press("back")  # dropped: the phase goes on

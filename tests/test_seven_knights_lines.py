@@ -22,9 +22,9 @@ from test_seven_knights import (
     walk_to_the_witch_holder,
 )
 
-from companion.events import Refusal, Say
-from companion.games import Setup
-from companion.games.seven_knights import SevenKnights
+from companion.core.engine import Setup
+from companion.core.events import Refusal, Say
+from companion.games.seven_knights.engine import SevenKnights
 
 ROOT = Path(__file__).resolve().parents[1]
 EN = yaml.safe_load((ROOT / "voice/lines/en.yaml").read_text(encoding="utf-8"))

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from companion.events import Refusal, Say
-from companion.games import ENGINES, Setup
-from companion.games.seven_knights import SevenKnights
-from companion.games.seven_knights_rules import (
+from companion.core.engine import Setup
+from companion.core.events import Refusal, Say
+from companion.games import ENGINES
+from companion.games.seven_knights.engine import SevenKnights
+from companion.games.seven_knights.rules import (
     ALL_TILES,
     KNIGHTS,
     WITCH,

@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from companion.events import ButtonPressed
+from companion.core.events import ButtonPressed
 
 SEATS = ("player/red", "player/blue", "player/green", "player/yellow", "player/purple")
 
@@ -19,7 +19,7 @@ def start_sk(table, *extra: str, seats=SEATS) -> None:
 
 
 def snapshot(table):
-    s = table.sim.loop.session
+    s = table.sim.loop.table
     return copy.deepcopy((s.state, s.engine.state if s.engine else None))
 
 
@@ -62,20 +62,20 @@ def test_game_card_during_a_game_refused(table) -> None:
     start_sk(table)
     table.tap("game/one-night")
     assert table.keys()[-1] == "refuse.game_in_progress"
-    assert table.sim.loop.session.state.game == "seven-knights"
+    assert table.sim.loop.table.state.game == "seven-knights"
 
 
 def test_player_card_twice_while_seating_refused(table) -> None:
     table.tap("game/seven-knights", "player/red", "player/red")
     assert table.last("rejected")["input"] == "player/red"
-    assert table.sim.loop.session.state.players == ["red"]
+    assert table.sim.loop.table.players == ["red"]
 
 
 def test_too_few_players_refused_at_next(table) -> None:
     table.tap("game/seven-knights", "player/red", "player/blue")
     table.press("next")
     assert table.keys()[-1] == "refuse.player_count"
-    assert table.sim.loop.session.state.phase == "gathering"
+    assert table.sim.loop.table.state.phase == "gathering"
 
 
 def test_rule_card_for_this_game_only(table) -> None:
@@ -83,13 +83,13 @@ def test_rule_card_for_this_game_only(table) -> None:
     assert table.keys()[-1] == "refuse.rules_unknown"
     table.tap("game/seven-knights", "rules/advanced", "rules/advanced")
     assert table.keys()[-1] == "refuse.rules_twice"
-    assert table.sim.loop.session.state.rules == ["advanced"]
+    assert table.sim.loop.table.state.rules == ["advanced"]
 
 
 def test_back_undoes_seating_one_by_one(table) -> None:
     table.tap("game/seven-knights", "player/red", "player/blue")
     table.press("back")
-    assert table.sim.loop.session.state.players == ["red"]
+    assert table.sim.loop.table.players == ["red"]
     assert table.keys()[-1] == "undo.done"
 
 
@@ -116,14 +116,14 @@ def test_back_reaches_seating_only_while_the_game_is_untouched(table) -> None:
     start_sk(table)
     table.press("next")  # the quest is over …
     table.press("back")  # … taken back: the game is as it started
-    assert table.sim.loop.session.engine is not None
+    assert table.sim.loop.table.engine is not None
     table.press("back")
     assert table.keys()[-1] == "session.unstarted"
     table.press("next")  # the same five seated: the game starts again
     table.tap("skb/witch")
     table.press("next")  # the witch as the captain's tile: a verdict, final
     table.press("back")
-    assert table.last("rejected")["input"] == "back" and table.sim.loop.session.engine is not None
+    assert table.last("rejected")["input"] == "back" and table.sim.loop.table.engine is not None
 
 
 def test_back_in_a_game_undoes_the_last_input_of_the_step(table) -> None:
@@ -227,7 +227,7 @@ def test_hold_back_with_nothing_to_undo_abandons_the_game(table) -> None:
     assert table.keys()[-1] == "session.confirm_game"
     table.press("next")
     assert table.last("game_abandoned") is not None
-    assert table.sim.loop.session.state.phase == "idle"
+    assert table.sim.loop.table.state.phase == "idle"
     assert table.sim.app.journal.plays() == []
 
 
@@ -263,8 +263,9 @@ def test_feedback_follows_the_journal(table, monkeypatch) -> None:
     journal = table.sim.app.journal
     real_append = journal.append
     monkeypatch.setattr(journal, "append", lambda *a, **k: (order.append("journal"), real_append(*a, **k))[1])
-    real_log = table.sim.loop.log
-    table.sim.loop.log = lambda ev: (order.append(ev["event"]), real_log(ev))
+    sink = table.sim.app.sinks["log"]
+    real_log = sink.log
+    sink.log = lambda ev: (order.append(ev["event"]), real_log(ev))
     table.tap("game/seven-knights")
     assert order[:3] == ["journal", "accepted", "say"]
 
@@ -305,10 +306,10 @@ def test_back_to_seating_survives_a_restart(make_table) -> None:
     first = make_table()
     first.tap("game/seven-knights", "player/red", "player/blue", "player/green")
     first.press("next", "back")
-    seated = first.sim.loop.session.state
+    seated = first.sim.loop.table.state
     first.close()
     again = make_table()
-    assert again.sim.loop.session.state == seated and again.sim.loop.session.engine is None
+    assert again.sim.loop.table.state == seated and again.sim.loop.table.engine is None
     assert again.keys()[-1] == "session.resumed_gathering"
     again.tap("player/yellow")
     again.press("next")

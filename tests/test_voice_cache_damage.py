@@ -86,7 +86,7 @@ def test_finding_a_zero_length_file_does_not_stop_the_background_fill(tmp_path, 
 
 
 def test_finding_the_background_fill_stopping_gives_a_reason(monkeypatch):
-    from companion import daemon
+    from companion.app import daemon
 
     def broken(voice, langs):
         raise EOFError  # str() is "": the old message ended in an empty reason

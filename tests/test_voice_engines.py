@@ -274,7 +274,7 @@ def test_voice_render_gives_open_jtalk_the_text_as_written(tmp_path, capsys):
 
 
 def test_doctor_names_the_engines_and_the_fallback(monkeypatch):
-    from companion import doctor
+    from companion.app import doctor
 
     real = engines.importlib.util.find_spec
     monkeypatch.setattr(engines.importlib.util, "find_spec", lambda n: None if n == "pyopenjtalk" else real(n))

@@ -21,20 +21,30 @@ import yaml
 from voice.base import Line
 
 LINES_DIR = Path(__file__).resolve().parent / "lines"
+# A game package may carry its own lines (companion/games/<game>/lines/<lang>.yaml):
+# they are read after the shared file, and a key may be defined only once.
+GAME_LINES = Path(__file__).resolve().parent.parent / "companion" / "games"
 FALLBACK = "en"
 
 
 @cache
 def load_lines(lang: str, directory: Path = LINES_DIR) -> dict[str, tuple[str, str]]:
-    """key → (text, reading) for one language."""
-    with open(directory / f"{lang}.yaml", encoding="utf-8") as f:
-        raw = yaml.safe_load(f) or {}
+    """key → (text, reading) for one language: ``directory``'s file, and —
+    for the shipped lines — every game package's own file."""
+    files = [directory / f"{lang}.yaml"]
+    if directory == LINES_DIR:
+        files += sorted(GAME_LINES.glob(f"*/lines/{lang}.yaml"))
     out: dict[str, tuple[str, str]] = {}
-    for key, value in raw.items():
-        if isinstance(value, dict):
-            out[str(key)] = (str(value["text"]), str(value.get("kana") or value["text"]))
-        else:
-            out[str(key)] = (str(value), str(value))
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            raw = yaml.safe_load(f) or {}
+        for key, value in raw.items():
+            if str(key) in out:
+                raise ValueError(f"{path}: line {key!r} is defined twice")
+            if isinstance(value, dict):
+                out[str(key)] = (str(value["text"]), str(value.get("kana") or value["text"]))
+            else:
+                out[str(key)] = (str(value), str(value))
     return out
 
 

@@ -103,16 +103,13 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
-    """The daemon's settings, so the cache keys match what it will look up.
-    ``args.voice_config`` (a dict) wins; else the companion's config loader."""
+    """The daemon's settings, so the cache keys match what it will look up:
+    ``args.voice_config`` (a dict: the voice section) wins; else
+    ``args.settings``, the whole config the app loaded (``companion voice``)."""
     given = getattr(args, "voice_config", None)
     if given is not None:
         return {"voice": dict(given)}
-    try:
-        from companion import config as configmod
-    except ImportError:
-        return {}
-    return configmod.load(configmod.default_paths() + list(getattr(args, "config", None) or []))
+    return dict(getattr(args, "settings", None) or {})
 
 
 def _mb(n: int) -> str:

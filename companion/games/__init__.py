@@ -1,18 +1,14 @@
-"""Pure rule engines, one module per game, registered by game-card name."""
+"""The games the companion hosts: one package each, listed here.
+
+Adding a game is one package under ``companion/games/`` (its engine, its
+pure rules, its lines) and one line in ``GAMES``.
+"""
 
 from __future__ import annotations
 
-from companion.games.base import Engine, Result, Setup
+from companion.core.engine import Engine
+from companion.games.one_night import OneNight
+from companion.games.seven_knights import SevenKnights
 
-ENGINES: dict[str, type[Engine]] = {}
-
-
-def register(cls: type[Engine]) -> type[Engine]:
-    ENGINES[cls.game] = cls
-    return cls
-
-
-# Each game registers itself on import (after ``register`` exists).
-from companion.games import one_night, seven_knights  # noqa: E402,F401
-
-__all__ = ["ENGINES", "Engine", "Result", "Setup", "register"]
+GAMES: tuple[type[Engine], ...] = (SevenKnights, OneNight)
+ENGINES: dict[str, type[Engine]] = {g.game: g for g in GAMES}

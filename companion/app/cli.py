@@ -11,14 +11,14 @@ from pathlib import Path
 
 # name → (module, help); the module offers configure_parser(parser) and run(args) -> int
 COMMANDS = {
-    "simulate": ("companion.cli_simulate", "replay a table script; the event log to stdout"),
-    "run": ("companion.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
-    "scores": ("companion.scores", "the current game, tonight's totals and the history; --export"),
-    "tags": ("hardware.provision", "write, learn, read and check NFC tags"),
-    "voice": ("voice.prerender", "voice tools: prerender the WAV cache, render a line, list the engines"),
-    "backup": ("companion.backup_cmd", "copy the journal safely (also while the daemon runs)"),
-    "restore": ("companion.backup_cmd", "put a backup in the journal's place (the daemon must be stopped)"),
-    "doctor": ("companion.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
+    "simulate": ("companion.app.cli_simulate", "replay a table script; the event log to stdout"),
+    "run": ("companion.app.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
+    "scores": ("companion.app.scores", "the current game, tonight's totals and the history; --export"),
+    "tags": ("companion.app.tags_cmd", "write, learn, read and check NFC tags"),
+    "voice": ("companion.app.voice_cmd", "voice tools: prerender the WAV cache, render a line, list the engines"),
+    "backup": ("companion.app.backup_cmd", "copy the journal safely (also while the daemon runs)"),
+    "restore": ("companion.app.backup_cmd", "put a backup in the journal's place (the daemon must be stopped)"),
+    "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
 }
 
 
@@ -45,8 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.set_defaults(_run=mod.run)
     args = parser.parse_args(argv)
     args.config = args.config_first + args.config
-    from companion.config import ConfigError
-    from companion.journal_guard import JournalTooNew, StateLocked
+    from companion.app.config import ConfigError
+    from companion.runtime.journal_guard import JournalTooNew, StateLocked
 
     try:
         return int(args._run(args) or 0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from companion.events import Input, input_from_json, input_to_json
+from companion.core.events import Input, input_from_json, input_to_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,7 +116,7 @@ class Journal:
 
     # --------------------------------------------------------------- read
     # A row that cannot be read is skipped and its id kept in ``skipped``: the
-    # daemon moves such rows to the quarantine at start (companion.journal_guard),
+    # daemon moves such rows to the quarantine at start (companion.runtime.journal_guard),
     # a reader beside it (``companion scores``) must still show the rest.
     def checkpoint(self) -> tuple[int, dict[str, Any] | None]:
         """(seq, state); an unreadable checkpoint counts as none, so the

@@ -2,9 +2,10 @@
 
 Steps, and what each takes (everything else is refused and changes nothing):
 
-    deal        `next` → night
-    night       only its own timers (``night:<role>:wake|sleep``, ``night:morning``);
-                quiet: every tap and button is refused, the script never reacts
+    deal        `next` → night, asking for the secret draw ``onw.jitter``
+    night       the draw (then the first beat), then only its own timers
+                (``night:<role>:wake|sleep``, ``night:morning``); eyes closed:
+                every tap and button is refused, the script never reacts
     discussion  timer ``discussion`` (a tick each minute and at each warning), `next` ends early
     vote        timers ``vote:1`` … ``vote:3`` (the count) → reveal
     reveal      optionally first the vote count: each player's ``player/<name>`` then the
@@ -13,7 +14,7 @@ Steps, and what each takes (everything else is refused and changes nothing):
                 ``player/<name>`` (unless counted), then `next` → done
     done        nothing
 
-The deck, the options and the night script live in ``one_night_rules``.
+The deck, the options and the night script live in ``rules``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.events import (
+from companion.core.engine import Engine, Result, Setup
+from companion.core.events import (
     CancelTimer,
+    Drawn,
     Input,
     Output,
     Press,
@@ -31,17 +34,17 @@ from companion.events import (
     Report,
     Say,
     SetTimer,
+    Sound,
     Tap,
     TimerFired,
 )
-from companion.games import register
-from companion.games.base import Engine, Result, Setup
-from companion.games.one_night_rules import (
+from companion.games.one_night.rules import (
     VOTE_COUNT,
     Verdict,
     card_ids,
     count_votes,
     deck_for,
+    jitter_draw,
     minutes_line,
     most_executed,
     next_point,
@@ -58,6 +61,7 @@ from companion.games.one_night_rules import (
 @dataclass
 class OneNightState:
     step: str = "deal"  # deal | night | discussion | vote | reveal | done
+    jitter_ms: list[int] | None = None  # the night's secret draw, once made
     night_at: int = -1  # the last night beat played
     left_s: float = 0.0  # discussion time left at the last discussion timer
     vote_at: int = 0  # the last number of the vote count said
@@ -69,7 +73,6 @@ class OneNightState:
     verdict: Verdict | None = None
 
 
-@register
 class OneNight(Engine):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
@@ -83,8 +86,17 @@ class OneNight(Engine):
         self.opts = parse_options(setup.options)
         self.deck = deck_for(len(self.players), self.opts)
         self.cards = card_ids(self.deck)
-        self.script = night_script(self.deck, self.opts, setup.seed)
+        self.draw = jitter_draw(self.deck, self.opts)
         self.state = OneNightState()
+        self._script: tuple[tuple[int, ...], Any] = ((), ())
+
+    @property
+    def script(self) -> Any:
+        """The night, once its jitter is drawn (a function of the draw alone)."""
+        jitter = tuple(self.state.jitter_ms or ())
+        if self._script[0] != jitter:
+            self._script = (jitter, night_script(self.deck, self.opts, jitter))
+        return self._script[1]
 
     @classmethod
     def check_setup(cls, players: Sequence[str], rules: Sequence[str],
@@ -106,7 +118,7 @@ class OneNight(Engine):
         ]
 
     @property
-    def quiet(self) -> bool:
+    def eyes_closed(self) -> bool:
         return self.state.step == "night"
 
     @property
@@ -117,7 +129,8 @@ class OneNight(Engine):
         v = self.state.verdict
         if v is None:
             raise RuntimeError("the game is not finished")
-        return Result({p: int(p in v.winners) for p in self.players}, v.winners)
+        roles = {p: role_of(c) for p, c in self.state.revealed.items()}
+        return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles)
 
     def _handle(self, inp: Input) -> list[Output]:
         return {
@@ -133,14 +146,20 @@ class OneNight(Engine):
     def _deal(self, inp: Input) -> list[Output]:
         if _is_next(inp):
             self.state.step = "night"
-            return self._night_beat(0)
+            return [self.draw]  # the night starts once its jitter is drawn
         raise self._not_taken(inp, "onw.refuse.deal", "deal the cards, then press next for the night")
 
     # ----------------------------------------------------------------- night
     def _night(self, inp: Input) -> list[Output]:
-        """Only the script's own next beat — or, after a restart replayed a turn,
-        a beat of that turn again.  Anything the table does is refused the same
-        way, so neither the narration nor the refusals tell anything."""
+        """The jitter draw, then only the script's own next beat — or, after a
+        restart replayed a turn, a beat of that turn again.  Anything the table
+        does is refused the same way, so neither the narration nor the
+        refusals tell anything."""
+        if isinstance(inp, Drawn) and inp.name == self.draw.name and self.state.jitter_ms is None:
+            if not self.draw.accepts(inp.value):
+                raise Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
+            self.state.jitter_ms = list(inp.value)
+            return self._night_beat(0)
         if not isinstance(inp, TimerFired):
             raise Refusal("onw.refuse.night", "not during the night")
         names = [seg.name for seg in self.script]
@@ -353,11 +372,13 @@ class OneNight(Engine):
         (a turn is never skipped) and cancels the beat that was pending; the
         discussion re-arms from the last tick; the vote count starts again."""
         s = self.state
+        if s.step == "night" and s.jitter_ms is None:  # cut before the draw: ask again
+            return [Say("onw.resume.night"), self.draw]
         if s.step == "night":
             start = turn_start(self.script, s.night_at)
             out: list[Output] = [Say("onw.resume.night")]
             if start > 0:  # beat 0 starts the ambience itself
-                out += [o for o in self.script[0].outputs if isinstance(o, Report)]
+                out += [o for o in self.script[0].outputs if isinstance(o, Sound)]
             if s.night_at != start:  # the beat that was pending is not the one re-armed
                 out.append(CancelTimer(self.script[s.night_at + 1].name))
             beat = self.script[start]

@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from companion import config as configmod
-from companion.app import App, build, state_dir
-from companion.clock import RealClock
+from companion.app import config as configmod
+from companion.app.wiring import App, build, state_dir
+from companion.core import threads
+from companion.runtime.clock import RealClock
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -62,8 +63,8 @@ def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from companion import sdnotify
-    from companion.pretty import render
+    from companion.app import sdnotify
+    from companion.app.pretty import render
 
     cfg = configmod.for_command(args)
     if args.simulate:
@@ -106,11 +107,10 @@ def run(args: argparse.Namespace) -> int:
     reader.start(loop.submit)
     sdnotify.ready()
     if hasattr(voice, "cache"):  # fill the WAV cache behind the table's back: cues then cost no synthesis
-        threading.Thread(target=_prerender, args=(voice, cfg["language"], loop.report_error),
-                         daemon=True, name="prerender").start()
+        threads.spawn("prerender", _prerender, voice, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:
-        threading.Thread(target=terminal, args=(app, stopping), kwargs={"out": human, "screen": screen},
-                         daemon=True, name="terminal").start()
+        # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
+        threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen)
     interval = sdnotify.watchdog_interval()  # None unless systemd set WatchdogSec=
 
     def tick() -> None:  # the watchdog is fed from the loop itself: a stuck loop gets restarted
@@ -123,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
             loop.run()
     finally:
         app.close()
+        stuck = threads.shutdown()  # anything the devices left running: stopped, joined, named
+        if stuck:
+            print(f"companion: threads that did not stop: {', '.join(stuck)}", file=sys.stderr)
     return 0
 
 
@@ -170,7 +173,7 @@ def _typed() -> str:
 
 
 def _menu() -> list[str]:
-    from companion import tags
+    from companion.core import tags
 
     return [i for ids in tags.COMPONENT_SETS.values() for i in ids]
 

@@ -4,7 +4,7 @@ Everything that changes the state lives in this module; ``ACCEPTS`` below says,
 step by step, what the table may do and which handler takes it.  An input a
 step does not take is refused with a speakable reason and changes nothing.
 The judgements (tile sets, election, verdict, points) are pure functions in
-``seven_knights_rules``.
+``rules``.
 
 Hidden information (§ Table talk): the engine never learns who holds which
 tile, and it only learns the witch team when its members tap their cards at
@@ -18,10 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.events import Input, Output, Press, Refusal, Report, Say, Tap
-from companion.games import register
-from companion.games.base import Engine, Result, Setup
-from companion.games.seven_knights_rules import (
+from companion.core.engine import Engine, Result, Setup
+from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap
+from companion.games.seven_knights.rules import (
     ALL_TILES,
     KNIGHTS,
     ROUNDS,
@@ -56,6 +55,7 @@ ACCEPTS: dict[str, dict[str, str]] = {
     "round_over": {"next": "_next_round"},
     "game_over": {},
 }
+EARLY_TILE = "skb/*"  # how a tile tapped before the command phase is named in public: one of the skb/ tiles
 NEXT_PHASE = {"quest": "questions", "questions": "recommendation"}
 
 # What to say when a step does not take an input kind (default: not_now).
@@ -98,7 +98,6 @@ class KnightsState:
     winners: tuple[str, ...] = ()
 
 
-@register
 class SevenKnights(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)
@@ -256,6 +255,15 @@ class SevenKnights(Engine):
         self.state.early_tile = tile
         self.state.step = "captain_ready"
         return self.prompt()
+
+    def public_label(self, inp: Input) -> str:
+        """A tile tapped before the command phase is public only once the
+        captain confirms it: until then the log and the page say "one of the
+        skb/ tiles" (``skb/*``), whatever the tile."""
+        if (isinstance(inp, Tap) and inp.identity.startswith("skb/")
+                and ACCEPTS[self.state.step].get("tile") == "_early_tile"):
+            return EARLY_TILE
+        return inp.label
 
     def _reveal_early_tile(self, _: str) -> list[Output]:
         tile, self.state.early_tile = self.state.early_tile, None

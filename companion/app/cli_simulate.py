@@ -1,4 +1,4 @@
-"""``companion simulate SCRIPT`` — see companion.simulate."""
+"""``companion simulate SCRIPT`` — see companion.app.simulate."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from companion.simulate import run_script
+    from companion.app.simulate import run_script
 
     overrides = {"language": args.lang} if args.lang else None
     return run_script(args.script, state=args.state, pretty=args.pretty, overrides=overrides,

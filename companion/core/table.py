@@ -4,20 +4,36 @@ the language — then it hands every input to the active game's engine.
 Pure like the engines: inputs in, outputs out, ``Refusal`` changes nothing.
 Its state outside a game is small and JSON-ready (``checkpoint()``), which
 is what the journal stores when a game ends.
+
+Seats hold each player's stable id — the suffix of their player card,
+``player/red`` → ``red`` — and the settings give each id a display name.
+Engines know players by name (it is what they say and report, DESIGN.md:
+"players appear in events by name"); the table translates at its edges,
+so a renamed player keeps their standings, history and page.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from companion import games
-from companion.events import Housekeeping, Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
-from companion.games.base import Engine, Setup
+from companion.core.engine import Engine, Legal, Setup
+from companion.core.events import (
+    Drawn,
+    Housekeeping,
+    Input,
+    Output,
+    Press,
+    Refusal,
+    Report,
+    Say,
+    Submit,
+    Tap,
+    TimerFired,
+)
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
 
@@ -28,12 +44,12 @@ class TableState:
     lang: str = "en"
     game: str | None = None  # the game being gathered or played
     rules: list[str] = field(default_factory=list)
-    players: list[str] = field(default_factory=list)  # names, seat order
-    games_started: int = 0  # also derives each game's seed
+    seats: list[str] = field(default_factory=list)  # player ids, seat order
+    games_started: int = 0
     last: dict[str, Any] | None = None  # the last game's set-up, for "next: play again"
-    standings: dict[str, dict[str, int]] = field(default_factory=dict)  # per game: name → total tonight
+    standings: dict[str, dict[str, int]] = field(default_factory=dict)  # per game: id → total tonight
     confirm: str | None = None  # "step" | "game" while a long-press of back waits for next
-    # The game settings in force (per-game options, player names, seed), as the
+    # The game settings in force (per-game options, player names), as the
     # journal's configure inputs set them; None: the constructor's (tests).
     settings: dict[str, Any] | None = None
     pending: dict[str, Any] | None = None  # housekeeping waiting for the table to be between games
@@ -46,19 +62,21 @@ class FinishedPlay:
 
     game: str
     rules: tuple[str, ...]
-    players: tuple[str, ...]
-    totals: Mapping[str, int]
-    winners: tuple[str, ...]
+    players: tuple[str, ...]  # names, seat order
+    ids: tuple[str, ...]  # the same seats' ids
+    totals: Mapping[str, int]  # by name
+    winners: tuple[str, ...]  # names
+    roles: Mapping[str, str] = field(default_factory=dict)  # name → final role, where a game has roles
 
 
-class Session:
-    def __init__(self, *, seed: int = 0, lang: str = "en",
+class Table:
+    def __init__(self, games: Mapping[str, type[Engine]], *, lang: str = "en",
                  options: Mapping[str, Any] | None = None,
                  names: Mapping[str, str] | None = None) -> None:
+        self.games = games
         # What the config asks for now; what is in force comes from the journal.
         # As JSON gives it back (int keys become strings), so a replay compares equal.
-        self.wanted = json.loads(json.dumps({"options": dict(options or {}), "names": dict(names or {}),
-                                             "seed": seed}))
+        self.wanted = json.loads(json.dumps({"options": dict(options or {}), "names": dict(names or {})}))
         self._lang = lang
         self.state = TableState(lang=lang)
         self.engine: Engine | None = None
@@ -67,8 +85,24 @@ class Session:
 
     # ------------------------------------------------------------ queries
     @property
-    def quiet(self) -> bool:
-        return self.engine is not None and self.engine.quiet
+    def eyes_closed(self) -> bool:
+        return self.engine is not None and self.engine.eyes_closed
+
+    @property
+    def players(self) -> list[str]:
+        """The seated players' names, seat order."""
+        return [self.name_of(i) for i in self.state.seats]
+
+    def name_of(self, player_id: str) -> str:
+        return str(dict(self.settings["names"]).get(player_id, player_id))
+
+    def id_of(self, name: str) -> str | None:
+        """The seat id of a seated player known by ``name``."""
+        return next((i for i in self.state.seats if self.name_of(i) == name), None)
+
+    def audience_id(self, audience: str) -> str | None:
+        """``player:<name>`` (an engine's audience) → that seat's id."""
+        return self.id_of(audience.removeprefix("player:")) if audience.startswith("player:") else None
 
     @property
     def lang(self) -> str:
@@ -101,6 +135,9 @@ class Session:
     def restore(self, data: Mapping[str, Any]) -> None:
         known = {f.name for f in fields(TableState)}  # a checkpoint from another release may differ
         self.state = TableState(**{k: v for k, v in data.items() if k in known})
+        last = self.state.last
+        if last is not None and "seats" not in last:  # before seats had ids, names were the ids
+            last["seats"] = list(last.pop("players", []))
         self.engine = None
         self._undo.clear()
 
@@ -109,8 +146,51 @@ class Session:
         return self.state.settings if self.state.settings is not None else self.wanted
 
     def player_name(self, identity: str) -> str:
-        colour = identity.split("/", 1)[1]
-        return dict(self.settings["names"]).get(colour, colour)
+        """``player/<id>`` → that player's name."""
+        return self.name_of(identity.split("/", 1)[1])
+
+    # ---------------------------------------------------------- read side
+    def public_view(self) -> dict[str, Any]:
+        """Everything anyone may see now, JSON-ready (the public page)."""
+        st = self.state
+        view: dict[str, Any] = {
+            "phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
+            "seats": [{"id": i, "name": self.name_of(i)} for i in st.seats],
+            "evening": st.session_no,
+            "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
+                        for game, totals in st.standings.items()},
+            "confirm": st.confirm,
+        }
+        if self.engine is not None:
+            view["play"] = self.engine.public_view()
+        return view
+
+    def public_label(self, inp: Input) -> str:
+        """How an accepted ``inp`` is named in public (the engine may hide a secret)."""
+        return self.engine.public_label(inp) if self.engine is not None else inp.label
+
+    def private_view(self, player_id: str) -> dict[str, Any]:
+        """What the player seated as ``player_id`` alone may see now."""
+        if self.engine is None or player_id not in self.state.seats:
+            return {}
+        return self.engine.private_view(self.name_of(player_id))
+
+    def legal(self, player_id: str | None = None) -> Legal:
+        """What the table (``None``) or one seated player may do now."""
+        if self.engine is not None and self.state.confirm is None:
+            if player_id is None:
+                return self.engine.legal(None)
+            if player_id in self.state.seats:
+                return self.engine.legal(self.name_of(player_id))
+            return Legal()
+        if player_id is not None:
+            return Legal()
+        if self.state.confirm is not None:
+            return Legal(buttons=("next", "back"))
+        if self.state.phase == GATHERING:
+            return Legal(buttons=("next", "back", "repeat"), taps=("player/*", "rules/*", "lang/*"))
+        return Legal(buttons=("next", "repeat") if self.state.last else ("repeat",),
+                     taps=tuple(f"game/{g}" for g in self.games) + ("lang/*",))
 
     # ------------------------------------------------------------- inputs
     def handle(self, inp: Input) -> list[Output]:
@@ -128,6 +208,8 @@ class Session:
         st = self.state
         if isinstance(inp, Housekeeping):
             return self._housekeeping(inp)
+        if isinstance(inp, (Submit, Drawn)):
+            return self._to_engine(inp)
         if isinstance(inp, Press) and inp.button == "hold-back":
             return self._ask_confirm()
         if st.confirm is not None:
@@ -135,7 +217,7 @@ class Session:
         if isinstance(inp, Tap):
             kind = inp.identity.split("/", 1)[0]
             if kind == "lang":
-                if self.quiet:
+                if self.eyes_closed:
                     raise Refusal("refuse.quiet", "not during the night")
                 st.lang = inp.identity.split("/", 1)[1]
                 return [Say("session.language")]
@@ -152,7 +234,7 @@ class Session:
         if isinstance(inp, Press) and inp.button == "next" and self.state.last:
             last = self.state.last
             back_to = copy.deepcopy(self.state)
-            self.state.game, self.state.rules, self.state.players = last["game"], list(last["rules"]), list(last["players"])
+            self.state.game, self.state.rules, self.state.seats = last["game"], list(last["rules"]), list(last["seats"])
             return self._start(back_to)
         if isinstance(inp, Press) and inp.button == "back":
             raise Refusal("refuse.nothing_to_undo", "nothing to undo")
@@ -163,16 +245,16 @@ class Session:
         if st.phase == PLAYING:
             raise Refusal("refuse.game_in_progress", "a game is in progress; hold back to abandon it",
                           game=st.game)
-        if game not in games.ENGINES:
+        if game not in self.games:
             raise Refusal("refuse.game_not_supported", f"{game} is not supported yet", game=game)
         self._undo.append(copy.deepcopy(st))
-        st.phase, st.game, st.rules, st.players = GATHERING, game, [], []
+        st.phase, st.game, st.rules, st.seats = GATHERING, game, [], []
         return [Say("session.game_chosen", {"game": f"game/{game}"}), Say("session.tap_players")]
 
     # gathering: rule cards, player cards in seat order, then next
     def _gather(self, inp: Input) -> list[Output]:
         st = self.state
-        cls = games.ENGINES[st.game or ""]
+        cls = self.games[st.game or ""]
         if isinstance(inp, Press):
             if inp.button == "back":
                 if not self._undo:
@@ -196,15 +278,15 @@ class Session:
             st.rules.append(name)
             return [Say("session.rules_added", {"rules": name})]
         if kind == "player":
-            player = self.player_name(inp.identity)
-            if player in st.players:
+            seat, player = name, self.player_name(inp.identity)
+            if seat in st.seats:
                 raise Refusal("refuse.player_twice", f"{player} is already seated", player=player)
-            if len(st.players) >= cls.max_players:
+            if len(st.seats) >= cls.max_players:
                 raise Refusal("refuse.too_many_players", f"at most {cls.max_players} players",
                               high=cls.max_players)
             self._undo.append(copy.deepcopy(st))
-            st.players.append(player)
-            return [Say("session.player_seated", {"player": player, "n": len(st.players)})]
+            st.seats.append(seat)
+            return [Say("session.player_seated", {"player": player, "n": len(st.seats)})]
         raise Refusal("refuse.not_before_start", "seat the players first, then press next",
                       game=f"game/{st.game}")
 
@@ -213,22 +295,29 @@ class Session:
         ``back`` returns while the game is as it started."""
         st = self.state
         game = st.game or ""
-        cls = games.ENGINES[game]
+        cls = self.games[game]
         opts = dict(self.settings["options"]).get(game, {})
-        cls.check_setup(st.players, st.rules, opts)
+        players = self.players
+        cls.check_setup(players, st.rules, opts)
         st.games_started += 1
-        seed = zlib.crc32(f"{self.settings['seed']}:{st.games_started}".encode())
-        self.engine = cls(Setup(tuple(st.players), tuple(st.rules), opts, seed))
+        self.engine = cls(Setup(tuple(players), tuple(st.rules), opts))
         st.phase = PLAYING
-        st.last = {"game": game, "rules": list(st.rules), "players": list(st.players)}
+        st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats)}
         self._undo = [back_to]
-        started = Report("game_started", {"game": game, "rules": list(st.rules), "players": list(st.players)})
+        started = Report("game_started", {"game": game, "rules": list(st.rules), "players": players})
         return [started, *self.engine.start()]
 
     # playing: everything goes to the engine, after the checks every game shares
     def _to_engine(self, inp: Input) -> list[Output]:
         engine = self.engine
-        assert engine is not None
+        if engine is None:
+            if isinstance(inp, Submit):
+                raise Refusal("refuse.no_game", "no game is being played", player=inp.player)
+            raise Refusal("refuse.not_now", f"{inp.label} is not expected now")
+        if isinstance(inp, Submit):
+            if inp.player not in self.state.seats:
+                raise Refusal("refuse.not_seated", f"{inp.player} is not playing this game")
+            inp = Submit(self.name_of(inp.player), inp.field, inp.value)
         if isinstance(inp, Tap):
             kind = inp.identity.split("/", 1)[0]
             if kind == "player":
@@ -236,10 +325,10 @@ class Session:
             elif kind == "rules":
                 raise Refusal("refuse.rules_in_game", "rule cards go before the game starts")
             elif not inp.identity.startswith(engine.tag_prefixes):
-                owner = next((g for g, c in games.ENGINES.items() if inp.identity.startswith(c.tag_prefixes)), None)
+                owner = next((g for g, c in self.games.items() if inp.identity.startswith(c.tag_prefixes)), None)
                 raise Refusal("refuse.other_game", f"{inp.identity} belongs to another game",
                               tile=inp.identity, game=f"game/{owner}" if owner else "")
-        if isinstance(inp, Press) and inp.button == "back" and engine.at_start and not engine.quiet and self._undo:
+        if isinstance(inp, Press) and inp.button == "back" and engine.at_start and not engine.eyes_closed and self._undo:
             return self._unstart()
         outputs = engine.handle(inp)
         if engine.finished:
@@ -256,28 +345,30 @@ class Session:
         self._undo.clear()
         out: list[Output] = [Report("game_unstarted", {"game": game})]
         if self.state.phase == GATHERING:
-            return [*out, Say("session.unstarted", {"game": f"game/{game}", "players": list(self.state.players)})]
+            return [*out, Say("session.unstarted", {"game": f"game/{game}", "players": self.players})]
         return [*out, Say("session.again")]
 
     def _finish(self, engine: Engine) -> list[Output]:
         st = self.state
         result = engine.result()
         game = st.game or ""
-        self.finished = FinishedPlay(game, tuple(st.rules), tuple(st.players), dict(result.totals),
-                                     tuple(result.winners))
+        names = self.players
+        self.finished = FinishedPlay(game, tuple(st.rules), tuple(names), tuple(st.seats), dict(result.totals),
+                                     tuple(result.winners), dict(result.roles))
         standing = st.standings.setdefault(game, {})
-        for p, pts in result.totals.items():
-            standing[p] = standing.get(p, 0) + pts
+        for seat, name in zip(st.seats, names, strict=True):
+            standing[seat] = standing.get(seat, 0) + result.totals.get(name, 0)
+        tonight = {self.name_of(i): n for i, n in standing.items()}
         self._to_idle()
-        ranked = sorted(standing.items(), key=lambda kv: -kv[1])
-        return [Report("session_scores", {"game": game, "totals": dict(standing)}),
+        ranked = sorted(tonight.items(), key=lambda kv: -kv[1])
+        return [Report("session_scores", {"game": game, "totals": tonight}),
                 Say("session.standings", {"scores": ranked}), Say("session.again")]
 
     def _to_idle(self) -> None:
         st = self.state
         self.engine = None
         self._undo.clear()  # the start of the game is out of reach
-        st.phase, st.game, st.rules, st.players = IDLE, None, [], []
+        st.phase, st.game, st.rules, st.seats = IDLE, None, [], []
         self._apply_pending()
 
     # housekeeping: settings and games nights change only between games, so a
@@ -295,17 +386,14 @@ class Session:
         st = self.state
         pending, st.pending = st.pending or {}, None
         if "configure" in pending:
-            new = pending["configure"]
-            if st.last and new.get("names") != self.settings.get("names"):
-                st.last = None  # "play again" would seat players under their old names
-            st.settings = new
+            st.settings = pending["configure"]  # seats are ids: a rename keeps "play again"
         if "new-session" in pending:
             st.session_no += 1
             st.standings = {}
 
     # long-press back: restart the step (or abandon the game) after a confirmation
     def _ask_confirm(self) -> list[Output]:
-        if self.quiet:
+        if self.eyes_closed:
             raise Refusal("refuse.quiet", "not during the night")
         if self.state.phase != PLAYING:
             raise Refusal("refuse.nothing_to_abandon", "no game to abandon")
@@ -339,5 +427,5 @@ class Session:
                 where.append(Say(f"session.confirm_{st.confirm}"))
             return where
         if st.phase == GATHERING:
-            return [Say("session.resumed_gathering", {"game": f"game/{st.game}", "players": list(st.players)})]
+            return [Say("session.resumed_gathering", {"game": f"game/{st.game}", "players": self.players})]
         return [Say("session.ready")]

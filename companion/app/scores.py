@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from companion.app import state_dir
-from companion.store import Journal
+from companion.app.wiring import state_dir
+from companion.runtime.journal import Journal
 
 NAMES = {"seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
          "madness-hour": "Madness Hour", "demagogos": "Demagogos' Trap"}
@@ -43,21 +43,22 @@ def write_csv(plays: list[dict[str, Any]], out: TextIO) -> None:
 
 
 def current(cfg: dict[str, Any], journal: Journal) -> Any:
-    """The session as the daemon has it now (replayed, no hardware)."""
-    from companion.session import Session
+    """The table as the daemon has it now (replayed, no hardware)."""
+    from companion.core.table import Table
+    from companion.games import ENGINES
 
     # The settings in force come from the journal itself; these only fill a blank one.
-    session = Session(lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
+    table = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
     seq, cp = journal.checkpoint()
-    for _ in session.replay(cp, journal.entries(after=seq)):
+    for _ in table.replay(cp, journal.entries(after=seq)):
         pass
-    return session
+    return table
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     import sqlite3
 
-    from companion.config import for_command
+    from companion.app.config import for_command
 
     out = out or sys.stdout
 
@@ -88,19 +89,19 @@ def _show(args: argparse.Namespace, cfg: dict[str, Any], journal: Journal, out: 
             if args.output:
                 target.close()
         return 0
-    session = current(cfg, journal)
-    st = session.state
-    if session.engine is not None:
-        print(f"Playing now: {NAMES.get(st.game or '', st.game)} — {', '.join(st.players)}", file=out)
-        totals = getattr(session.engine.state, "totals", None)
+    table = current(cfg, journal)
+    st = table.state
+    if table.engine is not None:
+        print(f"Playing now: {NAMES.get(st.game or '', st.game)} — {', '.join(table.players)}", file=out)
+        totals = getattr(table.engine.state, "totals", None)
         if totals:
             print("  so far: " + "  ".join(f"{p} {n}" for p, n in totals.items()), file=out)
     elif st.phase == "gathering":
-        print(f"Setting up: {NAMES.get(st.game or '', st.game)} — seated: {', '.join(st.players) or 'nobody'}",
+        print(f"Setting up: {NAMES.get(st.game or '', st.game)} — seated: {', '.join(table.players) or 'nobody'}",
               file=out)
     else:
         print("No game in progress.", file=out)
-    for game, totals in st.standings.items():
+    for game, totals in table.public_view()["tonight"].items():
         ranked = sorted(totals.items(), key=lambda kv: -kv[1])
         print(f"Tonight, {NAMES.get(game, game)}: " + "  ".join(f"{p} {n}" for p, n in ranked), file=out)
     skipped = f" ({len(journal.skipped)} unreadable rows left out)" if journal.skipped else ""

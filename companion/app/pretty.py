@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from companion.tags import printable
+from companion.core.tags import printable
 
 
 def _scores(d: Mapping[str, int]) -> str:

@@ -4,46 +4,43 @@ voice) to the core (session, loop, journal, clock) from a loaded config."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from companion import config as configmod
-from companion.clock import Clock
-from companion.events import ButtonPressed, Say
-from companion.journal_guard import GameEndBackups, StateLock, open_journal
-from companion.loop import Log, TableLoop
-from companion.session import Session
-from companion.store import Journal
+from companion.app import config as configmod
+from companion.core.events import TABLE, ButtonPressed, Say
+from companion.core.table import Table
+from companion.runtime.clock import Clock
+from companion.runtime.draws import Drawer
+from companion.runtime.journal import Journal
+from companion.runtime.journal_guard import GameEndBackups, StateLock, open_journal
+from companion.runtime.loop import TableLoop
+from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
+
+Log = Callable[[dict[str, Any]], None]
 
 
 def state_dir(cfg: dict[str, Any]) -> Path:
     return Path(cfg["state_dir"] or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or "state")
 
 
-def journal_seed(cfg: dict[str, Any], journal: Journal) -> int:
-    """The seed is part of the journal: a replay must make the same random
-    choices as the original run, so an unconfigured seed is chosen once and kept."""
-    if cfg["seed"] is not None:
-        return int(cfg["seed"])
-    stored = journal.meta("seed")
-    if stored is None:
-        stored = str(int.from_bytes(os.urandom(4), "big") >> 1)  # os.urandom: the secrets module costs 4 MB of RSS
-        journal.set_meta("seed", stored)
-    return int(stored)
-
-
 @dataclass
 class App:
     loop: TableLoop
     journal: Journal
+    router: Router
     reader: Any
     panel: Any
     voice: Any
+    sinks: dict[str, Any]  # name → the sink subscribed to the router (log, speaker, panel)
     lock: StateLock | None = None
 
     def close(self) -> None:
+        """Close every device (each stops and joins its own workers; closing
+        twice is harmless).  The process's last word on threads is
+        ``threads.shutdown()``, which the commands call on their way out."""
         for part in (self.reader, self.panel, self.voice):
             try:
                 part.stop() if hasattr(part, "stop") else part.close()
@@ -56,9 +53,17 @@ class App:
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
-          journal_path: Path | None = None, background_backups: bool = False) -> App:
+          journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
+          games: Mapping[str, Any] | None = None, background_backups: bool = False) -> App:
+    """The daemon's parts, wired: the journal (locked to this process,
+    checked, recovered), the table loop in the middle, the reader and the
+    panel's buttons feeding it, and the sinks (log, speaker, panel)
+    subscribed to the router by audience.  ``games``: the registry (tests
+    may hand in their own engines)."""
+    from companion.games import ENGINES
     from voice.lines import Narrator
 
+    games = games if games is not None else ENGINES
     path = journal_path or state_dir(cfg) / "journal.sqlite"
     lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
     try:
@@ -66,26 +71,25 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     except BaseException:
         lock.release()
         raise
-    session = Session(seed=journal_seed(cfg, journal), lang=cfg["language"], options=cfg["games"],
-                      names=cfg["players"]["names"])
+    table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
-    holder: dict[str, TableLoop] = {}
-
-    def on_button(name: str) -> None:
-        holder["loop"].submit(ButtonPressed(name))
-
-    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), on_button)
-    errors: list[Callable[[str], None]] = []  # the loop's, once it exists
-    backups = GameEndBackups(journal, lambda msg: errors[0](msg), background=background_backups)
-    loop = TableLoop(session, journal, clock, narrate=Narrator(), voice=voice, feedback=panel, log=log,
-                     tag_map=tag_map, extra_players=cfg["players"]["extra"], on_game_end=backups,
+    router = Router()
+    sinks: dict[str, Any] = {"log": LogSink(log), "speaker": SpeakerSink(voice)}
+    router.subscribe(sinks["log"].receive)
+    router.subscribe(sinks["speaker"].receive, TABLE)
+    backups = GameEndBackups(journal, lambda msg: loop.report_error(msg), background=background_backups)
+    loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
+                     drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
+                     extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
+                     on_game_end=backups,
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
-    holder["loop"] = loop
-    errors.append(loop.report_error)
+    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
+                                     lambda name: loop.submit(ButtonPressed(name)))
+    sinks["panel"] = PanelSink(panel)
+    router.subscribe(sinks["panel"].receive, TABLE)
     if panel_error:
         loop.report_error(panel_error)
-    return App(loop, journal, reader, panel, voice, lock)
-
+    return App(loop, journal, router, reader, panel, voice, sinks, lock)
 
 def _make_panel(factory: Callable[[Callable[[str], None]], Any],
                 on_button: Callable[[str], None]) -> tuple[Any, str | None]:
@@ -105,15 +109,16 @@ def _make_panel(factory: Callable[[Callable[[str], None]], Any],
 
 
 def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:
-    from hardware.panel import Panel, mock_factory
-
     pcfg = cfg["panel"]
 
     def make(on_button: Callable[[str], None]) -> Any:
         if pcfg["backend"] != "mock":
+            from hardware.panel import Panel
+
             return Panel.from_config(on_button, pcfg)
+        from hardware.sim_panel import SimulatedPanel
+
         # Mock pins are driven by software with no contact bounce, and a
         # simulated long press should not cost seconds of real time.
-        return Panel.from_config(on_button, {**pcfg, "bounce_s": None, "hold_back_s": 0.05},
-                                 pin_factory=mock_factory())
+        return SimulatedPanel.from_config(on_button, {**pcfg, "bounce_s": None, "hold_back_s": 0.05})
     return make

@@ -13,23 +13,30 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import yaml
 
-from companion import config as configmod
-from companion import tags
-from companion.app import App, build
-from companion.clock import VirtualClock
-from companion.config import ConfigError
+from companion.app import config as configmod
+from companion.app.config import ConfigError
+from companion.app.wiring import App, build
+from companion.core import tags
+from companion.core.events import Submit
+from companion.runtime.clock import VirtualClock
 
-STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug")
+STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug", "submit")
+SCRIPT_KEYS = ("config", "seed", "draws", "steps", "title", "expect")
 MAX_WAIT_S = 7 * 24 * 3600  # a week: longer than any gap a table script could mean (a new games night is 6 h)
 
 
-def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]:
-    """(config overrides + seed, [(line, kind, value)]), refusing a bad script
-    with its file and line."""
+class Script(NamedTuple):
+    overrides: dict[str, Any]  # config overrides, the seed among them
+    steps: list[tuple[int, str, Any]]  # (line, kind, value)
+    draws: dict[str, Any]  # secret draws fixed by name
+
+
+def load_script(path: Path) -> Script:
+    """A table script, refusing a bad one with its file and line."""
     node = configmod.read_yaml(path)
     name = str(path)
     if not isinstance(node, yaml.MappingNode):
@@ -39,9 +46,9 @@ def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]
         key = knode.value if isinstance(knode, yaml.ScalarNode) else None
         if key in top:
             raise ConfigError(name, knode.start_mark.line + 1, f"{key!r} is given twice")
-        if key not in ("config", "seed", "steps", "title", "expect"):
+        if key not in SCRIPT_KEYS:
             raise ConfigError(name, knode.start_mark.line + 1,
-                              f"unknown script key {key!r} (keys: config, seed, steps, title, expect)")
+                              f"unknown script key {key!r} (keys: {', '.join(SCRIPT_KEYS)})")
         top[key] = (knode, vnode)
     overrides: dict[str, Any] = {}
     if "config" in top:  # checked here, so a mistake names the script and its line
@@ -50,6 +57,7 @@ def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]
     if "seed" in top:
         configmod.merge_node(configmod.defaults(), yaml.MappingNode("tag:yaml.org,2002:map", [top["seed"]]), name)
         overrides["seed"] = configmod.plain(top["seed"][1], name)
+    draws = _draws(top["draws"][1], name) if "draws" in top else {}
     steps_node = top.get("steps", (None, None))[1]
     if not isinstance(steps_node, yaml.SequenceNode):
         line = steps_node.start_mark.line + 1 if steps_node is not None else None
@@ -74,15 +82,46 @@ def load_script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]
             raise ConfigError(name, line, f"{kind} takes a name")
         if kind in ("press", "hold") and value not in ("next", "back", "repeat"):
             raise ConfigError(name, line, f"no button {value!r} (next, back, repeat)")
+        if kind == "submit":
+            value = _submit(value, name, line)
         steps.append((line, kind, value))
-    return overrides, steps
+    return Script(overrides, steps, draws)
+
+
+def _draws(node: yaml.Node, name: str) -> dict[str, Any]:
+    """``draws: {NAME: VALUE}``: secret draws fixed for a test (the engine
+    checks each value against what it asked for when the draw is made)."""
+    value = configmod.plain(node, name)
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ConfigError(name, node.start_mark.line + 1, "draws: maps a draw's name to its value")
+    for key, v in value.items():
+        if not (isinstance(v, int) and not isinstance(v, bool)) and not (
+                isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
+            raise ConfigError(name, node.start_mark.line + 1,
+                              f"draws: {key} must be a whole number or a list of them, not {v!r}")
+    return value
+
+
+def _submit(value: Any, name: str, line: int) -> Submit:
+    """``{player: red, bid: 3}`` (the contract's form) or
+    ``{player: red, field: bid, value: 3}``: one player's input from their page."""
+    if not isinstance(value, dict) or not isinstance(value.get("player"), str):
+        raise ConfigError(name, line, "submit takes {player: <id>, <field>: <value>}")
+    rest = {k: v for k, v in value.items() if k != "player"}
+    if set(rest) == {"field", "value"} and isinstance(rest["field"], str):
+        return Submit(value["player"], rest["field"], rest["value"])
+    if len(rest) != 1 or not isinstance(next(iter(rest)), str):
+        raise ConfigError(name, line, "submit takes {player: <id>, <field>: <value>}, one field at a time")
+    (field, v), = rest.items()
+    return Submit(value["player"], field, v)
 
 
 class Simulation:
     """A daemon on simulated hardware and virtual time."""
 
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
-                 voice: Any = None) -> None:
+                 voice: Any = None, draws: dict[str, Any] | None = None,
+                 games: Any = None) -> None:
         from hardware.sim_reader import SimulatedReader
         from voice.base import RecordingVoice
 
@@ -92,7 +131,7 @@ class Simulation:
         self.reader = SimulatedReader()
         self.voice = voice or RecordingVoice()
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
-                              journal_path=state / "journal.sqlite")
+                              journal_path=state / "journal.sqlite", draws=draws, games=games)
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)
@@ -113,6 +152,8 @@ class Simulation:
             self.reader.unplug()
         elif kind == "plug":
             self.reader.plug()
+        elif kind == "submit":
+            self.loop.submit(value)  # as a paired page sends it
         self.loop.pump()
 
     def close(self) -> None:
@@ -122,9 +163,9 @@ class Simulation:
 def run_script(path: Path, *, state: Path | None = None, pretty: bool = False,
                out: TextIO = sys.stdout, overrides: dict[str, Any] | None = None,
                config_paths: Sequence[Path] = ()) -> int:
-    from companion.pretty import render
+    from companion.app.pretty import render
 
-    script_overrides, steps = load_script(path)
+    script_overrides, steps, draws = load_script(path)
     # Shipped defaults, then files named with --config, then the script's own config:
     # never the machine's /etc settings, so a script logs the same everywhere.
     cfg = configmod.load([*configmod.shipped_paths(), *config_paths], {**script_overrides, **(overrides or {})})
@@ -138,7 +179,7 @@ def run_script(path: Path, *, state: Path | None = None, pretty: bool = False,
             print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="companion-sim-") as tmp:
-        sim = Simulation(cfg, Path(state) if state else Path(tmp), log)
+        sim = Simulation(cfg, Path(state) if state else Path(tmp), log, draws=draws)
         try:
             for _line, kind, value in steps:
                 sim.step(kind, value)

@@ -41,9 +41,9 @@ from typing import Any
 
 # shutil, subprocess and tempfile are imported where a recovery needs them:
 # every start imports this module, and they cost it ~10 ms.
-from companion.events import input_from_json
-from companion.store import Journal, JournalTooNew, _json, fsync_dir, read_only
-from companion.tags import printable
+from companion.core.events import input_from_json
+from companion.core.tags import printable
+from companion.runtime.journal import Journal, JournalTooNew, _json, fsync_dir, read_only
 
 __all__ = ["Notice", "StateLock", "StateLocked", "JournalTooNew", "open_journal"]
 
@@ -788,7 +788,7 @@ def _fits(value: Any, hint: Any) -> bool:
 
 def checkpoint_problem(state: Any) -> str | None:
     """Why a stored checkpoint is not the table's state between games (None: it is)."""
-    from companion.session import GATHERING, IDLE, PLAYING, Session, TableState
+    from companion.core.table import GATHERING, IDLE, PLAYING, Table, TableState
 
     if not isinstance(state, dict):
         return "not a JSON object"
@@ -800,7 +800,7 @@ def checkpoint_problem(state: Any) -> str | None:
         if name in known and not _fits(value, hints[name]):
             return f"{name} is {type(value).__name__}"
     try:
-        Session().restore(state)
+        Table({}).restore(state)
     except Exception as e:  # noqa: BLE001 - any way it fails to restore is the row's fault
         return f"cannot be restored ({type(e).__name__})"
     return None

@@ -2,19 +2,18 @@
 
 Pure helpers for ``companion.games.one_night`` (rules: ``rules/one-night-werewolf.md``).
 Nothing here depends on what the table does: the night script is a function of
-the deck, the options and the seed only, which is what keeps the night from
-telling anything (a turn that is shorter because its card lies in the centre,
-or that reacts to a tap, would be a tell).
+the deck, the options and the night's secret jitter draw only, which is what
+keeps the night from telling anything (a turn that is shorter because its card
+lies in the centre, or that reacts to a tap, would be a tell).
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from companion.events import Output, Refusal, Report, Say
+from companion.core.events import Draw, Output, Refusal, Say, Sound
 
 # The order the deck is announced in (the source's listing).
 ROLES = ("villager", "werewolf", "seer", "thief")
@@ -150,30 +149,40 @@ class Segment:
     turn: str  # the role whose turn this beat belongs to ("" before the first)
 
 
-def window(role: str, opts: Options, seed: int) -> float:
-    """A role's window: window_s × pace plus a jitter drawn from the seed and the
-    role alone, so a replay (or a resumed night) gives the same length."""
+JITTER_DRAW = "jitter"  # the night's secret draw: one jitter in ms per role called
+
+
+def called_roles(deck: Mapping[str, int]) -> tuple[str, ...]:
+    """[ruling] every role in the deck is called, even if its card may lie in the centre."""
+    return tuple(role for role in NIGHT_ORDER if deck.get(role))
+
+
+def jitter_draw(deck: Mapping[str, int], opts: Options) -> Draw:
+    """The secret draw a night starts with: each called role's extra window, in ms."""
     low, high = opts.jitter_s
-    extra = random.Random(f"{seed}:onw:{role}").uniform(low, high) if high > low else low
-    return round(opts.window_s * opts.pace + extra, 3)
+    return Draw(JITTER_DRAW, round(low * 1000), round(high * 1000), count=len(called_roles(deck)))
 
 
-def night_script(deck: Mapping[str, int], opts: Options, seed: int) -> tuple[Segment, ...]:
-    """The whole night, fixed before it starts.  [ruling] every role in the deck
-    is called, even if its card may lie in the centre."""
+def window(opts: Options, jitter_ms: int) -> float:
+    """A role's window: window_s × pace plus its drawn jitter; the draw is
+    journaled, so a replay (or a resumed night) gives the same length."""
+    return round(opts.window_s * opts.pace + jitter_ms / 1000, 3)
+
+
+def night_script(deck: Mapping[str, int], opts: Options, jitter_ms: Sequence[int]) -> tuple[Segment, ...]:
+    """The whole night, fixed before it starts (``jitter_ms``: the drawn
+    jitter of each called role, in order)."""
     pause = round(opts.pause_s * opts.pace, 3)
     start: list[Output] = [Say("onw.night.start")]
     if opts.masking:
-        start.append(Report("ambience", {"sound": AMBIENCE, "action": "start"}))
+        start.append(Sound(AMBIENCE, True))
     script = [Segment("night:start", tuple(start), pause, "")]
-    for role in NIGHT_ORDER:
-        if deck.get(role):
-            script.append(Segment(f"night:{role}:wake", (Say(f"onw.{role}.wake"),),
-                                  window(role, opts, seed), role))
-            script.append(Segment(f"night:{role}:sleep", (Say(f"onw.{role}.sleep"),), pause, role))
+    for role, extra in zip(called_roles(deck), jitter_ms, strict=True):
+        script.append(Segment(f"night:{role}:wake", (Say(f"onw.{role}.wake"),), window(opts, extra), role))
+        script.append(Segment(f"night:{role}:sleep", (Say(f"onw.{role}.sleep"),), pause, role))
     morning: list[Output] = []
     if opts.masking:
-        morning.append(Report("ambience", {"sound": AMBIENCE, "action": "stop"}))
+        morning.append(Sound(AMBIENCE, False))
     morning.append(Say("onw.night.morning"))
     script.append(Segment("night:morning", tuple(morning), 0.0, "morning"))
     return tuple(script)

@@ -15,7 +15,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from companion.app import state_dir
+from companion.app.wiring import state_dir
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -24,9 +24,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from companion import journal_guard
-    from companion.config import for_command
-    from companion.store import Journal
+    from companion.app.config import for_command
+    from companion.runtime import journal_guard
+    from companion.runtime.journal import Journal
 
     path = state_dir(for_command(args)) / "journal.sqlite"
     if args.command == "restore":

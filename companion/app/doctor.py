@@ -194,7 +194,7 @@ def check_config(loader: Loader) -> tuple[Result, Mapping[str, Any] | None]:
 
 
 def state_path(cfg: Mapping[str, Any] | None, environ: Mapping[str, str]) -> Path:
-    """Where the daemon keeps its journal (same rule as companion.app)."""
+    """Where the daemon keeps its journal (same rule as companion.app.wiring)."""
     configured = (cfg or {}).get("state_dir")
     return Path(configured or environ.get("STATE_DIRECTORY", "").split(":")[0] or "state")
 
@@ -230,7 +230,7 @@ def check_state_dir(path: Path, env: Env) -> Result:
 def check_journal(path: Path) -> Result:
     """The journal's integrity (SQLite's integrity_check, and its WAL's
     checksums) and the backup a recovery would use; reads only."""
-    from companion.journal_guard import backup_problem, backups, diagnose, newest_intact_backup
+    from companion.runtime.journal_guard import backup_problem, backups, diagnose, newest_intact_backup
 
     journal = path / "journal.sqlite"
     backup = newest_intact_backup(journal, look_only=True)
@@ -401,11 +401,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def default_loader(args: argparse.Namespace) -> Loader:
-    """Loads the config the way the daemon does; a missing companion.config
+    """Loads the config the way the daemon does; a missing companion.app.config
     module is reported as such, not as a crash."""
 
     def load() -> Mapping[str, Any]:
-        from companion import config  # lazily: doctor must work even if it is broken
+        from companion.app import config  # lazily: doctor must work even if it is broken
 
         paths = list(config.default_paths()) + list(getattr(args, "config", None) or [])
         return config.load(paths)

@@ -4,7 +4,13 @@ An engine is a pure state machine in the manner of h11: ``handle(input)``
 returns the outputs for one input or raises ``Refusal`` and leaves the state
 exactly as it was.  Everything an engine knows lives in ``self.state`` (a
 deep-copyable value), which is what makes undo a snapshot restore and lets
-the journal rebuild any game by replaying its inputs.
+the journal rebuild any game by replaying its inputs — and in
+``self.sealed``: the players' own submits (sealed bids…), which the table's
+``back`` never touches (DESIGN.md, *Audiences*).
+
+The read side: ``public_view()`` is what everyone may see now (the public
+page), ``private_view(player)`` what that player alone may see, and
+``legal(player)`` what the table (``None``) or that player may do now.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.events import Input, Output, Press, Refusal, Say, TimerFired
+from companion.core.events import Drawn, Input, Output, Press, Refusal, Say, Submit, TimerFired
 
 
 @dataclass(frozen=True)
@@ -24,7 +30,36 @@ class Setup:
     players: tuple[str, ...]  # names in seat order, start player first
     rules: tuple[str, ...] = ()  # rule cards tapped (``rules/advanced`` → "advanced")
     options: Mapping[str, Any] = field(default_factory=dict)  # this game's config section
-    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a submit field takes: a whole number from ``low`` to ``high``, or
+    one of ``choices``; ``label`` is a narration key naming the field."""
+
+    label: str
+    low: int = 0
+    high: int = 0
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: Any) -> str | None:
+        """Why ``value`` does not fit, or None."""
+        if self.choices:
+            return None if value in self.choices else f"must be one of {', '.join(self.choices)}"
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "must be a whole number"
+        return None if self.low <= value <= self.high else f"must be from {self.low} to {self.high}"
+
+
+@dataclass(frozen=True)
+class Legal:
+    """What an audience may do now: the buttons that do something, the tag
+    identities a tap may carry (``player/*``-style patterns allowed), and
+    the fields a player may submit."""
+
+    buttons: tuple[str, ...] = ()
+    taps: tuple[str, ...] = ()
+    submits: Mapping[str, Ask] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -33,6 +68,7 @@ class Result:
 
     totals: Mapping[str, int]  # every player, in seat order
     winners: tuple[str, ...]
+    roles: Mapping[str, str] = field(default_factory=dict)  # player → role at the end, where a game has roles
 
 
 class Engine:
@@ -45,14 +81,16 @@ class Engine:
 
     game: ClassVar[str]  # the game card's suffix: ``game/<game>``
     tag_prefixes: ClassVar[tuple[str, ...]]  # identities this game's components carry
+    components: ClassVar[tuple[str, ...]] = ()  # every component identity (tags the reader may see)
     min_players: ClassVar[int]
     max_players: ClassVar[int]
     state: Any
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
+        self.sealed: dict[str, Any] = {}  # the players' submits: never undone by back
         self._undo: list[Any] = []
-        self._sealed = False  # an input has been made final: the start is out of reach
+        self._final = False  # an input has been made final: the start is out of reach
 
     # ------------------------------------------------------- for subclasses
     @classmethod
@@ -85,9 +123,35 @@ class Engine:
         raise NotImplementedError
 
     def resume(self) -> list[Output]:
-        """After a restart (the journal replayed): say where we are and re-arm
-        whatever timers the current step needs.  Default: re-prompt."""
+        """After a restart (the journal replayed): say where we are, re-arm
+        whatever timers the current step needs and ask again for a ``Draw``
+        that was asked for and not answered yet.  Default: re-prompt."""
         return self.prompt()
+
+    # ------------------------------------------------------------ read side
+    def public_label(self, inp: Input) -> str:
+        """How the public log and page name ``inp`` once accepted, asked before
+        it is handled.  Default: as it is (``skb/knight/3``, ``next``); a game
+        whose tap may carry a secret (a tile that slipped, a card laid face
+        down) names it without the secret, as a pattern the identity fits:
+        ``skb/*`` — one of the skb/ components."""
+        return inp.label
+
+    def public_view(self) -> dict[str, Any]:
+        """What everyone may see now, JSON-ready (the public page's game part).
+        Nothing here may be hidden information."""
+        return {"step": self.state.step}
+
+    def private_view(self, player: str) -> dict[str, Any]:
+        """What ``player`` alone may see now (their page), JSON-ready."""
+        return {}
+
+    def legal(self, player: str | None = None) -> Legal:
+        """What the table (``None``) or ``player`` may do now.  The default
+        knows only the buttons; games say more."""
+        if player is not None:
+            return Legal()
+        return Legal(buttons=("next", "repeat") + (("back",) if self._undo else ()))
 
     @property
     def finished(self) -> bool:
@@ -98,9 +162,11 @@ class Engine:
         raise NotImplementedError
 
     @property
-    def quiet(self) -> bool:
-        """True while the table must hear nothing but the script (the One
-        Night night): ``repeat`` and ``back`` are then refused."""
+    def eyes_closed(self) -> bool:
+        """True while players make hidden moves with everyone's eyes closed
+        (the One Night night): the table must then hear nothing but the
+        script — ``repeat`` and ``back`` are refused, a refusal is neither
+        heard nor seen, news of the reader waits for the morning."""
         return False
 
     def undo_scope(self, state: Any) -> Any:
@@ -116,7 +182,7 @@ class Engine:
     def at_start(self) -> bool:
         """Is the game as it started, with no input made final since?  Then
         ``back`` may leave it (the table returns to seating)."""
-        return not self._undo and not self._sealed
+        return not self._undo and not self._final and not self.sealed
 
     @property
     def can_undo(self) -> bool:
@@ -142,21 +208,27 @@ class Engine:
         scope, or time passing, clears the undo stack.
         """
         if isinstance(inp, Press) and inp.button == "back":
-            if self.quiet:
+            if self.eyes_closed:
                 raise Refusal("refuse.quiet", "not during the night")
             if not self._undo:
                 raise Refusal("refuse.nothing_to_undo", "nothing to undo in this step")
             self.state = self._undo.pop()
             return [Say("undo.done"), *self.prompt()]
-        before = copy.deepcopy(self.state)
+        before, sealed = copy.deepcopy(self.state), copy.deepcopy(self.sealed)
         try:
             outputs = self._handle(inp)
         except Refusal:
-            self.state = before
+            self.state, self.sealed = before, sealed
             raise
-        if not isinstance(inp, TimerFired) and self.undo_scope(before) == self.undo_scope(self.state):
+        if isinstance(inp, Submit):
+            # A submit lives in ``sealed``, which no snapshot holds, so back can
+            # never take it away; if it moved the table on too, back stops here.
+            if self.state != before:
+                self._undo.clear()
+                self._final = True
+        elif not isinstance(inp, TimerFired | Drawn) and self.undo_scope(before) == self.undo_scope(self.state):
             self._undo.append(before)
-        else:  # time has passed, or the input was final: nothing before it can be taken back
+        else:  # time has passed, a secret was drawn, or the input was final: nothing before it comes back
             self._undo.clear()
-            self._sealed = True
+            self._final = True
         return outputs

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from companion import tags
+from companion.core import tags
 
 MAX_FILE_BYTES = 256 * 1024  # a config is a few kB; refuse anything absurd before parsing
 
@@ -125,8 +125,8 @@ _pin = _whole(0, 27, "a whole BCM pin number")
 def _deck(v: Any) -> str | None:
     if v is None:
         return None
-    from companion.events import Refusal
-    from companion.games.one_night_rules import DEFAULT_DECKS, Options, deck_for  # the engine owns the rule
+    from companion.core.events import Refusal
+    from companion.games.one_night.rules import DEFAULT_DECKS, Options, deck_for  # the engine owns the rule
 
     if not isinstance(v, dict):
         return f"must be a mapping players: {{role: count}}, not {v!r}"
@@ -151,7 +151,7 @@ def _deck(v: Any) -> str | None:
 def _tile_sets(v: Any) -> str | None:
     if v is None:
         return None
-    from companion.games.seven_knights_rules import parse_options  # the engine owns the rule
+    from companion.games.seven_knights.rules import parse_options  # the engine owns the rule
 
     try:
         parse_options({"tile_sets": v})

@@ -1,0 +1,106 @@
+"""What leaves the table for the sinks, and the read side the pages draw from.
+
+The runtime's router publishes two kinds of message to every sink subscribed
+to their audience (DESIGN.md, *Audiences*):
+
+    TABLE          the speaker, the panel's LEDs and buzzer, the public page, the log
+    player:<id>    that player's page (and the log)
+    LOG            the log only
+
+``Event`` is a log event (``say``, ``accepted``, ``formation``, ``tell``…)
+with its audience and, for lines, the rendered ``line``; ``Command`` is
+something a device does that is no event (``feedback``: the ok/error LED and
+beep; ``sound``: the night's ambience; ``led``: the ready LED).
+
+The shell (speaker, panel, pages) knows only these values and the two small
+protocols below: ``Sink`` to receive, ``Inbox`` to send inputs back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from companion.core.events import LOG, TABLE
+
+ALL = "*"
+
+
+def seat_audience(player_id: str) -> str:
+    """The audience of the player seated as ``player_id`` (their page)."""
+    return f"player:{player_id}"
+
+
+@dataclass(frozen=True)
+class Event:
+    audience: str  # TABLE | LOG | seat_audience(id)
+    fields: Mapping[str, Any]  # the log event: {"t", "event", ...}, JSON-ready
+    line: Any = None  # the rendered line of a ``say`` or ``tell``
+
+    @property
+    def name(self) -> str:
+        return str(self.fields["event"])
+
+    @property
+    def public(self) -> bool:
+        return self.audience == TABLE
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # "feedback" | "sound" | "led"
+    args: Mapping[str, Any] = field(default_factory=dict)
+    audience: str = TABLE
+
+
+Message = Event | Command
+
+
+@dataclass(frozen=True)
+class PairRequest:
+    """From a page: the phone asking to become seat ``seat``'s private page.
+    The loop then takes that player's card, tapped within the pairing window,
+    as the proof (not as a game input) and answers with a ``paired`` command
+    carrying ``nonce`` to the seat's audience, which the page's server is
+    listening for."""
+
+    seat: str
+    nonce: str
+
+
+class Sink(Protocol):
+    def receive(self, message: Message) -> None: ...
+
+
+class Inbox(Protocol):
+    """Where a source hands the loop its inputs, from any thread: a tag seen,
+    a button, a player's ``Submit``, a pairing request."""
+
+    def submit(self, item: Any) -> None: ...
+
+
+class ReadSide:
+    """The latest snapshots for the pages, replaced whole by the loop after
+    each input and read from any thread: one reference swap, so a reader
+    never sees half an update and never makes the loop wait."""
+
+    def __init__(self) -> None:
+        self._snapshot: tuple[int, dict[str, Any], dict[str, dict[str, Any]]] = (0, {}, {})
+
+    def update(self, public: dict[str, Any], private: Mapping[str, dict[str, Any]]) -> None:
+        self._snapshot = (self._snapshot[0] + 1, public, dict(private))
+
+    @property
+    def version(self) -> int:
+        return self._snapshot[0]
+
+    def public(self) -> dict[str, Any]:
+        return self._snapshot[1]
+
+    def private(self, player_id: str) -> dict[str, Any]:
+        return self._snapshot[2].get(player_id, {})
+
+
+__all__ = ["ALL", "LOG", "TABLE", "Command", "Event", "Inbox", "Message", "PairRequest", "ReadSide", "Sink",
+           "seat_audience"]

@@ -1,0 +1,499 @@
+"""The table loop: inputs from the sources (reader, panel, pages) in, through
+the table and the active game, out through the router to the sinks of each
+output's audience (speaker, panel, log, public page, each player's page).
+
+One thread runs it.  Sources only ``submit`` (thread-safe); the loop journals
+every accepted input durably *before* any feedback, makes the secret draws
+the games ask for (journaled the same way), keeps the timers, and on start
+rebuilds the table by replaying the journal.  It imports no hardware, voice
+or web module: the wiring subscribes those to the router.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from companion.core import tags
+from companion.core.events import (
+    LOG,
+    TABLE,
+    ButtonPressed,
+    CancelTimer,
+    Draw,
+    Drawn,
+    Housekeeping,
+    Input,
+    Output,
+    Press,
+    ReaderStatus,
+    Refusal,
+    Report,
+    Say,
+    SetTimer,
+    ShellError,
+    Sound,
+    Submit,
+    TagSeen,
+    Tap,
+    Tell,
+    TimerFired,
+)
+from companion.core.messages import Command, Event, PairRequest, ReadSide, seat_audience
+from companion.core.table import PLAYING, Table
+from companion.runtime.clock import Clock
+from companion.runtime.draws import Drawer, DrawError
+from companion.runtime.journal import Journal, JournalError
+from companion.runtime.router import Router
+
+Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) -> Line with .text
+# An observer sees each step of the loop's work, on the loop's thread:
+# ("event", item, None) as an item leaves the inbox, ("input", inp, at) before
+# an input is handled (``at``: a timer's due time), ("journaled", inp, seconds
+# the append took) once it is durable, ("done", inp, None) when its outputs are out.
+Observer = Callable[[str, Any, Any], None]
+
+_STOP = object()
+SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
+NOT_REPEATED = frozenset({"session.language", "undo.done"})  # lines repeat never says again
+TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
+
+
+class TableLoop:
+    def __init__(self, table: Table, journal: Journal, clock: Clock, *, narrate: Narrate, router: Router,
+                 drawer: Drawer | None = None, read_side: ReadSide | None = None,
+                 tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
+                 extra_identities: Iterable[str] = (), pair_window_s: float = 30.0,
+                 on_game_end: Callable[[], None] | None = None,
+                 notices: Iterable[tuple[Say | None, str]] = ()) -> None:
+        self.table = table
+        self.journal = journal
+        self.clock = clock
+        self.narrate = narrate
+        self.router = router
+        self.drawer = drawer or Drawer()
+        self.read_side = read_side or ReadSide()
+        self.tag_map = dict(tag_map or {})
+        self.extra_players = tuple(extra_players)
+        self.extra_identities = frozenset(extra_identities)  # games' cards beyond the contract's
+        self.observers: list[Observer] = []
+        self.pair_window_s = pair_window_s
+        self._pairing: dict[str, tuple[str, float]] = {}  # seat → (nonce, until): a phone waits for the card
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
+        self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
+        self._order = itertools.count()
+        self._draw_retries: dict[str, Draw] = {}  # a draw whose journal write failed, by retry timer
+        self._last_draw: Draw | None = None  # the request behind the Drawn being handled
+        self._t0 = clock.now()
+        # The table's lines of the last accepted input: what repeat says again,
+        # in the language of the moment.
+        self._last_says: list[Say] = []
+        self._reader_connected: bool | None = None
+        self._reader_announced: bool | None = None
+        self._game_start_wall: float | None = None
+        self.on_game_end = on_game_end  # after a game's result is heard (backups)
+        self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
+
+    # ----------------------------------------------------------- threads
+    def submit(self, item: Any) -> None:
+        """From any thread: a TagSeen, ReaderStatus, ButtonPressed, ShellError,
+        or a player's ``Submit`` from their page."""
+        self.inbox.put(item)
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """From any thread: run ``fn`` on the loop's thread, after what is queued."""
+        self.inbox.put(fn)
+
+    def report_error(self, message: str) -> None:
+        """From any thread: log something the shell survived."""
+        self.inbox.put(ShellError(message))
+
+    def stop(self) -> None:
+        self.inbox.put(_STOP)
+
+    def pump(self) -> None:
+        """Handle everything submitted so far (simulation and tests)."""
+        while True:
+            try:
+                event = self.inbox.get_nowait()
+            except queue.Empty:
+                return
+            if event is not _STOP:
+                self._event(event)
+
+    def run(self, tick: Callable[[], None] | None = None, tick_every: float = 1.0) -> None:
+        """The real-time loop: wait for events and timers until ``stop()``."""
+        last_tick = -1e9
+        while True:
+            now = self.clock.now()
+            wait = min(self._next_due() - now, tick_every) if self._timers else tick_every
+            try:
+                event = self.inbox.get(timeout=max(0.0, wait))
+            except queue.Empty:
+                event = None
+            if event is _STOP:
+                return
+            if event is not None:
+                self._event(event)
+            self.fire_due(self.clock.now())
+            if tick is not None and self.clock.now() - last_tick >= tick_every:
+                last_tick = self.clock.now()
+                tick()
+
+    def _observe(self, stage: str, item: Any, info: Any = None) -> None:
+        for observer in self.observers:
+            observer(stage, item, info)
+
+    # ------------------------------------------------------------ timers
+    def _next_due(self) -> float:
+        while self._timers and self._live.get(self._timers[0][2]) != self._timers[0][:2]:
+            heapq.heappop(self._timers)  # cancelled or replaced
+        return self._timers[0][0] if self._timers else float("inf")
+
+    def fire_due(self, now: float) -> None:
+        """Fire every timer due by ``now``, in order, each at its own due time."""
+        while self._next_due() <= now:
+            due, _, name = heapq.heappop(self._timers)
+            del self._live[name]
+            if name in self._draw_retries:
+                self._draw(self._draw_retries.pop(name), at=due)
+            else:
+                self._input(TimerFired(name), at=due)
+
+    def advance_to(self, t: float) -> None:
+        """Virtual time only: move the clock to ``t``, firing timers on the way."""
+        set_time = getattr(self.clock, "set")  # noqa: B009 - only a VirtualClock has it
+        while self._next_due() <= t:
+            set_time(max(self._next_due(), self.clock.now()))
+            self.fire_due(self.clock.now())
+            self.pump()
+        set_time(t)
+
+    def _arm(self, name: str, due: float) -> None:
+        entry = (due, next(self._order))
+        self._live[name] = entry
+        heapq.heappush(self._timers, (*entry, name))
+
+    def pending_timers(self) -> dict[str, float]:
+        self._next_due()
+        return {name: due for name, (due, _) in self._live.items() if name not in self._draw_retries}
+
+    # ------------------------------------------------------------ events
+    def _event(self, event: Any) -> None:
+        self._observe("event", event)
+        if isinstance(event, ButtonPressed):
+            self._input(Press(event.name))
+        elif isinstance(event, TagSeen):
+            self._tag(event)
+        elif isinstance(event, Submit):
+            self._input(event)
+        elif isinstance(event, PairRequest):
+            self._pair_request(event)
+        elif isinstance(event, ReaderStatus):
+            self._reader(event)
+        elif isinstance(event, ShellError):
+            self._emit("error", LOG, message=event.message)
+        elif callable(event):
+            event()
+        else:
+            self._emit("error", LOG, message=f"unknown event {event!r} ignored")
+
+    def _tag(self, seen: TagSeen) -> None:
+        label = seen.text or (f"uid:{tags.normalise_uid(seen.uid)}" if seen.uid else "unknown")
+        if seen.error:
+            return self._reject(label, Refusal("refuse.unreadable", f"unreadable tag: {seen.error}"))
+        identity = tags.identify(seen.text, seen.uid, self.tag_map)
+        if identity is None or not (tags.is_known(identity, self.extra_players)
+                                    or identity in self.extra_identities):
+            return self._reject(label, Refusal("refuse.unknown_tag", "unknown tag"))
+        if identity.startswith("player/") and self._pairs(identity.removeprefix("player/")):
+            return None
+        self._input(Tap(identity))
+
+    # ----------------------------------------------------------- pairing
+    def _pair_request(self, request: PairRequest) -> None:
+        """A phone asks to be ``request.seat``'s page: that player's card,
+        tapped within the window, proves it.  Nothing is journaled: the
+        pairing belongs to the page's server, which keeps it."""
+        seat = request.seat
+        if not tags.is_known(f"player/{seat}", self.extra_players):
+            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": request.nonce,
+                                                        "reason": "no such seat"}, seat_audience(seat)))
+            return
+        if self.table.eyes_closed:  # a line now would break the night's silence
+            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": request.nonce,
+                                                        "reason": "not during the night"}, seat_audience(seat)))
+            return
+        self._pairing[seat] = (request.nonce, self.clock.now() + self.pair_window_s)
+        self._say_batch([Say("pairing.tap_card", {"player": self.table.name_of(seat)})])
+
+    def _pairs(self, seat: str) -> bool:
+        """Is this player-card tap the proof a waiting phone asked for?"""
+        nonce, until = self._pairing.get(seat, ("", 0.0))
+        if not nonce or self.clock.now() > until or self.table.eyes_closed:
+            return False
+        del self._pairing[seat]
+        self._emit("paired", player=self.table.name_of(seat))
+        self.router.publish(Command("feedback", {"ok": True}))
+        self.router.publish(Command("paired", {"seat": seat, "nonce": nonce}, seat_audience(seat)))
+        self._say_batch([Say("pairing.done", {"player": self.table.name_of(seat)})])
+        return True
+
+    def _reader(self, status: ReaderStatus) -> None:
+        if status.connected == self._reader_connected:
+            return  # report each change once
+        if self._reader_connected is None and status.connected:
+            self._reader_announced = True  # present from the start: nothing worth saying
+        self._reader_connected = status.connected
+        self._emit("reader", state="connected" if status.connected else "disconnected", detail=status.detail)
+        self.router.publish(Command("led", {"led": "ready", "on": status.connected}))
+        self._announce_reader()
+
+    def _announce_reader(self) -> None:
+        """Say the reader's state when it differs from what the table last
+        heard — but never while eyes are closed: the night must sound the
+        same whatever happens; a change then is told when the night is over."""
+        if self._reader_connected is None or self.table.eyes_closed:
+            return
+        if self._reader_connected != self._reader_announced:
+            key = ("reader.back" if self._reader_connected
+                   else "reader.missing" if self._reader_announced is None else "reader.lost")
+            self._reader_announced = self._reader_connected
+            self._say_batch([Say(key)])
+
+    # ------------------------------------------------------------ inputs
+    def _input(self, inp: Input, at: float | None = None) -> None:
+        """One input through the table; ``at`` is a timer's scheduled time,
+        from which the timers it sets are measured (so schedules don't drift)."""
+        self._observe("input", inp, at)
+        label = inp.label
+        public = self.table.public_label(inp)  # asked before the input changes the table
+        if isinstance(inp, Press) and inp.button == "repeat":
+            return self._repeat()
+        was_playing = self.table.state.phase == PLAYING
+        try:
+            outputs = self.table.handle(inp)
+        except Refusal as refusal:
+            if isinstance(inp, TimerFired):
+                return None  # a timer the game no longer wants (its step moved on)
+            if isinstance(inp, Drawn):
+                return self._emit("error", LOG, message=f"draw {inp.name} refused: {refusal.reason}")
+            return self._reject(label, refusal, inp if isinstance(inp, Submit) else None)
+        finished = self.table.finished
+        now = self.clock.now() if at is None else at
+        wall = self.clock.wall() - (self.clock.now() - now)
+        self._track_game_start(outputs, wall)
+        play = checkpoint = None
+        if finished is not None:
+            play = (self.table.state.session_no, finished.game, self._play_record(finished, wall))
+        if was_playing and self.table.engine is None:
+            checkpoint = self.table.checkpoint()
+        started = time.perf_counter()  # work done, not table time: real even on a virtual clock
+        try:
+            self.journal.append(inp, now - self._t0, wall, play=play, checkpoint=checkpoint)
+        except JournalError as e:
+            # Not durable, so not accepted: rebuild the table as the journal has it.
+            self._rebuild()
+            if isinstance(inp, TimerFired):  # nobody can tap a timer again: try it again shortly
+                self._arm(inp.name, now + TIMER_RETRY_S)
+                self._emit("error", LOG, message=f"{e}; timer {inp.name} will be tried again")
+                return None
+            if isinstance(inp, Drawn) and self._last_draw is not None:  # the engine still waits for it
+                retry = f"draw-retry:{inp.name}"
+                self._draw_retries[retry] = self._last_draw
+                self._arm(retry, now + TIMER_RETRY_S)
+                self._emit("error", LOG, message=f"{e}; draw {inp.name} will be tried again")
+                return None
+            self._emit("error", LOG, message=f"{e}; the input was not taken, please tap again")
+            return self._reject(label, Refusal("refuse.not_saved", "could not save; tap again"),
+                                inp if isinstance(inp, Submit) else None)
+        self._observe("journaled", inp, time.perf_counter() - started)
+        if isinstance(inp, Housekeeping):
+            return None  # the daemon's own bookkeeping: nothing to show or say
+        if isinstance(inp, Submit):
+            # Everyone may know that a player has submitted, never what.
+            self._emit("accepted", input="submit", player=self.table.name_of(inp.player), field=inp.field)
+        elif not isinstance(inp, (TimerFired, Drawn)):
+            self._emit("accepted", input=public)
+            self.router.publish(Command("feedback", {"ok": True}))
+        self._outputs(outputs, base=now)
+        self._announce_reader()  # a change the night kept quiet
+        if checkpoint is not None and self.on_game_end is not None:
+            self.on_game_end()
+        self._refresh_read_side()
+        self._observe("done", inp)
+        return None
+
+    def _repeat(self) -> None:
+        """The table's lines of the last accepted input (or timer) again: the
+        instruction a player missed, not the refusal or reader notice since,
+        and never a private line."""
+        if self.table.eyes_closed:
+            return self._reject("repeat", Refusal("refuse.quiet", "not during the night"))
+        if not self._last_says:
+            return self._reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
+        self._emit("accepted", input="repeat")
+        self.router.publish(Command("feedback", {"ok": True}))
+        self._say_batch(self._last_says)
+
+    def _reject(self, label: str, refusal: Refusal, submit: Submit | None = None) -> None:
+        if submit is not None:
+            # The reason may tell something about a sealed value: it goes to the
+            # submitting player's page only, and nothing is heard or lit.
+            self._emit("rejected", seat_audience(submit.player), input="submit",
+                       player=self.table.name_of(submit.player), field=submit.field, reason=refusal.reason,
+                       key=refusal.key)
+            return
+        if self.table.eyes_closed:  # at night a refusal is neither heard nor seen by those awake
+            self._emit("rejected", LOG, input=label, reason=refusal.reason)
+            return
+        self._emit("rejected", input=label, reason=refusal.reason)
+        self.router.publish(Command("feedback", {"ok": False}))
+        self._say_batch([Say(refusal.key, refusal.params)])
+
+    # ----------------------------------------------------------- outputs
+    def _outputs(self, outputs: list[Output], base: float) -> None:
+        """Carry out one input's outputs in order; its table lines, all of
+        them, become what ``repeat`` says again.  Draws come last: each is an
+        input of its own, journaled before anything follows from it."""
+        says: list[Say] = []
+        spoken: list[Say] = []
+        draws: list[Draw] = []
+        for out in outputs:
+            if isinstance(out, Say):
+                says.append(out)
+                continue
+            if says:
+                self._say_batch(says)
+                spoken += says
+                says = []
+            if isinstance(out, Tell):
+                self._tell(out)
+            elif isinstance(out, Report):
+                self._emit(out.event, self._audience(out.audience), **dict(out.fields))
+            elif isinstance(out, Sound):
+                self._emit("ambience", sound=out.sound, action="start" if out.on else "stop")
+                self.router.publish(Command("sound", {"sound": out.sound, "on": out.on}))
+            elif isinstance(out, SetTimer):
+                self._arm(out.name, base + out.delay)
+            elif isinstance(out, CancelTimer):
+                self._live.pop(out.name, None)
+            elif isinstance(out, Draw):
+                draws.append(out)
+        if says:
+            self._say_batch(says)
+            spoken += says
+        # A language card's own line and "Undone." are not instructions: repeat
+        # says the instruction in force (after back, the restored step's prompt).
+        spoken = [s for s in spoken if s.key not in NOT_REPEATED]
+        if spoken:
+            self._last_says = spoken
+        for request in draws:
+            self._draw(request, at=base)
+
+    def _draw(self, request: Draw, at: float) -> None:
+        try:
+            value = self.drawer.draw(request, self.table.state.games_started)
+        except DrawError as e:
+            self._emit("error", LOG, message=str(e))
+            return
+        self._last_draw = request
+        self._input(Drawn(request.name, value), at=at)
+
+    def _audience(self, audience: str) -> str:
+        """An engine's audience (players by name) as the router's (seats by id)."""
+        if audience in (TABLE, LOG):
+            return audience
+        seat = self.table.audience_id(audience)
+        return seat_audience(seat) if seat is not None else LOG
+
+    def _tell(self, out: Tell) -> None:
+        line = self.narrate(out.key, out.params, self.table.lang)
+        fields: dict[str, Any] = {"to": out.to, "key": line.key, "text": line.text, "lang": line.lang}
+        if out.data:
+            fields["data"] = dict(out.data)
+        self._emit("tell", self._audience(f"player:{out.to}"), line=line, **fields)
+
+    def _say_batch(self, says: list[Say]) -> list[Any]:
+        lines = [self.narrate(s.key, s.params, self.table.lang) for s in says]
+        for line in lines:
+            self._speak(line)
+        return lines
+
+    def _speak(self, line: Any) -> None:
+        self._emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
+
+    def _emit(self, event: str, audience: str = TABLE, line: Any = None, **fields: Any) -> None:
+        self.router.publish(Event(audience, {"t": round(self.clock.now() - self._t0, 3), "event": event,
+                                             **fields}, line))
+
+    def _refresh_read_side(self) -> None:
+        table = self.table
+        public = {**table.public_view(), "legal": _legal_json(table.legal(None))}
+        private = {seat: {**table.private_view(seat), "legal": _legal_json(table.legal(seat))}
+                   for seat in table.state.seats}
+        self.read_side.update(public, private)
+
+    # ---------------------------------------------------- journal replay
+    def _track_game_start(self, outputs: Iterable[Output], wall: float) -> None:
+        if any(isinstance(o, Report) and o.event == "game_started" for o in outputs):
+            self._game_start_wall = wall
+
+    def _play_record(self, play: Any, wall: float) -> dict[str, Any]:
+        """A finished game shaped like BG Stats' play import."""
+        start = self._game_start_wall if self._game_start_wall is not None else wall
+        players = []
+        for i, (name, seat) in enumerate(zip(play.players, play.ids, strict=True)):
+            player = {"name": name, "score": play.totals.get(name, 0), "winner": name in play.winners,
+                      "startPlayer": i == 0, "sourcePlayerId": seat}
+            if name in play.roles:
+                player["role"] = play.roles[name]
+            players.append(player)
+        return {
+            "rules": list(play.rules),
+            "playDate": datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            "durationMin": max(0, round((wall - start) / 60)),
+            "players": players,
+        }
+
+    def _rebuild(self) -> int:
+        """Replay the journal into the table; returns inputs replayed."""
+        seq, cp = self.journal.checkpoint()
+        n = 0
+        for entry, result in self.table.replay(cp, self.journal.entries(after=seq)):
+            if isinstance(result, Refusal):
+                self._emit("error", LOG, message=f"journal input {entry.seq} no longer applies: {result.reason}")
+                continue
+            self._track_game_start(result, entry.wall)
+            n += 1
+        return n
+
+    def start(self) -> None:
+        """Rebuild from the journal, journal what changed since (settings, a
+        new games night), then say where the table is."""
+        n = self._rebuild()
+        self._emit("started", LOG, replayed=n)
+        st = self.table.state
+        coming = (st.pending or {}).get("configure", st.settings)
+        if coming != self.table.wanted:
+            self._input(Housekeeping("configure", self.table.wanted))
+        last = self.journal.last_wall()
+        if last is not None and self.clock.wall() - last > SESSION_GAP_S:
+            self._input(Housekeeping("new-session"))
+        for _, message in self.notices:
+            self._emit("error", LOG, message=message)
+        self._say_batch([say for say, _ in self.notices if say is not None])
+        self._outputs(self.table.resume(), base=self.clock.now())
+        self._refresh_read_side()
+
+
+def _legal_json(legal: Any) -> dict[str, Any]:
+    return {"buttons": list(legal.buttons), "taps": list(legal.taps),
+            "submits": {name: {"label": ask.label, "low": ask.low, "high": ask.high, "choices": list(ask.choices)}
+                        for name, ask in legal.submits.items()}}
