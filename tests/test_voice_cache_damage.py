@@ -86,14 +86,14 @@ def test_finding_a_zero_length_file_does_not_stop_the_background_fill(tmp_path, 
 
 
 def test_finding_the_background_fill_stopping_gives_a_reason(monkeypatch):
-    from companion.app import daemon
+    from companion.app import wiring
 
     def broken(voice, langs):
         raise EOFError  # str() is "": the old message ended in an empty reason
 
     monkeypatch.setattr("voice.prerender.fill", broken)
     said: list[str] = []
-    daemon._prerender(object(), "ja", said.append)
+    wiring._fill(object(), "ja", said.append)
     assert said == ["voice prerender stopped: EOFError: "]
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from companion.app import config as configmod
-from companion.app.wiring import App, build, state_dir
+from companion.app import wiring
+from companion.app.wiring import App, build
 from companion.core import threads
 from companion.runtime.clock import RealClock
 
@@ -33,33 +34,6 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--voice", choices=("tts", "console", "silent"), help="override voice.backend")
     p.add_argument("--json", action="store_true", help="--simulate: print the JSON event log instead of the readable view")
     p.add_argument("--no-input", action="store_true", help="--simulate: don't read commands from stdin (benchmarks)")
-
-
-def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
-               asked_for_tts: bool = False, shown: bool = False) -> Any:
-    """The voice backend; ``shown``: the terminal already shows every line
-    said (the readable simulation), so the console voice would print it twice."""
-    backend = cfg["voice"]["backend"]
-    if simulate and backend == "tts" and not asked_for_tts:
-        backend = "console"  # a simulation speaks only when asked to (--voice tts)
-    if backend == "tts":
-        from voice.tts_voice import TtsVoice
-
-        return TtsVoice({**cfg["voice"], "cache_dir": cfg["voice"]["cache_dir"]
-                         or str(state_dir(cfg) / "voice-cache")}, on_error=on_error)
-    from voice.console import ConsoleVoice, SilentVoice
-
-    return SilentVoice() if backend == "silent" or shown else ConsoleVoice(out)
-
-
-def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
-    if simulate or cfg["reader"]["backend"] == "simulated":
-        from hardware.sim_reader import SimulatedReader
-
-        return SimulatedReader()
-    from hardware.nfc_reader import NfcReader  # supervised: a lost reader is retried, never fatal
-
-    return NfcReader(cfg["reader"])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
 
-    reader = make_reader(cfg, args.simulate)
+    reader = wiring.make_reader(cfg, args.simulate)
     errors: list[Callable[[str], None]] = []  # the loop's error sink, once it exists
     early: list[str] = []  # what the voice says before the loop exists (engine fallback, bad pack files)
-    voice = make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else early.append(msg),
+    voice = wiring.make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else early.append(msg),
                        asked_for_tts=args.voice == "tts", shown=readable)
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True)
     loop = app.loop
@@ -106,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
     loop.start()
     reader.start(loop.submit)
     sdnotify.ready()
-    if hasattr(voice, "cache"):  # fill the WAV cache behind the table's back: cues then cost no synthesis
-        threads.spawn("prerender", _prerender, voice, cfg["language"], loop.report_error)
+    wiring.start_voice_fill(voice, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:
         # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
         threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen)
@@ -127,15 +100,6 @@ def run(args: argparse.Namespace) -> int:
         if stuck:
             print(f"companion: threads that did not stop: {', '.join(stuck)}", file=sys.stderr)
     return 0
-
-
-def _prerender(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
-    from voice.prerender import fill
-
-    try:
-        fill(voice, [lang, "en", "ja"])  # the table's language first, at low priority
-    except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
-        on_error(f"voice prerender stopped: {type(e).__name__}: {e}")
 
 
 # ------------------------------------------------------------- terminal

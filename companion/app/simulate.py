@@ -19,7 +19,7 @@ import yaml
 
 from companion.app import config as configmod
 from companion.app.config import ConfigError
-from companion.app.wiring import App, build
+from companion.app.wiring import App, build, make_reader, recording_voice
 from companion.core import tags
 from companion.core.events import Submit
 from companion.runtime.clock import VirtualClock
@@ -122,14 +122,11 @@ class Simulation:
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
                  voice: Any = None, draws: dict[str, Any] | None = None,
                  games: Any = None) -> None:
-        from hardware.sim_reader import SimulatedReader
-        from voice.base import RecordingVoice
-
         cfg = dict(cfg)
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
         self.clock = VirtualClock()
-        self.reader = SimulatedReader()
-        self.voice = voice or RecordingVoice()
+        self.reader = make_reader(cfg, simulate=True)
+        self.voice = voice or recording_voice()
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
                               journal_path=state / "journal.sqlite", draws=draws, games=games)
         self.loop = self.app.loop

@@ -7,9 +7,10 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from companion.app import config as configmod
+from companion.core import threads
 from companion.core.events import TABLE, ButtonPressed, Say
 from companion.core.table import Table
 from companion.runtime.clock import Clock
@@ -51,6 +52,13 @@ class App:
             self.lock.release()
 
 
+def recording_voice() -> Any:
+    """A voice that keeps what it is asked to say (simulations, tests)."""
+    from voice.base import RecordingVoice
+
+    return RecordingVoice()
+
+
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
@@ -90,6 +98,50 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     if panel_error:
         loop.report_error(panel_error)
     return App(loop, journal, router, reader, panel, voice, sinks, lock)
+
+def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
+               asked_for_tts: bool = False, shown: bool = False) -> Any:
+    """The voice backend; ``shown``: the terminal already shows every line
+    said (the readable simulation), so the console voice would print it twice."""
+    backend = cfg["voice"]["backend"]
+    if simulate and backend == "tts" and not asked_for_tts:
+        backend = "console"  # a simulation speaks only when asked to (--voice tts)
+    if backend == "tts":
+        from voice.tts_voice import TtsVoice
+
+        return TtsVoice({**cfg["voice"], "cache_dir": cfg["voice"]["cache_dir"]
+                         or str(state_dir(cfg) / "voice-cache")}, on_error=on_error)
+    from voice.console import ConsoleVoice, SilentVoice
+
+    return SilentVoice() if backend == "silent" or shown else ConsoleVoice(out)
+
+
+def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
+    if simulate or cfg["reader"]["backend"] == "simulated":
+        from hardware.sim_reader import SimulatedReader
+
+        return SimulatedReader()
+    from hardware.nfc_reader import NfcReader  # supervised: a lost reader is retried, never fatal
+
+    return NfcReader(cfg["reader"])
+
+
+def start_voice_fill(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
+    """Fill the WAV cache behind the table's back (a voice that has one), so
+    cues then cost no synthesis: on its own thread, the table's language first."""
+    if hasattr(voice, "cache"):
+        threads.spawn("prerender", _fill, voice, lang, on_error)
+
+
+def _fill(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
+    from voice.prerender import fill
+
+    try:
+        fill(voice, [lang, "en", "ja"])  # the table's language first, at low priority
+    except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
+        on_error(f"voice prerender stopped: {type(e).__name__}: {e}")
+
+
 
 def _make_panel(factory: Callable[[Callable[[str], None]], Any],
                 on_button: Callable[[str], None]) -> tuple[Any, str | None]:
