@@ -72,3 +72,11 @@ def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
     bad = tmp_path / "x.py"
     bad.write_text("from companion.runtime.loop import TableLoop\n")
     assert imports(bad) == {"companion.runtime.loop"}
+
+
+@pytest.mark.parametrize("command", ["daemon", "simulate", "scores", "cli"])
+def test_commands_get_their_devices_from_the_wiring(command: str) -> None:
+    """Only companion/app/wiring.py (and the commands that are the shell's own
+    tools: tags, voice, doctor's probes) may reach into hardware/ and voice/."""
+    path = ROOT / "companion" / "app" / f"{command}.py"
+    assert not [m for m in imports(path) if m.split(".")[0] in ("hardware", "voice")], command
