@@ -14,7 +14,7 @@ from companion.games.one_night import engine as one_night
 from companion.games.one_night import rules as one_night_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-LINES = ROOT / "voice" / "lines"
+LINES = ROOT / "companion" / "games" / "one_night" / "lines"  # the game's own lines
 
 
 def engine_keys() -> set[str]:

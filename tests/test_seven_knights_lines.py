@@ -27,8 +27,11 @@ from companion.core.events import Refusal, Say
 from companion.games.seven_knights.engine import SevenKnights
 
 ROOT = Path(__file__).resolve().parents[1]
-EN = yaml.safe_load((ROOT / "voice/lines/en.yaml").read_text(encoding="utf-8"))
-JA = yaml.safe_load((ROOT / "voice/lines/ja.yaml").read_text(encoding="utf-8"))
+# Every line the table may say: the shared file and each game's own (as the narrator reads them).
+EN = {k: v for f in (ROOT / "voice/lines/en.yaml", *sorted(ROOT.glob("companion/games/*/lines/en.yaml")))
+      for k, v in yaml.safe_load(f.read_text(encoding="utf-8")).items()}
+JA = {k: v for f in (ROOT / "voice/lines/ja.yaml", *sorted(ROOT.glob("companion/games/*/lines/ja.yaml")))
+      for k, v in yaml.safe_load(f.read_text(encoding="utf-8")).items()}
 
 # (players, rule cards, inputs first, refused input): one case per engine refusal key
 ROUND = ("k1", "next", "k1", "k2", "k3", "k4", "witch", "next", "next", "next")  # basic, 4 players
