@@ -67,7 +67,9 @@ class MadnessState:
     girl: str | None = None  # who plays the Girl (public)
     card: str | None = None  # human | evil-god: the secret, once known to the companion
     held: bool = False  # the companion holds her card (public: everyone saw the tap)
-    turns: int = 0  # turns called so far
+    turns: int = 0  # turns called so far (names the turn timers)
+    turn_of: str | None = None  # whose turn was called last
+    round: int = 0
     left_s: float = 0.0  # discussion time left at the last discussion timer
     pending: str | None = None  # the player card awaiting its side or state card
     votes: dict[str, str] = field(default_factory=dict)  # investigator → keep | kill
@@ -176,25 +178,25 @@ class MadnessHour(Engine):
             return [Say("mh.turn.warning", {"seconds": spoken(self.opts.turn_warning_s)}),
                     SetTimer(f"turn:{s.turns}:up", self.opts.turn_warning_s)]
         if isinstance(inp, TimerFired) and inp.name == f"turn:{s.turns}:up":
-            return [Say("mh.turn.time_up", {"player": self._turn_player(s.turns - 1)})]
+            return [Say("mh.turn.time_up", {"player": s.turn_of})]
         if isinstance(inp, Tap) and inp.identity == "mh/climax":
             return [*self._cancel_turn(), *self._begin_discussion()]
         if (dead := self._dead_card(inp)) is not None:
             return dead
         raise self._not_taken(inp, "mh.refuse.explore", "press next for the next turn, or tap the climax card")
 
-    def _turn_player(self, n: int) -> str:
-        order = [p for p in turn_order(self.players, self._girl) if p not in self.state.dead]
-        return order[n % len(order)]
-
     def _call_turn(self) -> list[Output]:
+        """The next living player after the last one called, in turn order; back
+        at the Girl, a new round."""
         s = self.state
-        order = [p for p in turn_order(self.players, self._girl) if p not in s.dead]
+        order = turn_order(self.players, self._girl)
+        at = order.index(s.turn_of) + 1 if s.turn_of else 0
+        who = next(p for p in (order[at:] + order) if p not in s.dead)  # the Girl is alive until the climax
         out: list[Output] = list(self._cancel_turn())
-        n, s.turns = s.turns, s.turns + 1
-        if n % len(order) == 0:
-            out.append(Say("mh.turn.round", {"round": n // len(order) + 1}))
-        who = order[n % len(order)]
+        s.turn_of, s.turns = who, s.turns + 1
+        if who == s.girl:
+            s.round += 1
+            out.append(Say("mh.turn.round", {"round": s.round}))
         out.append(Say("mh.turn.girl" if who == s.girl else "mh.turn.investigator", {"player": who}))
         return [*out, *self._turn_timer()]
 
@@ -438,7 +440,7 @@ class MadnessHour(Engine):
 
     def public_view(self) -> dict[str, Any]:
         s = self.state
-        view: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held, "turns": s.turns,
+        view: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held, "round": s.round, "turn": s.turn_of,
                                 "votes": dict(s.votes), "dead": list(s.dead), "battle": dict(s.totals),
                                 "revealed": list(s.revealed), "girl_alive": s.girl_alive,
                                 "states": dict(s.states)}
