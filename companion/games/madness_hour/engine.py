@@ -459,9 +459,9 @@ class MadnessHour(Engine):
         if player is not None:
             return Legal(submits=dict(BATTLE_FIELDS)) if s.step == "battle" and player in s.votes else Legal()
         base = super().legal(None)
-        taps = {"girl": ("player/*",), "card": GIRL_CARDS, "explore": ("mh/climax", "player/*", "mh/state/dead"),
+        taps = {"girl": ("player/*",), "card": ("mh/girl/*",), "explore": ("mh/climax", "player/*", "mh/state/dead"),
                 "vote": ("player/*", *SIDE_CARDS, "mh/state/dead"), "battle": SIDE_CARDS,
-                "ending": ("player/*", *GIRL_CARDS, *STATE_CARDS)}.get(s.step, ())
+                "ending": ("player/*", "mh/girl/*", *STATE_CARDS)}.get(s.step, ())
         return Legal(buttons=base.buttons, taps=taps)
 
     # ---------------------------------------------------------------- helpers
