@@ -147,7 +147,7 @@ REFUSALS = [
     ("a vote before the climax", at_explore, [("tap", "mh/side/keep")], "mh.refuse.vote_before_climax"),
     ("the Girl voting", at_vote, [("tap", "player/red")], "mh.refuse.girl_votes"),
     ("a side card before a player card", at_vote, [("tap", "mh/side/kill")], "mh.refuse.side_before_player"),
-    ("a state card for a dead player", at_ending, [("tap", "player/red")], "mh.refuse.girl_not_here"),
+    ("the Girl's player card at the ending", at_ending, [("tap", "player/red")], "mh.refuse.girl_not_here"),
     ("a component of another game", at_explore, [("tap", "skb/knight/1")], "refuse.other_game"),
     ("the verdict before every state", at_ending, [("press", "next")], "mh.refuse.ending_incomplete"),
 ]

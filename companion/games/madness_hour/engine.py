@@ -193,7 +193,7 @@ class MadnessHour(Engine):
         at = order.index(s.turn_of) + 1 if s.turn_of else 0
         who = next(p for p in (order[at:] + order) if p not in s.dead)  # the Girl is alive until the climax
         out: list[Output] = list(self._cancel_turn())
-        s.turn_of, s.turns = who, s.turns + 1
+        s.turn_of, s.turns, s.pending = who, s.turns + 1, None  # a player card left hanging is dropped
         if who == s.girl:
             s.round += 1
             out.append(Say("mh.turn.round", {"round": s.round}))
