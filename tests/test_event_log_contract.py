@@ -27,6 +27,7 @@ CONTRACT: dict[str, dict[str, Any]] = {
     "round_scored": {"game": str, "round": int, "points": dict, "totals": dict},
     "game_over": {"game": str, "totals": dict, "winners": list},
     "onw_result": {"executed": list, "winning_team": str, "winners": list},
+    "mh_result": {"girl": str, "girl_alive": bool, "dead": list, "winners": list},
     "reader": {"state": str},
     "error": {"message": str},
 }
@@ -54,6 +55,8 @@ def check_contract(events: list[dict[str, Any]]) -> None:
         if ev["event"] == "formation":
             assert ev["verdict"] in ("knights", "witch", "nobody")
             assert all(t.startswith("skb/") for t in ev["tiles"] + ev["excluded"])
+        if ev["event"] == "mh_result":
+            assert ev["girl"] in ("human", "evil-god")
         if ev["event"] == "reader":
             assert ev["state"] in ("connected", "disconnected")
         if ev["event"] == "onw_result":
@@ -61,7 +64,7 @@ def check_contract(events: list[dict[str, Any]]) -> None:
         for field in ("points", "totals"):
             if field in ev and isinstance(ev[field], dict):  # players by name, never player/…
                 assert all("/" not in p for p in ev[field]), ev
-        for field in ("winners", "executed"):
+        for field in ("winners", "executed", "dead"):
             if field in ev:
                 assert all("/" not in p for p in ev[field]), ev
     if any(e["event"] == "round_scored" for e in events):  # totals are the sums of points

@@ -450,7 +450,8 @@ def test_check_on_the_emulated_reader(emulator, tmp_path):
     args = parse("check", "madness-hour", "--tag-map", str(cli.tag_map), "--timeout", "1")
     assert run(args, reader_factory=nfc_station(emulator), out=cli.out, done=cli.done) == 1
     assert "- game/madness-hour: not part of madness-hour" in cli.text
-    assert "missing (2): mh/girl/human, mh/girl/evil-god" in cli.text
+    assert ("missing (8): mh/girl/human, mh/girl/evil-god, mh/climax, mh/side/keep, mh/side/kill, "
+            "mh/state/sane, mh/state/mad, mh/state/dead") in cli.text
 
 
 def test_no_reader_points_at_companion_doctor(tmp_path: Path) -> None:

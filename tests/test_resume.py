@@ -13,7 +13,8 @@ from companion.app import config
 from companion.app.simulate import Simulation, load_script
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = [ROOT / "examples" / "seven-knights.yaml", ROOT / "examples" / "one-night.yaml"]
+SCRIPTS = [ROOT / "examples" / "seven-knights.yaml", ROOT / "examples" / "one-night.yaml",
+           ROOT / "examples" / "madness-hour.yaml"]
 
 
 def play(path: Path, state: Path, cut: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

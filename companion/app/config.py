@@ -219,6 +219,12 @@ SCHEMA: dict[str, Any] = {
             "masking": Field(True, _is(bool, "true or false")),
             "deck": Field(None, _deck),
         },
+        "madness-hour": {
+            "turn_s": Field(0, _number(0, 3600), "the turn timer; 0: off"),
+            "turn_warning_s": Field(10, _number(0, 600), "seconds before a turn's end at which it is said"),
+            "discussion_s": Field(60, _number(5, 1800), "the climax discussion"),
+            "warnings_s": Field([30, 10], _seconds_list),
+        },
     },
 }
 

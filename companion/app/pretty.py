@@ -36,6 +36,10 @@ def render(ev: Mapping[str, Any]) -> str:
         executed = ", ".join(ev["executed"]) or "nobody"
         return (f"{t}  ★ executed: {executed} — {ev['winning_team']} wins: "
                 f"{', '.join(ev['winners']) or 'nobody'}")
+    if kind == "mh_result":
+        girl = "human" if ev["girl"] == "human" else "the evil god"
+        return (f"{t}  ★ the Girl was {girl}, {'alive' if ev['girl_alive'] else 'dead'}; "
+                f"dead: {', '.join(ev['dead']) or 'nobody'} — winners: {', '.join(ev['winners']) or 'nobody'}")
     if kind == "reader":
         return f"{t}  {'🔌' if ev['state'] == 'connected' else '⚠'} reader {ev['state']}"
     if kind == "error":

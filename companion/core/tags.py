@@ -20,7 +20,8 @@ COMPONENT_SETS: dict[str, tuple[str, ...]] = {
     "seven-knights": tuple(f"skb/knight/{n}" for n in range(1, 8)) + ("skb/witch",),
     "one-night": ("onw/werewolf/1", "onw/werewolf/2", "onw/seer/1", "onw/thief/1")
     + tuple(f"onw/villager/{n}" for n in range(1, 5)),
-    "madness-hour": ("mh/girl/human", "mh/girl/evil-god"),
+    "madness-hour": ("mh/girl/human", "mh/girl/evil-god", "mh/climax", "mh/side/keep", "mh/side/kill",
+                     "mh/state/sane", "mh/state/mad", "mh/state/dead"),
     "demagogos": tuple(f"dt/box/{n}" for n in range(1, 11)),
     "players": tuple(f"player/{c}" for c in COLOURS),
     "games": tuple(f"game/{g}" for g in GAMES),

@@ -272,8 +272,7 @@ class TableLoop:
         """One input through the table; ``at`` is a timer's scheduled time,
         from which the timers it sets are measured (so schedules don't drift)."""
         self._observe("input", inp, at)
-        label = inp.label
-        public = self.table.public_label(inp)  # asked before the input changes the table
+        public = self.table.public_label(inp)  # asked before the input changes the table; refusals too
         if isinstance(inp, Press) and inp.button == "repeat":
             return self._repeat()
         was_playing = self.table.state.phase == PLAYING
@@ -284,7 +283,7 @@ class TableLoop:
                 return None  # a timer the game no longer wants (its step moved on)
             if isinstance(inp, Drawn):
                 return self._emit("error", LOG, message=f"draw {inp.name} refused: {refusal.reason}")
-            return self._reject(label, refusal, inp if isinstance(inp, Submit) else None)
+            return self._reject(public, refusal, inp if isinstance(inp, Submit) else None)
         finished = self.table.finished
         now = self.clock.now() if at is None else at
         wall = self.clock.wall() - (self.clock.now() - now)
@@ -311,7 +310,7 @@ class TableLoop:
                 self._emit("error", LOG, message=f"{e}; draw {inp.name} will be tried again")
                 return None
             self._emit("error", LOG, message=f"{e}; the input was not taken, please tap again")
-            return self._reject(label, Refusal("refuse.not_saved", "could not save; tap again"),
+            return self._reject(public, Refusal("refuse.not_saved", "could not save; tap again"),
                                 inp if isinstance(inp, Submit) else None)
         self._observe("journaled", inp, time.perf_counter() - started)
         if isinstance(inp, Housekeeping):

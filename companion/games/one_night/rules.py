@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from companion.core.countdown import next_point, spoken  # noqa: F401 (re-exported for the engine)
 from companion.core.events import Draw, Output, Refusal, Say, Sound
 
 # The order the deck is announced in (the source's listing).
@@ -132,11 +133,6 @@ def role_of(card: str) -> str:
     return card.split("/")[1]
 
 
-def spoken(x: float) -> int | float:
-    """Numbers go to the narrator as ints when they are whole."""
-    return int(x) if float(x).is_integer() else x
-
-
 # ------------------------------------------------------------------ the night
 @dataclass(frozen=True)
 class Segment:
@@ -197,14 +193,6 @@ def turn_start(script: Sequence[Segment], at: int) -> int:
 
 
 # -------------------------------------------------------------- the discussion
-def next_point(left: float, total: float, warnings: Sequence[float]) -> float:
-    """The next time-left value at which the discussion timer fires: every whole
-    minute (so a restart knows the time left to within a minute), every warning
-    and 0."""
-    points = {float(m) for m in range(60, int(total) + 1, 60)} | {float(w) for w in warnings} | {0.0}
-    return max(p for p in points if p < left)
-
-
 def warning_line(left: float) -> Say:
     if left == 60:
         return Say("onw.discussion.one_minute_left")

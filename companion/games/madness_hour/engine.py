@@ -1,0 +1,489 @@
+"""Madness Hour (マッドネスアワー): the rule engine.
+
+Steps, and what each takes (everything else is refused and changes nothing):
+
+    girl        the Girl's ``player/<name>``
+    card        her Girl card tapped face down (``mh/girl/human`` or ``mh/girl/evil-god``:
+                answered the same way, named in public as ``mh/girl/*``) or `next` (she keeps it)
+    explore     `next` calls the next turn (the Girl, then the investigators clockwise; timers
+                ``turn:<n>:warn`` / ``turn:<n>:up`` when ``turn_s`` is set); ``player/<name>``
+                then ``mh/state/dead`` marks an investigator who died; ``mh/climax`` → discussion
+    discussion  timer ``discussion`` (a tick each minute and at each warning); `next` ends it early
+    vote        each living investigator's ``player/<name>`` then ``mh/side/keep|kill`` (changeable
+                until all have voted), or then ``mh/state/dead``; unanimous → ending, else battle
+    battle      submits ``strength``, ``items``, ``mystic`` (a mystic count reveals madness) from
+                the voters' pages, then `next`; or the table taps the winning side's card
+    ending      the Girl's card (unless held), each survivor's ``player/<name>`` then
+                ``mh/state/sane|mad`` (or ``mh/state/dead``), then `next` → ``mh_result``
+    done        nothing
+
+The Girl's card is the one secret: until ``done`` it is in ``state.card`` and
+nowhere public — not in a line, an event's input (``public_label``), the page.
+No draws: the cards are shuffled on the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from companion.core.countdown import next_point, spoken
+from companion.core.engine import Engine, Legal, Result, Setup
+from companion.core.events import (
+    CancelTimer,
+    Input,
+    Output,
+    Press,
+    Refusal,
+    Report,
+    Say,
+    SetTimer,
+    Submit,
+    Tap,
+    Tell,
+    TimerFired,
+)
+from companion.games.madness_hour.rules import (
+    BATTLE_FIELDS,
+    GIRLS,
+    SETUP,
+    battle,
+    battle_dead,
+    parse_options,
+    turn_order,
+    unanimous,
+    winners,
+)
+
+GIRL_CARDS = tuple(f"mh/girl/{g}" for g in GIRLS)
+SIDE_CARDS = ("mh/side/keep", "mh/side/kill")
+STATE_CARDS = ("mh/state/sane", "mh/state/mad", "mh/state/dead")
+
+
+@dataclass
+class MadnessState:
+    step: str = "girl"  # girl | card | explore | discussion | vote | battle | ending | done
+    girl: str | None = None  # who plays the Girl (public)
+    card: str | None = None  # human | evil-god: the secret, once known to the companion
+    held: bool = False  # the companion holds her card (public: everyone saw the tap)
+    turns: int = 0  # turns called so far (names the turn timers)
+    turn_of: str | None = None  # whose turn was called last
+    round: int = 0
+    left_s: float = 0.0  # discussion time left at the last discussion timer
+    pending: str | None = None  # the player card awaiting its side or state card
+    votes: dict[str, str] = field(default_factory=dict)  # investigator → keep | kill
+    dead: list[str] = field(default_factory=list)  # in the order they died
+    totals: dict[str, int] = field(default_factory=dict)  # the battle's side totals, if counted
+    revealed: list[str] = field(default_factory=list)  # mad investigators who revealed in battle
+    girl_alive: bool | None = None
+    states: dict[str, str] = field(default_factory=dict)  # investigator → sane | mad, at the ending
+    winners: tuple[str, ...] = ()
+
+
+class MadnessHour(Engine):
+    game: ClassVar[str] = "madness-hour"
+    tag_prefixes: ClassVar[tuple[str, ...]] = ("mh/",)
+    components: ClassVar[tuple[str, ...]] = (*GIRL_CARDS, "mh/climax", *SIDE_CARDS, *STATE_CARDS)
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 5
+    state: MadnessState
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.players = setup.players
+        self.opts = parse_options(setup.options)
+        self.state = MadnessState()
+
+    @classmethod
+    def check_setup(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any]) -> None:
+        super().check_setup(players, rules, options)
+        parse_options(options)
+
+    # ------------------------------------------------------------- lifecycle
+    def start(self) -> list[Output]:
+        return [*self._setup_lines(), *self.prompt()]
+
+    def _setup_lines(self) -> list[Output]:
+        exploration, rooms = SETUP[len(self.players)]
+        return [Say("mh.setup.cards", {"count": len(self.players), "exploration": exploration, "rooms": rooms}),
+                Say("mh.setup.characters")]
+
+    @property
+    def finished(self) -> bool:
+        return self.state.step == "done"
+
+    def result(self) -> Result:
+        s = self.state
+        if s.step != "done":
+            raise RuntimeError("the game is not finished")
+        roles = {p: ("dead" if p in s.dead else s.states[p]) for p in self.investigators}
+        roles[self._girl] = f"girl/{s.card}"
+        return Result({p: int(p in s.winners) for p in self.players}, s.winners,
+                      {p: roles[p] for p in self.players})
+
+    @property
+    def _girl(self) -> str:
+        assert self.state.girl is not None
+        return self.state.girl
+
+    @property
+    def investigators(self) -> tuple[str, ...]:
+        return tuple(p for p in self.players if p != self.state.girl)
+
+    @property
+    def living(self) -> tuple[str, ...]:
+        return tuple(p for p in self.investigators if p not in self.state.dead)
+
+    def _handle(self, inp: Input) -> list[Output]:
+        if isinstance(inp, Tap) and inp.identity.startswith("mh/") and inp.identity not in self.components:
+            raise Refusal("mh.refuse.unknown_card", f"{inp.identity} is no Madness Hour card", card=inp.identity)
+        return {
+            "girl": self._pick_girl, "card": self._card, "explore": self._explore,
+            "discussion": self._discussion, "vote": self._vote, "battle": self._battle,
+            "ending": self._ending, "done": self._done,
+        }[self.state.step](inp)
+
+    # --------------------------------------------------------- the Girl's set-up
+    def _pick_girl(self, inp: Input) -> list[Output]:
+        player = self._player_of(inp)
+        if player is None:
+            raise self._not_taken(inp, "mh.refuse.girl_first", "the Girl taps her player card first")
+        self.state.girl, self.state.step = player, "card"
+        return [Say("mh.girl.chosen", {"player": player}), *self.prompt()]
+
+    def _card(self, inp: Input) -> list[Output]:
+        s = self.state
+        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS:
+            # Both cards take this very path: the same line, the same step, nothing else.
+            s.card, s.held = inp.identity.removeprefix("mh/girl/"), True
+            return [Say("mh.girl.card_held"), *self._begin_explore()]
+        if _is_next(inp):
+            return [Say("mh.girl.card_kept"), *self._begin_explore()]
+        if (player := self._player_of(inp)) is not None and player != s.girl:
+            raise Refusal("mh.refuse.not_girl_seat", f"only the Girl ({s.girl}) draws a Girl card",
+                          player=s.girl)
+        raise self._not_taken(inp, "mh.refuse.card", "tap your Girl card face down, or press next to keep it")
+
+    # ------------------------------------------------------------ exploration
+    def _begin_explore(self) -> list[Output]:
+        self.state.step = "explore"
+        return self.prompt()
+
+    def _explore(self, inp: Input) -> list[Output]:
+        s = self.state
+        if _is_next(inp):
+            return self._call_turn()
+        if isinstance(inp, TimerFired) and inp.name == f"turn:{s.turns}:warn":
+            return [Say("mh.turn.warning", {"seconds": spoken(self.opts.turn_warning_s)}),
+                    SetTimer(f"turn:{s.turns}:up", self.opts.turn_warning_s)]
+        if isinstance(inp, TimerFired) and inp.name == f"turn:{s.turns}:up":
+            return [Say("mh.turn.time_up", {"player": s.turn_of})]
+        if isinstance(inp, Tap) and inp.identity == "mh/climax":
+            return [*self._cancel_turn(), *self._begin_discussion()]
+        if (dead := self._dead_card(inp)) is not None:
+            return dead
+        raise self._not_taken(inp, "mh.refuse.explore", "press next for the next turn, or tap the climax card")
+
+    def _call_turn(self) -> list[Output]:
+        """The next living player after the last one called, in turn order; back
+        at the Girl, a new round."""
+        s = self.state
+        order = turn_order(self.players, self._girl)
+        at = order.index(s.turn_of) + 1 if s.turn_of else 0
+        who = next(p for p in (order[at:] + order) if p not in s.dead)  # the Girl is alive until the climax
+        out: list[Output] = list(self._cancel_turn())
+        s.turn_of, s.turns, s.pending = who, s.turns + 1, None  # a player card left hanging is dropped
+        if who == s.girl:
+            s.round += 1
+            out.append(Say("mh.turn.round", {"round": s.round}))
+        out.append(Say("mh.turn.girl" if who == s.girl else "mh.turn.investigator", {"player": who}))
+        return [*out, *self._turn_timer()]
+
+    def _turn_timer(self) -> list[Output]:
+        o, n = self.opts, self.state.turns
+        if not o.turn_s:
+            return []
+        if o.turn_warning_s and o.turn_warning_s < o.turn_s:
+            return [SetTimer(f"turn:{n}:warn", o.turn_s - o.turn_warning_s)]
+        return [SetTimer(f"turn:{n}:up", o.turn_s)]
+
+    def _cancel_turn(self) -> list[Output]:
+        n = self.state.turns
+        return [CancelTimer(f"turn:{n}:warn"), CancelTimer(f"turn:{n}:up")] if self.opts.turn_s and n else []
+
+    def _dead_card(self, inp: Input) -> list[Output] | None:
+        """A player card, then (as the next input) ``mh/state/dead``: one who died
+        before the climax.  None if ``inp`` is neither."""
+        s = self.state
+        if (player := self._player_of(inp)) is not None:
+            if player == s.girl:
+                raise Refusal("mh.refuse.girl_not_here", "the Girl is not marked now", player=player)
+            if player in s.dead:
+                raise Refusal("mh.refuse.dead", f"{player} is dead already", player=player)
+            s.pending = player
+            return [Say("mh.dead.which", {"player": player})]
+        if isinstance(inp, Tap) and inp.identity == "mh/state/dead":
+            if s.pending is None:
+                raise Refusal("mh.refuse.player_first", "tap the player card first")
+            player, s.pending = s.pending, None
+            s.dead.append(player)
+            s.votes.pop(player, None)
+            return [Say("mh.dead.marked", {"player": player})]
+        return None
+
+    # ---------------------------------------------------------- the discussion
+    def _begin_discussion(self) -> list[Output]:
+        s = self.state
+        s.step, s.pending = "discussion", None
+        s.left_s = self.opts.discussion_s
+        return [Say("mh.climax.gather"), Say("mh.climax.discuss", {"seconds": spoken(s.left_s)}),
+                self._discussion_timer()]
+
+    def _discussion_timer(self) -> SetTimer:
+        left = self.state.left_s
+        return SetTimer("discussion", left - next_point(left, self.opts.discussion_s, self.opts.warnings_s))
+
+    def _discussion(self, inp: Input) -> list[Output]:
+        s = self.state
+        if isinstance(inp, TimerFired) and inp.name == "discussion":
+            left = s.left_s = next_point(s.left_s, self.opts.discussion_s, self.opts.warnings_s)
+            if left == 0:
+                return [Say("mh.climax.time_up"), *self._begin_vote()]
+            return [Say("mh.climax.seconds_left", {"seconds": spoken(left)}), self._discussion_timer()]
+        if _is_next(inp):
+            return [CancelTimer("discussion"), Say("mh.climax.ended"), *self._begin_vote()]
+        raise self._not_taken(inp, "mh.refuse.discussion", "the discussion is on: press next to end it")
+
+    # --------------------------------------------------------------- the vote
+    def _begin_vote(self) -> list[Output]:
+        self.state.step = "vote"
+        if not self.living:  # nobody left to vote: the Girl walks out
+            return self._outcome("keep")
+        return self.prompt()
+
+    def _vote(self, inp: Input) -> list[Output]:
+        s = self.state
+        if isinstance(inp, Tap) and inp.identity in SIDE_CARDS:
+            if s.pending is None:
+                raise Refusal("mh.refuse.side_before_player", "tap your player card before your side card")
+            player, s.pending = s.pending, None
+            side = s.votes[player] = inp.identity.removeprefix("mh/side/")
+            out: list[Output] = [Say(f"mh.vote.recorded_{side}",
+                                     {"player": player, "n": len(s.votes), "count": len(self.living)})]
+            if len(s.votes) < len(self.living):
+                return out
+            agreed = unanimous(s.votes)
+            if agreed is not None:
+                return [*out, Say(f"mh.vote.unanimous_{agreed}"), *self._outcome(agreed)]
+            s.step = "battle"
+            return [*out, Say("mh.vote.split"), *self.prompt()]
+        if (voter := self._player_of(inp)) is not None and voter == s.girl:
+            raise Refusal("mh.refuse.girl_votes", "the Girl does not vote", player=voter)
+        if (dead := self._dead_card(inp)) is not None:
+            if s.pending is not None:  # a player card: now their side card (or dead)
+                return [Say("mh.vote.which", {"player": s.pending})]
+            return [*dead, *self.prompt()]
+        raise self._not_taken(inp, "mh.refuse.vote", "tap your player card, then keep or kill")
+
+    # ------------------------------------------------------------- the battle
+    def _battle(self, inp: Input) -> list[Output]:
+        s = self.state
+        if isinstance(inp, Submit):
+            if inp.player not in s.votes:
+                raise Refusal("mh.refuse.not_fighting", f"{inp.player} is not in the battle", player=inp.player)
+            ask = BATTLE_FIELDS.get(inp.field)
+            if ask is None:
+                raise Refusal("mh.refuse.field", f"the battle takes {', '.join(BATTLE_FIELDS)}, not {inp.field}")
+            if problem := ask.check(inp.value):
+                raise Refusal("mh.refuse.value", f"{inp.field} {problem}", field=inp.field)
+            entry = dict(self.sealed.get(inp.player, {}))
+            entry[inp.field] = inp.value
+            self.sealed[inp.player] = entry
+            return [Tell(inp.player, f"mh.battle.taken_{inp.field}", {"value": inp.value}, entry)]
+        if _is_next(inp):
+            missing = [p for p in s.votes if "strength" not in self.sealed.get(p, {})]
+            if missing:
+                raise Refusal("mh.refuse.strength_missing", "not every fighter has sent their strength",
+                              players=missing)
+            entries = {p: self.sealed[p] for p in s.votes}
+            s.totals, won = battle(s.votes, entries)
+            s.revealed = [p for p in s.votes if "mystic" in entries[p]]
+            out: list[Output] = []
+            if s.revealed:
+                out.append(Say("mh.battle.revealed", {"players": list(s.revealed)}))
+            out += [Say("mh.battle.totals", {"keep": s.totals["keep"], "kill": s.totals["kill"]}),
+                    Say(f"mh.battle.won_{won}" + ("_tie" if s.totals["keep"] == s.totals["kill"] else ""))]
+            return [*out, *self._outcome(won)]
+        if isinstance(inp, Tap) and inp.identity in SIDE_CARDS:  # no phones: the table counted aloud
+            won = inp.identity.removeprefix("mh/side/")
+            return [Say(f"mh.battle.won_{won}"), *self._outcome(won)]
+        raise self._not_taken(inp, "mh.refuse.battle",
+                              "send your strengths from your pages and press next, or tap the winning side")
+
+    def _outcome(self, won: str) -> list[Output]:
+        s = self.state
+        fallen = battle_dead(s.votes, won)
+        s.dead += fallen
+        s.girl_alive = won == "keep"
+        s.step = "ending"
+        out: list[Output] = [Say("mh.outcome.fallen", {"players": fallen})] if fallen else []
+        out.append(Say("mh.outcome.girl_lives" if s.girl_alive else "mh.outcome.girl_dies"))
+        return [*out, *self.prompt()]
+
+    # ------------------------------------------------------------- the ending
+    def _ending(self, inp: Input) -> list[Output]:
+        s = self.state
+        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS:
+            if s.held or s.card is not None:
+                raise Refusal("mh.refuse.girl_card_twice", "the Girl's card is in already")
+            s.card = inp.identity.removeprefix("mh/girl/")
+            return [Say("mh.ending.card_in"), *self.prompt()]
+        if (player := self._player_of(inp)) is not None:
+            if player == s.girl:
+                raise Refusal("mh.refuse.girl_not_here", "the Girl shows her Girl card", player=player)
+            if player in s.dead:
+                raise Refusal("mh.refuse.state_for_dead", f"{player} is dead", player=player)
+            if player in s.revealed:
+                raise Refusal("mh.refuse.revealed", f"{player} revealed madness in the battle", player=player)
+            s.pending = player
+            return [Say("mh.ending.which", {"player": player})]
+        if isinstance(inp, Tap) and inp.identity in STATE_CARDS:
+            if s.pending is None:
+                raise Refusal("mh.refuse.player_first", "tap the player card first")
+            player, s.pending = s.pending, None
+            shown = inp.identity.removeprefix("mh/state/")
+            if shown == "dead":
+                s.dead.append(player)
+                s.states.pop(player, None)
+                return [Say("mh.dead.marked", {"player": player}), *self.prompt()]
+            s.states[player] = shown
+            return [Say(f"mh.ending.state_{shown}", {"player": player}), *self.prompt()]
+        if _is_next(inp):
+            missing = self._ending_missing()
+            if s.card is None or missing:
+                raise Refusal("mh.refuse.ending_incomplete", "the Girl's card and every survivor's state first",
+                              players=missing)
+            return self._verdict()
+        raise self._not_taken(inp, "mh.refuse.ending", "tap the Girl's card and each survivor's state")
+
+    def _ending_missing(self) -> list[str]:
+        return [p for p in self.living if p not in self.state.states and p not in self.state.revealed]
+
+    def _verdict(self) -> list[Output]:
+        s = self.state
+        assert s.card is not None and s.girl_alive is not None
+        s.states.update({p: "mad" for p in s.revealed})  # shown in the battle already
+        s.winners = winners(self.players, self._girl, s.card, s.girl_alive, s.states, s.dead)
+        s.step = "done"
+        dead = [p for p in self.players if p in s.dead or (p == s.girl and not s.girl_alive)]
+        alive = [p for p in self.players if p not in dead]
+        return [
+            Say(f"mh.verdict.girl_{s.card.replace('-', '_')}", {"player": s.girl}),
+            Say("mh.verdict.escaped", {"players": alive}) if alive else Say("mh.verdict.nobody_escaped"),
+            Say("mh.verdict.winners", {"players": list(s.winners)}) if s.winners else Say("mh.verdict.no_winners"),
+            Report("mh_result", {"girl": s.card, "girl_alive": s.girl_alive, "dead": dead,
+                                 "winners": list(s.winners)}),
+        ]
+
+    def _done(self, inp: Input) -> list[Output]:
+        raise Refusal("mh.refuse.finished", "the game is over")
+
+    # ---------------------------------------------------------------- prompts
+    def prompt(self) -> list[Output]:
+        s = self.state
+        if s.step == "girl":
+            return [Say("mh.girl.prompt")]
+        if s.step == "card":
+            return [Say("mh.girl.card_prompt", {"player": s.girl})]
+        if s.step == "explore":
+            return [Say("mh.explore.prompt")]
+        if s.step == "discussion":
+            return [Say("mh.climax.prompt")]
+        if s.step == "vote":
+            if s.pending:
+                return [Say("mh.vote.which", {"player": s.pending})]
+            return [Say("mh.vote.prompt", {"players": [p for p in self.living if p not in s.votes]})]
+        if s.step == "battle":
+            return [Say("mh.battle.prompt")]
+        if s.step == "ending":
+            if s.pending:
+                return [Say("mh.ending.which", {"player": s.pending})]
+            missing = self._ending_missing()
+            if s.card is None:
+                return [Say("mh.ending.girl_card", {"player": s.girl})]
+            if missing:
+                return [Say("mh.ending.prompt", {"players": missing})]
+            return [Say("mh.ending.ready")]
+        return [Say("mh.verdict.winners", {"players": list(s.winners)}) if s.winners
+                else Say("mh.verdict.no_winners")]
+
+    def resume(self) -> list[Output]:
+        """After a restart: the same step; the discussion goes on from the last
+        tick the journal holds (said aloud), a turn timer starts that turn again."""
+        s = self.state
+        if s.step == "discussion":
+            return [Say("mh.resume.discussion", {"seconds": spoken(s.left_s)}), self._discussion_timer()]
+        if s.step == "girl":
+            return [Say("mh.resume.start"), *self._setup_lines(), *self.prompt()]
+        out: list[Output] = [Say("mh.resume.step"), *self.prompt()]
+        if s.step == "explore" and s.turns:
+            out += self._turn_timer()
+        return out
+
+    # --------------------------------------------------------------- read side
+    def public_label(self, inp: Input) -> str:
+        """A Girl card is ``mh/girl/*`` in public until the verdict has named it."""
+        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS and self.state.step != "done":
+            return "mh/girl/*"
+        return inp.label
+
+    def public_view(self) -> dict[str, Any]:
+        s = self.state
+        view: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held, "round": s.round, "turn": s.turn_of,
+                                "votes": dict(s.votes), "dead": list(s.dead), "battle": dict(s.totals),
+                                "revealed": list(s.revealed), "girl_alive": s.girl_alive,
+                                "states": dict(s.states)}
+        if s.step == "done":
+            view.update(girl_card=s.card, winners=list(s.winners))
+        return view
+
+    def private_view(self, player: str) -> dict[str, Any]:
+        s = self.state
+        if player == s.girl and s.held:
+            return {"girl_card": s.card}
+        return {"battle": dict(self.sealed.get(player, {}))}
+
+    def legal(self, player: str | None = None) -> Legal:
+        s = self.state
+        if player is not None:
+            return Legal(submits=dict(BATTLE_FIELDS)) if s.step == "battle" and player in s.votes else Legal()
+        base = super().legal(None)
+        taps = {"girl": ("player/*",), "card": ("mh/girl/*",), "explore": ("mh/climax", "player/*", "mh/state/dead"),
+                "vote": ("player/*", *SIDE_CARDS, "mh/state/dead"), "battle": SIDE_CARDS,
+                "ending": ("player/*", "mh/girl/*", *STATE_CARDS)}.get(s.step, ())
+        return Legal(buttons=base.buttons, taps=taps)
+
+    # ---------------------------------------------------------------- helpers
+    def _player_of(self, inp: Input) -> str | None:
+        """The player a ``player/<name>`` tap names; refused if not in this game."""
+        if not (isinstance(inp, Tap) and inp.identity.startswith("player/")):
+            return None
+        player = inp.identity.removeprefix("player/")
+        if player not in self.players:
+            raise Refusal("mh.refuse.unknown_player", f"{player} is not playing this game", player=player)
+        return player
+
+    def _not_taken(self, inp: Input, key: str, reason: str) -> Refusal:
+        if isinstance(inp, TimerFired):
+            return Refusal("mh.refuse.stale_timer", f"timer {inp.name} is not expected now", timer=inp.name)
+        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS:
+            return Refusal("mh.refuse.girl_card_twice", "the Girl's card is only taken once, at the start")
+        if isinstance(inp, Tap) and inp.identity in SIDE_CARDS and self.state.step in ("girl", "card", "explore",
+                                                                                       "discussion"):
+            return Refusal("mh.refuse.vote_before_climax", "the vote comes after the climax discussion")
+        return Refusal(key, reason)
+
+
+def _is_next(inp: Input) -> bool:
+    return isinstance(inp, Press) and inp.button == "next"
