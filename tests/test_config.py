@@ -157,3 +157,9 @@ def test_shipped_config_comments_every_setting() -> None:
         if not is_section and "#" not in line:
             uncommented.append(stripped)
     assert uncommented == []
+
+
+def test_bug_the_shipped_defaults_are_found_from_the_moved_config_module() -> None:
+    """Regression: after the layout move SHIPPED pointed at companion/config/, so a
+    checkout's commands read no shipped file (found by the web pages' helper)."""
+    assert config.shipped_paths() == [Path(__file__).resolve().parents[1] / "config" / "companion.yaml"]

@@ -446,7 +446,7 @@ def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[st
 
 
 # The documented defaults in a checkout; an installed package has only the schema's.
-SHIPPED = Path(__file__).resolve().parent.parent / "config" / "companion.yaml"
+SHIPPED = Path(__file__).resolve().parents[2] / "config" / "companion.yaml"  # the checkout root
 
 
 def shipped_paths() -> list[Path]:
