@@ -36,6 +36,11 @@ def render(ev: Mapping[str, Any]) -> str:
         executed = ", ".join(ev["executed"]) or "nobody"
         return (f"{t}  ★ executed: {executed} — {ev['winning_team']} wins: "
                 f"{', '.join(ev['winners']) or 'nobody'}")
+    if kind == "dt_box":
+        voided = f", {ev['voided']} gems of treasure void" if ev.get("voided") else ""
+        return f"{t}  ═ box {ev['box']}: {ev['content']} — {ev['player']} +{ev['gems']} gems{voided}"
+    if kind == "dt_exit":
+        return f"{t}  ★ {ev['player']} exits as a winner with {ev['vp']} VP — place {ev['place']}"
     if kind == "reader":
         return f"{t}  {'🔌' if ev['state'] == 'connected' else '⚠'} reader {ev['state']}"
     if kind == "error":
