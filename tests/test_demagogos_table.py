@@ -77,8 +77,9 @@ def script(path: Path) -> tuple[list[tuple[str, Any]], dict[str, Any], dict[str,
     return [(kind, value) for _, kind, value in loaded.steps], dict(loaded.draws), expect
 
 
-def play(state: Path, steps: list[tuple[str, Any]], draws: dict[str, Any]) -> Table:
-    table = Table(state, draws)
+def play(state: Path, steps: list[tuple[str, Any]], draws: dict[str, Any],
+         overrides: dict[str, Any] | None = None) -> Table:
+    table = Table(state, draws, overrides)
     for kind, value in steps:
         table.step(kind, value)
     return table
@@ -87,7 +88,7 @@ def play(state: Path, steps: list[tuple[str, Any]], draws: dict[str, Any]) -> Ta
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
 def test_the_shipped_scripts_give_the_results_worked_out_by_hand(path: Path, tmp_path: Path) -> None:
     steps, draws, expect = script(path)
-    table = play(tmp_path, steps, draws)
+    table = play(tmp_path, steps, draws, load_script(path).overrides)
     table.close()
     evs = table.events
     assert not [e for e in evs if e["event"] == "error"]
