@@ -127,7 +127,7 @@ def test_a_bid_above_ones_gems_or_negative_is_refused_and_changes_nothing() -> N
     for bad in (6, -1, "3", 2.5, True):
         with pytest.raises(Refusal):
             d.submit("red", "bid", bad)
-    assert d.e.sealed == {"role": {}}
+    assert d.e.sealed == {}
     d.submit("red", "bid", 0)  # a bid of 0 is allowed
     d.submit("red", "bid", 5)  # and may be changed until all are in
     assert d.e.sealed == {"role": {"red": 5}}

@@ -199,3 +199,18 @@ def test_a_draw_the_cut_left_unmade_is_asked_again_on_resume(tmp_path: Path) -> 
         assert again.engine.state.contents[:4] == ["treasure", "treasure", "treasure", "disaster"]
     finally:
         again.close()
+
+
+def test_back_right_after_the_start_returns_to_seating_and_never_after_a_bid(tmp_path: Path) -> None:
+    steps, draws, _ = script(SIX)
+    table = play(tmp_path, steps[:8], draws)  # the game card, six players, next
+    try:
+        table.step("press", "back")
+        assert table.sim.loop.table.engine is None and [e["event"] for e in table.public][-2] == "game_unstarted"
+        table.step("press", "next")
+        table.step("submit", Submit("red", "bid", 2))
+        table.step("press", "back")  # a sealed bid is the player's: back cannot take it, nor leave the game
+        assert table.engine.sealed == {"role": {"red": 2}}
+        assert table.public[-2]["event"] == "rejected"
+    finally:
+        table.close()

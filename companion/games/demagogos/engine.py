@@ -150,8 +150,7 @@ class Demagogos(Engine):
 
     def _begin_round(self) -> list[Output]:
         st = self.state
-        st.step = "role_auction"
-        self.sealed["role"] = {}
+        st.step = "role_auction"  # the bids go to self.sealed as they come: an untouched game may be left
         return [Say("dt.role_auction.start", {"round": st.round}), *self.prompt()]
 
     def _handle(self, inp: Input) -> list[Output]:
@@ -189,7 +188,7 @@ class Demagogos(Engine):
         if kind == "turn" and p not in st.explorers:
             raise Refusal("dt.refuse.holder_bid", "role holders do not bid in the turn auction", player=p)
         bid = self._whole(value, 0, st.gems[p], "dt.refuse.bid", "a bid")
-        bids = self.sealed[kind]
+        bids = self.sealed.setdefault(kind, {})
         bids[p] = bid
         out: list[Output] = [Tell(p, "dt.bid.taken", {"bid": bid}, {"auction": kind, "bid": bid})]
         bidders = self.active if kind == "role" else st.explorers
@@ -260,7 +259,7 @@ class Demagogos(Engine):
     def _vp_bid(self, p: str, value: Any) -> list[Output]:
         _, top = self._vp_top()
         bid = self._whole(value, top, self.state.gems[p], "dt.refuse.vp_bid", "a VP bid")
-        self.sealed["vp"][p] = bid
+        self.sealed.setdefault("vp", {})[p] = bid
         leader, _ = self._vp_top()
         return [Say("dt.vp_auction.bid", {"player": p, "bid": bid, "leader": leader})]
 
@@ -281,7 +280,6 @@ class Demagogos(Engine):
                 return out
             st.explorers = [p for p in self.active if p not in st.holders]
             st.step = "turn_auction"
-            self.sealed["turn"] = {}
             return [*out, Say("dt.turn_auction.start", {"players": list(st.explorers)}), *self.prompt()]
         if st.step == "cave_draw":
             treasure, empty, _ = R.cave_contents(len(st.explorers))
@@ -369,7 +367,6 @@ class Demagogos(Engine):
             raise Refusal("dt.refuse.open_first", f"{self._current()} opens a box first", player=self._current())
         if st.step == "trade":
             st.step = "vp_auction"
-            self.sealed["vp"] = {}
             return [Say("dt.vp_auction.start"), *self.prompt()]
         if st.step == "vp_auction":
             return self._close_vp_auction()
