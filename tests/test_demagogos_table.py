@@ -214,3 +214,86 @@ def test_back_right_after_the_start_returns_to_seating_and_never_after_a_bid(tmp
         assert table.public[-2]["event"] == "rejected"
     finally:
         table.close()
+
+
+PUBLIC_PLAY = {"step", "round", "vp", "exited", "active", "holders", "explorers", "boxes", "opened", "results",
+               "bids_in", "turn", "vp_auction"}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, seed: int) -> None:
+    """Random play from the pages' own legal forms, the draws from the seed; after
+    every step the new TABLE events and the public snapshot hold nothing private:
+    no tell, no sealed value, no gem count, no role before the round's end, no box
+    content before the box is opened."""
+    import random
+
+    rng = random.Random(seed)
+    players = list(SEATS[:6 + seed % 3])
+    table = Table(tmp_path, {}, {"seed": seed})
+    table.step("tap", "game/demagogos")
+    for p in players:
+        table.step("tap", f"player/{p}")
+    table.step("press", "next")
+    announced: set[int] = set()
+    try:
+        for _ in range(2000):
+            engine = table.sim.loop.table.engine
+            if engine is None:
+                break
+            st = engine.state
+            step, seen = st.step, len(table.public)
+            private = {p: table.sim.loop.read_side.private(p) for p in players}
+            forms = {p: v["legal"]["submits"] for p, v in private.items() if v.get("legal", {}).get("submits")}
+            if st.step in ("role_auction", "turn_auction"):
+                p = rng.choice(sorted(forms))
+                ask = forms[p]["bid"]
+                table.step("submit", Submit(p, "bid", rng.randint(ask["low"], ask["high"])))
+                if engine.state.step == step:  # not closed: only the fact of the bid is public
+                    assert [set(e) for e in table.public[seen:]] == [{"event", "input", "player", "field"}]
+            elif st.step == "cave":
+                taps = table.sim.loop.read_side.public()["legal"]["taps"]
+                if st.finder is not None and rng.random() < 0.4:
+                    table.step("press", "next")
+                else:
+                    table.step("tap", rng.choice(taps))
+            elif st.step == "trade":
+                p = rng.choice(sorted(forms)) if forms else None
+                if p and "exchange" in forms[p] and rng.random() < 0.5:
+                    table.step("submit", Submit(p, "exchange", 1))
+                elif p and "gift" in forms[p] and rng.random() < 0.5:
+                    ask = forms[p]["gift"]
+                    table.step("submit", Submit(p, "gift", {"to": rng.choice(ask["choices"]),
+                                                            "gems": rng.randint(1, ask["high"])}))
+                    assert table.public[seen:] == []  # a gift leaves no public trace at all
+                else:
+                    table.step("press", "next")
+            else:  # the VP auction
+                bidders = [p for p in forms if "vp_bid" in forms[p]]
+                if bidders and rng.random() < 0.6:
+                    p = rng.choice(sorted(bidders))
+                    ask = forms[p]["vp_bid"]
+                    table.step("submit", Submit(p, "vp_bid", rng.randint(ask["low"], ask["high"])))
+                else:
+                    table.step("press", "next")
+            for ev in table.public[seen:]:
+                assert ev["event"] != "tell" and "value" not in ev and "data" not in ev, ev
+                assert ev.get("key") not in PRIVATE_KEYS, ev
+                if ev["event"] == "dt_box":
+                    announced.add(ev["box"])
+            engine = table.sim.loop.table.engine
+            if engine is None:
+                break
+            play = table.sim.loop.read_side.public()["play"]
+            assert set(play) <= PUBLIC_PLAY, play
+            assert all(set(o) <= {"box", "content", "player", "gems"} for o in play["opened"])
+            assert {o["box"] for o in play["opened"]} <= announced
+            rest = {k: v for k, v in play.items() if k != "results"}
+            assert "sage" not in json.dumps(rest) and "demagogue" not in json.dumps(rest)
+            if engine.state.step not in ("trade", "vp_auction"):
+                assert play["results"] == []  # the roles are public only from the round's end
+            if engine.state.step == "role_auction":
+                announced.clear()
+        assert [e for e in table.events if e["event"] == "game_over"], "the game did not end"
+    finally:
+        table.close()
