@@ -33,6 +33,7 @@ COUNTER_KANA = {
     "枚": "まい", "まい": "まい",
     "秒": "びょう", "びょう": "びょう",
     "番目": "ばんめ", "ばんめ": "ばんめ",
+    "個": "こ", "こ": "こ",  # Demagogos' gems
 }
 COUNTERS = tuple(sorted(COUNTER_KANA, key=len, reverse=True))  # longest first, for matching
 # The last unit of the number (1–9, or 10 for a round ten) and the counter, said
@@ -43,6 +44,7 @@ _UNIT = {
     "てん": {1: "いってん", 8: "はってん", 10: "じゅってん"},
     "ひょう": {1: "いっぴょう", 3: "さんびょう", 6: "ろっぴょう", 8: "はっぴょう", 10: "じゅっぴょう"},
     "かい": {1: "いっかい", 6: "ろっかい", 8: "はっかい", 10: "じゅっかい"},
+    "こ": {1: "いっこ", 6: "ろっこ", 8: "はっこ", 10: "じゅっこ"},
 }
 _NUMBER = re.compile(r"(\d+)(" + "|".join(map(re.escape, COUNTERS)) + ")?")
 

@@ -40,6 +40,11 @@ def render(ev: Mapping[str, Any]) -> str:
         girl = "human" if ev["girl"] == "human" else "the evil god"
         return (f"{t}  ★ the Girl was {girl}, {'alive' if ev['girl_alive'] else 'dead'}; "
                 f"dead: {', '.join(ev['dead']) or 'nobody'} — winners: {', '.join(ev['winners']) or 'nobody'}")
+    if kind == "dt_box":
+        voided = f", {ev['voided']} gems of treasure void" if ev.get("voided") else ""
+        return f"{t}  ═ box {ev['box']}: {ev['content']} — {ev['player']} +{ev['gems']} gems{voided}"
+    if kind == "dt_exit":
+        return f"{t}  ★ {ev['player']} exits as a winner with {ev['vp']} VP — place {ev['place']}"
     if kind == "reader":
         return f"{t}  {'🔌' if ev['state'] == 'connected' else '⚠'} reader {ev['state']}"
     if kind == "error":

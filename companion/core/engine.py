@@ -134,7 +134,9 @@ class Engine:
         it is handled.  Default: as it is (``skb/knight/3``, ``next``); a game
         whose tap may carry a secret (a tile that slipped, a card laid face
         down) names it without the secret, as a pattern the identity fits:
-        ``skb/*`` — one of the skb/ components."""
+        ``skb/*`` — one of the skb/ components.  A submit named ``""`` is one
+        whose very fact is private (a gift): its acceptance goes to the
+        submitting player's page only."""
         return inp.label
 
     def public_view(self) -> dict[str, Any]:

@@ -316,8 +316,10 @@ class TableLoop:
         if isinstance(inp, Housekeeping):
             return None  # the daemon's own bookkeeping: nothing to show or say
         if isinstance(inp, Submit):
-            # Everyone may know that a player has submitted, never what.
-            self._emit("accepted", input="submit", player=self.table.name_of(inp.player), field=inp.field)
+            # Everyone may know that a player has submitted, never what — unless the
+            # game names it "" in public: then even the fact is the player's (a gift).
+            self._emit("accepted", TABLE if public else seat_audience(inp.player), input="submit",
+                       player=self.table.name_of(inp.player), field=inp.field)
         elif not isinstance(inp, (TimerFired, Drawn)):
             self._emit("accepted", input=public)
             self.router.publish(Command("feedback", {"ok": True}))

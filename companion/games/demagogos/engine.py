@@ -1,0 +1,557 @@
+"""Demagogos' Trap (デマゴーゴスの罠): the companion as the dealer.
+
+Steps of a round, and what each takes (everything else is refused and changes nothing):
+
+    role_auction  every active player submits ``bid`` (0 … their gems; again to change
+                  it) → the role holders are announced, each pays their own bid
+    rolling       the draws ``r<n>:role:<player>`` (1–6, one per holder) → each holder
+                  is told their role (1–3 sage, 4–6 demagogue)
+    turn_auction  every explorer submits ``bid`` → all pay; the order is announced
+    cave_draw     the draw ``r<n>:cave`` (K shuffle keys, see ``rules.layout``) → the
+                  sage and the demagogue are told their boxes
+    cave          the explorer whose turn it is taps ``dt/box/<b>`` (b ≤ K); after a
+                  treasure, another box goes on and ``next`` passes
+    bonus         the draw ``r<n>:bonus:<b>`` (1–3) for the treasure just opened
+    trade         role results, +2 gems; ``gift`` ({to: <name>, gems: n}) and
+                  ``exchange`` (n VP for 10·n gems) submits; ``next`` → the VP auction
+    vp_auction    ``vp_bid`` submits (open: at least the top bid); ``next`` closes it
+                  → ``round_scored`` and the next round's role auction
+    over          nothing (``game_over`` once floor(players / 2) have exited)
+
+Secrecy (rules, *Who may know what*): gems, sealed bids, roles before the
+round's end, the sage's and demagogue's boxes, gifts go out only as ``Tell``
+and ``private_view``; the sealed bids live in ``self.sealed`` while their
+auction is open, and in the state (never shown) after.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from companion.core.engine import Ask, Engine, Legal, Result, Setup
+from companion.core.events import (
+    Draw,
+    Drawn,
+    Input,
+    Output,
+    Press,
+    Refusal,
+    Report,
+    Say,
+    Submit,
+    Tap,
+    Tell,
+)
+from companion.core.tags import COMPONENT_SETS
+from companion.games.demagogos import rules as R
+from companion.games.demagogos.rules import DISASTER, EMPTY, SAGE, TREASURE
+
+GAME = "demagogos"
+SEALED = ("role_auction", "turn_auction")  # the steps of the sealed ``bid`` auctions
+TRADE_FIELDS = ("gift", "exchange")  # submits whose very fact is private (public_label)
+
+
+@dataclass
+class DtState:
+    step: str = "role_auction"
+    round: int = 1
+    gems: dict[str, int] = field(default_factory=dict)
+    vp: dict[str, int] = field(default_factory=dict)
+    vp_start: dict[str, int] = field(default_factory=dict)  # VP when the round began
+    exited: list[str] = field(default_factory=list)  # winners, in place order
+    holders: list[str] = field(default_factory=list)  # this round's role holders, seat order
+    dice: dict[str, int] = field(default_factory=dict)  # holder → die (secret until the round's end)
+    explorers: list[str] = field(default_factory=list)  # in turn order, once the turn auction closed
+    turn: int = 0  # index into explorers: whose turn it is
+    boxes: int = 0  # K: boxes dt/box/1 … K in play this round
+    contents: list[str] = field(default_factory=list)  # by box, once drawn (secret until opened)
+    sage_boxes: list[int] = field(default_factory=list)
+    opened: list[dict[str, Any]] = field(default_factory=list)  # {box, content, player, gems}, in order
+    found: dict[str, int] = field(default_factory=dict)  # treasure gems taken this round (void on disaster)
+    pending: int | None = None  # the treasure box waiting for its bonus draw
+    finder: str | None = None  # found a treasure: may open another box or pass
+    disaster_by: str | None = None
+    results: list[dict[str, Any]] = field(default_factory=list)  # the round's role results, once public
+    bids: dict[str, dict[str, int]] = field(default_factory=dict)  # this round's closed sealed bids (secret)
+    gifts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # per player: their own gifts
+    vp_sale: dict[str, Any] | None = None  # the VP auction's outcome this round, once closed
+
+
+class Demagogos(Engine):
+    game: ClassVar[str] = GAME
+    tag_prefixes: ClassVar[tuple[str, ...]] = ("dt/",)
+    components: ClassVar[tuple[str, ...]] = COMPONENT_SETS[GAME]
+    min_players: ClassVar[int] = 6
+    max_players: ClassVar[int] = 10
+    state: DtState
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.players = setup.players
+        st = self.state = DtState()
+        st.gems = {p: R.START_GEMS for p in self.players}
+        st.vp = {p: 0 for p in self.players}
+        st.vp_start = dict(st.vp)
+        st.gifts = {p: [] for p in self.players}
+
+    # ------------------------------------------------------------ queries
+    @property
+    def active(self) -> list[str]:
+        """The players still in the game, seat order."""
+        return [p for p in self.players if p not in self.state.exited]
+
+    @property
+    def needed(self) -> int:
+        return R.winners_needed(len(self.players))
+
+    def _role(self, player: str) -> str | None:
+        die = self.state.dice.get(player)
+        return R.role_of_die(die) if die is not None else None
+
+    def _current(self) -> str:
+        st = self.state
+        return st.finder or st.explorers[st.turn]
+
+    def _treasures_left(self) -> int:
+        opened = {o["box"] for o in self.state.opened}
+        return sum(1 for b, c in enumerate(self.state.contents, 1) if c == TREASURE and b not in opened)
+
+    def _draws(self) -> list[Draw]:
+        """The secret draws the current step waits for (asked again on resume)."""
+        st = self.state
+        if st.step == "rolling":
+            return [Draw(f"r{st.round}:role:{p}", *R.DIE) for p in st.holders if p not in st.dice]
+        if st.step == "cave_draw":
+            return [Draw(f"r{st.round}:cave", 1, R.KEY_HIGH, count=st.boxes)]
+        if st.step == "bonus" and st.pending is not None:
+            return [Draw(f"r{st.round}:bonus:{st.pending}", *R.BONUS)]
+        return []
+
+    @property
+    def finished(self) -> bool:
+        return self.state.step == "over"
+
+    def result(self) -> Result:
+        return Result(dict(self.state.vp), tuple(self.state.exited))
+
+    def undo_scope(self, state: Any) -> Any:
+        """A box opened in front of the table is final; passing after a treasure
+        (``next``) may be taken back until the next box is tapped."""
+        return (state.step, state.round, len(state.opened))
+
+    # ---------------------------------------------------------- lifecycle
+    def start(self) -> list[Output]:
+        explorers = len(self.players) - R.role_holder_count(len(self.players))
+        return [Say("dt.start", {"count": len(self.players), "boxes": explorers + 3, "gems": R.START_GEMS}),
+                *self._begin_round()]
+
+    def _begin_round(self) -> list[Output]:
+        st = self.state
+        st.step = "role_auction"  # the bids go to self.sealed as they come: an untouched game may be left
+        return [Say("dt.role_auction.start", {"round": st.round}), *self.prompt()]
+
+    def _handle(self, inp: Input) -> list[Output]:
+        if isinstance(inp, Submit):
+            return self._submit(inp)
+        if isinstance(inp, Drawn):
+            return self._drawn(inp)
+        if isinstance(inp, Tap):
+            return self._tap(inp.identity)
+        if isinstance(inp, Press) and inp.button == "next":
+            return self._next()
+        raise Refusal("dt.refuse.not_now", f"{inp.label} is not expected now")
+
+    # ------------------------------------------------------------ submits
+    def _submit(self, inp: Submit) -> list[Output]:
+        st, p = self.state, inp.player
+        if p in st.exited:
+            raise Refusal("dt.refuse.exited", f"{p} has won and takes no further part", player=p)
+        if inp.field == "bid" and st.step in SEALED:
+            return self._sealed_bid(p, inp.value)
+        if inp.field in TRADE_FIELDS and st.step == "trade":
+            return self._gift(p, inp.value) if inp.field == "gift" else self._exchange(p, inp.value)
+        if inp.field == "vp_bid" and st.step == "vp_auction":
+            return self._vp_bid(p, inp.value)
+        raise Refusal("dt.refuse.submit_not_now", f"{inp.field} is not taken now", field=inp.field)
+
+    def _whole(self, value: Any, low: int, high: int, key: str, what: str) -> int:
+        if problem := Ask(key, low, high).check(value):
+            raise Refusal(key, f"{what} {problem}", low=low, high=high)
+        return int(value)
+
+    def _sealed_bid(self, p: str, value: Any) -> list[Output]:
+        st = self.state
+        kind = "role" if st.step == "role_auction" else "turn"
+        if kind == "turn" and p not in st.explorers:
+            raise Refusal("dt.refuse.holder_bid", "role holders do not bid in the turn auction", player=p)
+        bid = self._whole(value, 0, st.gems[p], "dt.refuse.bid", "a bid")
+        bids = self.sealed.setdefault(kind, {})
+        bids[p] = bid
+        out: list[Output] = [Tell(p, "dt.bid.taken", {"bid": bid}, {"auction": kind, "bid": bid})]
+        bidders = self.active if kind == "role" else st.explorers
+        if len(bids) < len(bidders):
+            return out
+        return [*out, *(self._close_role_auction() if kind == "role" else self._close_turn_auction())]
+
+    def _close_role_auction(self) -> list[Output]:
+        st = self.state
+        bids = st.bids["role"] = self.sealed.pop("role")
+        order = R.ranked(self.active, bids, st.vp, st.gems)
+        count = R.role_holder_count(len(self.active))
+        st.holders = [p for p in self.active if p in order[:count]]  # seat order: the ranking stays secret
+        out: list[Output] = [Say("dt.role_auction.holders", {"players": list(st.holders)})]
+        for p in st.holders:
+            st.gems[p] -= bids[p]
+            out.append(Tell(p, "dt.paid", {"paid": bids[p], "gems": st.gems[p]}, {"gems": st.gems[p]}))
+        st.step = "rolling"
+        return [*out, *self._draws()]
+
+    def _close_turn_auction(self) -> list[Output]:
+        st = self.state
+        bids = st.bids["turn"] = self.sealed.pop("turn")
+        out: list[Output] = []
+        for p in st.explorers:
+            st.gems[p] -= bids[p]
+            out.append(Tell(p, "dt.paid", {"paid": bids[p], "gems": st.gems[p]}, {"gems": st.gems[p]}))
+        st.explorers = R.ranked(st.explorers, bids, st.vp, st.gems)
+        treasure, empty, _ = R.cave_contents(len(st.explorers))
+        st.boxes = len(st.explorers) + 3
+        st.step = "cave_draw"
+        return [*out, Say("dt.turn_auction.order", {"players": list(st.explorers)}),
+                Say("dt.cave.start", {"boxes": st.boxes, "treasure": treasure, "empty": empty}),
+                *self._draws()]
+
+    def _gift(self, p: str, value: Any) -> list[Output]:
+        st = self.state
+        if not isinstance(value, Mapping) or set(value) != {"to", "gems"}:
+            raise Refusal("dt.refuse.gift_form", "a gift is {to: <player>, gems: <n>}")
+        to = value["to"]
+        if to == p or to not in self.active:
+            raise Refusal("dt.refuse.gift_to", f"{to} cannot receive a gift", player=str(to))
+        gems = self._whole(value["gems"], 1, st.gems[p], "dt.refuse.gift_gems", "a gift")
+        st.gems[p] -= gems
+        st.gems[to] += gems
+        st.gifts[p].append({"round": st.round, "to": to, "gems": gems})
+        st.gifts[to].append({"round": st.round, "from": p, "gems": gems})
+        return [Tell(p, "dt.gift.sent", {"player": to, "gems": gems, "left": st.gems[p]}, {"gems": st.gems[p]}),
+                Tell(to, "dt.gift.received", {"player": p, "gems": gems, "left": st.gems[to]},
+                     {"gems": st.gems[to]})]
+
+    def _exchange(self, p: str, value: Any) -> list[Output]:
+        st = self.state
+        if st.gems[p] < R.EXCHANGE_GEMS:
+            raise Refusal("dt.refuse.exchange_short", f"an exchange takes {R.EXCHANGE_GEMS} gems a VP",
+                          gems=st.gems[p])
+        n = self._whole(value, 1, st.gems[p] // R.EXCHANGE_GEMS, "dt.refuse.exchange", "an exchange")
+        st.gems[p] -= n * R.EXCHANGE_GEMS
+        st.vp[p] += n
+        return [Tell(p, "dt.paid", {"paid": n * R.EXCHANGE_GEMS, "gems": st.gems[p]}, {"gems": st.gems[p]}),
+                Say("dt.exchange.done", {"player": p, "n": n, "vp": st.vp[p]}), *self._exits([p])]
+
+    def _vp_top(self) -> tuple[str | None, int]:
+        bids = self.sealed.get("vp", {})
+        order = R.ranked(self.active, bids, self.state.vp, self.state.gems)
+        return (order[0], bids[order[0]]) if order else (None, 0)
+
+    def _vp_bid(self, p: str, value: Any) -> list[Output]:
+        _, top = self._vp_top()
+        bid = self._whole(value, top, self.state.gems[p], "dt.refuse.vp_bid", "a VP bid")
+        self.sealed.setdefault("vp", {})[p] = bid
+        leader, _ = self._vp_top()
+        return [Say("dt.vp_auction.bid", {"player": p, "bid": bid, "leader": leader})]
+
+    # -------------------------------------------------------------- draws
+    def _drawn(self, inp: Drawn) -> list[Output]:
+        request = next((d for d in self._draws() if d.name == inp.name), None)
+        if request is None:
+            raise Refusal("refuse.bad_draw", f"the draw {inp.name} is not expected now")
+        if not request.accepts(inp.value):
+            raise Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
+        st = self.state
+        if st.step == "rolling":
+            holder = inp.name.rsplit(":", 1)[1]
+            st.dice[holder] = int(inp.value)
+            role = R.role_of_die(st.dice[holder])
+            out: list[Output] = [Tell(holder, f"dt.role.{role}", {}, {"role": role})]
+            if len(st.dice) < len(st.holders):
+                return out
+            st.explorers = [p for p in self.active if p not in st.holders]
+            st.step = "turn_auction"
+            return [*out, Say("dt.turn_auction.start", {"players": list(st.explorers)}), *self.prompt()]
+        if st.step == "cave_draw":
+            treasure, empty, _ = R.cave_contents(len(st.explorers))
+            st.contents, st.sage_boxes = R.layout(list(inp.value), treasure, empty)
+            disaster = st.contents.index(DISASTER) + 1
+            out = []
+            for p in st.holders:
+                if self._role(p) == SAGE:
+                    out.append(Tell(p, "dt.sage.boxes", {"boxes": list(st.sage_boxes)},
+                                    {"treasures": list(st.sage_boxes)}))
+                else:
+                    out.append(Tell(p, "dt.demagogue.box", {"box": disaster}, {"disaster": disaster}))
+            st.step, st.turn = "cave", 0
+            return [*out, *self.prompt()]
+        return self._treasure(int(inp.value))
+
+    # --------------------------------------------------------------- cave
+    def _tap(self, identity: str) -> list[Output]:
+        st = self.state
+        kind, _, rest = identity.partition("/")
+        if identity.startswith("dt/box/"):
+            box = int(identity.rsplit("/", 1)[1])
+            if st.step != "cave":
+                raise Refusal("dt.refuse.box_not_now", "no box may be opened now", box=box)
+            if box > st.boxes:
+                raise Refusal("dt.refuse.box_range", f"this round uses boxes 1 to {st.boxes}",
+                              box=box, boxes=st.boxes)
+            if any(o["box"] == box for o in st.opened):
+                raise Refusal("dt.refuse.box_opened", f"box {box} is already open", box=box)
+            return self._open_box(box)
+        if kind == "player":
+            raise Refusal("dt.refuse.player_card", "player cards are not needed now: use your page",
+                          player=rest)
+        raise Refusal("dt.refuse.not_now", f"{identity} is not expected now")
+
+    def _open_box(self, box: int) -> list[Output]:
+        st = self.state
+        player, content = self._current(), st.contents[box - 1]
+        if content == TREASURE:
+            st.pending, st.step = box, "bonus"
+            return [Say("dt.box.treasure", {"box": box, "player": player}), *self._draws()]
+        record = {"box": box, "content": content, "player": player, "gems": 0}
+        st.opened.append(record)
+        if content == EMPTY:
+            st.finder = None
+            st.turn = (st.explorers.index(player) + 1) % len(st.explorers)
+            return [Report("dt_box", record), Say("dt.box.empty", {"box": box, "player": player}),
+                    *self.prompt()]
+        voided = st.found.get(player, 0)
+        st.gems[player] -= voided
+        st.found[player] = 0
+        st.vp[player] = R.halved(st.vp[player])
+        st.disaster_by = player
+        return [Report("dt_box", {**record, "voided": voided}),
+                Say("dt.box.disaster", {"box": box, "player": player, "vp": st.vp[player]}),
+                *([Say("dt.box.voided", {"player": player, "gems": voided})] if voided else []),
+                *self._round_end()]
+
+    def _treasure(self, bonus: int) -> list[Output]:
+        st = self.state
+        box, player = st.pending, self._current()
+        assert box is not None
+        last = self._treasures_left() == 1
+        gems = R.treasure_gems(bonus, last)
+        st.gems[player] += gems
+        st.found[player] = st.found.get(player, 0) + gems
+        record = {"box": box, "content": TREASURE, "player": player, "gems": gems}
+        st.opened.append(record)
+        st.pending = None
+        out: list[Output] = [Report("dt_box", record),
+                             Say("dt.box.gems_last" if last else "dt.box.gems",
+                                 {"player": player, "gems": gems, "bonus": bonus})]
+        if last:
+            return [*out, Say("dt.cave.all_found"), *self._round_end()]
+        st.step, st.finder = "cave", player
+        return [*out, *self.prompt()]
+
+    def _next(self) -> list[Output]:
+        st = self.state
+        if st.step == "cave" and st.finder is not None:
+            st.turn = (st.explorers.index(st.finder) + 1) % len(st.explorers)
+            st.finder = None
+            return [Say("dt.cave.passed"), *self.prompt()]
+        if st.step == "cave":
+            raise Refusal("dt.refuse.open_first", f"{self._current()} opens a box first", player=self._current())
+        if st.step == "trade":
+            st.step = "vp_auction"
+            return [Say("dt.vp_auction.start"), *self.prompt()]
+        if st.step == "vp_auction":
+            return self._close_vp_auction()
+        if st.step in SEALED:
+            bids = self.sealed.get("role" if st.step == "role_auction" else "turn", {})
+            waiting = [p for p in (self.active if st.step == "role_auction" else st.explorers) if p not in bids]
+            raise Refusal("dt.refuse.bids_missing", "every bid must be in first", players=waiting)
+        raise Refusal("dt.refuse.not_now", "next does nothing now")
+
+    # ---------------------------------------------------------- round end
+    def _round_end(self) -> list[Output]:
+        """The cave is over: role results (and so the roles), the exits they
+        make, the stipend, then gifts and exchanges."""
+        st = self.state
+        opened = [o["box"] for o in st.opened]
+        out: list[Output] = [Say("dt.round_end.start")]
+        for p in st.holders:
+            role = self._role(p)
+            if role == SAGE:
+                won = R.sage_wins(st.sage_boxes, opened)
+                st.vp[p] += int(won)
+                outcome = "won" if won else "lost"
+            elif st.disaster_by is not None:
+                st.vp[p] += 1
+                outcome = "won"
+            else:  # every treasure found, the disaster never opened: it falls on the demagogue
+                st.vp[p] = R.halved(st.vp_start[p])
+                st.gems[p] = R.halved(st.gems[p])
+                outcome = "hit"
+            st.results.append({"player": p, "role": role, "outcome": outcome, "vp": st.vp[p]})
+            out.append(Say(f"dt.result.{role}.{outcome}", {"player": p, "vp": st.vp[p]}))
+        out += self._exits(list(st.holders))
+        if self.finished:
+            return out
+        for p in self.active:
+            st.gems[p] += R.STIPEND
+        st.step = "trade"
+        return [*out, Say("dt.stipend", {"gems": R.STIPEND}), *self.prompt()]
+
+    def _exits(self, candidates: Sequence[str]) -> list[Output]:
+        """Those of ``candidates`` who now have 3 VP exit as winners (at the same
+        moment: more gems first); the game ends at floor(players / 2) exits."""
+        st = self.state
+        reached = [p for p in candidates if p not in st.exited and st.vp[p] >= R.WIN_VP]
+        out: list[Output] = []
+        for p in R.exit_order(reached, self.players, st.gems):
+            if len(st.exited) == self.needed:
+                out.append(Say("dt.exit.too_late", {"player": p}))
+                continue
+            st.exited.append(p)
+            out += [Report("dt_exit", {"player": p, "vp": st.vp[p], "place": len(st.exited)}),
+                    Say("dt.exit", {"player": p, "place": len(st.exited)})]
+        if len(st.exited) >= self.needed:
+            out += self._scored()
+            st.step = "over"
+            out += [Report("game_over", {"game": GAME, "totals": dict(st.vp), "winners": list(st.exited)}),
+                    Say("dt.game_over", {"players": list(st.exited)})]
+        return out
+
+    def _close_vp_auction(self) -> list[Output]:
+        st = self.state
+        winner, bid = self._vp_top()
+        self.sealed.pop("vp", None)
+        out: list[Output] = []
+        if winner is None:
+            st.vp_sale = {"player": None, "bid": 0}
+            out.append(Say("dt.vp_auction.unsold"))
+        else:
+            st.gems[winner] -= bid
+            st.vp[winner] += 1
+            st.vp_sale = {"player": winner, "bid": bid}
+            out += [Say("dt.vp_auction.won", {"player": winner, "bid": bid, "vp": st.vp[winner]}),
+                    *self._exits([winner])]
+        if self.finished:
+            return out
+        out += self._scored()
+        self._next_round()
+        return [*out, *self._begin_round()]
+
+    def _scored(self) -> list[Output]:
+        st = self.state
+        points = {p: st.vp[p] - st.vp_start[p] for p in self.players}
+        return [Report("round_scored", {"game": GAME, "round": st.round, "points": points,
+                                        "totals": dict(st.vp)}),
+                Say("dt.round.scored", {"round": st.round, "scores": dict(st.vp)})]
+
+    def _next_round(self) -> None:
+        st = self.state
+        keep = {k: copy.deepcopy(getattr(st, k)) for k in ("gems", "vp", "exited", "gifts")}
+        self.state = DtState(round=st.round + 1, vp_start=dict(st.vp), **keep)
+
+    # ------------------------------------------------------------ prompts
+    def prompt(self) -> list[Output]:
+        st = self.state
+        if st.step in SEALED:
+            kind = "role" if st.step == "role_auction" else "turn"
+            bidders = self.active if kind == "role" else st.explorers
+            waiting = [p for p in bidders if p not in self.sealed.get(kind, {})]
+            return [Say(f"dt.{st.step}.waiting", {"players": waiting, "n": len(bidders) - len(waiting),
+                                                  "count": len(bidders)})]
+        if st.step == "cave":
+            if st.finder is not None:
+                return [Say("dt.cave.more", {"player": st.finder})]
+            return [Say("dt.cave.turn", {"player": self._current(), "boxes": st.boxes})]
+        if st.step == "trade":
+            return [Say("dt.trade.prompt")]
+        if st.step == "vp_auction":
+            leader, bid = self._vp_top()
+            if leader is None:
+                return [Say("dt.vp_auction.open")]
+            return [Say("dt.vp_auction.leads", {"player": leader, "bid": bid})]
+        if st.step == "over":
+            return [Say("dt.game_over", {"players": list(st.exited)})]
+        return []  # rolling, cave_draw, bonus: a draw is on its way
+
+    def resume(self) -> list[Output]:
+        return [Say("dt.resume", {"round": self.state.round}), *self.prompt(), *self._draws()]
+
+    # ---------------------------------------------------------- read side
+    def public_label(self, inp: Input) -> str:
+        """A gift or an exchange is the giver's and receiver's business: its
+        acceptance is not public (an exchange's VP is announced)."""
+        if isinstance(inp, Submit) and inp.field in TRADE_FIELDS:
+            return ""
+        return inp.label
+
+    def public_view(self) -> dict[str, Any]:
+        st = self.state
+        view: dict[str, Any] = {
+            "step": st.step, "round": st.round, "vp": dict(st.vp), "exited": list(st.exited),
+            "active": self.active, "holders": list(st.holders), "explorers": list(st.explorers),
+            "boxes": st.boxes, "opened": [dict(o) for o in st.opened], "results": [dict(r) for r in st.results],
+        }
+        if st.step in SEALED:
+            kind = "role" if st.step == "role_auction" else "turn"
+            view["bids_in"] = [p for p in self.players if p in self.sealed.get(kind, {})]
+        if st.step == "cave":
+            view["turn"] = self._current()
+        if st.step == "vp_auction":
+            leader, bid = self._vp_top()
+            view["vp_auction"] = {"bids": dict(self.sealed.get("vp", {})), "leader": leader, "top": bid}
+        return view
+
+    def private_view(self, player: str) -> dict[str, Any]:
+        st = self.state
+        if player not in st.gems:
+            return {}
+        view: dict[str, Any] = {"gems": st.gems[player], "vp": st.vp[player], "exited": player in st.exited,
+                                "gifts": [dict(g) for g in st.gifts[player]]}
+        bids = {k: b[player] for k, b in st.bids.items() if player in b}
+        for kind in ("role", "turn"):
+            if player in self.sealed.get(kind, {}):
+                bids[kind] = self.sealed[kind][player]
+        view["bids"] = bids
+        role = self._role(player)
+        if role is not None:
+            view["role"] = role
+            if st.contents:
+                view["told"] = ({"treasures": list(st.sage_boxes)} if role == SAGE
+                                else {"disaster": st.contents.index(DISASTER) + 1})
+        return view
+
+    def legal(self, player: str | None = None) -> Legal:
+        st = self.state
+        if player is None:
+            buttons = ("repeat",) + (("back",) if self._undo else ())
+            if st.step in ("trade", "vp_auction") or (st.step == "cave" and st.finder is not None):
+                buttons = ("next", *buttons)
+            taps = tuple(f"dt/box/{b}" for b in range(1, st.boxes + 1)
+                         if all(o["box"] != b for o in st.opened)) if st.step == "cave" else ()
+            return Legal(buttons=buttons, taps=taps)
+        if player not in self.active:
+            return Legal()
+        gems = st.gems[player]
+        if st.step == "role_auction" or (st.step == "turn_auction" and player in st.explorers):
+            return Legal(submits={"bid": Ask("dt.field.bid", 0, gems)})
+        if st.step == "trade":
+            submits = {}
+            others = tuple(p for p in self.active if p != player)
+            if gems >= 1 and others:
+                submits["gift"] = Ask("dt.field.gift", 1, gems, others)
+            if gems >= R.EXCHANGE_GEMS:
+                submits["exchange"] = Ask("dt.field.exchange", 1, gems // R.EXCHANGE_GEMS)
+            return Legal(submits=submits)
+        if st.step == "vp_auction":
+            _, top = self._vp_top()
+            return Legal(submits={"vp_bid": Ask("dt.field.vp_bid", top, gems)} if gems >= top else {})
+        return Legal()
