@@ -242,3 +242,44 @@ def test_listen_auto_is_off_off_a_pi_and_the_flag_wins() -> None:
     assert resolve_listen(cfg, "off") is None
     with pytest.raises(config.ConfigError, match="--web"):
         resolve_listen(cfg, "nowhere")
+
+
+def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+    from urllib.parse import unquote
+
+    from web.bgstats import PUSH, push_url, record
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        play = {"id": 4, "session": 2, "game": "one-night", "playDate": "2026-01-01 19:00:00", "durationMin": 12,
+                "players": [{"name": "aki", "score": 1, "winner": True, "startPlayer": True, "sourcePlayerId": "red",
+                             "role": "onw/werewolf/1"},
+                            {"name": "ben", "score": 0, "winner": False, "startPlayer": False,
+                             "sourcePlayerId": "blue", "role": "onw/seer/1"}]}
+        rec = record(play)
+        assert rec["playDate"] == "2026-01-02 04:00:00"  # 19:00 UTC is 04:00 the next day in Tokyo
+        assert rec["game"] == {"name": "One Night Werewolf", "sourceGameId": "one-night", "highestWins": True,
+                               "noPoints": True}
+        assert rec["players"][0] == {"name": "aki", "score": 1, "winner": True, "startPlayer": True,
+                                     "sourcePlayerId": "red", "role": "onw/werewolf/1"}
+        assert {"sourceName", "sourcePlayId", "location", "durationMin"} <= set(rec)
+        url = push_url(play)
+        assert url.startswith(PUSH) and json.loads(unquote(url[len(PUSH):])) == rec
+    finally:
+        os.environ.pop("TZ", None)
+        time.tzset()
+
+
+def test_history_and_export_come_from_the_journals_plays(live: LiveTable) -> None:
+    play = {"id": 1, "session": 1, "game": "seven-knights", "playDate": "2026-01-01 19:00:00", "durationMin": 9,
+            "rules": [], "players": [{"name": "red", "score": 2, "winner": True, "startPlayer": True,
+                                      "sourcePlayerId": "red"}]}
+    live.web.history = lambda: [play]
+    with httpx.Client(base_url=live.url) as c:
+        shown = c.get("/api/table").json()["history"]
+        exported = c.get("/api/export").json()["plays"]
+    assert shown[0]["bgstats"].startswith("https://app.bgstatsapp.com/createPlay.html?data=")
+    assert exported[0]["game"]["sourceGameId"] == "seven-knights"

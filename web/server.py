@@ -88,7 +88,7 @@ class WebServer:
             Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),
             Route("/api/pair", self.api_pair, methods=["POST"]), Route("/api/me", self.api_me),
             Route("/api/me/events", self.api_me_events), Route("/api/press", self.api_press, methods=["POST"]),
-            Route("/api/submit", self.api_submit, methods=["POST"]),
+            Route("/api/submit", self.api_submit, methods=["POST"]), Route("/api/export", self.api_export),
             *(extra(self) if extra else []),
         ]
         self.app = Starlette(routes=routes)
@@ -187,6 +187,13 @@ class WebServer:
 
     async def api_table(self, request: Request) -> Response:
         return JSONResponse(self.public_state())
+
+    async def api_export(self, request: Request) -> Response:
+        """Every play, shaped as BG Stats' push (``companion scores --export json`` too)."""
+        from web.bgstats import record
+
+        return JSONResponse({"plays": [record(p) for p in self.history()]},
+                            headers={"Content-Disposition": 'attachment; filename="plays.json"'})
 
     async def api_events(self, request: Request) -> Response:
         return self._stream(_Client(), sse("table", self.public_state(history=False)))
@@ -387,8 +394,13 @@ CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 's
 
 
 def public_play(play: Mapping[str, Any]) -> dict[str, Any]:
-    """A finished play as anyone may see it: everything in it was said at the table."""
-    return {k: play[k] for k in ("id", "session", "game", "rules", "playDate", "durationMin", "players") if k in play}
+    """A finished play as anyone may see it (everything in it was said at the
+    table), with its BG Stats link; ``playDate`` stays UTC: each page shows it
+    in its phone's local time."""
+    from web.bgstats import push_url
+
+    shown = {k: play[k] for k in ("id", "session", "game", "rules", "playDate", "durationMin", "players") if k in play}
+    return {**shown, "bgstats": push_url(play)}
 
 
 def _error(status: int, code: str, reason: str) -> Response:
