@@ -72,6 +72,7 @@ class Feed:
 
     def __init__(self, url: str, cookies: httpx.Cookies | None = None) -> None:
         self.items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.got: list[tuple[str, Any]] = []  # everything taken from the queue, in order
         self.status: int | None = None
         self._stop = False
         self._open = threading.Event()
@@ -101,6 +102,7 @@ class Feed:
             try:
                 out.append(self.items.get(timeout=settle))
             except queue.Empty:
+                self.got += out
                 return out
 
     def wait_for(self, pred: Any, timeout: float = 5.0) -> tuple[str, Any]:
@@ -112,6 +114,7 @@ class Feed:
                 item = self.items.get(timeout=left)
             except queue.Empty:
                 raise AssertionError("not received") from None
+            self.got.append(item)
             if pred(*item):
                 return item
 

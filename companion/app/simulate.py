@@ -121,7 +121,7 @@ class Simulation:
 
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
                  voice: Any = None, draws: dict[str, Any] | None = None,
-                 games: Any = None) -> None:
+                 games: Any = None, read_side: Any = None) -> None:
         from hardware.sim_reader import SimulatedReader
         from voice.base import RecordingVoice
 
@@ -131,7 +131,8 @@ class Simulation:
         self.reader = SimulatedReader()
         self.voice = voice or RecordingVoice()
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
-                              journal_path=state / "journal.sqlite", draws=draws, games=games)
+                              journal_path=state / "journal.sqlite", draws=draws, games=games,
+                              read_side=read_side)  # the pages' (tests/test_web_privacy.py)
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)
