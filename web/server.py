@@ -81,6 +81,7 @@ class WebServer:
         # The current game's rounds and the last line said: public events the
         # page needs again after a reload (kept from this run's events only).
         self.now: dict[str, Any] = {"line": None, "rounds": []}
+        self._phase: Any = None
         if isinstance(read_side, WatchedReadSide):
             read_side.listeners.append(self._read_side_changed)
         routes = [
@@ -156,6 +157,10 @@ class WebServer:
 
     def _push_snapshots(self) -> None:
         public = sse("table", self.public_state(history=False))
+        phase = self.read_side.public().get("phase")
+        if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
+            self._send(None, sse("history", [public_play(p) for p in self.history()]))
+        self._phase = phase
         for client in list(self._clients):
             if client.seat is None:
                 self._put(client, public)

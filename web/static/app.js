@@ -222,10 +222,7 @@ function leds(state) {
 const source = new EventSource("/api/events");
 source.addEventListener("table", (e) => { const history = state.history; state = JSON.parse(e.data);
   if (!state.history) state.history = history; render(); });
-source.addEventListener("event", async (e) => {
-  const ev = JSON.parse(e.data);
-  if (ev.event === "game_over") { const r = await fetch("/api/table"); state = await r.json(); render(); }
-});
+source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
 source.addEventListener("leds", (e) => leds(JSON.parse(e.data)));
 source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
 
