@@ -283,3 +283,12 @@ def test_history_and_export_come_from_the_journals_plays(live: LiveTable) -> Non
         exported = c.get("/api/export").json()["plays"]
     assert shown[0]["bgstats"].startswith("https://app.bgstatsapp.com/createPlay.html?data=")
     assert exported[0]["game"]["sourceGameId"] == "seven-knights"
+
+
+def test_web_qr_writes_a_card_with_the_address(tmp_path: Path) -> None:
+    from companion.app.cli import main
+
+    card = tmp_path / "card.svg"
+    assert main(["web", "qr", "-o", str(card), "--url", "http://table.local:8080/"]) == 0
+    svg = card.read_text()
+    assert svg.startswith("<svg") and "http://table.local:8080/" in svg and "<path" in svg
