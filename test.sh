@@ -4,17 +4,20 @@
 # alsa-utils for the real-speech tests (without them those tests skip).
 set -euo pipefail
 cd "$(dirname "$0")"
-# espeak-ng + sox + aplay: real-speech tests; systemd-analyze: the unit's security score.
+# espeak-ng + sox + aplay: real-speech tests; systemd-analyze: the unit's security score;
+# chromium + Noto CJK: the pages' browser tests and their Japanese screenshots (Playwright's
+# own browser download cannot work here, so it drives Debian's chromium).
 missing=0
-for cmd in espeak-ng soxi aplay systemd-analyze; do command -v "$cmd" >/dev/null || missing=1; done
+for cmd in espeak-ng soxi aplay systemd-analyze chromium; do command -v "$cmd" >/dev/null || missing=1; done
+[ -d /usr/share/fonts/opentype/noto ] || missing=1
 if [ "$missing" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0, systemd …" >&2
+  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0, systemd, chromium, fonts-noto-cjk …" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    espeak-ng sox alsa-utils libusb-1.0-0 systemd >/dev/null
+    espeak-ng sox alsa-utils libusb-1.0-0 systemd chromium fonts-noto-cjk >/dev/null
 fi
 # The [voice] extra too (Open JTalk, Piper), so the engine tests run; the espeak-ng-only path
 # is covered by tests that force the fallback (tests/test_voice_engines.py).
 EXTRAS=test,voice,reliability source tools/setup-venv.sh
-.venv/bin/ruff check companion hardware voice tests bench reliability
-.venv/bin/mypy companion
+.venv/bin/ruff check companion hardware voice web tests bench reliability
+.venv/bin/mypy companion web
 exec .venv/bin/python -m pytest "$@"

@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import cue_audio, night_drift, resume, startup, tap_feedback, voice_engines  # noqa: E402
+from bench import cue_audio, night_drift, resume, startup, tap_feedback, voice_engines, web_pages  # noqa: E402
 from bench.stats import Figure, figure  # noqa: E402
 
 
@@ -165,6 +165,22 @@ def bench_night(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
     ], {}
 
 
+def bench_web(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
+    note("the web pages: tap → page in a browser, 20 SSE clients, start and RSS with --web against without")
+    r = web_pages.measure(plan.quick, tmp / "web")
+    return [
+        figure("tap_to_page_p99_ms", r["tap_to_page_p99_ms"], "ms", 50.0,
+               f"{r['taps']} taps/run, SSE received by {r['receiver']}"),
+        figure("tap_to_page_p50_ms", r["tap_to_page_p50_ms"], "ms"),
+        figure("web_rss_delta_mb", r["web_rss_delta_mb"], "MiB", 15.0, "peak RSS at ready, --web on − off"),
+        figure("web_start_delta_s", r["web_start_delta_s"], "s", 0.2, "start → READY=1, --web on − off"),
+        figure("page_weight_kb", r["page_weight_kb"], "KB", 100.0, "HTML + JS + CSS"),
+        figure("sse_clients_held", r["sse_clients_held"], "", None,
+               f"of {web_pages.SSE_CLIENTS}, every snapshot within {web_pages.SSE_BOUND_S:g} s; "
+               f"worst {r['sse_worst_ms']:.0f} ms"),
+    ], {}
+
+
 def bench_imports(tmp: Path, top: int = 6) -> dict[str, Any]:
     note("start-up imports (python -X importtime)")
     total_ms, offenders, own = startup.import_profile(tmp / "importtime")
@@ -219,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp_name:
         tmp = Path(tmp_name)
         for part in (lambda: bench_taps(plan), lambda: bench_voice(plan), lambda: bench_daemon(plan, tmp),
-                     lambda: bench_night(plan), lambda: bench_engines(plan)):
+                     lambda: bench_night(plan), lambda: bench_engines(plan), lambda: bench_web(plan, tmp)):
             figs, info = part()
             figures += figs
             extra.update(info)

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,21 +80,22 @@ def notify_socket() -> Iterator[tuple[socket.socket, str]]:
             sock.close()
 
 
-def _command(state: Path, importtime: bool = False) -> list[str]:
+def _command(state: Path, importtime: bool = False, extra: Sequence[str] = ()) -> list[str]:
     # The console script when the venv has one, as ExecStart= runs it.
     entry = [str(COMPANION)] if COMPANION.exists() else [str(PYTHON), "-m", "companion.app.cli"]
-    cmd = [*entry, "run", "--simulate", "--json", "--no-input", "--state", str(state)]
+    cmd = [*entry, "run", "--simulate", "--json", "--no-input", "--state", str(state), *extra]
     if not importtime:
         return cmd
     return [str(PYTHON), "-X", "importtime", *(cmd[1:] if cmd[0] == str(PYTHON) else cmd)]
 
 
 @contextlib.contextmanager
-def daemon(state: Path, importtime: bool = False) -> Iterator[Daemon]:
-    """Start the daemon on ``state``; yields it once READY=1 arrived; stops it."""
+def daemon(state: Path, importtime: bool = False, extra: Sequence[str] = ()) -> Iterator[Daemon]:
+    """Start the daemon on ``state`` (``extra``: more arguments to ``run``);
+    yields it once READY=1 arrived; stops it."""
     with notify_socket() as (sock, path), tempfile.NamedTemporaryFile(prefix="bench-stderr-") as err:
         started = time.monotonic()
-        proc = subprocess.Popen(_command(state, importtime), stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(_command(state, importtime, extra), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
                                 env=daemon_env(NOTIFY_SOCKET=path))
         try:
@@ -137,9 +138,9 @@ def _drain(sock: socket.socket, stop: threading.Event, into: list[str]) -> None:
             return
 
 
-def start_ready(state: Path) -> tuple[float, float]:
+def start_ready(state: Path, extra: Sequence[str] = ()) -> tuple[float, float]:
     """(seconds to READY=1, peak RSS MiB at that moment) for one start on ``state``."""
-    with daemon(state) as d:
+    with daemon(state, extra=extra) as d:
         return d.ready_s, d.hwm_mb()
 
 

@@ -18,6 +18,7 @@ COMMANDS = {
     "voice": ("companion.app.voice_cmd", "voice tools: prerender the WAV cache, render a line, list the engines"),
     "backup": ("companion.app.backup_cmd", "copy the journal safely (also while the daemon runs)"),
     "restore": ("companion.app.backup_cmd", "put a backup in the journal's place (the daemon must be stopped)"),
+    "web": ("companion.app.web_app", "the table's pages: `web qr -o card.svg` writes a QR card to print"),
     "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
 }
 

@@ -160,6 +160,27 @@ def _tile_sets(v: Any) -> str | None:
     return None
 
 
+def parse_listen(v: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8080`` for IPv6) as (host, port); ValueError says why not."""
+    host, sep, port = v.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"must be HOST:PORT (e.g. 0.0.0.0:8080), auto or null, not {v!r}")
+    return host, int(port)
+
+
+def _listen(v: Any) -> str | None:
+    if v is None or v == "auto":
+        return None
+    if not isinstance(v, str):
+        return f"must be HOST:PORT (e.g. 0.0.0.0:8080), auto or null, not {v!r}"
+    try:
+        parse_listen(v)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 SCHEMA: dict[str, Any] = {
     "language": Field("en", _choice(*tags.LANGUAGES), "narration language: en | ja"),
     "seed": Field(None, _optional(_whole(0, 2 ** 63 - 1)), "fixes random choices (jitter); none: chosen once per journal"),
@@ -187,6 +208,11 @@ SCHEMA: dict[str, Any] = {
         },
         "bounce_s": Field(0.05, _optional(_number(0, 1))),
         "hold_back_s": Field(2.0, _number(0.3, 10)),
+    },
+    "web": {
+        "listen": Field("auto", _listen, "HOST:PORT for the pages; auto: 0.0.0.0:8080 on a Pi, off elsewhere; "
+                        "null: off"),
+        "pair_window_s": Field(30.0, _number(5, 300), "how long after a phone asks a player may tap their card"),
     },
     "voice": {
         "backend": Field("tts", _choice("tts", "console", "silent")),

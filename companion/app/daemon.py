@@ -34,6 +34,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--voice", choices=("tts", "console", "silent"), help="override voice.backend")
     p.add_argument("--json", action="store_true", help="--simulate: print the JSON event log instead of the readable view")
     p.add_argument("--no-input", action="store_true", help="--simulate: don't read commands from stdin (benchmarks)")
+    p.add_argument("--web", metavar="HOST:PORT", help="serve the table's pages there (overrides `web: listen:`; "
+                   "off: no pages); with --simulate the page is also a virtual reader and panel")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +63,16 @@ def run(args: argparse.Namespace) -> int:
     early: list[str] = []  # what the voice says before the loop exists (engine fallback, bad pack files)
     voice = wiring.make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else early.append(msg),
                        asked_for_tts=args.voice == "tts", shown=readable)
-    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True)
+    from companion.app.web_app import resolve_listen, start_web
+
+    listen = resolve_listen(cfg, args.web)
+    read_side = None
+    if listen is not None:
+        from web.live import WatchedReadSide
+
+        read_side = WatchedReadSide()
+    app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True,
+                read_side=read_side)
     loop = app.loop
     errors.append(loop.report_error)
     for msg in early:
@@ -79,6 +90,13 @@ def run(args: argparse.Namespace) -> int:
 
     loop.start()
     reader.start(loop.submit)
+    if listen is not None:  # after start(): the first page already sees the replayed table
+        try:
+            web = start_web(app, cfg, *listen, virtual=reader if args.simulate else None)
+            print(f"companion: the table's pages are at {web.address}", file=human, flush=True)
+        except OSError as e:  # a taken port must not keep the table from playing
+            loop.report_error(str(e))
+            print(f"companion: {e}", file=sys.stderr, flush=True)
     sdnotify.ready()
     wiring.start_voice_fill(voice, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:

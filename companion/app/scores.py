@@ -1,8 +1,9 @@
 """``companion scores`` — the game in progress, tonight's totals and the
 history, read from the journal (safe beside the running daemon: WAL lets a
-reader in).  ``--export csv|json`` writes the plays; the JSON is shaped like
-BG Stats' play import (players with name, score, winner, startPlayer;
-playDate; durationMin)."""
+reader in).  ``--export csv|json`` writes the plays; the JSON is BG Stats'
+push format (web/bgstats.py: the pages' "send to BG Stats" links are the
+same records).  Dates are shown and exported in local time (the journal
+keeps UTC)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from typing import Any, TextIO
 
 from companion.app.wiring import state_dir
 from companion.runtime.journal import Journal
+from web.bgstats import GAMES, local_date, record
 
-NAMES = {"seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
-         "madness-hour": "Madness Hour", "demagogos": "Demagogos' Trap"}
+NAMES = {game: meta[0] for game, meta in GAMES.items()}
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -28,9 +29,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 
 def plays_json(plays: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"plays": [{"game": {"name": NAMES.get(p["game"], p["game"]), "id": p["game"]},
-                       "playDate": p["playDate"], "durationMin": p["durationMin"],
-                       "rules": p.get("rules", []), "players": p["players"]} for p in plays]}
+    return {"plays": [{**record(p), "rules": p.get("rules", [])} for p in plays]}
 
 
 def write_csv(plays: list[dict[str, Any]], out: TextIO) -> None:
@@ -38,7 +37,7 @@ def write_csv(plays: list[dict[str, Any]], out: TextIO) -> None:
     w.writerow(["play", "playDate", "game", "durationMin", "player", "score", "winner", "startPlayer"])
     for p in plays:
         for pl in p["players"]:
-            w.writerow([p["id"], p["playDate"], p["game"], p["durationMin"], pl["name"], pl["score"],
+            w.writerow([p["id"], local_date(p["playDate"]), p["game"], p["durationMin"], pl["name"], pl["score"],
                         int(pl["winner"]), int(pl["startPlayer"])])
 
 
@@ -109,6 +108,6 @@ def _show(args: argparse.Namespace, cfg: dict[str, Any], journal: Journal, out: 
     for p in plays[-20:]:
         winners = ", ".join(pl["name"] for pl in p["players"] if pl["winner"]) or "nobody"
         scores = "  ".join(f"{pl['name']} {pl['score']}" for pl in p["players"])
-        print(f"  #{p['id']:<4} {p['playDate']}  {NAMES.get(p['game'], p['game']):24} {p['durationMin']:3} min  "
+        print(f"  #{p['id']:<4} {local_date(p['playDate'])}  {NAMES.get(p['game'], p['game']):24} {p['durationMin']:3} min  "
               f"{scores}   winners: {winners}", file=out)
     return 0

@@ -121,14 +121,15 @@ class Simulation:
 
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
                  voice: Any = None, draws: dict[str, Any] | None = None,
-                 games: Any = None) -> None:
+                 games: Any = None, read_side: Any = None) -> None:
         cfg = dict(cfg)
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
         self.clock = VirtualClock()
         self.reader = make_reader(cfg, simulate=True)
         self.voice = voice or recording_voice()
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
-                              journal_path=state / "journal.sqlite", draws=draws, games=games)
+                              journal_path=state / "journal.sqlite", draws=draws, games=games,
+                              read_side=read_side)  # the pages' (tests/test_web_privacy.py)
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from companion.app import config as configmod
 from companion.core import threads
 from companion.core.events import TABLE, ButtonPressed, Say
+from companion.core.messages import ReadSide
 from companion.core.table import Table
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer
@@ -62,12 +63,14 @@ def recording_voice() -> Any:
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
-          games: Mapping[str, Any] | None = None, background_backups: bool = False) -> App:
+          games: Mapping[str, Any] | None = None, background_backups: bool = False,
+          read_side: ReadSide | None = None) -> App:
     """The daemon's parts, wired: the journal (locked to this process,
     checked, recovered), the table loop in the middle, the reader and the
     panel's buttons feeding it, and the sinks (log, speaker, panel)
     subscribed to the router by audience.  ``games``: the registry (tests
-    may hand in their own engines)."""
+    may hand in their own engines); ``read_side``: the one the pages read
+    (companion.app.web_app)."""
     from companion.games import ENGINES
     from voice.lines import Narrator
 
@@ -89,7 +92,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
-                     on_game_end=backups,
+                     on_game_end=backups, read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
     panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
                                      lambda name: loop.submit(ButtonPressed(name)))

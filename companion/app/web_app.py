@@ -1,0 +1,109 @@
+"""The table's pages in the daemon: where they listen, what they read, and
+``companion web qr`` (the card to lay on the table).
+
+The web server (``web/``) is a shell part: it sees only the core's read side,
+the loop's inbox and the router's messages.  Here it is handed those, and a
+read-only view of the journal's finished plays for the history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from companion.app import config as configmod
+from companion.app.wiring import App, state_dir
+from companion.core.messages import ALL
+
+PI_PORT = 8080  # `listen: auto` on a Pi
+
+
+def resolve_listen(cfg: dict[str, Any], flag: str | None = None) -> tuple[str, int] | None:
+    """``--web HOST:PORT`` over ``web: listen:``; ``auto`` is the whole LAN on
+    a Pi (the pages are part of the product there) and off elsewhere."""
+    listen = flag if flag is not None else cfg["web"]["listen"]
+    if listen is None or listen == "off":
+        return None
+    if listen == "auto":
+        from hardware.panel import is_raspberry_pi
+
+        return ("0.0.0.0", PI_PORT) if is_raspberry_pi() else None
+    try:
+        return configmod.parse_listen(listen)
+    except ValueError as e:  # only --web can get here: the config's value was checked on loading
+        raise configmod.ConfigError("--web", None, str(e)) from None
+
+
+def address(host: str, port: int) -> str:
+    """What a phone types (or scans): the Pi's mDNS name when bound to every address."""
+    if host in ("0.0.0.0", "::", ""):
+        host = f"{socket.gethostname()}.local"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
+
+
+def plays_reader(path: Path) -> Any:
+    """The finished plays, read from the journal on each call (read-only,
+    beside the loop's own connection: WAL lets a reader in)."""
+    from companion.runtime.journal import Journal
+
+    def plays() -> list[dict[str, Any]]:
+        if not path.exists():
+            return []
+        journal = Journal(path, readonly=True)
+        try:
+            return journal.plays()
+        finally:
+            journal.close()
+    return plays
+
+
+def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: Any = None) -> Any:
+    """Serve the pages for ``app`` (its loop made with a ``WatchedReadSide``);
+    ``virtual``: the simulated reader, whose components the page offers as buttons."""
+    from web.server import WebServer
+
+    extra = None
+    if virtual is not None:
+        from companion.core import tags
+        from web.virtual import virtual_routes
+
+        components = [i for ids in tags.COMPONENT_SETS.values() for i in ids]
+        extra = virtual_routes(virtual, app.panel, components)
+    server = WebServer(app.loop.read_side, app.loop, plays_reader(app.journal.path), host, port,
+                       pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra)
+    app.router.subscribe(server.receive, ALL)  # it sends on only what each page may see (web/server.py)
+    app.sinks["web"] = server
+    server.start()
+    return server
+
+
+# ------------------------------------------------------------ companion web
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="web_command", required=True, metavar="qr")
+    qr = sub.add_parser("qr", help="write a card with the pages' QR code, to print and lay on the table")
+    qr.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
+    qr.add_argument("--url", help="the address to encode (default: from `web: listen:` and this machine's name)")
+    qr.add_argument("--config", action="append", type=Path, default=[], help="a settings file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from web.qr import card_svg
+
+    cfg = configmod.for_command(args)
+    url = args.url
+    if url is None:
+        listen = resolve_listen(cfg) or ("0.0.0.0", PI_PORT)
+        url = address(*listen)
+    heading, hint = (("テーブルコンパニオン", "読み取ると得点表が開きます") if cfg["language"] == "ja"
+                     else ("Table companion", "Scan for the scoreboard"))
+    args.output.write_text(card_svg(url, heading, hint), encoding="utf-8")
+    print(f"wrote {args.output}: a QR card for {url}", file=sys.stderr)
+    return 0
+
+
+__all__ = ["address", "resolve_listen", "start_web", "state_dir"]

@@ -1,0 +1,294 @@
+"""The table's pages (issue 10, DESIGN.md *Web*): a live table — the real
+wiring, loop, journal and router on a real clock, simulated reader and panel —
+served on a loopback port and asked over real HTTP.
+
+- ``/api/table`` and ``/api/events`` carry the public side only;
+- a phone pairs with a seat by that player's card, tapped within the window:
+  a secret in an HttpOnly SameSite cookie, never in a URL or the log;
+  pairing again replaces the first phone; attempts are rate-limited;
+- controls need a paired seat and the page's token, and answer with the
+  table's verdict (refusals carry their reason);
+- a seat's page gets that seat's snapshot and events, and no one else's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_audiences import Auction
+from web_live import Feed, LiveTable
+
+from companion.app import config
+from companion.app.web_app import resolve_listen
+from companion.core.events import Submit
+from web.pairing import COOKIE, Pairings, RateLimit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[LiveTable]:
+    t = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
+    yield t
+    t.close()
+
+
+def token(client: httpx.Client) -> str:
+    html = client.get("/").text
+    m = re.search(r'name="csrf" content="([^"]+)"', html)
+    assert m
+    return m.group(1)
+
+
+def seat_auction(live: LiveTable) -> None:
+    live.tap("game/auction", "player/red", "player/blue")
+    live.press("next")
+
+
+def pair(live: LiveTable, client: httpx.Client, seat: str) -> httpx.Response:
+    """Ask for ``seat`` from ``client`` and tap that seat's card while the phone waits."""
+    tok = token(client)
+    mark = len(live.events)
+    answer: list[httpx.Response] = []
+    asking = threading.Thread(target=lambda: answer.append(
+        client.post("/api/pair", json={"seat": seat}, headers={"X-CSRF-Token": tok}, timeout=10)))
+    asking.start()
+    for _ in range(100):  # the loop says "tap your card" once the request is in
+        if any(e.get("key") == "pairing.tap_card" for e in live.events[mark:]):
+            break
+        threading.Event().wait(0.02)
+    live.tap(f"player/{seat}")
+    asking.join(10)
+    return answer[0]
+
+
+def test_table_json_is_the_public_snapshot_with_history(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as c:
+        state = c.get("/api/table").json()
+    assert state["game"] == "auction"
+    assert [s["id"] for s in state["seats"]] == ["red", "blue"]
+    assert state["play"] == {"step": "bidding", "bids_in": 0, "winner": None}
+    assert state["history"] == []
+    assert state["now"]["line"]  # the last line said at the table
+
+
+def test_the_public_feed_carries_table_events_and_never_a_tell(live: LiveTable) -> None:
+    feed = Feed(live.url + "/api/events")
+    seat_auction(live)
+    live.loop.submit(Submit("red", "bid", 4))
+    live.settle()
+    got = feed.drain()
+    kinds = {d.get("event") for k, d in got if k == "event"}
+    assert {"accepted", "say"} <= kinds
+    assert "tell" not in kinds
+    text = json.dumps(got)
+    assert '"bid": 4' not in text and '"bid":4' not in text  # red's sealed bid
+    assert any(k == "table" and d.get("play", {}).get("bids_in") == 1 for k, d in got)  # live snapshot
+    feed.close()
+
+
+def test_pairing_sets_an_httponly_samesite_cookie_and_never_logs_the_secret(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as phone:
+        r = pair(live, phone, "red")
+        assert r.status_code == 200, r.text
+        cookie = r.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+        secret = phone.cookies[COOKIE]
+        assert len(secret) >= 40
+        assert phone.get("/api/me").json()["seat"] == "red"
+    assert any(e["event"] == "paired" for e in live.events)
+    assert secret not in json.dumps(live.events)  # nor any URL: it is only ever a cookie
+    assert not any(e["event"] == "accepted" and e.get("input") == "player/red"
+                   for e in live.events[-3:])  # the proof is no game input
+
+
+def test_pairing_the_seat_again_replaces_the_first_phone(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as first, httpx.Client(base_url=live.url) as second:
+        assert pair(live, first, "red").status_code == 200
+        assert pair(live, second, "red").status_code == 200
+        assert first.get("/api/me").status_code == 403
+        assert second.get("/api/me").json()["seat"] == "red"
+
+
+def test_pairing_without_the_pages_token_or_from_another_site_is_refused(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as c:
+        assert c.post("/api/pair", json={"seat": "red"}).json()["error"] == "csrf"
+        tok = token(c)
+        r = c.post("/api/pair", json={"seat": "red"}, headers={"X-CSRF-Token": tok, "Origin": "http://evil.example"})
+        assert r.status_code == 403
+        r = c.post("/api/pair", json={"seat": "green"}, headers={"X-CSRF-Token": tok})
+        assert r.json()["error"] == "no_seat"  # green is not at the table
+
+
+def test_pairing_attempts_are_rate_limited(live: LiveTable) -> None:
+    seat_auction(live)
+    live.web.pair_limit = RateLimit(1, 60.0)
+    with httpx.Client(base_url=live.url) as c:
+        assert pair(live, c, "red").status_code == 200
+        r = c.post("/api/pair", json={"seat": "blue"}, headers={"X-CSRF-Token": token(c)})
+        assert r.status_code == 429 and r.json()["error"] == "too_many"
+
+
+def test_rate_limit_forgets_attempts_after_its_window() -> None:
+    now = [0.0]
+    limit = RateLimit(2, 60.0, lambda: now[0])
+    assert limit.allow("a") and limit.allow("a") and not limit.allow("a")
+    assert limit.allow("b")
+    now[0] = 60.0
+    assert limit.allow("a")
+
+
+def test_a_page_token_is_ours_or_refused() -> None:
+    p = Pairings()
+    tok = p.csrf_token()
+    assert p.csrf_ok(tok)
+    assert not p.csrf_ok("")
+    assert not p.csrf_ok(tok.split(".")[0] + ".0000")
+    assert not Pairings().csrf_ok(tok)  # a token from an earlier run
+
+
+def test_controls_need_a_paired_seat(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as c:
+        r = c.post("/api/press", json={"button": "next"}, headers={"X-CSRF-Token": token(c)})
+        assert r.status_code == 403 and r.json()["error"] == "not_paired"
+
+
+def test_a_paired_page_presses_buttons_and_sees_refusals_with_their_reason(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as c:
+        assert pair(live, c, "red").status_code == 200
+        tok = token(c)
+        r = c.post("/api/press", json={"button": "repeat"}, headers={"X-CSRF-Token": tok})
+        assert r.json() == {"ok": True, "reason": None, "key": None}
+        r = c.post("/api/press", json={"button": "next"}, headers={"X-CSRF-Token": tok})
+        assert r.status_code == 409 and r.json()["reason"] == "not now"  # bids are not all in
+        assert c.post("/api/press", json={"button": "hold"}, headers={"X-CSRF-Token": tok}).status_code == 400
+
+
+def test_a_seat_submits_from_its_page_and_only_it_hears_the_answer(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as red, httpx.Client(base_url=live.url) as blue:
+        assert pair(live, red, "red").status_code == 200
+        assert pair(live, blue, "blue").status_code == 200
+        mine = Feed(live.url + "/api/me/events", red.cookies)
+        theirs = Feed(live.url + "/api/me/events", blue.cookies)
+        public = Feed(live.url + "/api/events")
+        tok = token(red)
+        bad = red.post("/api/submit", json={"field": "bid", "value": 9}, headers={"X-CSRF-Token": tok})
+        assert bad.status_code == 409 and "bid" in bad.json()["reason"]
+        ok = red.post("/api/submit", json={"field": "bid", "value": 3}, headers={"X-CSRF-Token": tok})
+        assert ok.json()["ok"] is True
+        assert red.get("/api/me").json()["bid"] == 3
+        got = mine.drain()
+        assert any(k == "event" and d["event"] == "tell" and d.get("data") == {"bid": 3} for k, d in got)
+        assert any(k == "event" and d["event"] == "rejected" and d["field"] == "bid" for k, d in got)
+        for feed in (theirs, public):
+            text = json.dumps(feed.drain())
+            assert "tell" not in text and '"bid": 3' not in text and '"bid":3' not in text
+            assert "must be" not in text and "between" not in text  # the refusal's reason stays red's
+        for f in (mine, theirs, public):
+            f.close()
+
+
+def test_a_private_feed_needs_a_paired_cookie(live: LiveTable) -> None:
+    with httpx.Client(base_url=live.url) as c:
+        assert c.get("/api/me/events").status_code == 403
+        c.cookies.set(COOKIE, "guess")
+        assert c.get("/api/me").status_code == 403
+
+
+def test_the_page_loads_nothing_from_elsewhere_and_is_small(live: LiveTable) -> None:
+    with httpx.Client(base_url=live.url) as c:
+        page = c.get("/")
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        assets = [c.get(f"/static/{n}") for n in ("app.js", "app.css")]
+        assert all(a.status_code == 200 for a in assets)
+        assert c.get("/static/../server.py").status_code == 404
+        weight = len(page.content) + sum(len(a.content) for a in assets)
+    assert weight < 100 * 1024
+    assert not re.search(r"(src|href)=\"(https?:)?//", page.text)
+
+
+def test_the_qr_code_is_svg_of_the_address(live: LiveTable) -> None:
+    with httpx.Client(base_url=live.url) as c:
+        r = c.get("/qr.svg")
+    assert r.headers["content-type"].startswith("image/svg+xml") and r.text.startswith("<svg")
+
+
+def test_listen_setting_is_checked_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_text("web:\n  listen: 8080\n")
+    with pytest.raises(config.ConfigError, match=r"c.yaml:2: web.listen must be HOST:PORT"):
+        config.load([bad])
+
+
+def test_listen_auto_is_off_off_a_pi_and_the_flag_wins() -> None:
+    cfg: dict[str, Any] = config.defaults()
+    assert resolve_listen(cfg) is None  # this machine is no Pi
+    assert resolve_listen(cfg, "127.0.0.1:9000") == ("127.0.0.1", 9000)
+    assert resolve_listen({**cfg, "web": {**cfg["web"], "listen": "[::1]:81"}}) == ("::1", 81)
+    assert resolve_listen(cfg, "off") is None
+    with pytest.raises(config.ConfigError, match="--web"):
+        resolve_listen(cfg, "nowhere")
+
+
+def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+    from urllib.parse import unquote
+
+    from web.bgstats import PUSH, push_url, record
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        play = {"id": 4, "session": 2, "game": "one-night", "playDate": "2026-01-01 19:00:00", "durationMin": 12,
+                "players": [{"name": "aki", "score": 1, "winner": True, "startPlayer": True, "sourcePlayerId": "red",
+                             "role": "onw/werewolf/1"},
+                            {"name": "ben", "score": 0, "winner": False, "startPlayer": False,
+                             "sourcePlayerId": "blue", "role": "onw/seer/1"}]}
+        rec = record(play)
+        assert rec["playDate"] == "2026-01-02 04:00:00"  # 19:00 UTC is 04:00 the next day in Tokyo
+        assert rec["game"] == {"name": "One Night Werewolf", "sourceGameId": "one-night", "highestWins": True,
+                               "noPoints": True}
+        assert rec["players"][0] == {"name": "aki", "score": 1, "winner": True, "startPlayer": True,
+                                     "sourcePlayerId": "red", "role": "onw/werewolf/1"}
+        assert {"sourceName", "sourcePlayId", "location", "durationMin"} <= set(rec)
+        url = push_url(play)
+        assert url.startswith(PUSH) and json.loads(unquote(url[len(PUSH):])) == rec
+    finally:
+        os.environ.pop("TZ", None)
+        time.tzset()
+
+
+def test_history_and_export_come_from_the_journals_plays(live: LiveTable) -> None:
+    play = {"id": 1, "session": 1, "game": "seven-knights", "playDate": "2026-01-01 19:00:00", "durationMin": 9,
+            "rules": [], "players": [{"name": "red", "score": 2, "winner": True, "startPlayer": True,
+                                      "sourcePlayerId": "red"}]}
+    live.web.history = lambda: [play]
+    with httpx.Client(base_url=live.url) as c:
+        shown = c.get("/api/table").json()["history"]
+        exported = c.get("/api/export").json()["plays"]
+    assert shown[0]["bgstats"].startswith("https://app.bgstatsapp.com/createPlay.html?data=")
+    assert exported[0]["game"]["sourceGameId"] == "seven-knights"
+
+
+def test_web_qr_writes_a_card_with_the_address(tmp_path: Path) -> None:
+    from companion.app.cli import main
+
+    card = tmp_path / "card.svg"
+    assert main(["web", "qr", "-o", str(card), "--url", "http://table.local:8080/"]) == 0
+    svg = card.read_text()
+    assert svg.startswith("<svg") and "http://table.local:8080/" in svg and "<path" in svg

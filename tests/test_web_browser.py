@@ -1,0 +1,109 @@
+"""The pages in a real browser (Playwright driving Debian's chromium): two
+phones pair two seats by card taps, play a sealed-bid game from their pages,
+the scoreboard follows live, each private page shows only its own secrets,
+controls work and refusals show.  Screenshots of the scoreboard (phone and
+TV, en and ja) go to docs/web/ as artefacts for the README."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_audiences import Auction
+from test_web_privacy import Walk
+from web_live import LiveTable
+
+from companion.app.simulate import load_script
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "docs" / "web"
+PHONE = {"width": 360, "height": 740}
+TV = {"width": 1920, "height": 1080}
+
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not shutil.which(CHROMIUM), reason="Debian's chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path: Path) -> None:
+    expect = sync_api.expect
+    live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
+    try:
+        live.tap("game/auction", "player/red", "player/blue")
+        live.press("next")
+        tv = browser.new_context(viewport=TV).new_page()
+        tv.goto(live.url + "/")
+        expect(tv.locator("#step")).to_contain_text("bidding")
+        phones = {}
+        for seat in ("red", "blue"):
+            page = browser.new_context(viewport=PHONE).new_page()
+            page.goto(live.url + "/")
+            page.click(f"#seats button[data-seat={seat}]")
+            expect(page.locator("#status")).to_contain_text("Tap your player card")
+            tv.click(f'#components button[data-tap="player/{seat}"]')  # the virtual reader: the card's tap
+            expect(page.locator("#me")).to_be_visible()
+            expect(page.locator("#status")).to_contain_text("page")
+            phones[seat] = page
+        red, blue = phones["red"], phones["blue"]
+        # a refusal shows its reason; nothing changes
+        red.fill("#submits input[name=bid]", "9")
+        red.click("#submits button")
+        expect(red.locator("#status")).to_contain_text("bid")
+        expect(red.locator("#status")).to_have_class("err")
+        red.fill("#submits input[name=bid]", "4")
+        red.click("#submits button")
+        expect(red.locator("#status")).to_have_text("✓")
+        expect(tv.locator("#line")).not_to_have_text("")
+        blue.fill("#submits input[name=bid]", "2")
+        blue.click("#submits button")
+        expect(tv.locator("#step")).to_contain_text("done")  # live, over SSE: nobody reloaded
+        expect(red.locator("#me-view")).to_contain_text("bid: 4")
+        expect(red.locator("#me-view")).to_contain_text("die:")  # the winner alone learns the die
+        expect(blue.locator("#me-view")).to_contain_text("bid: 2")
+        assert "bid: 4" not in blue.locator("body").inner_text()
+        assert "die:" not in blue.locator("#me-view").inner_text()
+        assert "bid: 4" not in tv.locator("body").inner_text()
+        # controls: repeat is answered, next ends the game, and the history shows the play
+        blue.click("#controls button[data-press=repeat]")
+        expect(blue.locator("#status")).to_contain_text("✓")
+        red.click("#controls button[data-press=next]")
+        expect(tv.locator("#history li")).to_have_count(1)
+        expect(tv.locator("#history a")).to_have_attribute("href", re.compile("bgstatsapp"))
+        # a page that is not paired has no controls
+        stranger = browser.new_context(viewport=PHONE).new_page()
+        stranger.goto(live.url + "/")
+        expect(stranger.locator("#controls")).to_be_hidden()
+    finally:
+        live.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_scoreboard_screenshots_phone_and_tv(browser: Any, tmp_path: Path, lang: str) -> None:
+    expect = sync_api.expect
+    s = load_script(ROOT / "examples" / "seven-knights.yaml")
+    walk = Walk(tmp_path, {**s.overrides, "language": lang}, s.draws)
+    try:
+        for _, kind, value in s.steps[:-1]:  # the last round scored, before the game's end
+            walk.step(kind, value)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for name, viewport in (("phone", PHONE), ("tv", TV)):
+            page = browser.new_context(viewport=viewport, locale="ja-JP" if lang == "ja" else "en-GB").new_page()
+            page.goto(walk.url + "/")
+            expect(page.locator("#chart polyline").first).to_be_visible()
+            expect(page.locator("html")).to_have_attribute("lang", lang)
+            page.screenshot(path=str(SHOTS / f"scoreboard-{name}-{lang}.png"), full_page=name == "phone")
+            assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]  # no sideways scroll
+    finally:
+        walk.close()

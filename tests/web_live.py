@@ -1,0 +1,122 @@
+"""A live table for the web tests: the real wiring on a real clock, the loop
+on its own thread, simulated reader and panel, and the pages on a loopback
+port of the system's choosing.  Also an SSE reader over plain HTTP."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from companion.app import config
+from companion.app.web_app import start_web
+from companion.app.wiring import build
+from companion.core import threads
+from companion.runtime.clock import RealClock
+from hardware.sim_reader import SimulatedReader
+from voice.console import SilentVoice
+from web.live import WatchedReadSide
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class LiveTable:
+    def __init__(self, state: Path, games: dict[str, Any] | None = None, virtual: bool = True,
+                 **overrides: Any) -> None:
+        cfg = config.load([ROOT / "config" / "companion.yaml"],
+                          {"panel": {"backend": "mock"}, "seed": 3, **overrides})
+        self.events: list[dict[str, Any]] = []
+        self.reader = SimulatedReader()
+        self.app = build(cfg, clock=RealClock(), log=self.events.append, voice=SilentVoice(), reader=self.reader,
+                         journal_path=state / "journal.sqlite", read_side=WatchedReadSide(), games=games)
+        self.loop = self.app.loop
+        self.loop.start()
+        self.reader.start(self.loop.submit)
+        self.thread = threads.spawn("test-loop", self.loop.run, stop=self.loop.stop)
+        self.web = start_web(self.app, cfg, "127.0.0.1", 0, virtual=self.reader if virtual else None)
+        self.url = self.web.address.rstrip("/")
+
+    def tap(self, *identities: str) -> None:
+        """Lay each on the reader and wait until the loop has handled it."""
+        for identity in identities:
+            self.reader.present(text=identity)
+            self.settle()
+
+    def press(self, *buttons: str) -> None:
+        for b in buttons:
+            from companion.core.events import ButtonPressed
+
+            self.loop.submit(ButtonPressed(b))
+            self.settle()
+
+    def settle(self) -> None:
+        done = threading.Event()
+        self.loop.call_soon(done.set)
+        assert done.wait(5), "the loop did not answer"
+
+    def close(self) -> None:
+        self.web.stop()
+        self.loop.stop()
+        self.thread.join(5)
+        self.app.close()
+        threads.shutdown(only=lambda w: w.name in ("web", "test-loop"))
+
+
+class Feed:
+    """An SSE stream read on a thread: (event, data) pairs into a queue."""
+
+    def __init__(self, url: str, cookies: httpx.Cookies | None = None) -> None:
+        self.items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.got: list[tuple[str, Any]] = []  # everything taken from the queue, in order
+        self.status: int | None = None
+        self._stop = False
+        self._open = threading.Event()
+        self.thread = threading.Thread(target=self._read, args=(url, cookies), daemon=True)
+        self.thread.start()
+        assert self._open.wait(5)
+
+    def _read(self, url: str, cookies: httpx.Cookies | None) -> None:
+        with httpx.Client(cookies=cookies, timeout=httpx.Timeout(5, read=30)) as client, \
+                client.stream("GET", url) as response:
+            self.status = response.status_code
+            self._open.set()
+            kind = "message"
+            for line in response.iter_lines():
+                if self._stop:
+                    return
+                if line.startswith("event: "):
+                    kind = line[7:]
+                elif line.startswith("data: "):
+                    self.items.put((kind, json.loads(line[6:])))
+                    kind = "message"
+
+    def drain(self, settle: float = 0.2) -> list[tuple[str, Any]]:
+        """Everything received until nothing more came for ``settle`` seconds."""
+        out = []
+        while True:
+            try:
+                out.append(self.items.get(timeout=settle))
+            except queue.Empty:
+                self.got += out
+                return out
+
+    def wait_for(self, pred: Any, timeout: float = 5.0) -> tuple[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, "not received"
+            try:
+                item = self.items.get(timeout=left)
+            except queue.Empty:
+                raise AssertionError("not received") from None
+            self.got.append(item)
+            if pred(*item):
+                return item
+
+    def close(self) -> None:
+        self._stop = True

@@ -1,0 +1,1 @@
+"""The table's web pages (a shell part: imports only ``companion.core``)."""

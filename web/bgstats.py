@@ -1,0 +1,62 @@
+"""A finished play in BG Stats' push format, and its one-tap link.
+
+BG Stats (the board-game logging app) takes a play pushed as JSON in
+``https://app.bgstatsapp.com/createPlay.html?data=<JSON>``: ``sourceName``,
+``sourcePlayId``, ``playDate`` (local time, ``YYYY-MM-DD HH:MM:SS``),
+``durationMin``, ``location``, ``game`` {name, sourceGameId, highestWins,
+noPoints, bggId} and ``players`` [{name, score, winner, startPlayer, role,
+sourcePlayerId}].  The file export is the same records, so an import and a
+push agree.  No bggId is given: we know of none for these games we could vouch for,
+and a wrong one would file the plays under another game.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+PUSH = "https://app.bgstatsapp.com/createPlay.html?data="
+SOURCE = "Table companion"
+
+# name, highestWins, noPoints: how each game is scored
+GAMES: dict[str, tuple[str, bool, bool]] = {
+    "seven-knights": ("Seven Knights Bewitched", True, False),  # points over rounds
+    "one-night": ("One Night Werewolf", True, True),  # a team wins; no points
+    "madness-hour": ("Madness Hour", True, True),
+    "demagogos": ("Demagogos' Trap", True, False),  # victory points
+}
+
+
+def local_date(utc: str) -> str:
+    """The journal's UTC play date in this machine's local time, same format."""
+    moment = datetime.strptime(utc, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def record(play: Mapping[str, Any], location: str = "Home") -> dict[str, Any]:
+    """One journal play as BG Stats' play (One Night's players carry their final role)."""
+    name, highest, no_points = GAMES.get(play["game"], (play["game"], True, False))
+    players = []
+    for p in play["players"]:
+        player = {"name": p["name"], "score": p["score"], "winner": bool(p["winner"]),
+                  "startPlayer": bool(p["startPlayer"]), "sourcePlayerId": p.get("sourcePlayerId", p["name"])}
+        if p.get("role"):
+            player["role"] = p["role"]
+        players.append(player)
+    return {
+        "sourceName": SOURCE,
+        "sourcePlayId": f"{play.get('session', 0)}-{play['id']}-{play['playDate']}",
+        "playDate": local_date(play["playDate"]),
+        "durationMin": play["durationMin"],
+        "location": {"name": location, "sourceLocationId": "table"},
+        "game": {"name": name, "sourceGameId": play["game"], "highestWins": highest, "noPoints": no_points},
+        "players": players,
+    }
+
+
+def push_url(play: Mapping[str, Any], location: str = "Home") -> str:
+    data = json.dumps(record(play, location), ensure_ascii=False, separators=(",", ":"))
+    return PUSH + quote(data, safe="")

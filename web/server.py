@@ -1,0 +1,422 @@
+"""The table's pages, served from the daemon's process on a thread of their own.
+
+A sink of the router like the speaker: ``receive`` is called on the loop's
+thread and only hands the message to the web's event loop
+(``call_soon_threadsafe``), so the table never waits for a page.  Inputs go
+back the way a tap does, through ``inbox.submit``.
+
+What leaves here for anyone (``/``, ``/api/table``, ``/api/events``) is built
+only from the read side's public snapshot and events whose audience is the
+table; a seat's events and snapshot go only to the page holding that seat's
+secret (``web.pairing``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from companion.core import threads
+from companion.core.events import LOG, TABLE, ButtonPressed, Submit
+from companion.core.messages import Command, Event, Inbox, Message, PairRequest, ReadSide
+from web.live import WatchedReadSide
+from web.pairing import COOKIE, Pairings, RateLimit
+
+SSE_QUEUE = 256  # messages a slow page may fall behind before it is dropped (it reconnects)
+ANSWER_S = 5.0  # how long a control waits for the table's verdict
+BUTTONS = ("next", "back", "repeat")
+STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
+
+
+@dataclass
+class _Client:
+    queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(SSE_QUEUE))
+    seat: str | None = None  # None: the public feed
+
+
+@dataclass
+class _Waiting:
+    """A control posted by a page, waiting for the loop's accepted/rejected."""
+    input: str
+    seat: str | None
+    fieldname: str | None
+    future: asyncio.Future[dict[str, Any]]
+
+
+def sse(kind: str, data: Any) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+
+
+class WebServer:
+    """The pages.  ``history()`` returns the finished plays (the journal's,
+    read-only); ``extra`` adds routes (the virtual table in a simulation)."""
+
+    def __init__(self, read_side: ReadSide, inbox: Inbox, history: Callable[[], list[dict[str, Any]]],
+                 host: str, port: int, *, pair_window_s: float = 30.0,
+                 address: str | None = None, now: Callable[[], float] = time.monotonic,
+                 extra: Callable[[WebServer], list[Route]] | None = None) -> None:
+        self.read_side, self.inbox, self.history = read_side, inbox, history
+        self.host, self.port = host, port
+        self.address = address or f"http://{host}:{port}/"  # what the QR code and the start line say
+        self.pair_window_s = pair_window_s
+        self.pairings = Pairings()
+        self.pair_limit = RateLimit(5, 60.0, now)  # attempts per client address per minute
+        self._clients: list[_Client] = []
+        self._waiting: list[_Waiting] = []
+        self._pending_pairs: dict[str, asyncio.Future[Command]] = {}  # nonce → the loop's answer
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: Any = None
+        self.leds: dict[str, bool] = {}
+        # The current game's rounds and the last line said: public events the
+        # page needs again after a reload (kept from this run's events only).
+        self.now: dict[str, Any] = {"line": None, "rounds": []}
+        self._phase: Any = None
+        if isinstance(read_side, WatchedReadSide):
+            read_side.listeners.append(self._read_side_changed)
+        routes = [
+            Route("/", self.page), Route("/seat", self.page), Route("/static/{name}", self.static),
+            Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),
+            Route("/api/pair", self.api_pair, methods=["POST"]), Route("/api/me", self.api_me),
+            Route("/api/me/events", self.api_me_events), Route("/api/press", self.api_press, methods=["POST"]),
+            Route("/api/submit", self.api_submit, methods=["POST"]), Route("/api/export", self.api_export),
+            *(extra(self) if extra else []),
+        ]
+        self.app = Starlette(routes=routes)
+
+    # ------------------------------------------------------ the router's side
+    def receive(self, message: Message) -> None:
+        """On the loop's thread: hand over, never wait."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._dispatch, message)
+
+    def _read_side_changed(self) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._push_snapshots)
+
+    def _dispatch(self, message: Message) -> None:
+        if isinstance(message, Command):
+            self._command(message)
+            return
+        fields = dict(message.fields)
+        self._answer(message, fields)
+        if message.audience == TABLE:
+            self._track(fields)
+            self._send(None, sse("event", fields))
+        elif message.audience.startswith("player:"):
+            self._send(message.audience.removeprefix("player:"), sse("event", fields))
+        # LOG events are seen only to answer a waiting control (a refusal at night); never sent
+
+    def _track(self, fields: dict[str, Any]) -> None:
+        kind = fields.get("event")
+        if kind == "say":
+            self.now["line"] = fields.get("text")
+        elif kind == "round_scored":
+            self.now["rounds"].append({k: fields.get(k) for k in ("round", "points", "totals")})
+        elif kind in ("game_started", "game_abandoned", "game_unstarted"):
+            self.now["rounds"] = []
+
+    def _command(self, command: Command) -> None:
+        if command.name in ("paired", "pair_failed"):
+            future = self._pending_pairs.pop(str(command.args.get("nonce")), None)
+            if future is not None and not future.done():
+                future.set_result(command)
+        elif command.name == "led" and command.audience == TABLE:
+            self.leds[str(command.args["led"])] = bool(command.args["on"])
+            self._send(None, sse("leds", self.leds))
+        elif command.name == "feedback" and command.audience == TABLE:  # the panel's ok/error flash
+            self._send(None, sse("feedback", {"ok": bool(command.args["ok"])}))
+
+    def _answer(self, message: Event, fields: dict[str, Any]) -> None:
+        """The loop answers inputs in the order they arrive: the first control
+        waiting for this input's name takes this verdict."""
+        if fields.get("event") not in ("accepted", "rejected"):
+            return
+        for w in self._waiting:
+            if w.input != fields.get("input") or w.future.done():
+                continue
+            if w.input == "submit" and (fields.get("field") != w.fieldname
+                                        or message.audience not in (TABLE, LOG, f"player:{w.seat}")):
+                continue
+            self._waiting.remove(w)
+            w.future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
+                                 "key": fields.get("key")})
+            return
+
+    def _push_snapshots(self) -> None:
+        public = sse("table", self.public_state(history=False))
+        phase = self.read_side.public().get("phase")
+        if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
+            self._send(None, sse("history", [public_play(p) for p in self.history()]))
+        self._phase = phase
+        for client in list(self._clients):
+            if client.seat is None:
+                self._put(client, public)
+            else:
+                self._put(client, sse("me", self.read_side.private(client.seat)))
+
+    def _send(self, seat: str | None, text: str | None) -> None:
+        """To every page of ``seat`` (None: the public feed); ``None`` ends their streams."""
+        for client in list(self._clients):
+            if client.seat == seat:
+                self._put(client, text)
+
+    def _put(self, client: _Client, text: str | None) -> None:
+        try:
+            client.queue.put_nowait(text)
+        except asyncio.QueueFull:  # a page that stopped reading: let it go (it reconnects and resyncs)
+            if client in self._clients:
+                self._clients.remove(client)
+            client.queue = asyncio.Queue(1)
+            client.queue.put_nowait(None)
+
+    # ---------------------------------------------------------- public pages
+    def public_state(self, history: bool = True) -> dict[str, Any]:
+        state = {**self.read_side.public(), "version": self.read_side.version, "address": self.address,
+                 "now": self.now}
+        if history:
+            state["history"] = [public_play(p) for p in self.history()]
+        return state
+
+    async def api_table(self, request: Request) -> Response:
+        return JSONResponse(self.public_state())
+
+    async def api_export(self, request: Request) -> Response:
+        """Every play, shaped as BG Stats' push (``companion scores --export json`` too)."""
+        from web.bgstats import record
+
+        return JSONResponse({"plays": [record(p) for p in self.history()]},
+                            headers={"Content-Disposition": 'attachment; filename="plays.json"'})
+
+    async def api_events(self, request: Request) -> Response:
+        return self._stream(_Client(), sse("table", self.public_state(history=False)))
+
+    def _stream(self, client: _Client, first: str) -> Response:
+        self._clients.append(client)
+
+        async def events() -> AsyncIterator[str]:
+            try:
+                yield "retry: 1000\n\n" + first
+                while True:
+                    try:
+                        text = await asyncio.wait_for(client.queue.get(), 15.0)
+                    except TimeoutError:
+                        yield ": keep-alive\n\n"  # so a proxy or a sleeping phone notices a dead link
+                        continue
+                    if text is None:
+                        return
+                    yield text
+            finally:
+                if client in self._clients:
+                    self._clients.remove(client)
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def page(self, request: Request) -> Response:
+        html = resources.files("web").joinpath("static/index.html").read_text(encoding="utf-8")
+        token = self.pairings.csrf_token()
+        return Response(html.replace("{{csrf}}", token), media_type="text/html; charset=utf-8",
+                        headers={"Cache-Control": "no-store", "Content-Security-Policy": CSP,
+                                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return Response("not found", 404)
+        body = resources.files("web").joinpath(f"static/{name}").read_bytes()
+        return Response(body, media_type=STATIC[name], headers={"X-Content-Type-Options": "nosniff"})
+
+    async def qr(self, request: Request) -> Response:
+        from web.qr import qr_svg
+
+        return Response(qr_svg(self.address), media_type="image/svg+xml")
+
+    # ---------------------------------------------------------- a seat's page
+    def seats(self) -> list[str]:
+        """The seats a phone may pair with: those at the table now."""
+        return [str(s["id"]) for s in self.read_side.public().get("seats", [])]
+
+    def _seat(self, request: Request) -> str | None:
+        return self.pairings.seat_of(request.cookies.get(COOKIE, ""))
+
+    def _refused(self, request: Request, need_seat: bool = True) -> Response | None:
+        """Why a POST is refused: a missing or wrong page token (CSRF), a
+        foreign origin, or no paired seat."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin.split("//", 1)[-1] != request.headers.get("host"):
+            return _error(403, "csrf", "this page is from another site")
+        if not self.pairings.csrf_ok(request.headers.get("x-csrf-token", "")):
+            return _error(403, "csrf", "reload the page")
+        if need_seat and self._seat(request) is None:
+            return _error(403, "not_paired", "pair this phone with a seat first")
+        return None
+
+    async def api_pair(self, request: Request) -> Response:
+        """A phone asks for a seat; the answer comes when that player's card is
+        tapped (the loop's ``paired``), or the window closes."""
+        if (refused := self._refused(request, need_seat=False)) is not None:
+            return refused
+        body = await _json(request)
+        seat = body.get("seat") if isinstance(body, dict) else None
+        if not isinstance(seat, str) or seat not in self.seats():
+            return _error(400, "no_seat", "pick a seat at the table")
+        who = request.client.host if request.client else "?"
+        if not self.pair_limit.allow(who):
+            return _error(429, "too_many", "too many pairing attempts; wait a minute")
+        nonce = secrets.token_urlsafe(16)
+        assert self._loop is not None
+        future: asyncio.Future[Command] = self._loop.create_future()
+        self._pending_pairs[nonce] = future
+        self.inbox.submit(PairRequest(seat, nonce))
+        try:
+            answer = await asyncio.wait_for(future, self.pair_window_s + 2.0)
+        except TimeoutError:
+            return _error(408, "timeout", "no card was tapped in time; try again")
+        finally:
+            self._pending_pairs.pop(nonce, None)
+        if answer.name != "paired":
+            return _error(409, "refused", str(answer.args.get("reason", "refused")))
+        secret = self.pairings.pair(seat)  # replaces the seat's earlier phone
+        self._send(seat, None)  # the replaced phone's private feed ends
+        response = JSONResponse({"ok": True, "seat": seat})
+        response.set_cookie(COOKIE, secret, httponly=True, samesite="strict", path="/",
+                            max_age=12 * 3600)
+        return response
+
+    async def api_me(self, request: Request) -> Response:
+        seat = self._seat(request)
+        if seat is None:
+            return _error(403, "not_paired", "pair this phone with a seat first")
+        return JSONResponse({"seat": seat, **self.read_side.private(seat)})
+
+    async def api_me_events(self, request: Request) -> Response:
+        seat = self._seat(request)
+        if seat is None:
+            return _error(403, "not_paired", "pair this phone with a seat first")
+        return self._stream(_Client(seat=seat), sse("me", self.read_side.private(seat)))
+
+    async def api_press(self, request: Request) -> Response:
+        if (refused := self._refused(request)) is not None:
+            return refused
+        body = await _json(request)
+        button = body.get("button") if isinstance(body, dict) else None
+        if button not in BUTTONS:
+            return _error(400, "no_button", "next, back or repeat")
+        return await self._control(str(button), None, None, ButtonPressed(str(button)))
+
+    async def api_submit(self, request: Request) -> Response:
+        if (refused := self._refused(request)) is not None:
+            return refused
+        seat = self._seat(request)
+        body = await _json(request)
+        if not isinstance(body, dict) or not isinstance(body.get("field"), str) or "value" not in body:
+            return _error(400, "bad_submit", "a field and a value")
+        value = body["value"]
+        if not isinstance(value, (int, str)) or isinstance(value, bool):
+            return _error(400, "bad_submit", "a number or a choice")
+        return await self._control("submit", seat, body["field"], Submit(str(seat), body["field"], value))
+
+    async def _control(self, name: str, seat: str | None, fieldname: str | None, item: Any) -> Response:
+        """Submit ``item`` the way a tap goes, and answer with the table's verdict:
+        accepted only once journaled, refused with the reason."""
+        assert self._loop is not None
+        waiting = _Waiting(name, seat, fieldname, self._loop.create_future())
+        self._waiting.append(waiting)
+        self.inbox.submit(item)
+        try:
+            verdict = await asyncio.wait_for(waiting.future, ANSWER_S)
+        except TimeoutError:
+            return _error(504, "no_answer", "the table did not answer")
+        finally:
+            if waiting in self._waiting:
+                self._waiting.remove(waiting)
+        return JSONResponse(verdict, status_code=200 if verdict["ok"] else 409)
+
+    # --------------------------------------------------------------- running
+    def start(self, timeout: float = 10.0) -> None:
+        """Serve on a registered thread; returns once the socket listens (or raises
+        why not: a taken port, an address this machine does not have)."""
+        import threading
+
+        import uvicorn
+
+        config = uvicorn.Config(self.app, host=self.host, port=self.port, log_level="warning",
+                                access_log=False, lifespan="off", loop="asyncio", http="h11",
+                                timeout_graceful_shutdown=1)
+        self._server = server = uvicorn.Server(config)
+        failed: list[BaseException] = []
+        done = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(server.serve())
+            except BaseException as e:  # SystemExit from uvicorn when the port is taken
+                failed.append(e)
+            finally:
+                done.set()
+                self._loop = None
+                loop.close()
+
+        threads.spawn("web", serve, stop=self.stop)
+        deadline = time.monotonic() + timeout
+        while not server.started and not done.is_set() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if not server.started:
+            raise OSError(f"the web pages could not listen on {self.host}:{self.port}"
+                          + (f" ({failed[0]!r})" if failed else ""))
+        if self.port == 0:  # a test asked for any free port: learn which
+            self.port = server.servers[0].sockets[0].getsockname()[1]
+            self.address = f"http://{self.host}:{self.port}/"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            loop = self._loop
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(self._end_streams)
+
+    def _end_streams(self) -> None:
+        for client in list(self._clients):
+            self._put(client, None)
+
+
+CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'"
+
+
+def public_play(play: Mapping[str, Any]) -> dict[str, Any]:
+    """A finished play as anyone may see it (everything in it was said at the
+    table), with its BG Stats link; ``playDate`` stays UTC: each page shows it
+    in its phone's local time."""
+    from web.bgstats import push_url
+
+    shown = {k: play[k] for k in ("id", "session", "game", "rules", "playDate", "durationMin", "players") if k in play}
+    return {**shown, "bgstats": push_url(play)}
+
+
+def _error(status: int, code: str, reason: str) -> Response:
+    return JSONResponse({"ok": False, "error": code, "reason": reason}, status_code=status)
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return await request.json()
+    except ValueError:
+        return None
+
+
+__all__ = ["LOG", "WatchedReadSide", "WebServer", "public_play", "sse"]

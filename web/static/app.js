@@ -1,0 +1,229 @@
+// The table's page: the public scoreboard for anyone, and, once this phone is
+// paired with a seat, that seat's private page and the controls.  No build
+// step, no library: the server sends snapshots and events over SSE.
+"use strict";
+const $ = (id) => document.getElementById(id);
+const CSRF = document.querySelector('meta[name="csrf"]').content;
+const T = {
+  en: { scores: "Scores", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
+        your_seat: "Your seat", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
+        export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
+        waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
+        no_game: "No game yet: tap a game card.", idle: "Between games", gathering: "Players, tap your cards",
+        playing: "Playing", winners: "winners", min: "min", send: "Send",
+        games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
+                 "madness-hour": "Madness Hour", demagogos: "Demagogos' Trap" },
+        colours: {} },
+  ja: { scores: "得点", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
+        your_seat: "あなたの席", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
+        export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
+        waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
+        no_game: "ゲームカードをタッチしてください。", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
+        playing: "プレイ中", winners: "勝者", min: "分", send: "送信",
+        games: { "seven-knights": "セブンナイツ ビウィッチド", "one-night": "ワンナイト人狼",
+                 "madness-hour": "マッドネスアワー", demagogos: "デマゴゴスの罠" },
+        colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
+};
+let state = {}, me = null, lang = "en";
+const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
+const who = (name) => (t("colours")[name] || name);
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) k === "text" ? (e.textContent = v) : e.setAttribute(k, v);
+  for (const kid of kids) e.append(kid);
+  return e;
+};
+const localDate = (utc) => new Date(utc.replace(" ", "T") + "Z").toLocaleString(lang === "ja" ? "ja-JP" : undefined,
+  { dateStyle: "medium", timeStyle: "short" });
+
+function status(text, ok) { const s = $("status"); s.textContent = text || ""; s.className = ok ? "ok" : "err"; }
+
+async function post(path, body) {
+  const r = await fetch(path, { method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": CSRF }, body: JSON.stringify(body) });
+  let data = {};
+  try { data = await r.json(); } catch (e) { data = { ok: false, reason: r.statusText }; }
+  return data;
+}
+
+function render() {
+  lang = state.lang || "en";
+  document.documentElement.lang = lang;
+  document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
+  $("game").textContent = state.game ? (t("games")[state.game] || state.game) : t("no_game");
+  const step = state.play && state.play.step;
+  $("step").textContent = [t(state.phase) || "", step ? "· " + step : ""].join(" ");
+  $("line").textContent = (state.now && state.now.line) || "";
+  $("address").textContent = state.address || "";
+  renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
+  $("controls").hidden = !me;
+}
+
+function renderScores() {
+  const rounds = (state.now && state.now.rounds) || [];
+  const names = (state.seats || []).map((s) => s.name);
+  const table = $("scores"); table.replaceChildren();
+  const head = el("tr", {}, el("th", { text: "" }));
+  rounds.forEach((r) => head.append(el("th", { text: String(r.round) })));
+  head.append(el("th", { text: t("total") }));
+  table.append(head);
+  const last = rounds.length ? rounds[rounds.length - 1].totals : {};
+  for (const name of names) {
+    const row = el("tr", {}, el("td", { text: who(name) }));
+    rounds.forEach((r) => row.append(el("td", { text: String(r.points[name] ?? "") })));
+    row.append(el("td", { text: String(last[name] ?? 0) }));
+    table.append(row);
+  }
+  $("chart").replaceChildren(chart(names, rounds));
+}
+
+const PALETTE = { red: "#e5533d", blue: "#4a90e2", green: "#4caf50", yellow: "#f2d64b", purple: "#a66bd8",
+                  orange: "#f29a3b", white: "#eeeeee", black: "#777777" };
+const OTHERS = ["#5fd3c6", "#d86ba6", "#b3c94a", "#c9a77a"];
+
+function chart(names, rounds) {
+  // Totals by round, one line a player: inline SVG, drawn here (no chart library).
+  const NS = "http://www.w3.org/2000/svg", W = 600, H = 220, P = 28;
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`); svg.setAttribute("role", "img");
+  if (!rounds.length) return svg;
+  const max = Math.max(1, ...rounds.flatMap((r) => Object.values(r.totals)));
+  const x = (i) => P + (i * (W - 2 * P)) / Math.max(1, rounds.length);
+  const y = (v) => H - P - (v * (H - 2 * P)) / max;
+  const line = (attrs) => { const e = document.createElementNS(NS, attrs.tag); delete attrs.tag;
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); svg.append(e); return e; };
+  line({ tag: "line", x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#556" });
+  line({ tag: "text", x: 2, y: y(max) + 4, fill: "#9aa7b4", "font-size": 12 }).textContent = String(max);
+  rounds.forEach((r, i) => { line({ tag: "text", x: x(i + 1) - 4, y: H - 8, fill: "#9aa7b4", "font-size": 12 })
+    .textContent = String(r.round); });
+  names.forEach((name, n) => {
+    const pts = [[x(0), y(0)], ...rounds.map((r, i) => [x(i + 1), y(r.totals[name] || 0)])];
+    line({ tag: "polyline", points: pts.map((p) => p.join(",")).join(" "), fill: "none",
+           stroke: PALETTE[name] || OTHERS[n % OTHERS.length], "stroke-width": 3 });
+    const [lx, ly] = pts[pts.length - 1];
+    line({ tag: "text", x: Math.min(lx + 4, W - 40), y: ly - 4, fill: PALETTE[name] || OTHERS[n % OTHERS.length],
+           "font-size": 12 }).textContent = who(name);
+  });
+  return svg;
+}
+
+function renderTonight() {
+  const table = $("tonight"); table.replaceChildren();
+  for (const [game, totals] of Object.entries(state.tonight || {})) {
+    table.append(el("tr", {}, el("th", { text: t("games")[game] || game, colspan: 2 })));
+    for (const [name, n] of Object.entries(totals)) table.append(el("tr", {}, el("td", { text: who(name) }), el("td", { text: String(n) })));
+  }
+}
+
+function renderHistory() {
+  const list = $("history"); list.replaceChildren();
+  for (const play of [...(state.history || [])].reverse()) {
+    const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
+    const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
+    const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${t("games")[play.game] || play.game}` }),
+      el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);
+    if (play.bgstats) item.append(el("a", { href: play.bgstats, text: t("bgstats"), rel: "noreferrer" }));
+    list.append(item);
+  }
+}
+
+function renderSeats() {
+  const box = $("seats"); box.replaceChildren();
+  $("pair").hidden = !(state.seats || []).length;
+  for (const seat of state.seats || []) {
+    const b = el("button", { "data-seat": seat.id, text: who(seat.name) });
+    b.addEventListener("click", () => pair(seat.id, seat.name));
+    box.append(b);
+  }
+}
+
+async function pair(seat, name) {
+  status(t("waiting"), true);
+  const r = await post("/api/pair", { seat });
+  if (!r.ok) return status(r.reason, false);
+  status(t("paired").replace("{seat}", who(name)), true);
+  await loadMe();
+}
+
+function renderMe() {
+  $("me").hidden = !me;
+  if (!me) return;
+  const seat = (state.seats || []).find((s) => s.id === me.seat);
+  $("me-seat").textContent = who(seat ? seat.name : me.seat);
+  const view = $("me-view"); view.replaceChildren();
+  for (const [k, v] of Object.entries(me)) {
+    if (k === "seat" || k === "legal") continue;
+    view.append(el("p", { text: `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}` }));
+  }
+  const form = $("submits"); form.replaceChildren();
+  for (const [field, ask] of Object.entries((me.legal && me.legal.submits) || {})) {
+    let input;
+    if (ask.choices && ask.choices.length) {
+      input = el("select", { name: field });
+      ask.choices.forEach((c) => input.append(el("option", { value: String(c), text: String(c) })));
+    } else {
+      input = el("input", { name: field, type: "number", min: String(ask.low ?? ""), max: String(ask.high ?? "") });
+    }
+    const send = el("button", { type: "submit", text: t("send") });
+    const row = el("p", {}, el("label", { text: (ask.label || field) + " " }), input, send);
+    send.addEventListener("click", async (ev) => {
+      ev.preventDefault();
+      const raw = input.value, value = input.type === "number" ? Number(raw) : raw;
+      const r = await post("/api/submit", { field, value });
+      status(r.ok ? "✓" : r.reason, r.ok);
+    });
+    form.append(row);
+  }
+}
+
+function tell(text, cls) { $("me-tells").prepend(el("p", { class: cls, text })); }
+
+let meSource = null;
+async function loadMe() {
+  const r = await fetch("/api/me", { credentials: "same-origin" });
+  if (!r.ok) { me = null; render(); return; }
+  me = await r.json(); render();
+  if (meSource) meSource.close();
+  meSource = new EventSource("/api/me/events");
+  meSource.addEventListener("me", (e) => { me = { seat: me.seat, ...JSON.parse(e.data) }; render(); });
+  meSource.addEventListener("event", (e) => {
+    const ev = JSON.parse(e.data);
+    if (ev.event === "tell") tell(ev.text, "tell");
+    else if (ev.event === "rejected") tell(ev.reason, "tell");
+  });
+  meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) { me = null; render(); } };
+}
+
+document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", async () => {
+  const r = await post("/api/press", { button: b.dataset.press });
+  status(r.ok ? "✓ " + t(b.dataset.press) : r.reason, r.ok);
+}));
+
+// The virtual table (simulation only): every component a button, the panel's LEDs.
+async function loadVirtual() {
+  const r = await fetch("/api/virtual");
+  if (!r.ok) return;
+  const v = await r.json();
+  $("virtual").hidden = false;
+  const box = $("components"); box.replaceChildren();
+  for (const identity of v.components) {
+    const b = el("button", { "data-tap": identity, text: identity });
+    b.addEventListener("click", async () => { const a = await post("/api/virtual/tap", { identity });
+      if (!a.ok) status(a.reason, false); });
+    box.append(b);
+  }
+  leds(v.leds);
+}
+function leds(state) {
+  const p = $("leds"); p.replaceChildren();
+  for (const [name, on] of Object.entries(state || {})) p.append(el("span", { class: `led ${name}${on ? " on" : ""}` }), name);
+}
+
+const source = new EventSource("/api/events");
+source.addEventListener("table", (e) => { const history = state.history; state = JSON.parse(e.data);
+  if (!state.history) state.history = history; render(); });
+source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
+source.addEventListener("leds", (e) => leds(JSON.parse(e.data)));
+source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
+
+fetch("/api/table").then((r) => r.json()).then((s) => { state = s; render(); loadMe(); loadVirtual(); });
