@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     loop.start()
     reader.start(loop.submit)
     sdnotify.ready()
-    wiring.start_voice_fill(voice, cfg["language"], loop.report_error)
+    wiring.start_voice_fill(app, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:
         # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
         threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen)
