@@ -184,10 +184,13 @@ IOPRIO_WHO_PROCESS = 1
 
 def idle_io() -> bool:
     """Put this process's disk I/O in the idle class (``ionice -c 3``), so a
-    background worker's file writes queue behind the journal's fsync.  True
-    if the kernel took it; it only counts under an I/O scheduler that knows
-    classes (BFQ; ``none`` and ``mq-deadline`` ignore it), and a seccomp
-    filter without ``ioprio_set`` makes it a no-op (False)."""
+    background worker's fsyncs queue behind the journal's.  True if the
+    kernel took it.  It counts under an I/O scheduler that knows priorities
+    (BFQ, mq-deadline since Linux 5.14), not under ``none``; the kernel's own
+    writeback and ext4's journal commits are shared whatever the class, which
+    is why the fill also holds off while the table is timed
+    (``voice.prerender.FillGate``).  A seccomp filter without ``ioprio_set``
+    makes it a no-op (False)."""
     number = IOPRIO_SET.get(os.uname().machine)
     if number is None:
         return False
