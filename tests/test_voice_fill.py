@@ -159,5 +159,5 @@ def test_the_fill_worker_holds_one_engine_and_writes_at_idle_disk_priority(tmp_p
     assert stats.rendered > 0
     assert len({id(w) for w in workers}) == 1 and workers[0]._proc is None  # one engine, one worker, closed
     assert workers[0].nice == 19 and voice.cache.renderer._proc is None
-    if classes:
-        assert classes[0].startswith("idle"), classes
+    if shutil.which("ionice"):
+        assert classes and classes[0].startswith("idle"), classes
