@@ -21,6 +21,7 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,10 @@ class Cue:
     journal_ms: float  # the timer input's fsynced append, before the cue
 
 
-def one_night(state: Path) -> list[Cue]:
-    """Play one night on the real clock; every line spoken on a timer."""
+def one_night(state: Path, listeners: Sequence[Callable[[Any], None]] = ()) -> list[Cue]:
+    """Play one night on the real clock; every line spoken on a timer.
+    ``listeners`` are subscribed to the table's router, as the daemon's
+    wiring subscribes its sinks (the background fill's gate)."""
     from companion.app.wiring import build
     from companion.core.events import TimerFired
     from companion.runtime.clock import RealClock
@@ -70,6 +73,8 @@ def one_night(state: Path) -> list[Cue]:
     app = build(cfg, clock=clock, log=log, voice=RecordingVoice(), reader=reader,
                 journal_path=state / "journal.sqlite")
     loop = app.loop
+    for listener in listeners:
+        app.router.subscribe(listener)
 
     def observe(stage: str, item: Any, info: Any) -> None:
         # The loop's own hooks: a timer input's due time as it starts, the
@@ -106,12 +111,12 @@ def one_night(state: Path) -> list[Cue]:
     return cues
 
 
-def measure(runs: int) -> list[list[Cue]]:
+def measure(runs: int, listeners: Sequence[Callable[[Any], None]] = ()) -> list[list[Cue]]:
     """Every cue, one list per night."""
     out = []
     for i in range(runs):
         with tempfile.TemporaryDirectory(prefix=f"bench-night-{i}-") as tmp:
-            out.append(one_night(Path(tmp)))
+            out.append(one_night(Path(tmp), listeners))
     return out
 
 

@@ -103,11 +103,29 @@ def bench_engines(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
             figure(f"cue_audio_live_ms_{name}", [c["cue_audio_live_ms"]], "ms", None,
                    f"{c['lines']} lines, whole line rendered"),
         ]
-    note(f"One Night while the background fill runs and every core is busy: {plan.loaded_nights} nights"
+    note(f"One Night while the background fill runs and every core is busy: {plan.loaded_nights} nights "
+         "with the fill holding off for the table, interleaved with as many without"
          + ("" if plan.quick else "; then the fill alone, and the busy cores alone"))
-    loaded, filled, cores = voice_engines.loaded_night(plan.loaded_nights, busy=True)
-    figures.append(figure("night_drift_loaded_p99_ms", [night_drift.p99(n) for n in loaded], "ms", 20.0,
-                          f"fill ({filled['rendered']} files rendered) + {cores} busy processes"))
+    gated: list[list[Any]] = []
+    ungated: list[list[Any]] = []
+    counts = {"rendered": 0, "holds": 0}
+    for _ in range(plan.loaded_nights):  # side by side: the machine's noise hits both alike
+        night, filled, cores = voice_engines.loaded_night(1, busy=True, gated=True)
+        gated += night
+        counts = {k: counts[k] + filled[k] for k in counts}
+        ungated += voice_engines.loaded_night(1, busy=True, gated=False)[0]
+    figures.append(figure("night_drift_loaded_p99_ms", [night_drift.p99(n) for n in gated], "ms", 20.0,
+                          f"fill + {cores} busy processes; the fill held off {counts['holds']} times, "
+                          f"{counts['rendered']} files rendered"))
+    figures.append(figure("night_drift_loaded_ungated_p99_ms", [night_drift.p99(n) for n in ungated], "ms",
+                          None, "the same, the fill not told of the table (as before the gate)"))
+    per_lang = 4 if plan.quick else 60
+    note(f"background fill worker's peak RSS: ja then en, {per_lang} renders each, per engine vs one for both")
+    now, before = voice_engines.fill_worker_rss(per_lang)
+    figures += [
+        figure("fill_worker_peak_rss_mb", [now], "MiB", None, f"a worker per engine, {per_lang} files/lang"),
+        figure("fill_worker_peak_rss_both_mb", [before], "MiB", None, "one worker loading both (as before)"),
+    ]
     if not plan.quick:  # which of the two loads costs what
         fill_only, alone, _ = voice_engines.loaded_night(plan.loaded_nights, busy=False)
         with voice_engines.every_core_busy():

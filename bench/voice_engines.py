@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -33,6 +34,7 @@ from typing import Any
 from voice import engines
 from voice.cache import WavCache
 from voice.player import duration, read_pcm
+from voice.prerender import FillGate, fill
 from voice.render import RenderSettings, SubprocessRenderer
 
 LANGS = {"espeak": ("en", "ja"), "openjtalk": ("ja",), "piper": ("en",)}
@@ -132,23 +134,24 @@ def every_core_busy() -> Iterator[int]:
 
 
 @contextmanager
-def background_fill() -> Iterator[dict[str, int]]:
+def background_fill() -> Iterator[tuple[dict[str, int], FillGate]]:
     """The daemon's background fill (``voice.prerender.fill``: a worker of its
-    own at nice 19, the better engines when installed) into a fresh cache,
-    again and again, until the block ends; yields counts of files rendered
-    and of fills completed."""
+    own at nice 19 in the idle I/O class, the better engines when installed)
+    into a fresh cache, again and again, until the block ends; yields counts
+    of files rendered, fills completed and times it held off for the table,
+    and its gate, for the table's router (without it the fill never holds)."""
     from types import SimpleNamespace
 
-    from voice.prerender import fill
     from voice.tts_voice import line_entries
 
     wanted = {lang: e for e in available() if e != "espeak" for lang in LANGS[e]}
     stop = threading.Event()
-    done = {"rendered": 0, "fills": 0}
+    gate = FillGate()
+    done = {"rendered": 0, "fills": 0, "holds": 0}
 
     made: list[WavCache] = []
 
-    def bounded(root: Path, renderer: SubprocessRenderer) -> WavCache:
+    def bounded(root: Path, renderer: Any) -> WavCache:
         made.append(_Bounded(root, renderer, stop=stop))
         return made[-1]
 
@@ -158,31 +161,86 @@ def background_fill() -> Iterator[dict[str, int]]:
                 voice = SimpleNamespace(cache=WavCache(Path(tmp), SubprocessRenderer(RenderSettings(engines=wanted))),
                                         entries=line_entries())
                 try:
-                    fill(voice, ["ja", "en"], bounded)  # type: ignore[arg-type]
+                    fill(voice, ["ja", "en"], bounded, gate=gate)  # type: ignore[arg-type]
                     done["fills"] += 1
                 except _Enough:
                     return
                 finally:
                     done["rendered"] = sum(c.renders for c in made)
+                    done["holds"] = gate.holds
 
     thread = threading.Thread(target=run, name="bench-fill", daemon=True)
     thread.start()
     try:
-        yield done
+        yield done, gate
     finally:
         stop.set()
+        gate.stop()
         thread.join(60)
 
 
-def loaded_night(nights: int, busy: bool = True) -> tuple[list[list[Any]], dict[str, int], int]:
+def loaded_night(nights: int, busy: bool = True, gated: bool = True
+                 ) -> tuple[list[list[Any]], dict[str, int], int]:
     """Nights played while the fill runs — and, with ``busy``, every core is
-    busy too: (cues per night, fill counts, busy processes)."""
+    busy too: (cues per night, fill counts, busy processes).  ``gated``: the
+    fill hears the table's ``activity``, as in the daemon; without, it renders
+    straight through the night (as before the gate)."""
     from bench import night_drift
 
-    with every_core_busy() if busy else _none() as cores, background_fill() as filled:
+    with every_core_busy() if busy else _none() as cores, background_fill() as (filled, gate):
         time.sleep(1.0)  # the fill's worker is up and rendering
-        result = night_drift.measure(nights)
+        result = night_drift.measure(nights, [gate.receive] if gated else [])
     return result, dict(filled), cores  # counted once the fill has stopped
+
+
+class _Sampled(WavCache):
+    """Renders the first ``limit`` files of each language; each later one is a
+    copy of the last rendered (the worker's memory has peaked by then, and
+    the fill goes on to the next language as it would)."""
+
+    def __init__(self, root: Path, renderer: Any, limit: int) -> None:
+        super().__init__(root, renderer)
+        self.limit, self.per_lang, self.last = limit, dict[str, int](), dict[str, Path]()
+
+    def ensure(self, reading: str, lang: str, kind: Any = "line") -> Path:
+        p = self.path(reading.strip(), lang, kind)
+        if p.exists() or self.per_lang.get(lang, 0) < self.limit:
+            if not p.exists():
+                self.per_lang[lang] = self.per_lang.get(lang, 0) + 1
+            self.last[lang] = super().ensure(reading, lang, kind)
+            return self.last[lang]
+        p.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.last[lang], p)
+        return p
+
+
+def fill_worker_rss(files_per_lang: int) -> tuple[float, float]:
+    """Peak RSS (MiB) of the background fill's worker over ja then en with
+    the better engines, through ``voice.prerender.fill``, ``files_per_lang``
+    renders each: (now: a worker per engine; before: one worker loading both)."""
+    from types import SimpleNamespace
+
+    from voice.tts_voice import line_entries
+
+    wanted = {lang: e for e in available() if e != "espeak" for lang in LANGS[e]}
+    settings = RenderSettings(engines=wanted)
+    workers: list[Any] = []
+    both = SubprocessRenderer(settings, nice=19)
+
+    def per_engine(root: Path, renderer: Any) -> WavCache:
+        workers.append(renderer._renderer)  # the fill's own worker, behind its gate
+        return _Sampled(root, renderer, files_per_lang)
+
+    def one_for_both(root: Path, renderer: Any) -> WavCache:
+        return _Sampled(root, both, files_per_lang)
+
+    for make in (per_engine, one_for_both):
+        with tempfile.TemporaryDirectory(prefix="bench-rss-") as tmp:
+            voice = SimpleNamespace(cache=WavCache(Path(tmp), SubprocessRenderer(settings)),
+                                    entries=line_entries())
+            fill(voice, ["ja", "en"], make)  # type: ignore[arg-type]
+    both.close()
+    return max(w.peak_rss_kb for w in workers) / 1024, both.peak_rss_kb / 1024
 
 
 @contextmanager

@@ -161,6 +161,7 @@ def test_kernel_nfc_drivers_are_blacklisted() -> None:
 
 
 def test_the_voice_fill_may_lower_its_own_priority(unit: dict[str, dict[str, list[str]]]) -> None:
-    # @resources (denied) holds setpriority; the background fill's worker needs it to go to nice 19.
+    # @resources (denied) holds setpriority and ioprio_set; the background fill's worker needs
+    # them to go to nice 19 and to the idle I/O class.
     filters = unit["Service"]["SystemCallFilter"]
-    assert filters.index("setpriority") > filters.index("~@privileged @resources")
+    assert filters.index("setpriority ioprio_set") > filters.index("~@privileged @resources")

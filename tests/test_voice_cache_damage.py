@@ -88,7 +88,7 @@ def test_finding_a_zero_length_file_does_not_stop_the_background_fill(tmp_path, 
 def test_finding_the_background_fill_stopping_gives_a_reason(monkeypatch):
     from companion.app import wiring
 
-    def broken(voice, langs):
+    def broken(voice, langs, gate=None):
         raise EOFError  # str() is "": the old message ended in an empty reason
 
     monkeypatch.setattr("voice.prerender.fill", broken)

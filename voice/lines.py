@@ -48,6 +48,18 @@ def load_lines(lang: str, directory: Path = LINES_DIR) -> dict[str, tuple[str, s
     return out
 
 
+@cache
+def game_line_keys(game: str, lang: str) -> frozenset[str]:
+    """The keys of one game's own lines (its package's ``lines/<lang>.yaml``:
+    the package is the game's id with ``_`` for ``-``); empty if it has none."""
+    path = GAME_LINES / game.replace("-", "_") / "lines" / f"{lang}.yaml"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return frozenset(str(k) for k in (yaml.safe_load(f) or {}))
+    except FileNotFoundError:
+        return frozenset()
+
+
 _SENTENCE_START = re.compile(r"(^|[.!?。！？]\s*)([a-z])")
 
 

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 import wave
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from companion.core.messages import Command, Message
 from voice.base import Line
 from voice.cache import Stats, WavCache, counted_fragments, fragments_of, split_template
 from voice.engines import ENGINES
+from voice.lines import game_line_keys
 from voice.masking import masking_path
-from voice.render import RenderError, RenderSettings, SubprocessRenderer, espeak_available
+from voice.render import Renderer, RenderError, RenderSettings, SubprocessRenderer, espeak_available
 from voice.tts_voice import TtsVoice, line_entries
 
 
@@ -56,23 +59,118 @@ def warm(cache: WavCache, table: Mapping[str, tuple[str, str]], lang: str,
 FILL_NICE = 19  # the background fill's CPU priority: the lowest; the table loop comes first
 
 
-def fill(voice: TtsVoice, langs: Iterable[str],
-         make_cache: Callable[[Path, SubprocessRenderer], WavCache] = WavCache) -> Stats:
-    """The daemon's background fill of the cache, in the order given (the
-    table's language first).  It runs on a render worker of its own at the
-    lowest CPU priority (``serve(nice=…)``), so it never delays the table loop
-    nor a live line (which has the normal-priority worker to itself), and the
-    worker — with Piper, ~180 MB — exits when the cache is full."""
+class FillStopped(Exception):
+    """The daemon is shutting down: the fill ends where it is."""
+
+
+class FillGate:
+    """What the background fill knows of the table: the loop's ``activity``
+    command (``companion.runtime.loop``), received as a router sink.  While
+    the table runs on the clock (``timed``: One Night's night, discussion and
+    vote count) the fill holds off between two renders, so no cue wakes late
+    behind its CPU or waits on the journal's fsync behind its file writes;
+    ``game`` is the game being played, whose lines the fill renders first."""
+
+    def __init__(self) -> None:
+        self.game: str | None = None
+        self.holds = 0  # how many times the fill waited for the table (tests, the bench)
+        self._free = threading.Event()
+        self._free.set()
+        self._stopped = False
+
+    def receive(self, message: Message) -> None:
+        if isinstance(message, Command) and message.name == "activity":
+            self.game = message.args.get("game")
+            if message.args.get("timed"):
+                self._free.clear()
+            else:
+                self._free.set()
+
+    def wait(self) -> None:
+        """Before each render: return once the table is off the clock."""
+        if not self._free.is_set():
+            self.holds += 1
+            self._free.wait()
+        if self._stopped:
+            raise FillStopped
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._free.set()
+
+
+class _Held:
+    """A renderer that asks the gate before every job."""
+
+    def __init__(self, renderer: Renderer, gate: FillGate) -> None:
+        self._renderer, self._gate = renderer, gate
+
+    def render(self, text: str, lang: str, out: Path) -> None:
+        self._gate.wait()
+        self._renderer.render(text, lang, out)
+
+    def __getattr__(self, name: str) -> Any:  # settings, voice_id, reads_written, engine_id …
+        attr = getattr(self._renderer, name)
+        if name != "render_fragment":
+            return attr
+
+        def held(text: str, lang: str, out: Path) -> None:
+            self._gate.wait()
+            attr(text, lang, out)
+        return held
+
+
+def game_first(table: Mapping[str, tuple[str, str]], game: str | None, lang: str
+               ) -> Mapping[str, tuple[str, str]]:
+    """The part of a language's lines that ``game`` says (its package's own
+    lines file) and the names and formats they are assembled with; empty
+    with no game, or a game without lines of its own."""
+    keys = game_line_keys(game, lang) if game else frozenset()
+    if not keys:
+        return {}
+    return {k: v for k, v in table.items() if k in keys or k.startswith(("name.", "fmt."))}
+
+
+MakeCache = Callable[[Path, Any], WavCache]
+
+
+def fill(voice: TtsVoice, langs: Iterable[str], make_cache: MakeCache = WavCache,
+         gate: FillGate | None = None) -> Stats:
+    """The daemon's background fill of the cache: language by language in
+    the order given (the table's first), and in each the lines of the game
+    being played (``gate.game``) before the rest.
+
+    It never delays the table loop nor a live line: it runs on a render
+    worker of its own (the live one keeps the cues to itself) at the lowest
+    CPU priority and idle disk priority (``serve(nice=…)``), and holds off
+    while the table runs on the clock (``FillGate``).  A language with
+    another engine than the last gets a fresh worker, the last one closed, so
+    the fill holds one engine at a time (Piper or Open JTalk, never both), and
+    none once the cache is full."""
     total = Stats()
+    gate = gate or FillGate()
     live = voice.cache.renderer
-    renderer = SubprocessRenderer(live.settings, nice=FILL_NICE) if isinstance(live, SubprocessRenderer) else None
-    cache = make_cache(voice.cache.root, renderer) if renderer is not None else voice.cache
+    renderer: Any = None
+    engine = ""
     try:
         for lang in dict.fromkeys(langs):
-            for stats in warm(cache, voice.entries(lang), lang):
-                total.add(stats)
+            if not isinstance(live, SubprocessRenderer):
+                renderer = live  # a stand-in engine (tests): no worker to own
+            elif renderer is None or live.settings.engine_for(lang) != engine:
+                if renderer is not None:
+                    renderer.close()  # the last engine's memory goes with its worker
+                engine = live.settings.engine_for(lang)
+                renderer = SubprocessRenderer(live.settings, nice=FILL_NICE)
+            cache = make_cache(voice.cache.root, _Held(renderer, gate))
+            table = voice.entries(lang)
+            for part in (game_first(table, gate.game, lang), table):  # what is cached costs only a look
+                if part:
+                    for stats in warm(cache, part, lang):
+                        total.add(stats)
+    except FillStopped:
+        pass
     finally:
-        if renderer is not None:
+        if renderer is not None and renderer is not live:
             renderer.close()
     return total
 

@@ -23,6 +23,7 @@ can never leave (or be mistaken for) an old file, even after a power cut.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import math
@@ -174,13 +175,37 @@ def _render_with(engine: engines.Engine, job: Mapping[str, Any]) -> int:
     raise RenderError(f"{problem} ({ATTEMPTS} attempts)")
 
 
+# ioprio_set's number on the machines we run on (the C library has no wrapper).
+IOPRIO_SET = {"x86_64": 251, "aarch64": 30, "armv7l": 314, "armv6l": 314, "i686": 289}
+IOPRIO_CLASS_IDLE = 3  # disk time only when no one else wants it
+IOPRIO_CLASS_SHIFT = 13
+IOPRIO_WHO_PROCESS = 1
+
+
+def idle_io() -> bool:
+    """Put this process's disk I/O in the idle class (``ionice -c 3``), so a
+    background worker's fsyncs queue behind the journal's.  True if the
+    kernel took it.  It counts under an I/O scheduler that knows priorities
+    (BFQ, mq-deadline since Linux 5.14), not under ``none``; the kernel's own
+    writeback and ext4's journal commits are shared whatever the class, which
+    is why the fill also holds off while the table is timed
+    (``voice.prerender.FillGate``).  A seccomp filter without ``ioprio_set``
+    makes it a no-op (False)."""
+    number = IOPRIO_SET.get(os.uname().machine)
+    if number is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.syscall(number, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT)) == 0
+
+
 def serve(stdin: IO[str] | None = None, nice: int = 0) -> None:
     """The worker loop: one JSON job a line in, one JSON reply a line out.
 
     Replies go to a duplicate of the original stdout; fd 1 itself is sent to
     /dev/null so nothing an engine prints can corrupt the protocol.  ``nice``
-    lowers the child's CPU priority (the daemon's background fill): the table
-    loop, in the parent, always comes first.  Ctrl-C reaches the whole process
+    lowers the child's CPU priority and puts its disk writes in the idle class
+    (the daemon's background fill): the table loop, in the parent, always
+    comes first.  Ctrl-C reaches the whole process
     group; the parent decides when we stop (it closes our stdin), so SIGINT is
     ignored here — and a parent that left early (``--voice tts`` quitting at
     once) is no error either: the child just ends, without a traceback.
@@ -191,6 +216,7 @@ def serve(stdin: IO[str] | None = None, nice: int = 0) -> None:
             os.nice(nice)
         except OSError:  # a seccomp filter without setpriority: render at normal priority
             pass
+        idle_io()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)

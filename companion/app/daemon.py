@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             loop.report_error(str(e))
             print(f"companion: {e}", file=sys.stderr, flush=True)
     sdnotify.ready()
-    wiring.start_voice_fill(voice, cfg["language"], loop.report_error)
+    wiring.start_voice_fill(app, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:
         # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
         threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen)

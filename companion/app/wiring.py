@@ -88,6 +88,11 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     sinks: dict[str, Any] = {"log": LogSink(log), "speaker": SpeakerSink(voice)}
     router.subscribe(sinks["log"].receive)
     router.subscribe(sinks["speaker"].receive, TABLE)
+    if hasattr(voice, "cache"):  # a voice with a WAV cache: its background fill keeps out of the table's way
+        from voice.prerender import FillGate
+
+        sinks["fill"] = FillGate()
+        router.subscribe(sinks["fill"].receive, TABLE)
     backups = GameEndBackups(journal, lambda msg: loop.report_error(msg), background=background_backups)
     loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
@@ -129,18 +134,21 @@ def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
     return NfcReader(cfg["reader"])
 
 
-def start_voice_fill(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
+def start_voice_fill(app: App, lang: str, on_error: Callable[[str], None]) -> None:
     """Fill the WAV cache behind the table's back (a voice that has one), so
-    cues then cost no synthesis: on its own thread, the table's language first."""
-    if hasattr(voice, "cache"):
-        threads.spawn("prerender", _fill, voice, lang, on_error)
+    cues then cost no synthesis: on its own thread, the table's language
+    first, holding off while the table runs on the clock (``FillGate``, fed
+    by the router since ``build``)."""
+    gate = app.sinks.get("fill")
+    if gate is not None:
+        threads.spawn("prerender", _fill, app.voice, lang, on_error, gate, stop=gate.stop)
 
 
-def _fill(voice: Any, lang: str, on_error: Callable[[str], None]) -> None:
+def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: Any = None) -> None:
     from voice.prerender import fill
 
     try:
-        fill(voice, [lang, "en", "ja"])  # the table's language first, at low priority
+        fill(voice, [lang, "en", "ja"], gate=gate)  # the table's language first, at low priority
     except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
         on_error(f"voice prerender stopped: {type(e).__name__}: {e}")
 

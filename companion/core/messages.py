@@ -10,7 +10,9 @@ to their audience (DESIGN.md, *Audiences*):
 ``Event`` is a log event (``say``, ``accepted``, ``formation``, ``tell``…)
 with its audience and, for lines, the rendered ``line``; ``Command`` is
 something a device does that is no event (``feedback``: the ok/error LED and
-beep; ``sound``: the night's ambience; ``led``: the ready LED).
+beep; ``sound``: the night's ambience; ``led``: the ready LED; ``activity``:
+``{"game": id or None, "timed": bool}`` on every change, for background work
+that must keep out of the table's way).
 
 The shell (speaker, panel, pages) knows only these values and the two small
 protocols below: ``Sink`` to receive, ``Inbox`` to send inputs back.
@@ -49,7 +51,7 @@ class Event:
 
 @dataclass(frozen=True)
 class Command:
-    name: str  # "feedback" | "sound" | "led"
+    name: str  # "feedback" | "sound" | "led" | "activity"
     args: Mapping[str, Any] = field(default_factory=dict)
     audience: str = TABLE
 

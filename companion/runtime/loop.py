@@ -99,6 +99,7 @@ class TableLoop:
         self._game_start_wall: float | None = None
         self.on_game_end = on_game_end  # after a game's result is heard (backups)
         self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
+        self._activity: dict[str, Any] | None = None  # as last published (``_publish_activity``)
 
     # ----------------------------------------------------------- threads
     def submit(self, item: Any) -> None:
@@ -165,6 +166,7 @@ class TableLoop:
                 self._draw(self._draw_retries.pop(name), at=due)
             else:
                 self._input(TimerFired(name), at=due)
+        self._publish_activity()
 
     def advance_to(self, t: float) -> None:
         """Virtual time only: move the clock to ``t``, firing timers on the way."""
@@ -183,6 +185,18 @@ class TableLoop:
     def pending_timers(self) -> dict[str, float]:
         self._next_due()
         return {name: due for name, (due, _) in self._live.items() if name not in self._draw_retries}
+
+    def _publish_activity(self) -> None:
+        """Tell the shell, when it changes, which game is being played and
+        whether the table runs on the clock (a game timer is armed: One
+        Night's night, discussion and vote count): the ``activity`` command.
+        Background work (the voice's cache fill) holds off while ``timed``,
+        so no cue wakes late behind it; and fills the game's lines first."""
+        engine = self.table.engine
+        now = {"game": engine.game if engine is not None else None, "timed": bool(self.pending_timers())}
+        if now != self._activity:
+            self._activity = now
+            self.router.publish(Command("activity", now))
 
     # ------------------------------------------------------------ events
     def _event(self, event: Any) -> None:
@@ -203,6 +217,7 @@ class TableLoop:
             event()
         else:
             self._emit("error", LOG, message=f"unknown event {event!r} ignored")
+        self._publish_activity()
 
     def _tag(self, seen: TagSeen) -> None:
         label = seen.text or (f"uid:{tags.normalise_uid(seen.uid)}" if seen.uid else "unknown")
@@ -492,6 +507,7 @@ class TableLoop:
         self._say_batch([say for say, _ in self.notices if say is not None])
         self._outputs(self.table.resume(), base=self.clock.now())
         self._refresh_read_side()
+        self._publish_activity()
 
 
 def _legal_json(legal: Any) -> dict[str, Any]:
