@@ -280,7 +280,7 @@ def test_an_unversioned_journal_is_migrated(tmp_path: Path) -> None:
     try:
         assert r.sim.app.journal.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert r.sim.app.journal.count_inputs() == n + 0 and not errors(events)
-        assert said(events)[0] == "session.resumed_gathering"
+        assert said(events)[0] == "table.resumed_gathering"
     finally:
         r.close()
 

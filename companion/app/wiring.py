@@ -1,5 +1,5 @@
 """The composition root: the one place that wires the shell (readers, panel,
-voice) to the core (session, loop, journal, clock) from a loaded config."""
+voice) to the core (table, loop, journal, clock) from a loaded config."""
 
 from __future__ import annotations
 

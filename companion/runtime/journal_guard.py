@@ -544,7 +544,7 @@ def rotate(journal_path: Path) -> list[Path]:
     keep = set(auto[:BACKUPS_KEPT])
     nights: dict[int, Path] = {}
     for p in auto:
-        night = _session_of(p)
+        night = _evening_of(p)
         if night is not None and night not in nights:
             nights[night] = p
     for night in sorted(nights, reverse=True)[1:NIGHTS_KEPT + 1]:
@@ -556,11 +556,11 @@ def rotate(journal_path: Path) -> list[Path]:
     return removed
 
 
-def _session_of(backup: Path) -> int | None:
+def _evening_of(backup: Path) -> int | None:
     try:
         con = read_only(backup)
         try:
-            row = con.execute("SELECT max(session) FROM plays").fetchone()
+            row = con.execute("SELECT max(session) FROM plays").fetchone()  # the evening: see journal.SCHEMA
         finally:
             con.close()
     except DB_ERRORS:

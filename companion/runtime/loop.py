@@ -60,7 +60,7 @@ Observer = Callable[[str, Any, Any], None]
 
 _STOP = object()
 SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
-NOT_REPEATED = frozenset({"session.language", "undo.done"})  # lines repeat never says again
+NOT_REPEATED = frozenset({"table.language", "undo.done"})  # lines repeat never says again
 TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
@@ -305,7 +305,7 @@ class TableLoop:
         self._track_game_start(outputs, wall)
         play = checkpoint = None
         if finished is not None:
-            play = (self.table.state.session_no, finished.game, self._play_record(finished, wall))
+            play = (self.table.state.evening, finished.game, self._play_record(finished, wall))
         if was_playing and self.table.engine is None:
             checkpoint = self.table.checkpoint()
         started = time.perf_counter()  # work done, not table time: real even on a virtual clock
@@ -501,7 +501,7 @@ class TableLoop:
             self._input(Housekeeping("configure", self.table.wanted))
         last = self.journal.last_wall()
         if last is not None and self.clock.wall() - last > SESSION_GAP_S:
-            self._input(Housekeeping("new-session"))
+            self._input(Housekeeping("new-evening"))
         for _, message in self.notices:
             self._emit("error", LOG, message=message)
         self._say_batch([say for say, _ in self.notices if say is not None])
