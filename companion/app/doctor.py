@@ -230,7 +230,8 @@ def check_state_dir(path: Path, env: Env) -> Result:
 def check_journal(path: Path) -> Result:
     """The journal's integrity (SQLite's integrity_check, and its WAL's
     checksums) and the backup a recovery would use; reads only."""
-    from companion.runtime.journal_guard import backup_problem, backups, diagnose, newest_intact_backup
+    from companion.runtime.backups import backup_problem, backups, newest_intact_backup
+    from companion.runtime.journal_check import diagnose
 
     journal = path / "journal.sqlite"
     backup = newest_intact_backup(journal, look_only=True)

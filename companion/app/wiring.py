@@ -14,12 +14,14 @@ from companion.core import threads
 from companion.core.events import TABLE, ButtonPressed, Say
 from companion.core.messages import ReadSide
 from companion.core.table import Table
+from companion.runtime.backups import GameEndBackups
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer
 from companion.runtime.journal import Journal
-from companion.runtime.journal_guard import GameEndBackups, StateLock, open_journal
+from companion.runtime.journal_guard import open_journal
 from companion.runtime.loop import TableLoop
 from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
+from companion.runtime.state_lock import StateLock
 
 Log = Callable[[dict[str, Any]], None]
 
