@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from companion.core import threads
+from companion.core import settings, threads
+from companion.core.settings import Field
 from hardware.base import Emit, ReaderEvent, ReaderStatus
 
 log = logging.getLogger(__name__)
@@ -55,27 +56,29 @@ class Backoff:
     max_s: float = 30.0
     factor: float = 2.0
 
-    def __post_init__(self) -> None:
-        if not 0 < self.first_s <= self.max_s:
-            raise ValueError(f"retry_s must be [min, max] with 0 < min <= max, not "
-                             f"[{self.first_s}, {self.max_s}]")
-        if self.factor < 1:
-            raise ValueError(f"backoff factor must be at least 1, not {self.factor}")
-
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> Backoff:
-        """From ``retry_s: [min, max]`` (seconds) of the reader config."""
-        value = config.get("retry_s", [cls.first_s, cls.max_s])
-        if (not isinstance(value, (list, tuple)) or len(value) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-            raise ValueError(f"retry_s must be [min, max] in seconds, not {value!r}")
-        return cls(float(value[0]), float(value[1]))
+        """From ``retry_s: [min, max]`` (seconds) of the reader config, checked
+        by the schema's rule (``SettingError``, a ValueError, names it)."""
+        part = {"retry_s": RETRY_S}
+        return cls.from_checked(settings.checked(part, {k: v for k, v in config.items() if k in part}, "reader"))
+
+    @classmethod
+    def from_checked(cls, config: Mapping[str, Any]) -> Backoff:
+        """From the reader section as the config loader checked it."""
+        first, longest = config["retry_s"]
+        return cls(float(first), float(longest))
 
     def delays(self) -> Iterator[float]:
         delay = self.first_s
         while True:
             yield delay
             delay = min(delay * self.factor, self.max_s)
+
+
+# The reader's ``retry_s`` setting: the backoff's first and longest pause.
+RETRY_S = Field([Backoff.first_s, Backoff.max_s], settings.range_(0.01, 3600),
+                "[min, max] seconds between attempts to find a missing reader")
 
 
 def describe(exc: BaseException) -> str:

@@ -407,7 +407,7 @@ class Beeper:
 def serve_script(script: list[tuple[float, Any]], **config: Any) -> list[Any]:
     clock = [0.0]
     stopping = threading.Event()
-    settings = NfcConfig.from_mapping({"poll_s": 0.001, "release_misses": 2, **config})
+    settings = NfcConfig(poll_s=0.001, release_misses=2, **config)  # faster than a config may poll
     session = NfcSession(settings, frontend_factory=lambda: FakeFrontend(script, clock, stopping),
                          clock=lambda: clock[0])
     session.open()
@@ -487,7 +487,7 @@ def test_a_tag_still_there_when_the_reader_returns_is_not_reported_again():
     clock = [0.0]
     stopping = threading.Event()
     script: list[tuple[float, Any]] = []
-    settings = NfcConfig.from_mapping({"poll_s": 0.001, "release_misses": 2})
+    settings = NfcConfig(poll_s=0.001, release_misses=2)
     session = NfcSession(settings, frontend_factory=lambda: FakeFrontend(script, clock, stopping),
                          clock=lambda: clock[0])
     events: list[Any] = []
@@ -518,7 +518,7 @@ def test_beep_asks_the_reader_to_beep_while_the_tag_lies_there():
         fake.device = beeper  # type: ignore[attr-defined]
         return fake
 
-    session = NfcSession(NfcConfig.from_mapping({"poll_s": 0.001, "beep": True}),
+    session = NfcSession(NfcConfig(poll_s=0.001, beep=True),
                          frontend_factory=frontend, clock=lambda: clock[0])
     session.open()
     session.serve(lambda event: None, stopping)

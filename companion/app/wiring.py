@@ -129,9 +129,9 @@ def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
         from hardware.sim_reader import SimulatedReader
 
         return SimulatedReader()
-    from hardware.nfc_reader import NfcReader  # supervised: a lost reader is retried, never fatal
+    from hardware.nfc_reader import NfcConfig, NfcReader  # supervised: a lost reader is retried, never fatal
 
-    return NfcReader(cfg["reader"])
+    return NfcReader(NfcConfig.from_checked(cfg["reader"]))
 
 
 def start_voice_fill(app: App, lang: str, on_error: Callable[[str], None]) -> None:
@@ -172,10 +172,15 @@ def _make_panel(factory: Callable[[Callable[[str], None]], Any],
 
 
 def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:
-    pcfg = cfg["panel"]
+    from dataclasses import replace
+
+    from hardware.panel import PanelConfig
+
+    mock = cfg["panel"]["backend"] == "mock"
+    pcfg = PanelConfig.from_checked(cfg["panel"])
 
     def make(on_button: Callable[[str], None]) -> Any:
-        if pcfg["backend"] != "mock":
+        if not mock:
             from hardware.panel import Panel
 
             return Panel.from_config(on_button, pcfg)
@@ -183,5 +188,5 @@ def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any
 
         # Mock pins are driven by software with no contact bounce, and a
         # simulated long press should not cost seconds of real time.
-        return SimulatedPanel.from_config(on_button, {**pcfg, "bounce_s": None, "hold_back_s": 0.05})
+        return SimulatedPanel.from_config(on_button, replace(pcfg, bounce_s=None, hold_back_s=0.05))
     return make
