@@ -1,5 +1,5 @@
 """The composition root: the one place that wires the shell (readers, panel,
-voice) to the core (session, loop, journal, clock) from a loaded config."""
+voice) to the core (table, loop, journal, clock) from a loaded config."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from companion.core.messages import ReadSide
 from companion.core.table import Table
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer
+from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal
 from companion.runtime.journal_guard import GameEndBackups, StateLock, open_journal
 from companion.runtime.loop import TableLoop
@@ -64,13 +65,14 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
           games: Mapping[str, Any] | None = None, background_backups: bool = False,
-          read_side: ReadSide | None = None) -> App:
+          read_side: ReadSide | None = None, inbox: Inbox | None = None) -> App:
     """The daemon's parts, wired: the journal (locked to this process,
     checked, recovered), the table loop in the middle, the reader and the
     panel's buttons feeding it, and the sinks (log, speaker, panel)
     subscribed to the router by audience.  ``games``: the registry (tests
     may hand in their own engines); ``read_side``: the one the pages read
-    (companion.app.web_app)."""
+    (companion.app.web_app); ``inbox``: the loop's, when a part built
+    before this call (the voice) already reports into it."""
     from companion.games import ENGINES
     from voice.lines import Narrator
 
@@ -93,18 +95,21 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
 
         sinks["fill"] = FillGate()
         router.subscribe(sinks["fill"].receive, TABLE)
-    backups = GameEndBackups(journal, lambda msg: loop.report_error(msg), background=background_backups)
+    # The inbox comes first, so each part is handed its way in as it is built.
+    inbox = inbox if inbox is not None else Inbox()
+    backups = GameEndBackups(journal, inbox.report_error, background=background_backups)
+    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
+                                     lambda name: inbox.submit(ButtonPressed(name)))
+    if panel_error:
+        inbox.report_error(panel_error)
     loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
                      on_game_end=backups, read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
-                     notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
-    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
-                                     lambda name: loop.submit(ButtonPressed(name)))
+                     notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
+                     inbox=inbox)
     sinks["panel"] = PanelSink(panel)
     router.subscribe(sinks["panel"].receive, TABLE)
-    if panel_error:
-        loop.report_error(panel_error)
     return App(loop, journal, router, reader, panel, voice, sinks, lock)
 
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
