@@ -5,7 +5,7 @@ nfcpy's UDP driver (``udp:127.0.0.1:PORT``).
 A tag names itself with the first NDEF text record it carries; without one only
 its UID is reported (the table loop maps UIDs through the tag map).  A tag that
 cannot be read is reported with ``error`` so the table refuses it out loud.
-Each tag is reported once per presence: after a read the session watches the
+Each tag is reported once per presence: after a read the connection watches the
 tag until it has failed ``release_misses`` presence checks in a row; a tag
 that comes back within ``debounce_s`` of leaving counts as never having left
 (a tile at the edge of the field, a card nfcpy can activate but not keep);
@@ -199,9 +199,9 @@ def _close(clf: Any) -> None:
         log.debug("closing the reader failed", exc_info=True)
 
 
-# ---------------------------------------------------------------- session
-class NfcSession:
-    """One opened reader (the supervisor's ``Session``): discovery rounds,
+# ---------------------------------------------------------------- connection
+class NfcConnection:
+    """One opened reader (the supervisor's ``Connection``): discovery rounds,
     reading, presence watching.  Owned by one thread at a time."""
 
     def __init__(self, config: NfcConfig, *, frontend_factory: Callable[[], Any] | None = None,
@@ -299,7 +299,7 @@ class NfcSession:
 
 
 class NfcReader:
-    """The ``Reader`` the daemon runs: an ``NfcSession`` kept alive by a
+    """The ``Reader`` the daemon runs: an ``NfcConnection`` kept alive by a
     ``Supervisor`` (missing or lost reader: one ``ReaderStatus(False)``, retries
     with backoff, ``ReaderStatus(True)`` on return)."""
 
@@ -308,8 +308,8 @@ class NfcReader:
                  wait: Callable[[float], object] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config if isinstance(config, NfcConfig) else NfcConfig.from_mapping(config)
-        self.session = NfcSession(self.config, frontend_factory=frontend_factory, clock=clock)
-        self.supervisor = Supervisor(self.session, backoff=self.config.backoff, wait=wait,
+        self.connection = NfcConnection(self.config, frontend_factory=frontend_factory, clock=clock)
+        self.supervisor = Supervisor(self.connection, backoff=self.config.backoff, wait=wait,
                                      clock=clock, name=f"nfc reader {self.config.device}")
 
     @property
