@@ -48,6 +48,7 @@ from companion.core.messages import Command, Event, PairRequest, ReadSide, seat_
 from companion.core.table import PLAYING, Table
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer, DrawError
+from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal, JournalError
 from companion.runtime.router import Router
 
@@ -70,7 +71,7 @@ class TableLoop:
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
                  extra_identities: Iterable[str] = (), pair_window_s: float = 30.0,
                  on_game_end: Callable[[], None] | None = None,
-                 notices: Iterable[tuple[Say | None, str]] = ()) -> None:
+                 notices: Iterable[tuple[Say | None, str]] = (), inbox: Inbox | None = None) -> None:
         self.table = table
         self.journal = journal
         self.clock = clock
@@ -84,7 +85,7 @@ class TableLoop:
         self.observers: list[Observer] = []
         self.pair_window_s = pair_window_s
         self._pairing: dict[str, tuple[str, float]] = {}  # seat → (nonce, until): a phone waits for the card
-        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.inbox = inbox if inbox is not None else Inbox()  # made first by the wiring, for every part
         self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
         self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
         self._order = itertools.count()
@@ -113,7 +114,7 @@ class TableLoop:
 
     def report_error(self, message: str) -> None:
         """From any thread: log something the shell survived."""
-        self.inbox.put(ShellError(message))
+        self.inbox.report_error(message)
 
     def stop(self) -> None:
         self.inbox.put(_STOP)
