@@ -93,7 +93,7 @@ def _tap_to_client(live: Any, taps: int) -> list[float]:
     feed = Feed(live.url + "/api/events")
     times = []
     for i in range(-WARM, taps):
-        version = live.loop.read_side.version
+        version = live.web.public_version  # the pages count public changes only
         t0 = time.perf_counter()
         live.reader.present(text=LANGS[i % 2])
         feed.wait_for(lambda k, d, v=version: k == "table" and d["version"] > v)
@@ -127,7 +127,7 @@ def sse_clients_held(taps: int) -> tuple[int, float]:
             held = [True] * SSE_CLIENTS
             worst = 0.0
             for i in range(taps):
-                version = live.loop.read_side.version
+                version = live.web.public_version  # the pages count public changes only
                 t0 = time.perf_counter()
                 live.reader.present(text=LANGS[i % 2])
                 for n, feed in enumerate(feeds):

@@ -78,10 +78,16 @@ class WebServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: Any = None
         self.leds: dict[str, bool] = {}
-        # The current game's rounds and the last line said: public events the
-        # page needs again after a reload (kept from this run's events only).
-        self.now: dict[str, Any] = {"line": None, "rounds": []}
+        # The last line said: a public event the page shows again after a
+        # reload (a round's points are in the read side: they survive a restart).
+        self.now: dict[str, Any] = {"line": None}
         self._phase: Any = None
+        # What each feed was last sent, and how many times the public side has
+        # changed: a page is pushed a snapshot only when what it may see changed,
+        # so a private event (a gift) makes no public push — its timing would tell.
+        self.public_version = 0
+        self._public_sent: dict[str, Any] | None = None
+        self._private_sent: dict[str, dict[str, Any]] = {}
         if isinstance(read_side, WatchedReadSide):
             read_side.listeners.append(self._read_side_changed)
         routes = [
@@ -123,10 +129,6 @@ class WebServer:
         kind = fields.get("event")
         if kind == "say":
             self.now["line"] = fields.get("text")
-        elif kind == "round_scored":
-            self.now["rounds"].append({k: fields.get(k) for k in ("round", "points", "totals")})
-        elif kind in ("game_started", "game_abandoned", "game_unstarted"):
-            self.now["rounds"] = []
 
     def _command(self, command: Command) -> None:
         if command.name in ("paired", "pair_failed"):
@@ -155,17 +157,28 @@ class WebServer:
                                  "key": fields.get("key")})
             return
 
+    def _public_changed(self) -> bool:
+        """Has the public snapshot changed since the last push?  (Counted here,
+        not by the read side's version, which every private change moves too.)"""
+        public = self.read_side.public()
+        if public == self._public_sent:
+            return False
+        self._public_sent = public
+        self.public_version += 1
+        return True
+
     def _push_snapshots(self) -> None:
-        public = sse("table", self.public_state(history=False))
-        phase = self.read_side.public().get("phase")
-        if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
-            self._send(None, sse("history", [public_play(p) for p in self.history()]))
-        self._phase = phase
-        for client in list(self._clients):
-            if client.seat is None:
-                self._put(client, public)
-            else:
-                self._put(client, sse("me", self.read_side.private(client.seat)))
+        if self._public_changed():
+            phase = self.read_side.public().get("phase")
+            if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
+                self._send(None, sse("history", [public_play(p) for p in self.history()]))
+            self._phase = phase
+            self._send(None, sse("table", self.public_state(history=False)))
+        for seat in {c.seat for c in self._clients if c.seat is not None}:
+            private = self.read_side.private(seat)
+            if private != self._private_sent.get(seat):  # a seat's page hears only of its own changes
+                self._private_sent[seat] = private
+                self._send(seat, sse("me", private))
 
     def _send(self, seat: str | None, text: str | None) -> None:
         """To every page of ``seat`` (None: the public feed); ``None`` ends their streams."""
@@ -184,7 +197,7 @@ class WebServer:
 
     # ---------------------------------------------------------- public pages
     def public_state(self, history: bool = True) -> dict[str, Any]:
-        state = {**self.read_side.public(), "version": self.read_side.version, "address": self.address,
+        state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
         if history:
             state["history"] = [public_play(p) for p in self.history()]

@@ -10,7 +10,7 @@ const T = {
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         no_game: "No game yet: tap a game card.", idle: "Between games", gathering: "Players, tap your cards",
-        playing: "Playing", winners: "winners", min: "min", send: "Send",
+        playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone", min: "min", send: "Send",
         games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
                  "madness-hour": "Madness Hour", demagogos: "Demagogos' Trap" },
         colours: {} },
@@ -19,7 +19,7 @@ const T = {
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         no_game: "ゲームカードをタッチしてください。", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
-        playing: "プレイ中", winners: "勝者", min: "分", send: "送信",
+        playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員", min: "分", send: "送信",
         games: { "seven-knights": "セブンナイツ ビウィッチド", "one-night": "ワンナイト人狼",
                  "madness-hour": "マッドネスアワー", demagogos: "デマゴゴスの罠" },
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
@@ -53,14 +53,24 @@ function render() {
   $("game").textContent = state.game ? (t("games")[state.game] || state.game) : t("no_game");
   const step = state.play && state.play.step;
   $("step").textContent = [t(state.phase) || "", step ? "· " + step : ""].join(" ");
+  $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
   $("address").textContent = state.address || "";
   renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
   $("controls").hidden = !me;
 }
 
+function whoseTurn() {
+  // The game's public view says whom the table waits for: one player, some, or everyone.
+  const turn = (state.play && state.play.whose_turn) || [];
+  if (!turn.length) return "";
+  const seated = (state.seats || []).length;
+  const names = turn.length === seated && seated > 1 ? t("everyone") : turn.map(who).join(", ");
+  return t("turn").replace("{who}", names);
+}
+
 function renderScores() {
-  const rounds = (state.now && state.now.rounds) || [];
+  const rounds = (state.play && state.play.rounds) || [];  // the read side's: the same rows after a restart
   const names = (state.seats || []).map((s) => s.name);
   const table = $("scores"); table.replaceChildren();
   const head = el("tr", {}, el("th", { text: "" }));
