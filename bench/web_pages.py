@@ -17,14 +17,12 @@ from __future__ import annotations
 import shutil
 import socket
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # the live table the web tests use (tests/web_live.py)
 
 CHROMIUM = "/usr/bin/chromium"
 SSE_CLIENTS = 20
@@ -61,7 +59,7 @@ def _p99(xs: list[float]) -> float:
 
 def tap_to_page(taps: int) -> tuple[list[float], str]:
     """Latencies (ms) of ``taps`` taps, and what received them."""
-    from web_live import LiveTable
+    from companion.app.live_table import LiveTable
 
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         live = LiveTable(Path(tmp))
@@ -88,7 +86,7 @@ def tap_to_page(taps: int) -> tuple[list[float], str]:
 
 
 def _tap_to_client(live: Any, taps: int) -> list[float]:
-    from web_live import Feed
+    from companion.app.live_table import Feed
 
     feed = Feed(live.url + "/api/events")
     times = []
@@ -105,7 +103,8 @@ def _tap_to_client(live: Any, taps: int) -> list[float]:
 
 def page_weight_kb() -> float:
     import httpx
-    from web_live import LiveTable
+
+    from companion.app.live_table import LiveTable
 
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         live = LiveTable(Path(tmp))
@@ -118,7 +117,7 @@ def page_weight_kb() -> float:
 
 def sse_clients_held(taps: int) -> tuple[int, float]:
     """(clients that got every snapshot within the bound, worst lag in ms)."""
-    from web_live import Feed, LiveTable
+    from companion.app.live_table import Feed, LiveTable
 
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         live = LiveTable(Path(tmp))

@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import pytest
 from test_audiences import Auction
-from web_live import Feed, LiveTable
 
 from companion.app import config
+from companion.app.live_table import Feed, LiveTable
 from companion.app.web_app import resolve_listen
 from companion.core.events import Submit
 from web.pairing import COOKIE, Pairings, RateLimit

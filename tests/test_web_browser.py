@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from test_audiences import Auction
 from test_web_privacy import Walk
-from web_live import LiveTable
 
+from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
 
 CHROMIUM = "/usr/bin/chromium"

@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 import pytest
 from test_audiences import Auction
-from web_live import Feed
 
 from companion.app import config
+from companion.app.live_table import Feed
 from companion.app.simulate import Simulation, load_script
 from companion.app.web_app import start_web
 from companion.core.events import TABLE, Submit
