@@ -2,10 +2,13 @@
 phones pair two seats by card taps, play a sealed-bid game from their pages,
 the scoreboard follows live, each private page shows only its own secrets,
 controls work and refusals show.  Screenshots of the scoreboard (phone and
-TV, en and ja) go to docs/web/ as artefacts for the README."""
+TV, en and ja) go to the artefacts directory — ``$COMPANION_ARTIFACTS/web/``,
+by default ``artifacts/web/`` (gitignored), so a test run never dirties the
+checkout; ``python tools/screenshots.py`` refreshes the README's docs/web/."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -21,7 +24,7 @@ from companion.app.simulate import load_script
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "docs" / "web"
+SHOTS = Path(os.environ.get("COMPANION_ARTIFACTS") or ROOT / "artifacts") / "web"
 PHONE = {"width": 360, "height": 740}
 TV = {"width": 1920, "height": 1080}
 
@@ -107,3 +110,4 @@ def test_scoreboard_screenshots_phone_and_tv(browser: Any, tmp_path: Path, lang:
             assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]  # no sideways scroll
     finally:
         walk.close()
+
