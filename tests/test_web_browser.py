@@ -111,3 +111,44 @@ def test_scoreboard_screenshots_phone_and_tv(browser: Any, tmp_path: Path, lang:
     finally:
         walk.close()
 
+
+def test_the_virtual_table_has_the_panels_buttons_back_held_and_the_readers_cable(browser: Any,
+                                                                                  tmp_path: Path) -> None:
+    """``run --simulate --web``: a whole table from one page — the components,
+    next / back (pressed or held) / repeat, unplugging and plugging the reader."""
+    expect = sync_api.expect
+    live = LiveTable(tmp_path)
+    try:
+        page = browser.new_context(viewport=TV).new_page()
+        page.goto(live.url + "/")
+        for identity in ("game/seven-knights", "player/red", "player/blue", "player/green"):
+            page.click(f'#components button[data-tap="{identity}"]')
+        expect(page.locator("#seats button")).to_have_count(3)
+        page.click("#panel button[data-panel=next]")  # the panel's next: the game starts
+        expect(page.locator("#game")).to_have_text("Seven Knights Bewitched")
+        expect(page.locator("#step")).to_contain_text("quest")
+        expect(page.locator("#turn")).to_contain_text("red")  # the start player leads the quest
+        page.click("#panel button[data-panel=repeat]")
+        expect(page.locator("#line")).not_to_have_text("")
+        # back held past the panel's hold time: the table asks to confirm leaving the game
+        back = page.locator("#panel button[data-panel=back]")
+        back.hover()
+        page.mouse.down()
+        page.wait_for_timeout(int(live.app.panel.hold_back_s * 1000) + 300)
+        page.mouse.up()
+        expect(page.locator("#line")).to_contain_text("abandon", ignore_case=True, timeout=10_000)
+        assert any(e["event"] == "accepted" and e.get("input") == "hold-back" for e in live.events)
+        page.click("#panel button[data-panel=back]")  # a plain press: "no", the game goes on
+        expect(page.locator("#step")).to_contain_text("quest")
+        assert not any(e["event"] == "game_abandoned" for e in live.events)
+        # the reader's cable: unplugged, the ready LED goes out and a tap goes nowhere
+        page.click("#cable")
+        expect(page.locator(".led.ready")).not_to_have_class(re.compile(r"\bon\b"))
+        expect(page.locator("#cable")).to_have_text("Plug the reader in")
+        page.click('#components button[data-tap="skb/knight/1"]')
+        expect(page.locator("#status")).to_have_text("the reader is unplugged")
+        page.click("#cable")
+        expect(page.locator(".led.ready")).to_have_class(re.compile(r"\bon\b"))
+        assert [e["state"] for e in live.events if e["event"] == "reader"][-2:] == ["disconnected", "connected"]
+    finally:
+        live.close()

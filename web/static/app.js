@@ -10,7 +10,8 @@ const T = {
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         no_game: "No game yet: tap a game card.", idle: "Between games", gathering: "Players, tap your cards",
-        playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone", min: "min", send: "Send",
+        playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
+        unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
         games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
                  "madness-hour": "Madness Hour", demagogos: "Demagogos' Trap" },
         colours: {} },
@@ -19,7 +20,8 @@ const T = {
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         no_game: "ゲームカードをタッチしてください。", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
-        playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員", min: "分", send: "送信",
+        playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
+        unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
         games: { "seven-knights": "セブンナイツ ビウィッチド", "one-night": "ワンナイト人狼",
                  "madness-hour": "マッドネスアワー", demagogos: "デマゴゴスの罠" },
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
@@ -209,12 +211,24 @@ document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("cli
   status(r.ok ? "✓ " + t(b.dataset.press) : r.reason, r.ok);
 }));
 
-// The virtual table (simulation only): every component a button, the panel's LEDs.
+// The virtual table (simulation only): every component a button, the panel's
+// buttons (back: a click presses it, holding it restarts the step), the
+// reader's cable, and the panel's LEDs.
 async function loadVirtual() {
   const r = await fetch("/api/virtual");
   if (!r.ok) return;
   const v = await r.json();
   $("virtual").hidden = false;
+  const panel = $("panel"); panel.replaceChildren();
+  for (const name of v.buttons) panel.append(panelButton(name, v.hold_back_s));
+  const cable = el("button", { id: "cable" });
+  const plugged = (on) => { cable.dataset.plugged = on ? "1" : ""; cable.textContent = t(on ? "unplug" : "plug"); };
+  plugged(v.plugged);
+  cable.addEventListener("click", async () => {
+    const a = await post("/api/virtual/reader", { plugged: !cable.dataset.plugged });
+    if (a.ok) plugged(a.plugged); else status(a.reason, false);
+  });
+  panel.append(cable);
   const box = $("components"); box.replaceChildren();
   for (const identity of v.components) {
     const b = el("button", { "data-tap": identity, text: identity });
@@ -223,6 +237,19 @@ async function loadVirtual() {
     box.append(b);
   }
   leds(v.leds);
+}
+function panelButton(name, holdS) {
+  const b = el("button", { "data-panel": name, text: t(name) });
+  if (name === "back") b.title = t("hold_back");
+  let down = null;
+  b.addEventListener("pointerdown", () => { down = performance.now(); });
+  b.addEventListener("click", async () => {
+    const hold = name === "back" && down !== null && performance.now() - down >= holdS * 1000;
+    down = null;
+    const a = await post("/api/virtual/press", { button: name, hold });
+    if (!a.ok) status(a.reason, false);
+  });
+  return b;
 }
 function leds(state) {
   const p = $("leds"); p.replaceChildren();
