@@ -190,8 +190,10 @@ def test_a_seat_submits_from_its_page_and_only_it_hears_the_answer(live: LiveTab
         assert bad.status_code == 409 and "bid" in bad.json()["reason"]
         ok = red.post("/api/submit", json={"field": "bid", "value": 3}, headers={"X-CSRF-Token": tok})
         assert ok.json()["ok"] is True
+        mine.wait_for(lambda k, d: k == "me" and d.get("bid") == 3)  # pushed once the read side has it
         assert red.get("/api/me").json()["bid"] == 3
-        got = mine.drain()
+        mine.drain()
+        got = mine.got
         assert any(k == "event" and d["event"] == "tell" and d.get("data") == {"bid": 3} for k, d in got)
         assert any(k == "event" and d["event"] == "rejected" and d["field"] == "bid" for k, d in got)
         for feed in (theirs, public):
