@@ -82,8 +82,10 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
         blue.click("#controls button[data-press=repeat]")
         expect(blue.locator("#status")).to_contain_text("✓")
         red.click("#controls button[data-press=next]")
-        expect(tv.locator("#history li")).to_have_count(1)
-        expect(tv.locator("#history a")).to_have_attribute("href", re.compile("bgstatsapp"))
+        expect(tv.locator("#history li.evening")).to_have_count(1)  # tonight, with its play
+        expect(tv.locator("#history li.evening li")).to_have_count(1)
+        expect(tv.locator("#history li.evening h3 a")).to_have_attribute("href", "/api/export?evening=1")
+        expect(tv.locator("#history li.evening li a")).to_have_attribute("href", re.compile("bgstatsapp"))
         # a page that is not paired has no controls
         stranger = browser.new_context(viewport=PHONE).new_page()
         stranger.goto(live.url + "/")

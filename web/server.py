@@ -207,11 +207,17 @@ class WebServer:
         return JSONResponse(self.public_state())
 
     async def api_export(self, request: Request) -> Response:
-        """Every play, shaped as BG Stats' push (``companion scores --export json`` too)."""
+        """Every play, or one evening's (``?evening=N``), shaped as BG Stats'
+        push (``companion scores --export json`` too)."""
         from web.bgstats import record
 
-        return JSONResponse({"plays": [record(p) for p in self.history()]},
-                            headers={"Content-Disposition": 'attachment; filename="plays.json"'})
+        evening = request.query_params.get("evening")
+        if evening is not None and not evening.isdigit():
+            return _error(400, "no_evening", "evening is a number")
+        plays = [p for p in self.history() if evening is None or p.get("session") == int(evening)]
+        name = f"plays-evening-{evening}.json" if evening is not None else "plays.json"
+        return JSONResponse({"plays": [record(p) for p in plays]},
+                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def api_events(self, request: Request) -> Response:
         return self._stream(_Client(), sse("table", self.public_state(history=False)))

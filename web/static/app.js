@@ -11,6 +11,7 @@ const T = {
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         no_game: "No game yet: tap a game card.", idle: "Between games", gathering: "Players, tap your cards",
         playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
+        evening: "Evening {n}", export_evening: "export",
         unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
         games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
                  "madness-hour": "Madness Hour", demagogos: "Demagogos' Trap" },
@@ -21,6 +22,7 @@ const T = {
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         no_game: "ゲームカードをタッチしてください。", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
         playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
+        evening: "{n}回目の夜", export_evening: "エクスポート",
         unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
         games: { "seven-knights": "セブンナイツ ビウィッチド", "one-night": "ワンナイト人狼",
                  "madness-hour": "マッドネスアワー", demagogos: "デマゴゴスの罠" },
@@ -128,14 +130,29 @@ function renderTonight() {
 }
 
 function renderHistory() {
+  // The evening's plays and every evening before, newest first, each evening
+  // with its own export; dates in this phone's local time.
   const list = $("history"); list.replaceChildren();
-  for (const play of [...(state.history || [])].reverse()) {
-    const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
-    const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
-    const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${t("games")[play.game] || play.game}` }),
-      el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);
-    if (play.bgstats) item.append(el("a", { href: play.bgstats, text: t("bgstats"), rel: "noreferrer" }));
-    list.append(item);
+  const evenings = new Map();
+  for (const play of state.history || []) {
+    if (!evenings.has(play.session)) evenings.set(play.session, []);
+    evenings.get(play.session).push(play);
+  }
+  for (const [evening, plays] of [...evenings.entries()].reverse()) {
+    const first = new Date(plays[0].playDate.replace(" ", "T") + "Z");
+    const day = first.toLocaleDateString(lang === "ja" ? "ja-JP" : undefined, { dateStyle: "full" });
+    const games = el("ul");
+    for (const play of [...plays].reverse()) {
+      const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
+      const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
+      const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${t("games")[play.game] || play.game}` }),
+        el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);
+      if (play.bgstats) item.append(el("a", { href: play.bgstats, text: t("bgstats"), rel: "noreferrer" }));
+      games.append(item);
+    }
+    const head = el("h3", { text: `${t("evening").replace("{n}", evening)} · ${day} ` },
+      el("a", { href: `/api/export?evening=${evening}`, download: `plays-evening-${evening}.json`, text: t("export_evening") }));
+    list.append(el("li", { class: "evening", "data-evening": String(evening) }, head, games));
   }
 }
 
