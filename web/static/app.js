@@ -5,7 +5,7 @@
 const $ = (id) => document.getElementById(id);
 const CSRF = document.querySelector('meta[name="csrf"]').content;
 const T = {
-  en: { scores: "Scores", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
+  en: { scores: "Scores", seats: "Seats", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
         your_seat: "Your seat", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
@@ -16,7 +16,7 @@ const T = {
         games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
                  "madness-hour": "Madness Hour", demagogos: "Demagogos' Trap" },
         colours: {} },
-  ja: { scores: "得点", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
+  ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
         your_seat: "あなたの席", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
@@ -74,21 +74,28 @@ function whoseTurn() {
 }
 
 function renderScores() {
-  const rounds = (state.play && state.play.rounds) || [];  // the read side's: the same rows after a restart
+  // Round-by-round points and totals for a game that scores by round (its view
+  // has rounds); for one that does not (One Night, Madness Hour) just the seats.
+  // Whoever the table waits for is marked.
+  const scored = !!(state.play && state.play.rounds);
+  const rounds = (scored && state.play.rounds) || [];  // the read side's: the same rows after a restart
   const names = (state.seats || []).map((s) => s.name);
+  const turn = new Set((state.play && state.play.whose_turn) || []);
   const table = $("scores"); table.replaceChildren();
   const head = el("tr", {}, el("th", { text: "" }));
   rounds.forEach((r) => head.append(el("th", { text: String(r.round) })));
-  head.append(el("th", { text: t("total") }));
+  if (scored) head.append(el("th", { text: t("total") }));
   table.append(head);
   const last = rounds.length ? rounds[rounds.length - 1].totals : {};
   for (const name of names) {
-    const row = el("tr", {}, el("td", { text: who(name) }));
+    const row = el("tr", turn.has(name) ? { class: "turn" } : {}, el("td", { text: who(name) }));
     rounds.forEach((r) => row.append(el("td", { text: String(r.points[name] ?? "") })));
-    row.append(el("td", { text: String(last[name] ?? 0) }));
+    if (scored) row.append(el("td", { text: String(last[name] ?? 0) }));
     table.append(row);
   }
   $("chart").replaceChildren(chart(names, rounds));
+  $("chart").hidden = !rounds.length;
+  $("scores-title").textContent = t(scored ? "scores" : "seats");
 }
 
 const PALETTE = { red: "#e5533d", blue: "#4a90e2", green: "#4caf50", yellow: "#f2d64b", purple: "#a66bd8",
@@ -123,6 +130,7 @@ function chart(names, rounds) {
 
 function renderTonight() {
   const table = $("tonight"); table.replaceChildren();
+  $("tonight-section").hidden = !Object.keys(state.tonight || {}).length;
   for (const [game, totals] of Object.entries(state.tonight || {})) {
     table.append(el("tr", {}, el("th", { text: t("games")[game] || game, colspan: 2 })));
     for (const [name, n] of Object.entries(totals)) table.append(el("tr", {}, el("td", { text: who(name) }), el("td", { text: String(n) })));
