@@ -98,7 +98,7 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
 def test_scoreboard_screenshots_phone_and_tv(browser: Any, tmp_path: Path, lang: str) -> None:
     expect = sync_api.expect
     s = load_script(ROOT / "examples" / "seven-knights.yaml")
-    walk = Walk(tmp_path, {**s.overrides, "language": lang}, s.draws)
+    walk = Walk(tmp_path, {**s.overrides, "language": lang}, s.draws, virtual=False)  # a real table's page
     try:
         for _, kind, value in s.steps[:-1]:  # the last round scored, before the game's end
             walk.step(kind, value)

@@ -81,14 +81,15 @@ def secrets_kept(engine: Any, table: dict[str, Any]) -> None:
 
 class Walk:
     def __init__(self, state: Path, overrides: dict[str, Any], draws: dict[str, Any] | None = None,
-                 games: dict[str, Any] | None = None) -> None:
+                 games: dict[str, Any] | None = None, virtual: bool = True) -> None:
         cfg = config.load([ROOT / "config" / "companion.yaml"], overrides or None)
         self.log: list[dict[str, Any]] = []
         self.heard: list[Event] = []
         self.read_side = WatchedReadSide()
         self.sim = Simulation(cfg, state, self.log.append, draws=draws, games=games, read_side=self.read_side)
         self.sim.app.router.subscribe(lambda m: self.heard.append(m) if isinstance(m, Event) else None)
-        self.web = start_web(self.sim.app, cfg, "127.0.0.1", 0, virtual=self.sim.reader)
+        self.web = start_web(self.sim.app, cfg, "127.0.0.1", 0, virtual=self.sim.reader if virtual else None)
+        self.public = PUBLIC if virtual else tuple(p for p in PUBLIC if p != "/api/virtual")
         self.url = self.web.address.rstrip("/")
         self.feed = Feed(self.url + "/api/events")
         self.client = httpx.Client(base_url=self.url)
@@ -106,7 +107,7 @@ class Walk:
         pushes = [d for k, d in self.feed.drain(0.02) if k == "table"]
         if public == before:  # nothing public changed: no push (its timing would tell)
             assert pushes == [], (kind, value)
-        for path in PUBLIC:
+        for path in self.public:
             r = self.client.get(path)
             assert r.status_code == 200, path
             self.responses.append(r.text)

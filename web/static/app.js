@@ -28,6 +28,26 @@ const T = {
                  "madness-hour": "マッドネスアワー", demagogos: "デマゴゴスの罠" },
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
 };
+// The games' steps as the public header names them (a step not here is shown as its id).
+const STEPS = {
+  en: { quest: "the quest", questions: "questions", recommendation: "recommending a captain",
+        captain_ready: "the captain is ready", command: "the command", formation: "the formation",
+        left_out: "tiles left out", witch_team: "the witch team shows itself", captain_check: "was the captain bewitched?",
+        witch_holder: "who held the witch?", round_over: "round over", game_over: "game over",
+        deal: "dealing", night: "night", discussion: "discussion", vote: "the vote", reveal: "the reveal", done: "done",
+        girl: "who is the Girl?", card: "the Girl's card", explore: "exploring", battle: "the battle", ending: "the ending",
+        role_auction: "role auction (sealed)", rolling: "the dealer rolls", turn_auction: "turn auction (sealed)",
+        cave_draw: "the dealer fills the cave", cave: "in the cave", bonus: "the dealer draws a bonus",
+        trade: "trading", vp_auction: "VP auction (open)", over: "game over" },
+  ja: { quest: "探求", questions: "質問", recommendation: "隊長の推薦", captain_ready: "隊長の準備", command: "号令",
+        formation: "陣形", left_out: "外したタイル", witch_team: "魔女陣営の確認", captain_check: "隊長は虜？",
+        witch_holder: "魔女タイルの持ち主", round_over: "ラウンド終了", game_over: "ゲーム終了",
+        deal: "配布", night: "夜", discussion: "議論", vote: "投票", reveal: "公開", done: "終了",
+        girl: "少女は誰？", card: "少女のカード", explore: "探索", battle: "戦闘", ending: "結末",
+        role_auction: "役職の入札（秘密）", rolling: "ディーラーがダイスを振る", turn_auction: "手番の入札（秘密）",
+        cave_draw: "洞窟の準備", cave: "洞窟", bonus: "ボーナスの抽選", trade: "取引", vp_auction: "VPの競り（公開）",
+        over: "ゲーム終了" },
+};
 let state = {}, me = null, lang = "en";
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const who = (name) => (t("colours")[name] || name);
@@ -56,7 +76,7 @@ function render() {
   document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
   $("game").textContent = state.game ? (t("games")[state.game] || state.game) : t("no_game");
   const step = state.play && state.play.step;
-  $("step").textContent = [t(state.phase) || "", step ? "· " + step : ""].join(" ");
+  $("step").textContent = [t(state.phase) || "", step ? "· " + ((STEPS[lang] || STEPS.en)[step] || step) : ""].join(" ");
   $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
   $("address").textContent = state.address || "";
@@ -117,14 +137,20 @@ function chart(names, rounds) {
   line({ tag: "text", x: 2, y: y(max) + 4, fill: "#9aa7b4", "font-size": 12 }).textContent = String(max);
   rounds.forEach((r, i) => { line({ tag: "text", x: x(i + 1) - 4, y: H - 8, fill: "#9aa7b4", "font-size": 12 })
     .textContent = String(r.round); });
+  const ends = new Map();  // final total → the names ending there: one label each, not one over another
   names.forEach((name, n) => {
-    const pts = [[x(0), y(0)], ...rounds.map((r, i) => [x(i + 1), y(r.totals[name] || 0)])];
+    const dy = (n - (names.length - 1) / 2) * 2;  // equal totals: lines side by side, each still seen
+    const pts = [[x(0), y(0) + dy], ...rounds.map((r, i) => [x(i + 1), y(r.totals[name] || 0) + dy])];
     line({ tag: "polyline", points: pts.map((p) => p.join(",")).join(" "), fill: "none",
            stroke: PALETTE[name] || OTHERS[n % OTHERS.length], "stroke-width": 3 });
-    const [lx, ly] = pts[pts.length - 1];
-    line({ tag: "text", x: Math.min(lx + 4, W - 40), y: ly - 4, fill: PALETTE[name] || OTHERS[n % OTHERS.length],
-           "font-size": 12 }).textContent = who(name);
+    const total = rounds[rounds.length - 1].totals[name] || 0;
+    if (!ends.has(total)) ends.set(total, []);
+    ends.get(total).push(name);
   });
+  for (const [total, group] of ends) {
+    const label = line({ tag: "text", x: W - P, y: y(total) - 6, fill: "#9aa7b4", "font-size": 12, "text-anchor": "end" });
+    label.textContent = group.map(who).join(", ");
+  }
   return svg;
 }
 
