@@ -86,7 +86,7 @@ class WebServer:
         # changed: a page is pushed a snapshot only when what it may see changed,
         # so a private event (a gift) makes no public push — its timing would tell.
         self.public_version = 0
-        self._public_sent: dict[str, Any] | None = None
+        self._public_sent: dict[str, Any] = read_side.public()  # what a page connecting now is sent
         self._private_sent: dict[str, dict[str, Any]] = {}
         if isinstance(read_side, WatchedReadSide):
             read_side.listeners.append(self._read_side_changed)
