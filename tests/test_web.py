@@ -204,6 +204,26 @@ def test_a_seat_submits_from_its_page_and_only_it_hears_the_answer(live: LiveTab
             f.close()
 
 
+def test_a_seats_page_is_pushed_only_its_own_changes(live: LiveTable) -> None:
+    """Red's sealed bid changes red's snapshot and the public count of bids: blue's
+    page hears of the count on the public feed, and gets no private push of its own
+    at that moment (its timing would tell blue that something private happened)."""
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as red, httpx.Client(base_url=live.url) as blue:
+        assert pair(live, red, "red").status_code == 200
+        assert pair(live, blue, "blue").status_code == 200
+        mine = Feed(live.url + "/api/me/events", red.cookies)
+        theirs = Feed(live.url + "/api/me/events", blue.cookies)
+        for f in (mine, theirs):
+            f.wait_for(lambda k, d: k == "me")  # the snapshot every page gets when it connects
+        ok = red.post("/api/submit", json={"field": "bid", "value": 2}, headers={"X-CSRF-Token": token(red)})
+        assert ok.json()["ok"] is True
+        mine.wait_for(lambda k, d: k == "me" and d.get("bid") == 2)
+        assert [d for k, d in theirs.drain(0.3) if k == "me"] == []
+        for f in (mine, theirs):
+            f.close()
+
+
 def test_a_private_feed_needs_a_paired_cookie(live: LiveTable) -> None:
     with httpx.Client(base_url=live.url) as c:
         assert c.get("/api/me/events").status_code == 403

@@ -43,6 +43,7 @@ STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
 class _Client:
     queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(SSE_QUEUE))
     seat: str | None = None  # None: the public feed
+    sent: Any = None  # a seat's page: the private snapshot it has (pushed again only when it changed)
 
 
 @dataclass
@@ -87,7 +88,6 @@ class WebServer:
         # so a private event (a gift) makes no public push — its timing would tell.
         self.public_version = 0
         self._public_sent: dict[str, Any] = read_side.public()  # what a page connecting now is sent
-        self._private_sent: dict[str, dict[str, Any]] = {}
         if isinstance(read_side, WatchedReadSide):
             read_side.listeners.append(self._read_side_changed)
         routes = [
@@ -174,11 +174,12 @@ class WebServer:
                 self._send(None, sse("history", [public_play(p) for p in self.history()]))
             self._phase = phase
             self._send(None, sse("table", self.public_state(history=False)))
-        for seat in {c.seat for c in self._clients if c.seat is not None}:
-            private = self.read_side.private(seat)
-            if private != self._private_sent.get(seat):  # a seat's page hears only of its own changes
-                self._private_sent[seat] = private
-                self._send(seat, sse("me", private))
+        for client in list(self._clients):
+            if client.seat is not None:  # a seat's page hears only of its own changes
+                private = self.read_side.private(client.seat)
+                if private != client.sent:
+                    client.sent = private
+                    self._put(client, sse("me", private))
 
     def _send(self, seat: str | None, text: str | None) -> None:
         """To every page of ``seat`` (None: the public feed); ``None`` ends their streams."""
@@ -325,7 +326,8 @@ class WebServer:
         seat = self._seat(request)
         if seat is None:
             return _error(403, "not_paired", "pair this phone with a seat first")
-        return self._stream(_Client(seat=seat), sse("me", self.read_side.private(seat)))
+        private = self.read_side.private(seat)
+        return self._stream(_Client(seat=seat, sent=private), sse("me", private))
 
     async def api_press(self, request: Request) -> Response:
         if (refused := self._refused(request)) is not None:
