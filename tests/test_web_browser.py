@@ -129,8 +129,8 @@ def test_the_virtual_table_has_the_panels_buttons_back_held_and_the_readers_cabl
         page.click("#panel button[data-panel=next]")  # the panel's next: the game starts
         expect(page.locator("#game")).to_have_text("Seven Knights Bewitched")
         expect(page.locator("#step")).to_contain_text("quest")
-        expect(page.locator("#turn")).to_contain_text("red")  # the start player leads the quest
-        expect(page.locator("#scores tr.turn")).to_have_text(re.compile("red"))  # and is marked on the board
+        expect(page.locator("#turn")).to_have_text("Whose turn: Red")  # the start player leads the quest
+        expect(page.locator("#scores tr.turn")).to_have_text(re.compile("Red"))  # and is marked on the board
         page.click("#panel button[data-panel=repeat]")
         expect(page.locator("#line")).not_to_have_text("")
         # back held past the panel's hold time: the table asks to confirm leaving the game
