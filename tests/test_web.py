@@ -171,7 +171,7 @@ def test_a_paired_page_presses_buttons_and_sees_refusals_with_their_reason(live:
         assert pair(live, c, "red").status_code == 200
         tok = token(c)
         r = c.post("/api/press", json={"button": "repeat"}, headers={"X-CSRF-Token": tok})
-        assert r.json() == {"ok": True, "reason": None, "key": None}
+        assert r.json() == {"ok": True, "reason": None, "key": None, "text": None}
         r = c.post("/api/press", json={"button": "next"}, headers={"X-CSRF-Token": tok})
         assert r.status_code == 409 and r.json()["reason"] == "not now"  # bids are not all in
         assert c.post("/api/press", json={"button": "hold"}, headers={"X-CSRF-Token": tok}).status_code == 400
