@@ -205,7 +205,11 @@ function renderSubmits() {
   }
 }
 
-function tell(text, cls) { $("me-tells").prepend(el("p", { class: cls, text })); }
+const TELLS_KEPT = 4;  // the latest private messages; the page's lines say the rest
+function tell(text, cls) {
+  const box = $("me-tells"); box.prepend(el("p", { class: cls, text }));
+  while (box.children.length > TELLS_KEPT) box.lastChild.remove();
+}
 
 let meSource = null;
 async function loadMe() {
