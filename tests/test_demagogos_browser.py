@@ -10,20 +10,20 @@ and the sage's page, en and ja) go to artifacts/web/ (gitignored)."""
 
 from __future__ import annotations
 
-import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
+
+# the browser fixture, and the skip without Playwright or chromium, as the pages' own browser tests have them
+from test_web_browser import browser, pytestmark, sync_api  # noqa: F401
 from web_live import LiveTable
 
 from companion.app.simulate import load_script
 from web.pairing import RateLimit
 
-CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "examples" / "demagogos" / "6p.yaml"
 SHOTS = ROOT / "artifacts" / "web"
@@ -32,16 +32,6 @@ TV = {"width": 1280, "height": 900}
 # Lines of a page that only their player may see (the spec's "Who may know what").
 SECRET = ("dt.page.gems", "dt.page.role.", "dt.page.told.", "dt.page.bid.", "dt.page.gift.")
 
-sync_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(not shutil.which(CHROMIUM), reason="Debian's chromium is not installed")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def wait_until(what: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -148,7 +138,7 @@ def shoot(game: Game, lang: str) -> None:
     game.phones["red"].screenshot(path=str(SHOTS / f"dt-private-{lang}.png"))  # the phone's first screen
 
 
-def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: Path) -> None:
+def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     script = load_script(SCRIPT)
     worked = yaml.safe_load(SCRIPT.read_text(encoding="utf-8"))["expect"]
