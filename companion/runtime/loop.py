@@ -255,12 +255,12 @@ class TableLoop:
         if not nonce or self.clock.now() > until or self.table.eyes_closed:
             return False
         del self._pairing[seat]
-        self._emit("paired", player=self.table.name_of(seat))
-        self._input(Housekeeping("paired", {"seat": seat}))  # says so (and may start the game)
+        self._input(Housekeeping("paired", {"seat": seat}))  # journaled; says so (and may start the game)
         if seat not in self.table.state.paired:  # not durable: the phone asks again
             self.router.publish(Command("pair_failed", {"seat": seat, "nonce": nonce, "reason": "could not save"},
                                         seat_audience(seat)))
             return True
+        self._emit("paired", player=self.table.name_of(seat))
         self.router.publish(Command("feedback", {"ok": True}))
         self.router.publish(Command("paired", {"seat": seat, "nonce": nonce}, seat_audience(seat)))
         return True
