@@ -245,3 +245,57 @@ def test_a_pairing_that_could_not_be_journaled_is_refused_to_the_phone(gate: Gat
     failed = [c for c in gate.commands if c.name == "pair_failed"]
     assert failed and failed[-1].audience == seat_audience("red")
     assert not [c for c in gate.commands if c.name == "paired"]
+
+
+# ------------------------------------------------------- over HTTP, across a restart
+def test_a_paired_phone_is_still_its_seat_s_page_after_a_restart_and_the_gate_agrees(tmp_path: Path) -> None:
+    import httpx
+    from test_web import pair, token
+    from web_live import LiveTable
+
+    live = LiveTable(tmp_path, web={"pair_window_s": 5})
+    client = httpx.Client()
+    try:
+        live.tap("game/demagogos", *(f"player/{s}" for s in SIX))
+        live.press("next")
+        client.base_url = httpx.URL(live.url)
+        assert pair(live, client, "red").status_code == 200
+        page_token = token(client)
+        assert client.get("/api/me").json()["seat"] == "red"
+    finally:
+        live.close()
+    again = LiveTable(tmp_path, web={"pair_window_s": 5})  # the power came back; a new port
+    try:
+        client.base_url = httpx.URL(again.url)
+        assert again.loop.table.state.phase == PAIRING
+        assert again.loop.table.unpaired() == ["blue", "green", "yellow", "purple", "orange"]
+        assert client.get("/api/me").json()["seat"] == "red"  # the same phone, the same cookie
+        r = client.post("/api/press", json={"button": "repeat"}, headers={"X-CSRF-Token": page_token})
+        assert r.status_code == 200  # the page open across the restart still posts
+        said = [e["text"] for e in again.events if e["event"] == "say"]
+        assert said[-1].endswith("Still to pair: blue, green, yellow, purple and orange.")  # the resume says so
+    finally:
+        client.close()
+        again.close()
+
+
+def test_a_submit_from_a_page_is_a_number_a_choice_or_a_small_flat_form(tmp_path: Path) -> None:
+    import httpx
+    from test_audiences import Auction
+    from test_web import pair, seat_auction, token
+    from web_live import LiveTable
+
+    live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
+    try:
+        seat_auction(live)
+        with httpx.Client(base_url=live.url) as c:
+            assert pair(live, c, "red").status_code == 200
+            tok = token(c)
+            for bad in ({"to": {"nested": 1}}, [1, 2], True, {}, {str(i): i for i in range(5)}):
+                r = c.post("/api/submit", json={"field": "gift", "value": bad}, headers={"X-CSRF-Token": tok})
+                assert (r.status_code, r.json()["error"]) == (400, "bad_submit"), bad
+            r = c.post("/api/submit", json={"field": "gift", "value": {"to": "blue", "gems": 2}},
+                       headers={"X-CSRF-Token": tok})
+            assert r.status_code == 409 and r.json()["ok"] is False  # the table's verdict: this game takes no gift
+    finally:
+        live.close()
