@@ -31,6 +31,7 @@ PHONE = {"width": 360, "height": 780}
 TV = {"width": 1280, "height": 900}
 # Lines of a page that only their player may see (the spec's "Who may know what").
 SECRET = ("dt.page.gems", "dt.page.role.", "dt.page.told.", "dt.page.bid.", "dt.page.gift.")
+BEFORE_ROUND_END = ("role_auction", "rolling", "turn_auction", "cave_draw", "cave", "bonus")
 
 
 
@@ -123,6 +124,9 @@ class Game:
         for seat in self.phones:
             for text in lines[seat] | told[seat]:
                 assert text not in public, f"the public page shows {seat}'s secret: {text!r}"
+        engine = self.live.loop.table.engine
+        if engine is not None and engine.state.step in BEFORE_ROUND_END and self.live.loop.table.lang == "en":
+            assert "sage" not in public and "demagogue" not in public  # the roles are told at the round's end
 
     def me(self, seat: str) -> str:
         return str(self.phones[seat].locator("#me-view").inner_text())
@@ -167,6 +171,7 @@ def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: P
             if seat != seats[-1]:
                 assert live.loop.table.engine is None  # not before the last phone
                 expect(tv.locator("#line")).to_contain_text("Still to pair")
+                expect(tv.locator(f"#seats button[data-seat={seat}]")).to_have_class("paired")
         expect(tv.locator("#step")).to_contain_text("role_auction")  # the last phone started it
         game = Game(live, tv, phones)
         expect(phones["red"].locator("#me-view")).to_contain_text("Gems: 5")

@@ -131,7 +131,9 @@ function renderSeats() {
   const box = $("seats"); box.replaceChildren();
   $("pair").hidden = !(state.seats || []).length;
   for (const seat of state.seats || []) {
-    const b = el("button", { "data-seat": seat.id, text: who(seat.name) });
+    // a seat whose phone is paired says so: the table waits for the others (a game that needs pages)
+    const b = el("button", { "data-seat": seat.id, class: seat.paired ? "paired" : "",
+                             text: who(seat.name) + (seat.paired ? " ✓" : "") });
     b.addEventListener("click", () => pair(seat.id, seat.name));
     box.append(b);
   }
