@@ -198,7 +198,7 @@ def test_pairing_lines_in_japanese_name_the_players(tmp_path: Path) -> None:
 def test_a_new_games_night_forgets_the_paired_phones() -> None:
     t = Table(ENGINES, pages=PAGES_ON)
     t.handle(Housekeeping("paired", {"seat": "red"}))
-    t.handle(Housekeeping("new-session"))
+    t.handle(Housekeeping("new-evening"))
     assert t.state.paired == []
 
 

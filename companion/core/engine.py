@@ -82,6 +82,9 @@ class Engine:
     game: ClassVar[str]  # the game card's suffix: ``game/<game>``
     tag_prefixes: ClassVar[tuple[str, ...]]  # identities this game's components carry
     components: ClassVar[tuple[str, ...]] = ()  # every component identity (tags the reader may see)
+    # This game's part of the config schema (``games.<game>``, companion.core.settings);
+    # the loader checks it, so ``setup.options`` arrive checked.
+    settings: ClassVar[Mapping[str, Any]] = {}
     min_players: ClassVar[int]
     max_players: ClassVar[int]
     # The game cannot be played without every player's private page (a paired

@@ -42,6 +42,10 @@ PAIRING = "pairing"  # seated, ``next`` pressed: a game that needs pages waits f
 # a game is refused at its card; ``assumed``: a table script, where every seat
 # counts as paired and a ``submit`` step stands for the page (DESIGN).
 PAGES_ON, PAGES_OFF, PAGES_ASSUMED = "on", "off", "assumed"
+# Names journals and checkpoints written before the games night was called
+# the evening used (it was the "session", a word the table and a device also had).
+_OLD_KINDS = {"new-session": "new-evening"}
+_OLD_FIELDS = {"session_no": "evening"}
 
 
 @dataclass
@@ -59,9 +63,9 @@ class TableState:
     # journal's configure inputs set them; None: the constructor's (tests).
     settings: dict[str, Any] | None = None
     pending: dict[str, Any] | None = None  # housekeeping waiting for the table to be between games
-    session_no: int = 1  # the games night; standings are tonight's
+    evening: int = 1  # the games night (one evening at the table); standings are tonight's
     # Seats whose phone was paired tonight (journaled ``paired`` housekeeping: a
-    # fact, no secret; the page's server keeps the secret). A new night forgets them.
+    # fact, no secret; the page's server keeps the secret). A new evening forgets them.
     paired: list[str] = field(default_factory=list)
 
 
@@ -145,6 +149,7 @@ class Table:
 
     def restore(self, data: Mapping[str, Any]) -> None:
         known = {f.name for f in fields(TableState)}  # a checkpoint from another release may differ
+        data = {_OLD_FIELDS.get(k, k): v for k, v in data.items()}
         self.state = TableState(**{k: v for k, v in data.items() if k in known})
         last = self.state.last
         if last is not None and "seats" not in last:  # before seats had ids, names were the ids
@@ -175,7 +180,7 @@ class Table:
         view: dict[str, Any] = {
             "phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
             "seats": [{"id": i, "name": self.name_of(i), "paired": i in st.paired} for i in st.seats],
-            "evening": st.session_no,
+            "evening": st.evening,
             "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
                         for game, totals in st.standings.items()},
             "confirm": st.confirm,
@@ -247,7 +252,7 @@ class Table:
                 if self.eyes_closed:
                     raise Refusal("refuse.quiet", "not during the night")
                 st.lang = inp.identity.split("/", 1)[1]
-                return [Say("session.language")]
+                return [Say("table.language")]
             if kind == "game":
                 return self._game_card(inp.identity.split("/", 1)[1])
         if st.phase == PLAYING:
@@ -279,7 +284,7 @@ class Table:
         self._check_pages(game)
         self._undo.append(copy.deepcopy(st))
         st.phase, st.game, st.rules, st.seats = GATHERING, game, [], []
-        return [Say("session.game_chosen", {"game": f"game/{game}"}), Say("session.tap_players")]
+        return [Say("table.game_chosen", {"game": f"game/{game}"}), Say("table.tap_players")]
 
     # gathering: rule cards, player cards in seat order, then next
     def _gather(self, inp: Input) -> list[Output]:
@@ -306,7 +311,7 @@ class Table:
                 raise Refusal("refuse.rules_twice", f"rule card {name} is already in", rules=name)
             self._undo.append(copy.deepcopy(st))
             st.rules.append(name)
-            return [Say("session.rules_added", {"rules": name})]
+            return [Say("table.rules_added", {"rules": name})]
         if kind == "player":
             seat, player = name, self.player_name(inp.identity)
             if seat in st.seats:
@@ -316,7 +321,7 @@ class Table:
                               high=cls.max_players)
             self._undo.append(copy.deepcopy(st))
             st.seats.append(seat)
-            return [Say("session.player_seated", {"player": player, "n": len(st.seats)})]
+            return [Say("table.player_seated", {"player": player, "n": len(st.seats)})]
         raise Refusal("refuse.not_before_start", "seat the players first, then press next",
                       game=f"game/{st.game}")
 
@@ -415,8 +420,8 @@ class Table:
         self._undo.clear()
         out: list[Output] = [Report("game_unstarted", {"game": game})]
         if self.state.phase == GATHERING:
-            return [*out, Say("session.unstarted", {"game": f"game/{game}", "players": self.players})]
-        return [*out, Say("session.again")]
+            return [*out, Say("table.unstarted", {"game": f"game/{game}", "players": self.players})]
+        return [*out, Say("table.again")]
 
     def _finish(self, engine: Engine) -> list[Output]:
         st = self.state
@@ -431,8 +436,8 @@ class Table:
         tonight = {self.name_of(i): n for i, n in standing.items()}
         self._to_idle()
         ranked = sorted(tonight.items(), key=lambda kv: -kv[1])
-        return [Report("session_scores", {"game": game, "totals": tonight}),
-                Say("session.standings", {"scores": ranked}), Say("session.again")]
+        return [Report("session_scores", {"game": game, "totals": tonight}),  # the contract's name for it
+                Say("table.standings", {"scores": ranked}), Say("table.again")]
 
     def _to_idle(self) -> None:
         st = self.state
@@ -446,10 +451,11 @@ class Table:
     def _housekeeping(self, inp: Housekeeping) -> list[Output]:
         if inp.kind == "paired":  # a phone became this seat's page: a fact, in force at once
             return self._paired(str(inp.data.get("seat", "")))
-        if inp.kind not in ("configure", "new-session"):
+        kind = _OLD_KINDS.get(inp.kind, inp.kind)
+        if kind not in ("configure", "new-evening"):
             raise Refusal("refuse.not_now", f"unknown housekeeping {inp.kind!r}")
         st = self.state
-        st.pending = {**(st.pending or {}), inp.kind: dict(inp.data)}
+        st.pending = {**(st.pending or {}), kind: dict(inp.data)}
         if st.phase == IDLE:
             self._apply_pending()
         return []
@@ -459,8 +465,8 @@ class Table:
         pending, st.pending = st.pending or {}, None
         if "configure" in pending:
             st.settings = pending["configure"]  # seats are ids: a rename keeps "play again"
-        if "new-session" in pending:
-            st.session_no += 1
+        if "new-evening" in pending:
+            st.evening += 1
             st.standings = {}
             st.paired = []  # tonight's phones pair again
 
@@ -472,19 +478,19 @@ class Table:
             raise Refusal("refuse.nothing_to_abandon", "no game to abandon")
         assert self.engine is not None
         self.state.confirm = "step" if self.engine.can_undo else "game"
-        return [Say(f"session.confirm_{self.state.confirm}")]
+        return [Say(f"table.confirm_{self.state.confirm}")]
 
     def _answer_confirm(self, inp: Input) -> list[Output]:
         what, self.state.confirm = self.state.confirm, None
         assert self.engine is not None
         if isinstance(inp, Press) and inp.button == "next":
             if what == "step":
-                return [Say("session.step_restarted"), *self.engine.restart_step()]
+                return [Say("table.step_restarted"), *self.engine.restart_step()]
             game = self.state.game
             self._to_idle()
-            return [Report("game_abandoned", {"game": game}), Say("session.abandoned")]
+            return [Report("game_abandoned", {"game": game}), Say("table.abandoned")]
         if isinstance(inp, Press) and inp.button == "back":
-            return [Say("session.confirm_cancelled"), *self.engine.prompt()]
+            return [Say("table.confirm_cancelled"), *self.engine.prompt()]
         if isinstance(inp, TimerFired):  # the game's clock keeps running while we ask
             self.state.confirm = what
             return self._to_engine(inp)
@@ -495,12 +501,12 @@ class Table:
         """After the journal is replayed: say where the table is."""
         st = self.state
         if st.phase == PLAYING and self.engine is not None:
-            where = [Say("session.resumed_game", {"game": f"game/{st.game}"}), *self.engine.resume()]
+            where = [Say("table.resumed_game", {"game": f"game/{st.game}"}), *self.engine.resume()]
             if st.confirm is not None:  # a long press of back was waiting for its answer
-                where.append(Say(f"session.confirm_{st.confirm}"))
+                where.append(Say(f"table.confirm_{st.confirm}"))
             return where
         if st.phase == GATHERING:
-            return [Say("session.resumed_gathering", {"game": f"game/{st.game}", "players": self.players})]
+            return [Say("table.resumed_gathering", {"game": f"game/{st.game}", "players": self.players})]
         if st.phase == PAIRING:
             return [Say("pairing.needed", {"game": f"game/{st.game}", "players": self.unpaired()})]
-        return [Say("session.ready")]
+        return [Say("table.ready")]

@@ -24,7 +24,7 @@ No draws: the cards are shuffled on the table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -48,10 +48,11 @@ from companion.core.tags import COMPONENT_SETS
 from companion.games.madness_hour.rules import (
     BATTLE_FIELDS,
     GIRLS,
+    SETTINGS,
     SETUP,
     battle,
     battle_dead,
-    parse_options,
+    options_from,
     turn_order,
     unanimous,
     winners,
@@ -86,6 +87,7 @@ class MadnessHour(Engine):
     game: ClassVar[str] = "madness-hour"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("mh/",)
     components: ClassVar[tuple[str, ...]] = COMPONENT_SETS["madness-hour"]  # one list: the tags' own
+    settings: ClassVar[Mapping[str, Any]] = SETTINGS
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
     state: MadnessState
@@ -93,13 +95,8 @@ class MadnessHour(Engine):
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.players = setup.players
-        self.opts = parse_options(setup.options)
+        self.opts = options_from(setup.options)  # checked by the config schema (settings)
         self.state = MadnessState()
-
-    @classmethod
-    def check_setup(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any]) -> None:
-        super().check_setup(players, rules, options)
-        parse_options(options)
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> list[Output]:

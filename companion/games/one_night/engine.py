@@ -38,6 +38,7 @@ from companion.core.events import (
     Tap,
     TimerFired,
 )
+from companion.core.tags import COMPONENT_SETS
 from companion.games.one_night.rules import (
     VOTE_COUNT,
     Verdict,
@@ -49,8 +50,9 @@ from companion.games.one_night.rules import (
     most_executed,
     next_point,
     night_script,
-    parse_options,
+    options_from,
     role_of,
+    settings_for,
     spoken,
     turn_start,
     verdict,
@@ -76,6 +78,8 @@ class OneNightState:
 class OneNight(Engine):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
+    components: ClassVar[tuple[str, ...]] = COMPONENT_SETS["one-night"]
+    settings: ClassVar[Mapping[str, Any]] = settings_for(components)  # a deck is bounded by the cards
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 7
     state: OneNightState
@@ -83,7 +87,7 @@ class OneNight(Engine):
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.players = setup.players
-        self.opts = parse_options(setup.options)
+        self.opts = options_from(setup.options)  # checked by the config schema (settings)
         self.deck = deck_for(len(self.players), self.opts)
         self.cards = card_ids(self.deck)
         self.draw = jitter_draw(self.deck, self.opts)
@@ -101,9 +105,10 @@ class OneNight(Engine):
     @classmethod
     def check_setup(cls, players: Sequence[str], rules: Sequence[str],
                     options: Mapping[str, Any]) -> None:
-        """Refuses a player count outside 3–7, a bad option and a deck that cannot be dealt."""
+        """Refuses a player count outside 3–7 and a deck that cannot be dealt
+        (the config schema refused bad options when it was loaded)."""
         super().check_setup(players, rules, options)
-        deck_for(len(players), parse_options(options))
+        deck_for(len(players), options_from(options))
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> list[Output]:
