@@ -113,6 +113,9 @@ class Game:
         for e in self.live.events:
             if e["event"] == "tell":
                 told[e["to"]].add(e["text"])
+        for seat, page in self.phones.items():  # first each page catches up with the table (SSE)
+            now = [line["text"] for line in self.live.loop.read_side.private(seat).get("page", [])]
+            sync_api.expect(page.locator("#me-view p")).to_have_text(now)
         public = self.tv.locator("body").inner_text()
         for seat, page in self.phones.items():
             shown = page.locator("#me").inner_text()
