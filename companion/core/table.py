@@ -372,6 +372,8 @@ class Table:
 
     def _paired(self, seat: str) -> list[Output]:
         st = self.state
+        if not seat:
+            raise Refusal("refuse.not_now", "a pairing names its seat")
         if seat not in st.paired:
             st.paired.append(seat)
         out: list[Output] = [Say("pairing.done", {"player": self.name_of(seat)})]
