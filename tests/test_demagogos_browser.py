@@ -30,7 +30,7 @@ SHOTS = ROOT / "artifacts" / "web"
 PHONE = {"width": 360, "height": 780}
 TV = {"width": 1280, "height": 900}
 # Lines of a page that only their player may see (the spec's "Who may know what").
-SECRET = ("dt.page.gems", "dt.page.role.", "dt.page.told.", "dt.page.bid.", "dt.page.gift.")
+SECRET = ("dt.page.gems", "dt.page.role.", "dt.page.told.", "dt.page.bid.", "dt.page.gift.", "mh.page.")
 BEFORE_ROUND_END = ("role_auction", "rolling", "turn_auction", "cave_draw", "cave", "bonus")
 
 
