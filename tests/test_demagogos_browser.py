@@ -135,6 +135,17 @@ class Game:
         return str(self.phones[seat].locator("#me-view").inner_text())
 
 
+def pair_phone(chromium: Any, live: LiveTable, tv: Any, seat: str) -> Any:
+    """A phone's page picks ``seat``; the card's tap on the virtual table proves it."""
+    page = chromium.new_context(viewport=PHONE).new_page()
+    page.goto(live.url + "/")
+    page.click(f"#seats button[data-seat={seat}]")
+    sync_api.expect(page.locator("#status")).to_contain_text("Tap your player card")
+    tv.click(f'#components button[data-tap="player/{seat}"]')
+    sync_api.expect(page.locator("#me")).to_be_visible()
+    return page
+
+
 def shoot(game: Game, lang: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     sync_api.expect(game.phones["red"].locator("#me-view")).to_contain_text(
@@ -164,13 +175,7 @@ def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: P
         tv.goto(live.url + "/")
         phones: dict[str, Any] = {}
         for seat in seats:
-            page = browser.new_context(viewport=PHONE).new_page()
-            page.goto(live.url + "/")
-            page.click(f"#seats button[data-seat={seat}]")
-            expect(page.locator("#status")).to_contain_text("Tap your player card")
-            tv.click(f'#components button[data-tap="player/{seat}"]')
-            expect(page.locator("#me")).to_be_visible()
-            phones[seat] = page
+            phones[seat] = pair_phone(browser, live, tv, seat)
             if seat != seats[-1]:
                 assert live.loop.table.engine is None  # not before the last phone
                 expect(tv.locator("#line")).to_contain_text("Still to pair")

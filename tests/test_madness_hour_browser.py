@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from test_demagogos_browser import PHONE, TV, Game
+from test_demagogos_browser import TV, Game, pair_phone
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
 from web_live import LiveTable
 
@@ -36,15 +36,7 @@ def test_the_battle_from_the_fighters_pages(browser: Any, tmp_path: Path) -> Non
                 live.press("next")
         tv = browser.new_context(viewport=TV).new_page()
         tv.goto(live.url + "/")
-        phones: dict[str, Any] = {}
-        for seat in PAGES:
-            page = browser.new_context(viewport=PHONE).new_page()
-            page.goto(live.url + "/")
-            page.click(f"#seats button[data-seat={seat}]")
-            expect(page.locator("#status")).to_contain_text("Tap your player card")
-            tv.click(f'#components button[data-tap="player/{seat}"]')
-            expect(page.locator("#me")).to_be_visible()
-            phones[seat] = page
+        phones = {seat: pair_phone(browser, live, tv, seat) for seat in PAGES}
         game = Game(live, tv, phones)
         expect(phones["red"].locator("#submits label").first).to_have_text("Strength ")
         expect(phones["green"].locator("#submits button")).to_have_count(0)  # the Girl does not fight
