@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 from test_demagogos_browser import TV, Game, pair_phone
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
-from web_live import LiveTable
 
+from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -251,7 +251,8 @@ def test_a_pairing_that_could_not_be_journaled_is_refused_to_the_phone(gate: Gat
 def test_a_paired_phone_is_still_its_seat_s_page_after_a_restart_and_the_gate_agrees(tmp_path: Path) -> None:
     import httpx
     from test_web import pair, token
-    from web_live import LiveTable
+
+    from companion.app.live_table import LiveTable
 
     live = LiveTable(tmp_path, web={"pair_window_s": 5})
     client = httpx.Client()
@@ -283,7 +284,8 @@ def test_a_submit_from_a_page_is_a_number_a_choice_or_a_small_flat_form(tmp_path
     import httpx
     from test_audiences import Auction
     from test_web import pair, seat_auction, token
-    from web_live import LiveTable
+
+    from companion.app.live_table import LiveTable
 
     live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
     try:
