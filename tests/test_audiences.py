@@ -341,8 +341,10 @@ def test_pairing_takes_the_seats_card_as_proof_not_as_an_input(harness: Harness)
     harness.sim.loop.submit(PairRequest("red", "n-1"))
     harness.sim.step("tap", "game/auction")
     inputs = harness.sim.app.journal.count_inputs()
-    harness.sim.step("tap", "player/red")  # the proof: not seated, not journaled
-    assert harness.sim.app.journal.count_inputs() == inputs
+    harness.sim.step("tap", "player/red")  # the proof: not seated, not a tap; the fact alone is journaled
+    from companion.core.events import Housekeeping
+
+    assert [e.input for e in harness.sim.app.journal.entries()][inputs:] == [Housekeeping("paired", {"seat": "red"})]
     assert harness.sim.loop.table.players == []
     assert [(c.name, dict(c.args)) for c in got] == [("paired", {"seat": "red", "nonce": "n-1"})]
     assert [e["key"] for e in harness.events if e["event"] == "say"][-1] == "pairing.done"

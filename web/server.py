@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -31,7 +32,7 @@ from companion.core import threads
 from companion.core.events import LOG, TABLE, ButtonPressed, Submit
 from companion.core.messages import Command, Event, Inbox, Message, PairRequest, ReadSide
 from web.live import WatchedReadSide
-from web.pairing import COOKIE, Pairings, RateLimit
+from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
 
 SSE_QUEUE = 256  # messages a slow page may fall behind before it is dropped (it reconnects)
 ANSWER_S = 5.0  # how long a control waits for the table's verdict
@@ -66,12 +67,12 @@ class WebServer:
     def __init__(self, read_side: ReadSide, inbox: Inbox, history: Callable[[], list[dict[str, Any]]],
                  host: str, port: int, *, pair_window_s: float = 30.0,
                  address: str | None = None, now: Callable[[], float] = time.monotonic,
-                 extra: Callable[[WebServer], list[Route]] | None = None) -> None:
+                 extra: Callable[[WebServer], list[Route]] | None = None, store: Path | None = None) -> None:
         self.read_side, self.inbox, self.history = read_side, inbox, history
         self.host, self.port = host, port
         self.address = address or f"http://{host}:{port}/"  # what the QR code and the start line say
         self.pair_window_s = pair_window_s
-        self.pairings = Pairings()
+        self.pairings = Pairings(store)  # ``store``: kept across restarts (web.pairing)
         self.pair_limit = RateLimit(5, 60.0, now)  # attempts per client address per minute
         self._clients: list[_Client] = []
         self._waiting: list[_Waiting] = []
@@ -154,7 +155,7 @@ class WebServer:
                 continue
             self._waiting.remove(w)
             w.future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
-                                 "key": fields.get("key")})
+                                 "key": fields.get("key"), "text": fields.get("text")})
             return
 
     def _public_changed(self) -> bool:
@@ -215,7 +216,7 @@ class WebServer:
         evening = request.query_params.get("evening")
         if evening is not None and not evening.isdigit():
             return _error(400, "no_evening", "evening is a number")
-        plays = [p for p in self.history() if evening is None or p.get("session") == int(evening)]
+        plays = [p for p in self.history() if evening is None or p.get("evening") == int(evening)]
         name = f"plays-evening-{evening}.json" if evening is not None else "plays.json"
         return JSONResponse({"plays": [record(p) for p in plays]},
                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
@@ -313,7 +314,7 @@ class WebServer:
         self._send(seat, None)  # the replaced phone's private feed ends
         response = JSONResponse({"ok": True, "seat": seat})
         response.set_cookie(COOKIE, secret, httponly=True, samesite="strict", path="/",
-                            max_age=12 * 3600)
+                            max_age=COOKIE_AGE_S)
         return response
 
     async def api_me(self, request: Request) -> Response:
@@ -346,8 +347,9 @@ class WebServer:
         if not isinstance(body, dict) or not isinstance(body.get("field"), str) or "value" not in body:
             return _error(400, "bad_submit", "a field and a value")
         value = body["value"]
-        if not isinstance(value, (int, str)) or isinstance(value, bool):
-            return _error(400, "bad_submit", "a number or a choice")
+        if not (_plain(value) or (isinstance(value, dict) and 0 < len(value) <= 4
+                                  and all(isinstance(k, str) and _plain(v) for k, v in value.items()))):
+            return _error(400, "bad_submit", "a number, a choice, or a small form of them (a gift)")
         return await self._control("submit", seat, body["field"], Submit(str(seat), body["field"], value))
 
     async def _control(self, name: str, seat: str | None, fieldname: str | None, item: Any) -> Response:
@@ -427,6 +429,10 @@ def public_play(play: Mapping[str, Any]) -> dict[str, Any]:
 
     shown = {k: play[k] for k in ("id", "evening", "game", "rules", "playDate", "durationMin", "players") if k in play}
     return {**shown, "bgstats": push_url(play)}
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
 def _error(status: int, code: str, reason: str) -> Response:

@@ -22,6 +22,7 @@ from companion.app import config as configmod
 from companion.app import wiring
 from companion.app.wiring import App, build
 from companion.core import threads
+from companion.core.table import PAGES_OFF, PAGES_ON
 from companion.runtime.clock import RealClock
 from companion.runtime.inbox import Inbox
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
         read_side = WatchedReadSide()
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True,
-                read_side=read_side, inbox=inbox)
+                read_side=read_side, inbox=inbox, pages=PAGES_ON if listen is not None else PAGES_OFF)
     loop = app.loop
 
     stopping = threading.Event()

@@ -22,6 +22,7 @@ from companion.app.config import ConfigError
 from companion.app.wiring import App, build, make_reader, recording_voice
 from companion.core import tags
 from companion.core.events import Submit
+from companion.core.table import PAGES_ASSUMED
 from companion.runtime.clock import VirtualClock
 
 STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug", "submit")
@@ -121,7 +122,7 @@ class Simulation:
 
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
                  voice: Any = None, draws: dict[str, Any] | None = None,
-                 games: Any = None, read_side: Any = None) -> None:
+                 games: Any = None, read_side: Any = None, pages: str = PAGES_ASSUMED) -> None:
         cfg = dict(cfg)
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
         self.clock = VirtualClock()
@@ -129,7 +130,7 @@ class Simulation:
         self.voice = voice or recording_voice()
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
                               journal_path=state / "journal.sqlite", draws=draws, games=games,
-                              read_side=read_side)  # the pages' (tests/test_web_privacy.py)
+                              read_side=read_side, pages=pages)  # the pages' (tests/test_web_privacy.py)
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)

@@ -13,7 +13,7 @@ from companion.app import config as configmod
 from companion.core import threads
 from companion.core.events import TABLE, ButtonPressed, Say
 from companion.core.messages import ReadSide
-from companion.core.table import Table
+from companion.core.table import PAGES_ASSUMED, Table
 from companion.runtime.backups import GameEndBackups
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer
@@ -67,14 +67,17 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
           games: Mapping[str, Any] | None = None, background_backups: bool = False,
-          read_side: ReadSide | None = None, inbox: Inbox | None = None) -> App:
+          read_side: ReadSide | None = None, inbox: Inbox | None = None,
+          pages: str = PAGES_ASSUMED) -> App:
     """The daemon's parts, wired: the journal (locked to this process,
     checked, recovered), the table loop in the middle, the reader and the
     panel's buttons feeding it, and the sinks (log, speaker, panel)
     subscribed to the router by audience.  ``games``: the registry (tests
     may hand in their own engines); ``read_side``: the one the pages read
     (companion.app.web_app); ``inbox``: the loop's, when a part built
-    before this call (the voice) already reports into it."""
+    before this call (the voice) already reports into it; ``pages``: are the
+    players' pages served (``on``, ``off``) or does a script stand for them
+    (``assumed``; core.table)."""
     from companion.games import ENGINES
     from voice.lines import Narrator
 
@@ -86,7 +89,8 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     except BaseException:
         lock.release()
         raise
-    table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
+    table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"],
+                  pages=pages)
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
     router = Router()
     sinks: dict[str, Any] = {"log": LogSink(log), "speaker": SpeakerSink(voice)}

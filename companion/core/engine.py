@@ -87,6 +87,10 @@ class Engine:
     settings: ClassVar[Mapping[str, Any]] = {}
     min_players: ClassVar[int]
     max_players: ClassVar[int]
+    # The game cannot be played without every player's private page (a paired
+    # phone): the table starts it only once every seat is paired, and refuses
+    # its game card when the pages are off (DESIGN, Demagogos' Trap).
+    needs_pages: ClassVar[bool] = False
     state: Any
 
     def __init__(self, setup: Setup) -> None:
@@ -150,6 +154,12 @@ class Engine:
     def private_view(self, player: str) -> dict[str, Any]:
         """What ``player`` alone may see now (their page), JSON-ready."""
         return {}
+
+    def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
+        """``private_view`` as labelled lines for ``player``'s page: narration
+        keys (``dt.page.gems``) with their params, rendered in the table's
+        language by the runtime.  Only what ``private_view`` holds."""
+        return []
 
     def legal(self, player: str | None = None) -> Legal:
         """What the table (``None``) or ``player`` may do now.  The default

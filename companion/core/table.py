@@ -36,6 +36,12 @@ from companion.core.events import (
 )
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
+PAIRING = "pairing"  # seated, ``next`` pressed: a game that needs pages waits for every phone
+# Are the players' pages there (the ``pages`` setting)?  ``on``: the web is up and
+# a game that needs pages waits until every seat is paired; ``off``: no web, such
+# a game is refused at its card; ``assumed``: a table script, where every seat
+# counts as paired and a ``submit`` step stands for the page (DESIGN).
+PAGES_ON, PAGES_OFF, PAGES_ASSUMED = "on", "off", "assumed"
 # Names journals and checkpoints written before the games night was called
 # the evening used (it was the "session", a word the table and a device also had).
 _OLD_KINDS = {"new-session": "new-evening"}
@@ -58,6 +64,9 @@ class TableState:
     settings: dict[str, Any] | None = None
     pending: dict[str, Any] | None = None  # housekeeping waiting for the table to be between games
     evening: int = 1  # the games night (one evening at the table); standings are tonight's
+    # Seats whose phone was paired tonight (journaled ``paired`` housekeeping: a
+    # fact, no secret; the page's server keeps the secret). A new evening forgets them.
+    paired: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -76,11 +85,13 @@ class FinishedPlay:
 class Table:
     def __init__(self, games: Mapping[str, type[Engine]], *, lang: str = "en",
                  options: Mapping[str, Any] | None = None,
-                 names: Mapping[str, str] | None = None) -> None:
+                 names: Mapping[str, str] | None = None, pages: str = PAGES_ASSUMED) -> None:
         self.games = games
         # What the config asks for now; what is in force comes from the journal.
         # As JSON gives it back (int keys become strings), so a replay compares equal.
-        self.wanted = json.loads(json.dumps({"options": dict(options or {}), "names": dict(names or {})}))
+        # ``pages`` is a setting too: a game started with the pages on replays so.
+        self.wanted = json.loads(json.dumps({"options": dict(options or {}), "names": dict(names or {}),
+                                             "pages": pages}))
         self._lang = lang
         self.state = TableState(lang=lang)
         self.engine: Engine | None = None
@@ -150,6 +161,14 @@ class Table:
     def settings(self) -> dict[str, Any]:
         return self.state.settings if self.state.settings is not None else self.wanted
 
+    @property
+    def pages(self) -> str:
+        return str(self.settings.get("pages", PAGES_ASSUMED))  # a journal from before pages were a setting
+
+    def unpaired(self) -> list[str]:
+        """The seated players (names) whose phone is not paired yet."""
+        return [self.name_of(i) for i in self.state.seats if i not in self.state.paired]
+
     def player_name(self, identity: str) -> str:
         """``player/<id>`` → that player's name."""
         return self.name_of(identity.split("/", 1)[1])
@@ -160,7 +179,7 @@ class Table:
         st = self.state
         view: dict[str, Any] = {
             "phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
-            "seats": [{"id": i, "name": self.name_of(i)} for i in st.seats],
+            "seats": [{"id": i, "name": self.name_of(i), "paired": i in st.paired} for i in st.seats],
             "evening": st.evening,
             "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
                         for game, totals in st.standings.items()},
@@ -180,6 +199,12 @@ class Table:
             return {}
         return self.engine.private_view(self.name_of(player_id))
 
+    def page(self, player_id: str) -> list[tuple[str, dict[str, Any]]]:
+        """The player's page as lines (keys and params), ``private_view`` labelled."""
+        if self.engine is None or player_id not in self.state.seats:
+            return []
+        return self.engine.page(self.name_of(player_id))
+
     def legal(self, player_id: str | None = None) -> Legal:
         """What the table (``None``) or one seated player may do now."""
         if self.engine is not None and self.state.confirm is None:
@@ -194,6 +219,8 @@ class Table:
             return Legal(buttons=("next", "back"))
         if self.state.phase == GATHERING:
             return Legal(buttons=("next", "back", "repeat"), taps=("player/*", "rules/*", "lang/*"))
+        if self.state.phase == PAIRING:
+            return Legal(buttons=("back", "repeat"), taps=("lang/*",))
         return Legal(buttons=("next", "repeat") if self.state.last else ("repeat",),
                      taps=tuple(f"game/{g}" for g in self.games) + ("lang/*",))
 
@@ -232,6 +259,8 @@ class Table:
             return self._to_engine(inp)
         if st.phase == GATHERING:
             return self._gather(inp)
+        if st.phase == PAIRING:
+            return self._wait_for_pages(inp)
         return self._idle(inp)
 
     # idle: waiting for a game card (or next: the same game again)
@@ -252,6 +281,7 @@ class Table:
                           game=st.game)
         if game not in self.games:
             raise Refusal("refuse.game_not_supported", f"{game} is not supported yet", game=game)
+        self._check_pages(game)
         self._undo.append(copy.deepcopy(st))
         st.phase, st.game, st.rules, st.seats = GATHERING, game, [], []
         return [Say("table.game_chosen", {"game": f"game/{game}"}), Say("table.tap_players")]
@@ -264,9 +294,9 @@ class Table:
             if inp.button == "back":
                 if not self._undo:
                     raise Refusal("refuse.nothing_to_undo", "nothing to undo")
-                lang = st.lang  # a language card is not a seat: back leaves it as it is
+                lang, paired = st.lang, st.paired  # a language card, a phone: not seats, back keeps them
                 self.state = self._undo.pop()
-                self.state.lang = lang
+                self.state.lang, self.state.paired = lang, paired
                 return [Say("undo.done")]
             if inp.button == "next":
                 return self._start(copy.deepcopy(st))
@@ -304,6 +334,19 @@ class Table:
         opts = dict(self.settings["options"]).get(game, {})
         players = self.players
         cls.check_setup(players, st.rules, opts)
+        self._check_pages(game)
+        if cls.needs_pages and self.pages == PAGES_ON and self.unpaired():
+            st.phase = PAIRING  # seated and counted: the game starts when the last phone is paired
+            self._undo = [back_to]
+            return [Say("pairing.needed", {"game": f"game/{game}", "players": self.unpaired()})]
+        return self._begin(back_to)
+
+    def _begin(self, back_to: TableState) -> list[Output]:
+        st = self.state
+        game = st.game or ""
+        cls = self.games[game]
+        opts = dict(self.settings["options"]).get(game, {})
+        players = self.players
         st.games_started += 1
         self.engine = cls(Setup(tuple(players), tuple(st.rules), opts))
         st.phase = PLAYING
@@ -311,6 +354,35 @@ class Table:
         self._undo = [back_to]
         started = Report("game_started", {"game": game, "rules": list(st.rules), "players": players})
         return [started, *self.engine.start()]
+
+    def _check_pages(self, game: str) -> None:
+        if self.games[game].needs_pages and self.pages == PAGES_OFF:
+            raise Refusal("pairing.refuse.no_pages", f"{game} needs the players' phones: turn the web pages on",
+                          game=f"game/{game}")
+
+    # pairing: seated, waiting for every phone (a game that needs pages)
+    def _wait_for_pages(self, inp: Input) -> list[Output]:
+        if isinstance(inp, Press) and inp.button == "back":
+            return self._unstart()
+        if isinstance(inp, Tap) and inp.identity.startswith("player/"):
+            # no phone was waiting for this card: the page asks first
+            raise Refusal("pairing.refuse.page_first", "pick your seat on your phone's page first, then tap",
+                          player=self.player_name(inp.identity))
+        raise Refusal("pairing.refuse.missing", "every phone must be paired first", players=self.unpaired())
+
+    def _paired(self, seat: str) -> list[Output]:
+        st = self.state
+        if not seat:
+            raise Refusal("refuse.not_now", "a pairing names its seat")
+        if seat not in st.paired:
+            st.paired.append(seat)
+        out: list[Output] = [Say("pairing.done", {"player": self.name_of(seat)})]
+        if st.phase != PAIRING:
+            return out
+        if missing := self.unpaired():
+            return [*out, Say("pairing.missing", {"players": missing})]
+        back_to = self._undo.pop()
+        return [*out, Say("pairing.all_in"), *self._begin(back_to)]
 
     # playing: everything goes to the engine, after the checks every game shares
     def _to_engine(self, inp: Input) -> list[Output]:
@@ -344,9 +416,9 @@ class Table:
         """``back`` before the game has taken any input: the table returns to
         where it was before ``next`` (e.g. a player had not tapped yet)."""
         game = self.state.game
-        lang = self.state.lang  # a language card is not part of the start: back leaves it as it is
+        lang, paired = self.state.lang, self.state.paired  # not part of the start: back keeps them
         self.state, self.engine = self._undo.pop(), None
-        self.state.lang = lang
+        self.state.lang, self.state.paired = lang, paired
         self._undo.clear()
         out: list[Output] = [Report("game_unstarted", {"game": game})]
         if self.state.phase == GATHERING:
@@ -379,6 +451,8 @@ class Table:
     # housekeeping: settings and games nights change only between games, so a
     # game in progress (and its replay) keeps the settings it started with
     def _housekeeping(self, inp: Housekeeping) -> list[Output]:
+        if inp.kind == "paired":  # a phone became this seat's page: a fact, in force at once
+            return self._paired(str(inp.data.get("seat", "")))
         kind = _OLD_KINDS.get(inp.kind, inp.kind)
         if kind not in ("configure", "new-evening"):
             raise Refusal("refuse.not_now", f"unknown housekeeping {inp.kind!r}")
@@ -396,6 +470,7 @@ class Table:
         if "new-evening" in pending:
             st.evening += 1
             st.standings = {}
+            st.paired = []  # tonight's phones pair again
 
     # long-press back: restart the step (or abandon the game) after a confirmation
     def _ask_confirm(self) -> list[Output]:
@@ -434,4 +509,6 @@ class Table:
             return where
         if st.phase == GATHERING:
             return [Say("table.resumed_gathering", {"game": f"game/{st.game}", "players": self.players})]
+        if st.phase == PAIRING:
+            return [Say("pairing.needed", {"game": f"game/{st.game}", "players": self.unpaired()})]
         return [Say("table.ready")]

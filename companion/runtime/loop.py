@@ -61,7 +61,7 @@ Observer = Callable[[str, Any, Any], None]
 
 _STOP = object()
 SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
-NOT_REPEATED = frozenset({"table.language", "undo.done"})  # lines repeat never says again
+NOT_REPEATED = frozenset({"table.language", "undo.done", "pairing.done"})  # lines repeat never says again
 TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
@@ -247,8 +247,9 @@ class TableLoop:
     # ----------------------------------------------------------- pairing
     def _pair_request(self, request: PairRequest) -> None:
         """A phone asks to be ``request.seat``'s page: that player's card,
-        tapped within the window, proves it.  Nothing is journaled: the
-        pairing belongs to the page's server, which keeps it."""
+        tapped within the window, proves it.  The secret belongs to the page's
+        server, which keeps it; the table journals only the fact that the seat
+        is paired (a game that needs pages waits for every seat's)."""
         seat = request.seat
         if not tags.is_known(f"player/{seat}", self.extra_players):
             self.router.publish(Command("pair_failed", {"seat": seat, "nonce": request.nonce,
@@ -267,10 +268,14 @@ class TableLoop:
         if not nonce or self.clock.now() > until or self.table.eyes_closed:
             return False
         del self._pairing[seat]
+        self._input(Housekeeping("paired", {"seat": seat}))  # journaled; says so (and may start the game)
+        if seat not in self.table.state.paired:  # not durable: the phone asks again
+            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": nonce, "reason": "could not save"},
+                                        seat_audience(seat)))
+            return True
         self._emit("paired", player=self.table.name_of(seat))
         self.router.publish(Command("feedback", {"ok": True}))
         self.router.publish(Command("paired", {"seat": seat, "nonce": nonce}, seat_audience(seat)))
-        self._say_batch([Say("pairing.done", {"player": self.table.name_of(seat)})])
         return True
 
     def _reader(self, status: ReaderStatus) -> None:
@@ -341,14 +346,14 @@ class TableLoop:
             return self._reject(public, Refusal("refuse.not_saved", "could not save; tap again"),
                                 inp if isinstance(inp, Submit) else None)
         self._observe("journaled", inp, time.perf_counter() - started)
-        if isinstance(inp, Housekeeping):
+        if isinstance(inp, Housekeeping) and not outputs:
             return None  # the daemon's own bookkeeping: nothing to show or say
         if isinstance(inp, Submit):
             # Everyone may know that a player has submitted, never what — unless the
             # game names it "" in public: then even the fact is the player's (a gift).
             self._emit("accepted", TABLE if public else seat_audience(inp.player), input="submit",
                        player=self.table.name_of(inp.player), field=inp.field)
-        elif not isinstance(inp, (TimerFired, Drawn)):
+        elif not isinstance(inp, (TimerFired, Drawn, Housekeeping)):
             self._emit("accepted", input=public)
             self.router.publish(Command("feedback", {"ok": True}))
         self._outputs(outputs, base=now)
@@ -377,7 +382,7 @@ class TableLoop:
             # submitting player's page only, and nothing is heard or lit.
             self._emit("rejected", seat_audience(submit.player), input="submit",
                        player=self.table.name_of(submit.player), field=submit.field, reason=refusal.reason,
-                       key=refusal.key)
+                       key=refusal.key, text=self.narrate(refusal.key, refusal.params, self.table.lang).text)
             return
         if self.table.eyes_closed:  # at night a refusal is neither heard nor seen by those awake
             self._emit("rejected", LOG, input=label, reason=refusal.reason)
@@ -465,9 +470,17 @@ class TableLoop:
     def _refresh_read_side(self) -> None:
         table = self.table
         public = {**table.public_view(), "legal": _legal_json(table.legal(None))}
-        private = {seat: {**table.private_view(seat), "legal": _legal_json(table.legal(seat))}
-                   for seat in table.state.seats}
+        private = {seat: self._private(seat) for seat in table.state.seats}
         self.read_side.update(public, private)
+
+    def _private(self, seat: str) -> dict[str, Any]:
+        """A seat's page: its private view, and the same as lines in the
+        table's language (``page``), with its forms' labels (``text``)."""
+        table, lang = self.table, self.table.lang
+        page = [self.narrate(key, params, lang) for key, params in table.page(seat)]
+        legal = _legal_json(table.legal(seat), lambda key: self.narrate(key, {}, lang).text)
+        return {**table.private_view(seat), "legal": legal,
+                "page": [{"key": line.key, "text": line.text} for line in page]}
 
     # ---------------------------------------------------- journal replay
     def _track_game_start(self, outputs: Iterable[Output], wall: float) -> None:
@@ -523,7 +536,9 @@ class TableLoop:
         self._publish_activity()
 
 
-def _legal_json(legal: Any) -> dict[str, Any]:
+def _legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """``label``: a field's label key → its text, for a page."""
     return {"buttons": list(legal.buttons), "taps": list(legal.taps),
-            "submits": {name: {"label": ask.label, "low": ask.low, "high": ask.high, "choices": list(ask.choices)}
+            "submits": {name: {"label": ask.label, "low": ask.low, "high": ask.high, "choices": list(ask.choices),
+                               **({"text": label(ask.label)} if label else {})}
                         for name, ask in legal.submits.items()}}

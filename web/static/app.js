@@ -170,8 +170,8 @@ function renderHistory() {
   const list = $("history"); list.replaceChildren();
   const evenings = new Map();
   for (const play of state.history || []) {
-    if (!evenings.has(play.session)) evenings.set(play.session, []);
-    evenings.get(play.session).push(play);
+    if (!evenings.has(play.evening)) evenings.set(play.evening, []);
+    evenings.get(play.evening).push(play);
   }
   for (const [evening, plays] of [...evenings.entries()].reverse()) {
     const first = new Date(plays[0].playDate.replace(" ", "T") + "Z");
@@ -195,7 +195,9 @@ function renderSeats() {
   const box = $("seats"); box.replaceChildren();
   $("pair").hidden = !(state.seats || []).length;
   for (const seat of state.seats || []) {
-    const b = el("button", { "data-seat": seat.id, text: who(seat.name) });
+    // a seat whose phone is paired says so: the table waits for the others (a game that needs pages)
+    const b = el("button", { "data-seat": seat.id, class: seat.paired ? "paired" : "",
+                             text: who(seat.name) + (seat.paired ? " ✓" : "") });
     b.addEventListener("click", () => pair(seat.id, seat.name));
     box.append(b);
   }
@@ -214,33 +216,66 @@ function renderMe() {
   if (!me) return;
   const seat = (state.seats || []).find((s) => s.id === me.seat);
   $("me-seat").textContent = who(seat ? seat.name : me.seat);
+  renderMeView(); renderSubmits();
+}
+
+// The seat's own page: the game's lines for what this player alone knows,
+// already in the table's language (the game's ``page``, dt.page.* / mh.page.*).
+function renderMeView() {
   const view = $("me-view"); view.replaceChildren();
-  for (const [k, v] of Object.entries(me)) {
-    if (k === "seat" || k === "legal") continue;
+  for (const line of me.page || []) view.append(el("p", { "data-key": line.key, text: line.text }));
+  if ((me.page || []).length) return;
+  for (const [k, v] of Object.entries(me)) {  // a game that gives no lines (a test's engine)
+    if (["seat", "legal", "page"].includes(k)) continue;
     view.append(el("p", { text: `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}` }));
-  }
-  const form = $("submits"); form.replaceChildren();
-  for (const [field, ask] of Object.entries((me.legal && me.legal.submits) || {})) {
-    let input;
-    if (ask.choices && ask.choices.length) {
-      input = el("select", { name: field });
-      ask.choices.forEach((c) => input.append(el("option", { value: String(c), text: String(c) })));
-    } else {
-      input = el("input", { name: field, type: "number", min: String(ask.low ?? ""), max: String(ask.high ?? "") });
-    }
-    const send = el("button", { type: "submit", text: t("send") });
-    const row = el("p", {}, el("label", { text: (ask.label || field) + " " }), input, send);
-    send.addEventListener("click", async (ev) => {
-      ev.preventDefault();
-      const raw = input.value, value = input.type === "number" ? Number(raw) : raw;
-      const r = await post("/api/submit", { field, value });
-      status(r.ok ? "✓" : r.reason, r.ok);
-    });
-    form.append(row);
   }
 }
 
-function tell(text, cls) { $("me-tells").prepend(el("p", { class: cls, text })); }
+// One form a field this player may send now.  A field with choices and a range
+// is a choice and an amount: it sends {to, gems} (Demagogos' gift).
+function renderSubmits() {
+  const form = $("submits");
+  // A snapshot arrives whenever anyone acts: keep what this player was typing.
+  const typed = new Map([...form.querySelectorAll("input, select")].map((i) => [i.name, i.value]));
+  const focused = document.activeElement && form.contains(document.activeElement) ? document.activeElement.name : null;
+  form.replaceChildren();
+  for (const [field, ask] of Object.entries((me.legal && me.legal.submits) || {})) {
+    const inputs = [];
+    const number = (name) => el("input", { name, type: "number", inputmode: "numeric", required: "",
+      min: String(ask.low ?? ""), max: String(ask.high ?? ""), value: String(ask.low ?? 0) });
+    if (ask.choices && ask.choices.length) {
+      const pick = el("select", { name: field });
+      ask.choices.forEach((c) => pick.append(el("option", { value: String(c), text: who(String(c)) })));
+      inputs.push(pick);
+      if (ask.high) inputs.push(number(field + "-amount"));
+    } else {
+      inputs.push(number(field));
+    }
+    const send = el("button", { type: "submit", "data-field": field, text: t("send") });
+    const row = el("p", { class: "submit" }, el("label", { text: (ask.text || field) + " " }), ...inputs, send);
+    send.addEventListener("click", async (ev) => {
+      ev.preventDefault();
+      const [first, amount] = inputs;
+      const value = amount ? { to: first.value, gems: Number(amount.value) }
+        : first.type === "number" ? Number(first.value) : first.value;
+      send.disabled = true;
+      const r = await post("/api/submit", { field, value });
+      send.disabled = false;
+      status(r.ok ? "✓" : (r.text || r.reason), r.ok);
+    });
+    form.append(row);
+    for (const input of inputs) {
+      if (typed.has(input.name)) input.value = typed.get(input.name);
+      if (input.name === focused) input.focus();
+    }
+  }
+}
+
+const TELLS_KEPT = 4;  // the latest private messages; the page's lines say the rest
+function tell(text, cls) {
+  const box = $("me-tells"); box.prepend(el("p", { class: cls, text }));
+  while (box.children.length > TELLS_KEPT) box.lastChild.remove();
+}
 
 let meSource = null;
 async function loadMe() {
@@ -253,7 +288,7 @@ async function loadMe() {
   meSource.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
     if (ev.event === "tell") tell(ev.text, "tell");
-    else if (ev.event === "rejected") tell(ev.reason, "tell");
+    else if (ev.event === "rejected") tell(ev.text || ev.reason, "tell refused");
   });
   meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) { me = null; render(); } };
 }

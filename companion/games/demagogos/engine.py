@@ -82,6 +82,7 @@ class DtState:
 
 
 class Demagogos(Engine):
+    needs_pages: ClassVar[bool] = True  # sealed bids and private roles: every player needs their page
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("dt/",)
     components: ClassVar[tuple[str, ...]] = COMPONENT_SETS[GAME]
@@ -548,6 +549,34 @@ class Demagogos(Engine):
                 view["told"] = ({"treasures": list(st.sage_boxes)} if role == SAGE
                                 else {"disaster": st.contents.index(DISASTER) + 1})
         return view
+
+    def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
+        """``private_view`` as the page's lines (``dt.page.*``): gems, VP, the
+        role and what it was told, the player's own sealed bids and gifts, and
+        what they may send now (the forms follow, from ``legal``)."""
+        view, st = self.private_view(player), self.state
+        if not view:
+            return []
+        rows: list[tuple[str, dict[str, Any]]] = [("dt.page.gems", {"gems": view["gems"]}),
+                                                  ("dt.page.vp", {"vp": view["vp"]})]
+        if view["exited"]:
+            return [*rows, ("dt.page.exited", {})]
+        if "role" in view:
+            rows.append((f"dt.page.role.{view['role']}", {}))
+        elif player in st.explorers:  # public: everyone not a role holder explores
+            rows.append(("dt.page.role.explorer", {}))
+        told = view.get("told", {})
+        if "treasures" in told:
+            rows.append(("dt.page.told.treasures", {"boxes": told["treasures"]}))
+        if "disaster" in told:
+            rows.append(("dt.page.told.disaster", {"box": told["disaster"]}))
+        rows += [(f"dt.page.bid.{kind}", {"bid": bid}) for kind, bid in view["bids"].items()]
+        rows += [("dt.page.gift.to" if "to" in g else "dt.page.gift.from",
+                  {"round": g["round"], "player": g.get("to", g.get("from")), "gems": g["gems"]})
+                 for g in view["gifts"]]
+        if self.legal(player).submits:
+            rows.append((f"dt.page.now.{st.step}", {}))
+        return rows
 
     def legal(self, player: str | None = None) -> Legal:
         st = self.state

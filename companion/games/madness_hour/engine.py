@@ -475,6 +475,19 @@ class MadnessHour(Engine):
             return {"girl_card": s.card}
         return {"battle": dict(self.sealed.get(player, {}))}
 
+    def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
+        """``private_view`` as the page's lines (``mh.page.*``): the Girl's card
+        the companion holds for her, or the player's own battle numbers, and
+        the battle's form when it is open to them."""
+        view = self.private_view(player)
+        rows: list[tuple[str, dict[str, Any]]] = []
+        if "girl_card" in view:
+            rows.append((f"mh.page.girl_card.{view['girl_card'].replace('-', '_')}", {}))
+        rows += [(f"mh.page.battle.{name}", {"value": value}) for name, value in view.get("battle", {}).items()]
+        if self.legal(player).submits:
+            rows.append(("mh.page.now.battle", {}))
+        return rows
+
     def legal(self, player: str | None = None) -> Legal:
         s = self.state
         if player is not None:
