@@ -44,7 +44,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reliability.inproc import same_input
+
 SECTOR = 512
+
+
+def kept(printed: list[str], journal: list[str]) -> int:
+    """How many of the acknowledged inputs, in order, the journal holds: a
+    public label may name its entry by a pattern (``skb/*`` for a slipped
+    tile), which the journaled identity fits."""
+    common = 0
+    while common < min(len(printed), len(journal)) and same_input(printed[common], journal[common]):
+        common += 1
+    return common
 
 
 def available() -> bool:
@@ -322,9 +334,7 @@ def cut_run(seed: int, cut_after: int, cut_seed: int, workdir: Path | None = Non
     finally:
         runner.close()
     now = _nontimer_labels(state)
-    common = 0
-    while common < min(len(printed), len(now)) and printed[common] == now[common]:
-        common += 1
+    common = kept(printed, now)
     res.lost = len(printed) - common
     if res.lost:
         res.problems.append(f"acknowledged but lost: {printed[common:common + 3]}… (journal: {now[common:common + 3]})")

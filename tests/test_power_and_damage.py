@@ -35,6 +35,25 @@ def test_power_cuts_below_sqlite_lose_no_acknowledged_input_and_every_start_work
     assert sum(r.torn > 0 for r in results) >= 5  # and torn writes did land
 
 
+def test_a_slipped_tile_named_by_its_pattern_counts_as_kept() -> None:
+    """A tile before the command phase is acknowledged in public as ``skb/*``;
+    the journal holds the tile itself, and that is not a lost input — while a
+    different journaled input, or one missing, still is."""
+    assert powercut.kept(["skb/*", "next", "skb/knight/5"], ["skb/knight/4", "next", "skb/knight/5"]) == 3
+    assert powercut.kept(["skb/*", "next"], ["player/red", "next"]) == 0
+    assert powercut.kept(["skb/*", "next", "skb/knight/5"], ["skb/knight/4", "next"]) == 2
+
+
+@needs_apsw
+def test_power_cuts_in_games_with_a_slipped_tile_lose_nothing() -> None:
+    """Script 20261205's Seven Knights has a tile tapped before the command
+    phase: every cut in it keeps what the table acknowledged."""
+    results, _ = powercut.campaign(6, 20261205, per_script=6)
+    bad = [r for r in results if not r.ok]
+    assert not bad, "\n".join(f"script {r.seed} cut {r.cut_after}: {r.problems}" for r in bad)
+    assert sum(r.acknowledged for r in results) > 50
+
+
 @needs_apsw
 def test_the_power_cut_harness_catches_commits_that_are_not_fsynced() -> None:
     """The harness can fail: with synchronous=OFF acknowledged inputs are lost."""
