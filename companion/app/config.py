@@ -126,11 +126,16 @@ def _deck(v: Any) -> str | None:
     if v is None:
         return None
     from companion.core.events import Refusal
-    from companion.games.one_night.rules import DEFAULT_DECKS, Options, deck_for  # the engine owns the rule
+    from companion.games.one_night.rules import (  # the engine owns the rule
+        CARDS,
+        DEFAULT_DECKS,
+        Options,
+        deck_for,
+    )
 
     if not isinstance(v, dict):
         return f"must be a mapping players: {{role: count}}, not {v!r}"
-    cards = [i.split("/")[1] for i in tags.COMPONENT_SETS["one-night"]]  # the cards there are tags for
+    cards = [i.split("/")[1] for i in CARDS]  # the cards there are tags for
     for n, comp in v.items():
         if isinstance(n, bool) or not isinstance(n, int) or not isinstance(comp, dict):
             return f"must map a player count to {{role: count}}, not {n!r}: {comp!r}"
@@ -448,9 +453,12 @@ def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None =
 def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[str, str]:
     """The UID → identity map.  A missing file is an empty map (tags that
     carry NDEF text need none); a bad entry is refused with its line."""
+    from companion.games import all_components
+
     path = Path(path)
     if not path.exists():
         return {}
+    components = all_components()
     node = read_yaml(path)
     if node is None:
         return {}
@@ -462,7 +470,7 @@ def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[st
         uid, ident = plain(knode, name), plain(vnode, name)
         if not isinstance(uid, str) or not tags.valid_uid(uid):
             raise ConfigError(name, _line(knode), f"{uid!r} is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)")
-        if not isinstance(ident, str) or not tags.is_known(ident, extra_players):
+        if not isinstance(ident, str) or not tags.is_known(ident, extra_players, components):
             raise ConfigError(name, _line(vnode), f"{ident!r} is not a known tag identity")
         uid = tags.normalise_uid(uid)
         if uid in out:

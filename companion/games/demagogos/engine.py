@@ -45,7 +45,6 @@ from companion.core.events import (
     Tap,
     Tell,
 )
-from companion.core.tags import COMPONENT_SETS
 from companion.games.demagogos import rules as R
 from companion.games.demagogos.rules import DISASTER, EMPTY, SAGE, TREASURE
 
@@ -83,7 +82,7 @@ class DtState:
 class Demagogos(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("dt/",)
-    components: ClassVar[tuple[str, ...]] = COMPONENT_SETS[GAME]
+    components: ClassVar[tuple[str, ...]] = tuple(f"dt/box/{b}" for b in range(1, R.BOXES + 1))
     min_players: ClassVar[int] = 6
     max_players: ClassVar[int] = 10
     # What is not taken is refused by what it is (``_not_taken``), the same in every step.

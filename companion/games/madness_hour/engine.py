@@ -44,7 +44,6 @@ from companion.core.events import (
     Tell,
     TimerFired,
 )
-from companion.core.tags import COMPONENT_SETS
 from companion.games.madness_hour.rules import (
     BATTLE_FIELDS,
     GIRLS,
@@ -86,7 +85,7 @@ class MadnessState:
 class MadnessHour(Engine):
     game: ClassVar[str] = "madness-hour"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("mh/",)
-    components: ClassVar[tuple[str, ...]] = COMPONENT_SETS["madness-hour"]  # one list: the tags' own
+    components: ClassVar[tuple[str, ...]] = (*GIRL_CARDS, CLIMAX, *SIDE_CARDS, *STATE_CARDS)
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
     STEPS: ClassVar[dict[str, Step]] = {

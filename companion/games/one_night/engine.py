@@ -38,6 +38,7 @@ from companion.core.events import (
     TimerFired,
 )
 from companion.games.one_night.rules import (
+    CARDS,
     VOTE_COUNT,
     Verdict,
     card_ids,
@@ -75,6 +76,7 @@ class OneNightState:
 class OneNight(Engine):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
+    components: ClassVar[tuple[str, ...]] = CARDS
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 7
     STEPS: ClassVar[dict[str, Step]] = {

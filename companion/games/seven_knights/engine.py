@@ -95,6 +95,7 @@ class KnightsState:
 class SevenKnights(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)
+    components: ClassVar[tuple[str, ...]] = ALL_TILES
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 8
     STEPS: ClassVar[dict[str, Step]] = STEPS
