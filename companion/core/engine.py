@@ -33,7 +33,7 @@ than by the step (a stale timer, another game's card) say so once, in their
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -111,6 +111,9 @@ class Engine:
     game: ClassVar[str]  # the game card's suffix: ``game/<game>``
     tag_prefixes: ClassVar[tuple[str, ...]]  # identities this game's components carry
     components: ClassVar[tuple[str, ...]] = ()  # every component identity (tags the reader may see)
+    # How the readable log shows this game's own events: event name → its line after the time
+    # (the game's show.py; the app's pretty.py renders the table's events and asks the games for theirs).
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {}
     min_players: ClassVar[int]
     max_players: ClassVar[int]
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)

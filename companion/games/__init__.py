@@ -1,8 +1,8 @@
 """The games the companion hosts: one package each, listed here.
 
 Adding a game is one package under ``companion/games/`` (its engine with its
-steps and its ``components``, its pure rules, its lines) and one line in
-``GAMES``.  The core never imports a game:
+steps and its ``components``, its pure rules, its lines, its ``show`` of its
+own log events) and one line in ``GAMES``.  The core never imports a game:
 whoever needs to know every game's tags or events gets them from here, by the
 app (``companion/app``).
 """

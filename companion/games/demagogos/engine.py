@@ -27,7 +27,7 @@ auction is open, and in the state (never shown) after.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -47,6 +47,7 @@ from companion.core.events import (
 )
 from companion.games.demagogos import rules as R
 from companion.games.demagogos.rules import DISASTER, EMPTY, SAGE, TREASURE
+from companion.games.demagogos.show import SHOWS
 
 GAME = "demagogos"
 SEALED = ("role_auction", "turn_auction")  # the steps of the sealed ``bid`` auctions
@@ -83,6 +84,7 @@ class Demagogos(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("dt/",)
     components: ClassVar[tuple[str, ...]] = tuple(f"dt/box/{b}" for b in range(1, R.BOXES + 1))
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 6
     max_players: ClassVar[int] = 10
     # What is not taken is refused by what it is (``_not_taken``), the same in every step.

@@ -24,7 +24,7 @@ No draws: the cards are shuffled on the table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -55,6 +55,7 @@ from companion.games.madness_hour.rules import (
     unanimous,
     winners,
 )
+from companion.games.madness_hour.show import SHOWS
 
 GIRL_CARDS = tuple(f"mh/girl/{g}" for g in GIRLS)
 SIDE_CARDS = ("mh/side/keep", "mh/side/kill")
@@ -86,6 +87,7 @@ class MadnessHour(Engine):
     game: ClassVar[str] = "madness-hour"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("mh/",)
     components: ClassVar[tuple[str, ...]] = (*GIRL_CARDS, CLIMAX, *SIDE_CARDS, *STATE_CARDS)
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
     STEPS: ClassVar[dict[str, Step]] = {

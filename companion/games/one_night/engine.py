@@ -19,7 +19,7 @@ The deck, the options and the night script live in ``rules``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -56,6 +56,7 @@ from companion.games.one_night.rules import (
     verdict,
     warning_line,
 )
+from companion.games.one_night.show import SHOWS
 
 
 @dataclass
@@ -77,6 +78,7 @@ class OneNight(Engine):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
     components: ClassVar[tuple[str, ...]] = CARDS
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 7
     STEPS: ClassVar[dict[str, Step]] = {

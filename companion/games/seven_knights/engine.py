@@ -14,7 +14,7 @@ what it could deduce (e.g. that the witch must be in the centre).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -35,6 +35,7 @@ from companion.games.seven_knights.rules import (
     tile_set,
     winners,
 )
+from companion.games.seven_knights.show import SHOWS
 
 GAME = "seven-knights"
 
@@ -96,6 +97,7 @@ class SevenKnights(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)
     components: ClassVar[tuple[str, ...]] = ALL_TILES
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 8
     STEPS: ClassVar[dict[str, Step]] = STEPS
