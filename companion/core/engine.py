@@ -118,6 +118,7 @@ class Engine:
     max_players: ClassVar[int]
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)
     not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
+    unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game
     state: Any
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -196,6 +197,16 @@ class Engine:
         if step.refuse is not None and (not step.refuses or kind in step.refuses):
             return Refusal(*step.refuse)
         return Refusal(self.not_now, f"not in the {self.state.step} step")
+
+    def _player_of(self, inp: Any) -> str | None:
+        """The player a ``player/<name>`` tap names (None for any other
+        input); refused (``unknown_player``) if they are not in this game."""
+        if not (isinstance(inp, Tap) and inp.identity.startswith("player/")):
+            return None
+        player = inp.identity.removeprefix("player/")
+        if player not in self.players:
+            raise Refusal(self.unknown_player, f"{player} is not playing this game", player=player)
+        return player
 
     def prompt(self) -> list[Output]:
         """Lines that say what the current step is waiting for."""

@@ -90,6 +90,7 @@ class MadnessHour(Engine):
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
+    unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
     STEPS: ClassVar[dict[str, Step]] = {
         "girl": Step({"tap": "_pick_girl"}, ("mh.refuse.girl_first", "the Girl taps her player card first")),
         "card": Step({"tap": "_card", "next": "_keep_card"},
@@ -482,15 +483,6 @@ class MadnessHour(Engine):
         return Legal(buttons=base.buttons, taps=taps)
 
     # ---------------------------------------------------------------- helpers
-    def _player_of(self, inp: Input) -> str | None:
-        """The player a ``player/<name>`` tap names; refused if not in this game."""
-        if not (isinstance(inp, Tap) and inp.identity.startswith("player/")):
-            return None
-        player = inp.identity.removeprefix("player/")
-        if player not in self.players:
-            raise Refusal("mh.refuse.unknown_player", f"{player} is not playing this game", player=player)
-        return player
-
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
         """A stale timer, a Girl card once she has one, a side card before the
         vote, or this step's own explanation; once it is over, only that."""

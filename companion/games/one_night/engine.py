@@ -81,6 +81,7 @@ class OneNight(Engine):
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 7
+    unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
     STEPS: ClassVar[dict[str, Step]] = {
         "deal": Step({"next": "_nightfall"}, ("onw.refuse.deal", "deal the cards, then press next for the night")),
         "night": Step({"draw": "_jitter", "timer": "_night_timer"}, ("onw.refuse.night", "not during the night")),
@@ -241,8 +242,8 @@ class OneNight(Engine):
     def _reveal_tap(self, inp: Tap) -> list[Output]:
         missing = self._missing()
         ident = inp.identity
-        if ident.startswith("player/"):
-            return self._player_card(ident.removeprefix("player/"), missing)
+        if (player := self._player_of(inp)) is not None:
+            return self._player_card(player, missing)
         if ident.startswith("onw/"):
             return self._role_card(ident, missing)
         raise Refusal("onw.refuse.foreign", f"{ident} is not a One Night card", card=ident)
@@ -253,8 +254,6 @@ class OneNight(Engine):
 
     def _player_card(self, player: str, missing: list[str]) -> list[Output]:
         s = self.state
-        if player not in self.players:
-            raise Refusal("onw.refuse.unknown_player", f"{player} is not playing this game", player=player)
         if s.pending:
             if s.revealed or s.counted:  # the count is only before the first card is shown
                 raise Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
