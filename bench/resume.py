@@ -2,7 +2,7 @@
 the resume benchmark (start-up to READY=1 on that state directory).
 
 The rows are the daemon's own: one Seven Knights and one One Night game are
-played through ``Simulation`` (the real loop, session, engines and journal;
+played through ``Simulation`` (the real loop, table, engines and journal;
 virtual time, with an unhurried 2.37 s between steps so the stored times are
 the fractional values a real table writes).  Their inputs and plays are then
 copied pair after pair with SQL, shifted in sequence number and time, and the
@@ -91,10 +91,10 @@ def _replay_from_scratch(journal_path: Path) -> dict[str, Any]:
     cfg = config()
     journal = Journal(journal_path)
     try:
-        session = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
+        table = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
         for entry in journal.entries():
-            session.handle(entry.input)
-        return session.checkpoint()
+            table.handle(entry.input)
+        return table.checkpoint()
     finally:
         journal.close()
 

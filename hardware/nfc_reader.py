@@ -5,7 +5,7 @@ nfcpy's UDP driver (``udp:127.0.0.1:PORT``).
 A tag names itself with the first NDEF text record it carries; without one only
 its UID is reported (the table loop maps UIDs through the tag map).  A tag that
 cannot be read is reported with ``error`` so the table refuses it out loud.
-Each tag is reported once per presence: after a read the session watches the
+Each tag is reported once per presence: after a read the connection watches the
 tag until it has failed ``release_misses`` presence checks in a row; a tag
 that comes back within ``debounce_s`` of leaving counts as never having left
 (a tile at the edge of the field, a card nfcpy can activate but not keep);
@@ -25,20 +25,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from companion.core import settings
+from companion.core.settings import Field
 from hardware.base import Emit, TagSeen
-from hardware.supervisor import Backoff, ReaderUnavailable, Supervisor
+from hardware.supervisor import RETRY_S, Backoff, ReaderUnavailable, Supervisor
 
 log = logging.getLogger(__name__)
-
-TARGETS = ("106A", "106B", "212F", "424F")
-
-
-def _positive(config: Mapping[str, Any], key: str, default: float) -> float:
-    value = config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"reader.{key} must be a positive number of seconds, not {value!r}")
-    return float(value)
-
 
 @dataclass(frozen=True)
 class NfcConfig:
@@ -62,31 +54,39 @@ class NfcConfig:
     beep: bool = False
 
     @classmethod
+    def from_checked(cls, config: Mapping[str, Any]) -> NfcConfig:
+        """The ``reader:`` section as the config loader checked it."""
+        return cls(device=config["device"], poll_s=float(config["poll_s"]), targets=tuple(config["targets"]),
+                   release_misses=config["release_misses"], debounce_s=float(config["debounce_s"]),
+                   backoff=Backoff.from_checked(config), beep=config["beep"])
+
+    @classmethod
     def from_mapping(cls, config: Mapping[str, Any] | None) -> NfcConfig:
-        """Refuses (ValueError naming the key) values nfcpy would choke on later,
-        on the reader thread, where nobody would see why."""
-        config = config or {}
-        device = config.get("device", cls.device)
-        if not isinstance(device, str) or not device:
-            raise ValueError(f"reader.device must be an nfcpy path such as usb or tty:S0:pn532, "
-                             f"not {device!r}")
-        targets = config.get("targets", list(cls.targets))
-        if (not isinstance(targets, (list, tuple)) or not targets
-                or any(t not in TARGETS for t in targets)):
-            raise ValueError(f"reader.targets must be a list drawn from {', '.join(TARGETS)}, "
-                             f"not {targets!r}")
-        misses = config.get("release_misses", cls.release_misses)
-        if isinstance(misses, bool) or not isinstance(misses, int) or misses < 1:
-            raise ValueError(f"reader.release_misses must be a whole number >= 1, not {misses!r}")
-        debounce = config.get("debounce_s", cls.debounce_s)
-        if isinstance(debounce, bool) or not isinstance(debounce, (int, float)) or debounce < 0:
-            raise ValueError(f"reader.debounce_s must be a number of seconds >= 0, not {debounce!r}")
-        beep = config.get("beep", cls.beep)
-        if not isinstance(beep, bool):
-            raise ValueError(f"reader.beep must be true or false, not {beep!r}")
-        return cls(device=device, poll_s=_positive(config, "poll_s", cls.poll_s),
-                   targets=tuple(targets), release_misses=misses, debounce_s=float(debounce),
-                   backoff=Backoff.from_config(config), beep=beep)
+        """From a plain mapping, checked by the schema's own rules (so nfcpy
+        never chokes later, on the reader thread, where nobody would see why):
+        ``SettingError`` (a ValueError) names the key.  The section's other
+        keys (``backend``, ``tag_map``) are the wiring's and left alone."""
+        own = {k: v for k, v in (config or {}).items() if k in SETTINGS}
+        return cls.from_checked(settings.checked(SETTINGS, own, "reader"))
+
+
+def _device(v: Any) -> str | None:
+    return None if isinstance(v, str) and v else (
+        f"must be an nfcpy device path (usb, tty:S0:pn532, tty:AMA0:pn532), not {v!r}")
+
+
+# The reader's part of the ``reader:`` section of the config schema.
+SETTINGS = {
+    "device": Field(NfcConfig.device, _device),
+    "retry_s": RETRY_S,
+    "poll_s": Field(NfcConfig.poll_s, settings.number(0.01, 5)),
+    "targets": Field(list(NfcConfig.targets), settings.subset("106A", "106B", "212F", "424F"),
+                     "106A: NTAG/Type 2; 106B; 212F: FeliCa; 424F"),
+    "release_misses": Field(NfcConfig.release_misses, settings.whole(1, 50),
+                            "failed presence checks in a row that mean 'taken away'"),
+    "debounce_s": Field(NfcConfig.debounce_s, settings.number(0, 10), "a tag back within this is the same tap"),
+    "beep": Field(NfcConfig.beep, settings.is_(bool, "true or false"), "let the reader beep itself (ACR122)"),
+}
 
 
 # ---------------------------------------------------------------- one tag
@@ -199,9 +199,9 @@ def _close(clf: Any) -> None:
         log.debug("closing the reader failed", exc_info=True)
 
 
-# ---------------------------------------------------------------- session
-class NfcSession:
-    """One opened reader (the supervisor's ``Session``): discovery rounds,
+# ---------------------------------------------------------------- connection
+class NfcConnection:
+    """One opened reader (the supervisor's ``Connection``): discovery rounds,
     reading, presence watching.  Owned by one thread at a time."""
 
     def __init__(self, config: NfcConfig, *, frontend_factory: Callable[[], Any] | None = None,
@@ -299,7 +299,7 @@ class NfcSession:
 
 
 class NfcReader:
-    """The ``Reader`` the daemon runs: an ``NfcSession`` kept alive by a
+    """The ``Reader`` the daemon runs: an ``NfcConnection`` kept alive by a
     ``Supervisor`` (missing or lost reader: one ``ReaderStatus(False)``, retries
     with backoff, ``ReaderStatus(True)`` on return)."""
 
@@ -308,8 +308,8 @@ class NfcReader:
                  wait: Callable[[float], object] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config if isinstance(config, NfcConfig) else NfcConfig.from_mapping(config)
-        self.session = NfcSession(self.config, frontend_factory=frontend_factory, clock=clock)
-        self.supervisor = Supervisor(self.session, backoff=self.config.backoff, wait=wait,
+        self.connection = NfcConnection(self.config, frontend_factory=frontend_factory, clock=clock)
+        self.supervisor = Supervisor(self.connection, backoff=self.config.backoff, wait=wait,
                                      clock=clock, name=f"nfc reader {self.config.device}")
 
     @property

@@ -29,7 +29,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from companion.core import threads
+from companion.core import settings, threads
+from companion.core.settings import Field, Problem, Section
 
 BUTTON_NAMES = ("next", "back", "repeat")
 LED_NAMES = ("ready", "ok", "error")
@@ -56,15 +57,25 @@ class PanelPins:
     error: int = 13
     buzzer: int = 16
 
-    def __post_init__(self) -> None:
-        seen: dict[int, str] = {}
-        for f in fields(self):
-            pin = getattr(self, f.name)
-            if isinstance(pin, bool) or not isinstance(pin, int) or not 0 <= pin <= 27:
-                raise ValueError(f"panel.pins.{f.name}: {pin!r} is not a BCM GPIO number (0-27)")
-            if pin in seen:
-                raise ValueError(f"panel.pins.{f.name}: GPIO{pin} is already used by {seen[pin]}")
-            seen[pin] = f.name
+
+def _pins_apart(pins: Mapping[str, Any]) -> Problem | None:
+    """Every button, LED and the buzzer needs a GPIO of its own."""
+    seen: dict[int, str] = {}
+    for name, pin in pins.items():
+        if pin in seen:
+            return Problem((seen[pin], name), f"are both GPIO{pin}: each needs a pin of its own")
+        seen[pin] = name
+    return None
+
+
+_pin = settings.whole(0, 27, "a whole BCM pin number")
+
+# The ``panel:`` section of the config schema (companion.app.config adds the backend).
+SETTINGS = {
+    "pins": Section({f.name: Field(f.default, _pin) for f in fields(PanelPins)}, check=_pins_apart),
+    "bounce_s": Field(0.05, settings.optional(settings.number(0, 1))),
+    "hold_back_s": Field(2.0, settings.number(0.3, 10)),
+}
 
 
 @dataclass(frozen=True)
@@ -74,24 +85,18 @@ class PanelConfig:
     hold_back_s: float = 2.0
 
     @classmethod
+    def from_checked(cls, section: Mapping[str, Any]) -> PanelConfig:
+        """The ``panel:`` section as the config loader checked it."""
+        pins = PanelPins(**{f.name: section["pins"][f.name] for f in fields(PanelPins)})
+        bounce = section["bounce_s"]
+        return cls(pins=pins, bounce_s=None if bounce is None else float(bounce),
+                   hold_back_s=float(section["hold_back_s"]))
+
+    @classmethod
     def from_dict(cls, section: Mapping[str, Any] | None) -> PanelConfig:
-        """Build from the ``panel:`` section of the config (missing keys take
-        the defaults).  Refuses unknown pin names, clashing pins and
-        non-positive hold times with a ValueError naming the key."""
-        section = dict(section or {})
-        pins_in = dict(section.get("pins") or {})
-        known = {f.name for f in fields(PanelPins)}
-        unknown = sorted(set(pins_in) - known)
-        if unknown:
-            raise ValueError(f"panel.pins: unknown name(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        pins = PanelPins(**pins_in)
-        bounce = section.get("bounce_s", cls.bounce_s)
-        hold = section.get("hold_back_s", cls.hold_back_s)
-        if bounce is not None and (not isinstance(bounce, (int, float)) or not 0 <= bounce <= 1):
-            raise ValueError(f"panel.bounce_s: {bounce!r} must be seconds between 0 and 1 (or null)")
-        if not isinstance(hold, (int, float)) or hold <= 0:
-            raise ValueError(f"panel.hold_back_s: {hold!r} must be a positive number of seconds")
-        return cls(pins=pins, bounce_s=None if bounce is None else float(bounce), hold_back_s=float(hold))
+        """From a plain mapping (missing keys take the defaults), checked by
+        the schema's own rules: ``SettingError`` (a ValueError) names the key."""
+        return cls.from_checked(settings.checked(SETTINGS, section, "panel"))
 
 
 def pin_clashes(pins: PanelPins) -> list[str]:
@@ -169,11 +174,13 @@ class Panel:
             raise
 
     @classmethod
-    def from_config(cls, on_button: Callable[[str], None], section: Mapping[str, Any] | None,
+    def from_config(cls, on_button: Callable[[str], None], config: PanelConfig | Mapping[str, Any] | None,
                     pin_factory: Any = None) -> Panel:
-        cfg = PanelConfig.from_dict(section)
-        return cls(on_button, cfg.pins, pin_factory=pin_factory, bounce_s=cfg.bounce_s,
-                   hold_back_s=cfg.hold_back_s)
+        """``config``: as the config loader made it, or a plain mapping (checked here)."""
+        if not isinstance(config, PanelConfig):
+            config = PanelConfig.from_dict(config)
+        return cls(on_button, config.pins, pin_factory=pin_factory, bounce_s=config.bounce_s,
+                   hold_back_s=config.hold_back_s)
 
     # ------------------------------------------------------------ buttons
     def _edge(self, name: str, pressed: bool) -> None:

@@ -7,7 +7,7 @@ the serial line dead).  None of that may stop the daemon: the supervisor says
 ``ReaderStatus(True, what)`` once the reader answers again.  Games carry on
 meanwhile; only taps are missing.
 
-The device itself is a ``Session``: ``open`` finds it, ``serve`` reports tags
+The device itself is a ``Connection``: ``open`` finds it, ``serve`` reports tags
 until asked to stop (returns) or until the device is lost (raises), ``close``
 lets go of it.  Time goes through an injected ``wait`` and ``clock`` so tests
 walk the backoff without sleeping.
@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from companion.core import threads
+from companion.core import settings, threads
+from companion.core.settings import Field
 from hardware.base import Emit, ReaderEvent, ReaderStatus
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class ReaderUnavailable(Exception):
     """The reader is missing or stopped answering; the message says why, for people."""
 
 
-class Session(Protocol):
+class Connection(Protocol):
     def open(self) -> str:
         """Find and open the device; return a description of it.  Raises
         ``ReaderUnavailable`` (or ``OSError``) when there is none to open."""
@@ -55,27 +56,29 @@ class Backoff:
     max_s: float = 30.0
     factor: float = 2.0
 
-    def __post_init__(self) -> None:
-        if not 0 < self.first_s <= self.max_s:
-            raise ValueError(f"retry_s must be [min, max] with 0 < min <= max, not "
-                             f"[{self.first_s}, {self.max_s}]")
-        if self.factor < 1:
-            raise ValueError(f"backoff factor must be at least 1, not {self.factor}")
-
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> Backoff:
-        """From ``retry_s: [min, max]`` (seconds) of the reader config."""
-        value = config.get("retry_s", [cls.first_s, cls.max_s])
-        if (not isinstance(value, (list, tuple)) or len(value) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-            raise ValueError(f"retry_s must be [min, max] in seconds, not {value!r}")
-        return cls(float(value[0]), float(value[1]))
+        """From ``retry_s: [min, max]`` (seconds) of the reader config, checked
+        by the schema's rule (``SettingError``, a ValueError, names it)."""
+        part = {"retry_s": RETRY_S}
+        return cls.from_checked(settings.checked(part, {k: v for k, v in config.items() if k in part}, "reader"))
+
+    @classmethod
+    def from_checked(cls, config: Mapping[str, Any]) -> Backoff:
+        """From the reader section as the config loader checked it."""
+        first, longest = config["retry_s"]
+        return cls(float(first), float(longest))
 
     def delays(self) -> Iterator[float]:
         delay = self.first_s
         while True:
             yield delay
             delay = min(delay * self.factor, self.max_s)
+
+
+# The reader's ``retry_s`` setting: the backoff's first and longest pause.
+RETRY_S = Field([Backoff.first_s, Backoff.max_s], settings.range_(0.01, 3600),
+                "[min, max] seconds between attempts to find a missing reader")
 
 
 def describe(exc: BaseException) -> str:
@@ -90,20 +93,20 @@ def describe(exc: BaseException) -> str:
 
 
 class Supervisor:
-    """A ``Reader`` that runs a ``Session`` on its own thread and reopens it
+    """A ``Reader`` that runs a ``Connection`` on its own thread and reopens it
     whenever it is missing or lost.
 
     ``wait(seconds)`` pauses between attempts (default: the stop event's
     wait, so ``stop`` cuts a pause short); ``clock()`` tells how long a
-    session lasted: one that stayed up for ``backoff.max_s`` or longer
+    connection lasted: one that stayed up for ``backoff.max_s`` or longer
     starts the next backoff from the beginning, a flapping one does not.
     """
 
-    def __init__(self, session: Session, *, backoff: Backoff = Backoff(),
+    def __init__(self, connection: Connection, *, backoff: Backoff = Backoff(),
                  wait: Callable[[float], object] | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  join_s: float = 1.5, name: str = "reader") -> None:
-        self.session = session
+        self.connection = connection
         self.backoff = backoff
         self._stopping = threading.Event()
         self._wait = wait if wait is not None else self._stopping.wait
@@ -164,7 +167,7 @@ class Supervisor:
         delays = self.backoff.delays()
         while not self._stopping.is_set():
             try:
-                detail = self.session.open()
+                detail = self.connection.open()
             except Exception as exc:  # any failure to open is "missing", never fatal
                 self._close_quietly()
                 self._announce(False, describe(exc))
@@ -177,7 +180,7 @@ class Supervisor:
             self._announce(True, detail)
             opened_at = self._clock()
             try:
-                self.session.serve(self._send, self._stopping)
+                self.connection.serve(self._send, self._stopping)
                 loss = "reader stopped reporting"
             except Exception as exc:  # a lost device must never take the daemon down
                 if not isinstance(exc, (ReaderUnavailable, OSError)):
@@ -195,6 +198,6 @@ class Supervisor:
 
     def _close_quietly(self) -> None:
         try:
-            self.session.close()
+            self.connection.close()
         except Exception:  # closing a vanished device may fail; it is gone either way
             log.debug("%s: close failed", self._name, exc_info=True)

@@ -94,7 +94,7 @@ def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="companion-corruption-") as tmp:
             return damage_run(seed, Path(tmp))
-    from companion.runtime.journal_guard import backup_problem, backups
+    from companion.runtime.backups import backup_problem, backups
     from reliability.inproc import Runner
     from reliability.scripts import generate
 

@@ -5,8 +5,8 @@ finished; then compared with the same script run uninterrupted.
 What is checked:
 - every input whose ``accepted`` event was printed before a kill is in the
   journal (at most one more, whose event the kill cut off, may be);
-- after each restart the daemon first says where it is (``session.ready``,
-  ``session.resumed_gathering`` or ``session.resumed_game`` then the game's
+- after each restart the daemon first says where it is (``table.ready``,
+  ``table.resumed_gathering`` or ``table.resumed_game`` then the game's
   ``*.resume.*`` line), matching where the reference run was;
 - each step's answer (accepted / rejected and why) equals the reference's;
 - at the end, the journal's inputs (timers aside: a resumed night replays its
@@ -256,8 +256,8 @@ def _check_lifetime(daemon: Daemon, state: Path, journal_before: int, res: Crash
     return len(now)
 
 
-RESUME_KEYS = {"idle": ("session.ready",), "gathering": ("session.resumed_gathering",),
-               "playing": ("session.resumed_game",)}
+RESUME_KEYS = {"idle": ("table.ready",), "gathering": ("table.resumed_gathering",),
+               "playing": ("table.resumed_game",)}
 
 
 def _check_resume(daemon: Daemon, ref: Reference, pos: int, res: CrashResult) -> None:

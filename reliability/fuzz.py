@@ -6,15 +6,15 @@ every run must keep.
 ``AssertionError`` (with the step) on the first broken invariant:
 - no exception escapes the daemon, and no ``error`` event (nothing failed here);
 - every ``rejected`` has a non-empty ``reason``; a refused tap or button
-  changes neither the session nor the engine state;
+  changes neither the table nor the engine state;
 - scores change only with ``round_scored`` / ``onw_result`` / ``game_over``:
   the engine's totals only in a step that reports ``round_scored``, the
-  session's standings and the journal's plays only in one that ends a game;
+  table's standings and the journal's plays only in one that ends a game;
 - totals are sums of points: each ``round_scored`` total is the game's points
   so far, ``game_over`` repeats the last totals, ``session_scores`` equals the
   journal's plays added up;
 - replaying the journal into a fresh Simulation on the same state directory
-  gives the same session state and the same engine state;
+  gives the same table state and the same engine state;
 - (``liveness=True``) a step that waits on a timer (the One Night night,
   discussion and vote) always has one pending, so the game cannot stall.
 """
@@ -105,7 +105,7 @@ def _snapshot(r: Runner) -> dict[str, Any]:
     s = r.sim.loop.table
     engine = s.engine
     return {
-        "session": copy.deepcopy(s.state),
+        "table": copy.deepcopy(s.state),
         "engine": engine,
         "engine_type": type(engine).__name__,
         "engine_state": copy.deepcopy(engine.state) if engine is not None else None,
@@ -145,7 +145,7 @@ class _Scores:
             assert set(ev["executed"]) <= set(self.acc), ev
         elif kind == "session_scores":
             want = totals(normalise_plays(plays)).get(ev["game"], {})
-            assert ev["totals"] == want, f"session totals {ev['totals']} are not the plays added up {want}"
+            assert ev["totals"] == want, f"table totals {ev['totals']} are not the plays added up {want}"
 
 
 TIMED_STEPS = {"OneNight": ("night", "discussion", "vote")}
@@ -181,7 +181,7 @@ def check(steps: Iterable[Step], state: Path, cfg: dict[str, Any] | None = None,
                 scores.see(e, plays)
             after = _snapshot(r)
             if step.kind != "wait" and "rejected" in kinds and "accepted" not in kinds:
-                assert after["session"] == before["session"], f"{where}: a refusal changed the session"
+                assert after["table"] == before["table"], f"{where}: a refusal changed the table"
                 assert after["engine_state"] == before["engine_state"], f"{where}: a refusal changed the game"
             ends = kinds & {"game_over", "onw_result"}
             if after["standings"] != before["standings"] or after["plays"] != before["plays"]:
@@ -201,8 +201,8 @@ def check(steps: Iterable[Step], state: Path, cfg: dict[str, Any] | None = None,
         again = _snapshot(replay)
     finally:
         replay.close()
-    assert again["session"] == final["session"], \
-        f"replay: session {again['session']} != {final['session']}"
+    assert again["table"] == final["table"], \
+        f"replay: table {again['table']} != {final['table']}"
     assert again["engine_type"] == final["engine_type"], "replay: another game"
     assert again["engine_state"] == final["engine_state"], \
         f"replay: engine {again['engine_state']} != {final['engine_state']}"

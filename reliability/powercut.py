@@ -1,7 +1,7 @@
 """Power cuts below SQLite: a crash-simulating VFS (APSW hosts it in Python).
 
 The method.  A random table script (``reliability.scripts.generate``) is
-played in a forked child on the real loop, session and journal — only the
+played in a forked child on the real loop, table and journal — only the
 journal's connection goes through ``CrashVFS`` (APSW; the production path
 stays on the stdlib ``sqlite3``).  The VFS passes every call to the real
 files and remembers, per file, what was on disk at its last ``xSync``.  At
@@ -313,7 +313,7 @@ def cut_run(seed: int, cut_after: int, cut_seed: int, workdir: Path | None = Non
         return res
     try:
         said = [e["key"] for e in runner.events if e["event"] == "say"]
-        if not said or not said[0].startswith("session."):
+        if not said or not said[0].startswith("table."):
             res.problems.append(f"after the cut the table first said {said[:2]}")
         alarms = [e["message"] for e in runner.events if e["event"] == "error" and "kept as" in e["message"]]
         if alarms:

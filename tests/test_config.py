@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from companion.app import config
 from companion.app.config import ConfigError
@@ -163,3 +164,86 @@ def test_bug_the_shipped_defaults_are_found_from_the_moved_config_module() -> No
     """Regression: after the layout move SHIPPED pointed at companion/config/, so a
     checkout's commands read no shipped file (found by the web pages' helper)."""
     assert config.shipped_paths() == [Path(__file__).resolve().parents[1] / "config" / "companion.yaml"]
+
+
+# ------------------------------------------------ one schema, built from parts
+def test_two_panel_pins_on_one_gpio_are_refused_at_load_with_the_line(tmp_path: Path) -> None:
+    """The panel's own rule (a GPIO each), run by the schema once every file is
+    merged: the line named is that of the setting that made the clash."""
+    p = write(tmp_path, "panel:\n  pins:\n    next: 27\n")  # back is on GPIO27 by default
+    with pytest.raises(ConfigError) as e:
+        config.load([p])
+    assert str(e.value) == f"{p}:3: panel.pins.next and panel.pins.back are both GPIO27: each needs a pin of its own"
+
+
+def test_a_pin_clash_made_by_a_later_file_names_that_file(tmp_path: Path) -> None:
+    a = write(tmp_path, "panel: {pins: {next: 23}}\n", "a.yaml")
+    b = write(tmp_path, "language: en\npanel:\n  pins:\n    error: 23\n", "b.yaml")
+    with pytest.raises(ConfigError) as e:
+        config.load([a, b])
+    assert (e.value.file, e.value.line) == (str(b), 4)
+    assert "panel.pins.next and panel.pins.error are both GPIO23" in str(e.value)
+    moved = write(tmp_path, "panel: {pins: {next: 23, back: 24}}\n", "c.yaml")
+    assert config.load([moved, write(tmp_path, "panel: {pins: {back: 17}}\n", "d.yaml")])["panel"]["pins"] == {
+        **config.defaults()["panel"]["pins"], "next": 23, "back": 17}  # swapped pins are no clash
+
+
+def test_a_table_scripts_pin_clash_names_the_script_line(tmp_path: Path) -> None:
+    from companion.app.simulate import load_script
+
+    p = write(tmp_path, "config:\n  panel:\n    pins: {ok: 5}\nsteps: []\n", "s.yaml")
+    with pytest.raises(ConfigError) as e:
+        load_script(p)
+    assert (e.value.file, e.value.line) == (str(p), 3) and "panel.pins.ready and panel.pins.ok" in str(e.value)
+
+
+@pytest.mark.parametrize("section, raw", [
+    ("reader", {"poll_s": 0}), ("reader", {"targets": ["106X"]}), ("reader", {"device": ""}),
+    ("reader", {"retry_s": [5, 1]}), ("reader", {"release_misses": 0}), ("reader", {"beep": "yes"}),
+    ("panel", {"pins": {"start": 4}}), ("panel", {"pins": {"ok": 40}}), ("panel", {"hold_back_s": 0}),
+    ("panel", {"pins": {"next": 22}}),
+])
+def test_a_device_built_from_raw_values_says_what_the_config_file_says(tmp_path: Path, section: str,
+                                                                      raw: dict) -> None:
+    """One rule, one text: a device built directly (tests, tools) refuses a bad
+    value in the very words a config file gets after its file:line."""
+    from hardware.nfc_reader import NfcConfig
+    from hardware.panel import PanelConfig
+
+    build = NfcConfig.from_mapping if section == "reader" else PanelConfig.from_dict
+    with pytest.raises(ValueError) as raw_error:
+        build(raw)
+    p = write(tmp_path, yaml.safe_dump({section: raw}, default_flow_style=True))
+    with pytest.raises(ConfigError) as file_error:
+        config.load([p])
+    assert str(raw_error.value) == file_error.value.problem
+
+
+def test_parts_built_from_a_loaded_config_are_not_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader checked everything once; the reader and the panel read the
+    checked values (a second check would be a second place for each rule)."""
+    from companion.app import wiring
+    from companion.core import settings
+
+    cfg = config.load([], {"reader": {"backend": "nfc", "poll_s": 0.2}, "panel": {"backend": "mock"}})
+
+    def no_second_check(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a device checked its settings again")
+
+    monkeypatch.setattr(settings, "checked", no_second_check)
+    reader = wiring.make_reader(cfg, simulate=False)
+    assert reader.config.poll_s == 0.2 and reader.supervisor.backoff.max_s == 30.0
+    panel = wiring._default_panel(cfg)(lambda name: None)
+    try:
+        assert panel.pins.back == cfg["panel"]["pins"]["back"]
+    finally:
+        panel.close()
+
+
+def test_each_game_declares_its_own_section() -> None:
+    """Adding a game is one folder and one line in GAMES: its settings come with it."""
+    from companion.games import GAMES
+
+    assert {g: s for g, s in config.SCHEMA["games"].items()} == {cls.game: cls.settings for cls in GAMES
+                                                                  if cls.settings}
+    assert set(config.SCHEMA["games"]) == {"seven-knights", "one-night", "madness-hour"}

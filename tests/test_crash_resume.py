@@ -137,7 +137,7 @@ def test_a_restart_during_a_long_press_confirmation_says_so(tmp_path: Path) -> N
         said = [e["key"] for e in again.events if e["event"] == "say"]
         pending = again.sim.loop.table.state.confirm is not None
         # either the question is asked again, or the confirmation did not survive the restart
-        assert (pending and any(k.startswith("session.confirm_") for k in said)) or \
+        assert (pending and any(k.startswith("table.confirm_") for k in said)) or \
             (not pending and again.step(tap("skb/knight/3"))["event"] == "accepted"), said
     finally:
         again.close()

@@ -137,11 +137,11 @@ def test_a_failed_commit_is_not_accepted_changes_nothing_and_the_next_tap_works(
     journal(runner).fail_commit = 1
     start = len(runner.events)
     runner.step(tap("player/white"))
-    assert_refused_honestly(runner, start, "player/white", {"session.player_seated"})
+    assert_refused_honestly(runner, start, "player/white", {"table.player_seated"})
     assert snapshot(runner) == before
     start = len(runner.events)
     assert runner.step(tap("player/white"))["event"] == "accepted"
-    assert "session.player_seated" in [e.get("key") for e in runner.events[start:]]
+    assert "table.player_seated" in [e.get("key") for e in runner.events[start:]]
     assert runner.sim.app.journal.count_inputs() == before[3] + 1
 
 
@@ -169,7 +169,7 @@ def test_the_input_that_ends_a_game_fails_to_save_then_ends_it_once(runner: Runn
     journal(runner).fail_commit = 1
     start = len(runner.events)
     runner.run(last)
-    assert_refused_honestly(runner, start, last.label, {"session.standings", "skb.game_over.winners",
+    assert_refused_honestly(runner, start, last.label, {"table.standings", "skb.game_over.winners",
                                                          "onw.verdict.winners", "onw.verdict.no_winners"})
     assert snapshot(runner) == before
     assert runner.run(last)[0]["event"] == "accepted"
@@ -267,7 +267,7 @@ def test_a_locked_journal_is_refused_like_any_failed_write(runner: Runner) -> No
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert_refused_honestly(runner, start, "player/white", {"session.player_seated"})
+    assert_refused_honestly(runner, start, "player/white", {"table.player_seated"})
     assert snapshot(runner) == before
     assert runner.step(tap("player/white"))["event"] == "accepted"
 

@@ -27,9 +27,9 @@ if str(ROOT) not in sys.path:
 
 from companion.app import doctor, scores  # noqa: E402
 from companion.core.events import Press  # noqa: E402
-from companion.runtime import journal_guard  # noqa: E402
+from companion.runtime import backups, journal_check, state_lock  # noqa: E402
 from companion.runtime.journal import SCHEMA_VERSION, Journal, JournalTooNew  # noqa: E402
-from companion.runtime.journal_guard import StateLock, StateLocked  # noqa: E402
+from companion.runtime.state_lock import StateLock, StateLocked  # noqa: E402
 from reliability.inproc import Runner  # noqa: E402
 from reliability.proc import child_env, companion_cmd  # noqa: E402
 from reliability.scripts import generate, press, tap  # noqa: E402
@@ -107,9 +107,9 @@ def test_the_lock_goes_with_the_process_and_is_taken_again(tmp_path: Path) -> No
     lock = StateLock(path)
     with pytest.raises(StateLocked, match=f"pid {os.getpid()}"):
         StateLock(path)
-    assert journal_guard.held_by(path) is not None
+    assert state_lock.held_by(path) is not None
     lock.release()
-    assert journal_guard.held_by(path) is None
+    assert state_lock.held_by(path) is None
     StateLock(path).release()
 
 
@@ -266,7 +266,7 @@ def test_a_journal_from_a_newer_release_is_refused_untouched(tmp_path: Path) -> 
                        capture_output=True, text=True, timeout=60, env=child_env(), cwd=tmp_path)
     assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "newer companion" in p.stderr
     assert (state / "journal.sqlite").read_bytes() == before
-    assert journal_guard.held_by(state / "journal.sqlite") is None  # refused, and the lock let go
+    assert state_lock.held_by(state / "journal.sqlite") is None  # refused, and the lock let go
 
 
 def test_an_unversioned_journal_is_migrated(tmp_path: Path) -> None:
@@ -280,7 +280,7 @@ def test_an_unversioned_journal_is_migrated(tmp_path: Path) -> None:
     try:
         assert r.sim.app.journal.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert r.sim.app.journal.count_inputs() == n + 0 and not errors(events)
-        assert said(events)[0] == "session.resumed_gathering"
+        assert said(events)[0] == "table.resumed_gathering"
     finally:
         r.close()
 
@@ -337,7 +337,7 @@ def test_a_checkpoint_of_the_wrong_shape_is_quarantined_and_the_table_replayed_w
 def test_the_wal_is_checkpointed_at_game_end_and_a_backup_made(tmp_path: Path) -> None:
     state = tmp_path / "state"
     n, events = played(state, games=1)
-    found = journal_guard.backups(state / "journal.sqlite")
+    found = backups.backups(state / "journal.sqlite")
     assert len(found) == 1
     b = sqlite3.connect(found[0])
     assert b.execute("SELECT count(*) FROM plays").fetchone()[0] == 1
@@ -349,8 +349,8 @@ def test_the_wal_is_checkpointed_at_game_end_and_a_backup_made(tmp_path: Path) -
 def test_backup_rotation_keeps_the_newest_and_one_per_earlier_night(tmp_path: Path) -> None:
     state = tmp_path / "state"
     played(state, games=5)
-    names = [p.name for p in journal_guard.backups(state / "journal.sqlite")]
-    assert len(names) == journal_guard.BACKUPS_KEPT  # one night: the newest three
+    names = [p.name for p in backups.backups(state / "journal.sqlite")]
+    assert len(names) == backups.BACKUPS_KEPT  # one night: the newest three
 
 
 def test_backup_and_restore_commands(tmp_path: Path) -> None:
@@ -374,7 +374,7 @@ def test_backup_and_restore_commands(tmp_path: Path) -> None:
 def test_restore_is_refused_while_a_daemon_holds_the_journal(tmp_path: Path) -> None:
     state = tmp_path / "state"
     played(state, games=1)
-    backup = journal_guard.backups(state / "journal.sqlite")[0]
+    backup = backups.backups(state / "journal.sqlite")[0]
     lock = StateLock(state / "journal.sqlite")
     try:
         p = subprocess.run(companion_cmd("restore", "--state", str(state), str(backup)), capture_output=True,
@@ -400,12 +400,12 @@ def test_a_flipped_byte_in_a_backup_is_caught_by_the_checksum_in_its_name(tmp_pa
     """SQLite checks structure, not a row's text: 'skb/knight' → 'skb/jnight' passes its check."""
     state = tmp_path / "state"
     played(state, games=1)
-    (b,) = journal_guard.backups(state / "journal.sqlite")
+    (b,) = backups.backups(state / "journal.sqlite")
     assert "-crc" in b.name
     data = bytearray(b.read_bytes())
     data[data.find(b"skb/knight") + 4] ^= 0x01
     b.write_bytes(bytes(data))
-    assert journal_guard.file_problem(b, tables=("inputs",)) is None
+    assert journal_check.file_problem(b, tables=("inputs",)) is None
     r, events = restart(state)
     r.close()
     assert [m for m in errors(events) if "checksum does not match" in m and b.name in m]
@@ -422,11 +422,11 @@ def test_the_daemon_backs_up_on_a_thread_of_its_own_with_its_own_connections(tmp
     journal = Journal(state / "journal.sqlite")
     journal.append(Press("next"), 1.0, time.time())
     reported: list[str] = []
-    before = set(journal_guard.backups(journal.path))
-    journal_guard.GameEndBackups(journal, reported.append, background=True)()
+    before = set(backups.backups(journal.path))
+    backups.GameEndBackups(journal, reported.append, background=True)()
     for t in [t for t in threading.enumerate() if t.name == "backup"]:
         t.join(30)
-    new = set(journal_guard.backups(journal.path)) - before
+    new = set(backups.backups(journal.path)) - before
     assert not reported and len(new) == 1
     b = sqlite3.connect(new.pop())
     assert b.execute("SELECT count(*) FROM inputs").fetchone()[0] == journal.count_inputs()

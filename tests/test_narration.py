@@ -54,10 +54,10 @@ def test_every_line_a_game_says_exists(script: Path, lang: str, tmp_path: Path) 
 
 def test_names_and_lists_are_translated() -> None:
     n = Narrator()
-    line = n.render("session.standings", {"scores": [("red", 3), ("blue", 1)]}, "ja")
+    line = n.render("table.standings", {"scores": [("red", 3), ("blue", 1)]}, "ja")
     assert line.text == "今夜の合計：赤3点、青1点。"
     assert line.reading == "こんやのごうけい、あか3てん、あお1てん。"
-    en = n.render("session.standings", {"scores": {"red": 3, "blue": 1, "green": 0}}, "en")
+    en = n.render("table.standings", {"scores": {"red": 3, "blue": 1, "green": 0}}, "en")
     assert en.text == "Tonight's totals: red 3, blue 1 and green 0."
 
 

@@ -31,8 +31,8 @@ from companion.core.tags import identify, valid_uid
 from hardware.base import ReaderStatus, TagSeen
 from hardware.nfc_reader import (
     NfcConfig,
+    NfcConnection,
     NfcReader,
-    NfcSession,
     first_text,
     open_frontend,
 )
@@ -407,12 +407,12 @@ class Beeper:
 def serve_script(script: list[tuple[float, Any]], **config: Any) -> list[Any]:
     clock = [0.0]
     stopping = threading.Event()
-    settings = NfcConfig.from_mapping({"poll_s": 0.001, "release_misses": 2, **config})
-    session = NfcSession(settings, frontend_factory=lambda: FakeFrontend(script, clock, stopping),
+    settings = NfcConfig(poll_s=0.001, release_misses=2, **config)  # faster than a config may poll
+    connection = NfcConnection(settings, frontend_factory=lambda: FakeFrontend(script, clock, stopping),
                          clock=lambda: clock[0])
-    session.open()
+    connection.open()
     events: list[Any] = []
-    session.serve(events.append, stopping)
+    connection.serve(events.append, stopping)
     return events
 
 
@@ -487,16 +487,16 @@ def test_a_tag_still_there_when_the_reader_returns_is_not_reported_again():
     clock = [0.0]
     stopping = threading.Event()
     script: list[tuple[float, Any]] = []
-    settings = NfcConfig.from_mapping({"poll_s": 0.001, "release_misses": 2})
-    session = NfcSession(settings, frontend_factory=lambda: FakeFrontend(script, clock, stopping),
+    settings = NfcConfig(poll_s=0.001, release_misses=2)
+    connection = NfcConnection(settings, frontend_factory=lambda: FakeFrontend(script, clock, stopping),
                          clock=lambda: clock[0])
     events: list[Any] = []
 
     def serve(*items: Any) -> None:
         script[:] = [(10.0, item) for item in items]  # long past any debounce
         stopping.clear()
-        session.open()
-        session.serve(events.append, stopping)
+        connection.open()
+        connection.serve(events.append, stopping)
 
     with pytest.raises(OSError):  # unplugged under the tile
         serve(FakeTag("04A1B2C3", TEXT, presence_error=OSError(errno.EIO, "gone")))
@@ -518,8 +518,8 @@ def test_beep_asks_the_reader_to_beep_while_the_tag_lies_there():
         fake.device = beeper  # type: ignore[attr-defined]
         return fake
 
-    session = NfcSession(NfcConfig.from_mapping({"poll_s": 0.001, "beep": True}),
+    connection = NfcConnection(NfcConfig(poll_s=0.001, beep=True),
                          frontend_factory=frontend, clock=lambda: clock[0])
-    session.open()
-    session.serve(lambda event: None, stopping)
+    connection.open()
+    connection.serve(lambda event: None, stopping)
     assert beeper.calls == ["on", "off"]

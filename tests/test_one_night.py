@@ -10,10 +10,13 @@ into a fresh engine and calls ``resume()``.  test_one_night_night.py uses it too
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from companion.app import config
 from companion.core.engine import Setup
 from companion.core.events import (
     CancelTimer,
@@ -417,19 +420,26 @@ def test_refuse_bad_setup() -> None:
     with pytest.raises(Refusal) as r:
         OneNight.check_setup(COLOURS[:8] + ("black",), (), {})
     assert r.value.key == "refuse.player_count"
-    cases: list[tuple[dict[str, Any], str]] = [
-        ({"window_s": 0}, "window_s"), ({"pace": -1}, "pace"), ({"jitter_s": [5, 1]}, "jitter_s"),
-        ({"jitter_s": 3}, "jitter_s"), ({"warnings_s": [0]}, "warnings_s"), ({"masking": "yes"}, "masking"),
-        ({"discussion_min": "3"}, "discussion_min"), ({"deck": [1]}, "deck"),
-    ]
-    for options, key in cases:
-        with pytest.raises(Refusal) as r:
-            OneNight.check_setup(COLOURS[:4], (), options)
-        assert (r.value.key, r.value.params) == ("onw.refuse.bad_option", {"option": key})
-    for deck in [{"villager": 1, "werewolf": 1}, {"dragon": 9}, {"villager": -1, "werewolf": 9}]:
-        with pytest.raises(Refusal) as r:
-            OneNight.check_setup(COLOURS[:4], (), {"deck": {4: deck}})
-        assert r.value.key == "onw.refuse.bad_deck"
+
+
+@pytest.mark.parametrize("options, key", [
+    ({"window_s": 0}, "window_s"), ({"pace": -1}, "pace"), ({"jitter_s": [5, 1]}, "jitter_s"),
+    ({"jitter_s": 3}, "jitter_s"), ({"warnings_s": [0]}, "warnings_s"), ({"masking": "yes"}, "masking"),
+    ({"discussion_min": "3"}, "discussion_min"), ({"deck": [1]}, "deck"),
+    ({"deck": {4: {"villager": 1, "werewolf": 1}}}, "deck"), ({"deck": {4: {"dragon": 9}}}, "deck"),
+    ({"deck": {4: {"villager": -1, "werewolf": 9}}}, "deck"),
+    ({"deck": {5: {"villager": 2, "werewolf": 3, "seer": 1, "thief": 1}}}, "deck"),  # the set has 2 werewolves
+])
+def test_bad_options_are_refused_when_the_config_is_loaded(tmp_path: Path, options: dict[str, Any],
+                                                           key: str) -> None:
+    """One way to refuse bad options: the game's checks, run by the config
+    schema, name the file, the line and the setting; no night starts with them."""
+    p = tmp_path / "c.yaml"
+    p.write_text(f"language: en\ngames:\n  one-night: {yaml.safe_dump(options, default_flow_style=True)}")
+    with pytest.raises(config.ConfigError) as e:
+        config.load([p])
+    assert e.value.file == str(p) and e.value.line == 3
+    assert str(e.value).startswith(f"{p}:3: games.one-night.{key} ")
 
 
 # ----------------------------------------------------------------------- resume

@@ -242,7 +242,7 @@ def test_default_pins_avoid_uart_i2c_spi_and_i2s() -> None:
 def test_config_refuses_bad_pins() -> None:
     with pytest.raises(ValueError, match="panel.pins.back"):
         PanelConfig.from_dict({"pins": {"next": 17, "back": 17}})
-    with pytest.raises(ValueError, match="unknown name"):
+    with pytest.raises(ValueError, match="unknown setting .panel.pins.start."):
         PanelConfig.from_dict({"pins": {"start": 4}})
     with pytest.raises(ValueError, match="panel.pins.ok"):
         PanelConfig.from_dict({"pins": {"ok": 40}})

@@ -106,8 +106,8 @@ def test_the_loop_announces_a_reader_change_once(runner: Runner) -> None:
 
 
 # ------------------------------------------------ a reader that raises mid-read
-class ScriptedSession:
-    """A ``hardware.supervisor.Session`` whose every step the test scripts:
+class ScriptedConnection:
+    """A ``hardware.supervisor.Connection`` whose every step the test scripts:
     ``open`` takes the next action (an exception to fail, anything else to
     succeed); ``serve`` emits tags and raises when told to."""
 
@@ -153,16 +153,16 @@ def test_a_reader_that_raises_mid_read_loses_nothing_and_says_each_change_once(r
         loop.submit(event)
         delivered.put(event)
 
-    session = ScriptedSession()
-    sup = Supervisor(session, backoff=Backoff(0.01, 0.02), wait=lambda s: None, name="test-reader")
+    connection = ScriptedConnection()
+    sup = Supervisor(connection, backoff=Backoff(0.01, 0.02), wait=lambda s: None, name="test-reader")
     sup.start(emit)
 
     def feed(*actions: Any, expect: int) -> list[Any]:
-        """Hand the session its next actions; wait for ``expect`` events to reach the loop."""
+        """Hand the connection its next actions; wait for ``expect`` events to reach the loop."""
         for a in actions:
-            session.actions.put(a)
+            connection.actions.put(a)
         got = [delivered.get(timeout=5) for _ in range(expect)]
-        session.actions.join()
+        connection.actions.join()
         loop.pump()
         return got
 
@@ -183,7 +183,7 @@ def test_a_reader_that_raises_mid_read_loses_nothing_and_says_each_change_once(r
         assert [g.connected for g in got if isinstance(g, ReaderStatus)] == [True, False]
         feed("open", TagSeen(text="player/white"), expect=2)
     finally:
-        session.closing.set()
+        connection.closing.set()
         sup.stop()
     evs = runner.events[start:]
     assert reader_states(evs) == ["disconnected", "connected", "disconnected", "connected"]

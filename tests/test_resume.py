@@ -46,7 +46,7 @@ def test_resume_after_every_step_gives_the_same_game(path: Path, tmp_path: Path)
         plays, after = play(path, tmp_path / f"cut{cut}", cut)
         assert outcome(plays) == outcome(reference), f"cut after step {cut}"
         said = [e["key"] for e in after if e["event"] == "say"]
-        assert said and said[0].startswith("session."), said[:3]  # it says where the table is first
+        assert said and said[0].startswith("table."), said[:3]  # it says where the table is first
         started = next(e for e in after if e["event"] == "started")
         assert started["replayed"] >= 1  # at least the game card came back from the journal
 
@@ -54,7 +54,7 @@ def test_resume_after_every_step_gives_the_same_game(path: Path, tmp_path: Path)
 def test_resume_in_a_round_names_the_round_and_step(tmp_path: Path) -> None:
     _, after = play(ROOT / "examples" / "seven-knights.yaml", tmp_path, cut=12)
     keys = [e["key"] for e in after if e["event"] == "say"]
-    assert keys[0] == "session.resumed_game"
+    assert keys[0] == "table.resumed_game"
     assert any(k.startswith("skb.resume") for k in keys[:4]), keys[:4]
 
 
@@ -128,10 +128,10 @@ def test_a_start_long_after_the_last_input_begins_a_new_games_night(tmp_path: Pa
     monkeypatch.setattr(TableLoop, "start", seven_hours_later)
     sim = Simulation(cfg, tmp_path, lambda ev: None)
     try:
-        assert sim.loop.table.state.session_no == 2 and sim.loop.table.state.standings == {}
+        assert sim.loop.table.state.evening == 2 and sim.loop.table.state.standings == {}
         for _, kind, value in steps:
             sim.step(kind, value)
-        assert [p["session"] for p in sim.app.journal.plays()] == [1, 2]
+        assert [p["evening"] for p in sim.app.journal.plays()] == [1, 2]
         assert sim.loop.table.state.standings["seven-knights"]["red"] == 9  # tonight: this game only
     finally:
         sim.close()
@@ -141,4 +141,18 @@ def test_a_restart_the_same_evening_keeps_tonights_totals(tmp_path: Path) -> Non
     path = ROOT / "examples" / "seven-knights.yaml"
     play(path, tmp_path)
     plays, _ = play(path, tmp_path)
-    assert [p["session"] for p in plays] == [1, 1]
+    assert [p["evening"] for p in plays] == [1, 1]
+
+
+def test_a_journal_from_before_the_evening_was_named_keeps_its_games_night() -> None:
+    """Journals and checkpoints written when the games night was called the
+    "session" (``session_no``, ``new-session``) read as the same evening."""
+    from companion.core.events import Housekeeping
+    from companion.core.table import Table
+    from companion.games import GAMES
+
+    table = Table(GAMES)
+    table.restore({"session_no": 3, "standings": {"seven-knights": {"red": 9}}})
+    assert table.state.evening == 3 and table.state.standings == {"seven-knights": {"red": 9}}
+    table.handle(Housekeeping("new-session"))
+    assert table.state.evening == 4 and table.state.standings == {}

@@ -152,9 +152,9 @@ def test_no_sentence_starts_with_a_lower_case_name(lang: str) -> None:
     from voice.lines import Narrator
 
     narrate = Narrator()
-    lines = [*SPOKEN, ("session.player_seated", {"player": "red", "n": 1}),
-             ("session.player_seated", {"player": "alice", "n": 2})]
+    lines = [*SPOKEN, ("table.player_seated", {"player": "red", "n": 1}),
+             ("table.player_seated", {"player": "alice", "n": 2})]
     for key, params in lines:
         line = narrate(key, params, lang)
         assert not SENTENCE_STARTS_LOWER.search(line.text), (key, line.text)
-    assert narrate("session.player_seated", {"player": "red", "n": 1}, "en").text == "Red, seat 1."
+    assert narrate("table.player_seated", {"player": "red", "n": 1}, "en").text == "Red, seat 1."

@@ -5,8 +5,12 @@ Rules: /work/shared/rules/seven-knights-bewitched.md (§ numbers are its
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+import yaml
+
+from companion.app import config
 from companion.core.engine import Setup
 from companion.core.events import Refusal, Say
 from companion.games import ENGINES
@@ -19,7 +23,7 @@ from companion.games.seven_knights.rules import (
     formation_failure,
     judge,
     knight_number,
-    parse_options,
+    options_from,
     round_points,
     winners,
 )
@@ -136,7 +140,7 @@ def test_check_setup_refusals(n: int, rules: tuple[str, ...], key: str) -> None:
     ({"start_marker": "left"}, "start_marker"),
     ({"tile_sets": ["basic"]}, "tile_sets"),
     ({"tile_sets": {"hard": {4: k(1, 2, 3, 4)}}}, "unknown rule set 'hard'"),
-    ({"tile_sets": {"basic": k(1, 2, 3)}}, "tile_sets.basic must map"),
+    ({"tile_sets": {"basic": k(1, 2, 3)}}, "tile_sets at basic: must map"),
     ({"tile_sets": {"basic": {"six": k(1, 2, 3)}}}, "player count"),
     ({"tile_sets": {"basic": {True: k(1, 2, 3)}}}, "player count"),
     ({"tile_sets": {"basic": {3: k(1, 2, 3) + [WITCH]}}}, "basic is for 4 to 8"),
@@ -147,21 +151,25 @@ def test_check_setup_refusals(n: int, rules: tuple[str, ...], key: str) -> None:
     ({"tile_sets": {"special": {4: k(1, 2, 3) + [WITCH]}}}, "3 dealable tiles"),
     ({"tile_sets": {"cooperative": {4: k(1, 2, 3, 4) + [WITCH]}}}, "no witch tile"),
 ])
-def test_bad_options_raise_value_error_naming_the_entry(options: dict, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        parse_options(options)
-    with pytest.raises(ValueError, match=message):
-        SevenKnights.check_setup(COLOURS[:6], (), options)
+def test_bad_options_are_refused_at_load_naming_file_line_and_entry(tmp_path: Path, options: dict,
+                                                                    message: str) -> None:
+    """The game's own check, run by the config schema: a bad override never reaches a table."""
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump({"games": {"seven-knights": options}}))
+    with pytest.raises(config.ConfigError, match=message) as e:
+        config.load([p])
+    assert e.value.file == str(p) and e.value.line is not None and e.value.line >= 3
+    assert str(e.value).startswith(f"{p}:{e.value.line}: games.seven-knights.")
 
 
 def test_tile_set_override_is_used_for_that_rule_set_and_count_only() -> None:
     """The tile set per player count is configurable (§ Rule sets)."""
     override = k(2, 3, 4, 5, 6, 7) + [WITCH]
     options = {"tile_sets": {"basic": {"6": override}}, "start_marker": "keep"}
-    assert parse_options(options).tile_sets == {"basic": {6: tuple(override)}}
+    assert options_from(options).tile_sets == {"basic": {6: tuple(override)}}
     assert list(SevenKnights(Setup(players=COLOURS[:6], options=options)).tiles) == override
     assert list(SevenKnights(Setup(players=COLOURS[:7], options=options)).tiles) == k(1, 2, 3, 4, 5, 6) + [WITCH]
-    assert parse_options({}).start_marker == "pass"
+    assert options_from({}).start_marker == "pass"
 
 
 # -------------------------------------------------- § Round 3: the election

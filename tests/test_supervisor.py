@@ -53,7 +53,7 @@ class FakeClock:
         return self.now
 
 
-class ScriptedSession:
+class ScriptedConnection:
     """A device following a script, one step per open():
     ``"missing"`` (open raises ReaderUnavailable), ``OSError(...)`` (open
     raises it), or ``("up", outcome)`` where outcome is what serve() does:
@@ -103,13 +103,13 @@ def statuses(events: list[Any]) -> list[bool]:
 
 @pytest.fixture
 def run():
-    """Start a supervisor on a session; always stopped at the end."""
+    """Start a supervisor on a connection; always stopped at the end."""
     started: list[Supervisor] = []
 
-    def _run(session: ScriptedSession, *, wait: FakeWait | None = None,
+    def _run(connection: ScriptedConnection, *, wait: FakeWait | None = None,
              clock: Any = time.monotonic, backoff: Backoff | None = None):
         q: queue.Queue[Any] = queue.Queue()
-        sup = Supervisor(session, backoff=backoff or Backoff(1, 30), wait=wait, clock=clock)
+        sup = Supervisor(connection, backoff=backoff or Backoff(1, 30), wait=wait, clock=clock)
         if wait is not None:
             wait.stopping = sup._stopping
         started.append(sup)
@@ -123,8 +123,8 @@ def run():
 
 def test_reader_missing_at_start_is_announced_once_then_its_arrival(run):
     wait = FakeWait()
-    session = ScriptedSession("missing", "missing", "missing", ("up", "hold"))
-    sup, q = run(session, wait=wait)
+    connection = ScriptedConnection("missing", "missing", "missing", ("up", "hold"))
+    sup, q = run(connection, wait=wait)
     events = events_until(q, 2)
     assert events[0] == ReaderStatus(False, "no reader found on usb")
     assert events[1] == ReaderStatus(True, "fake reader #4")
@@ -135,14 +135,14 @@ def test_reader_missing_at_start_is_announced_once_then_its_arrival(run):
 
 def test_backoff_doubles_up_to_the_configured_maximum(run):
     wait = FakeWait(block_after=8)
-    session = ScriptedSession()  # never there
-    run(session, wait=wait, backoff=Backoff.from_config({"retry_s": [1, 30]}))
+    connection = ScriptedConnection()  # never there
+    run(connection, wait=wait, backoff=Backoff.from_config({"retry_s": [1, 30]}))
     assert wait.wait_for(8)[:8] == [1, 2, 4, 8, 16, 30, 30, 30]
 
 
 def test_a_missing_reader_is_announced_only_once_however_often_it_is_retried(run):
     wait = FakeWait(block_after=6)
-    sup, q = run(ScriptedSession(), wait=wait)
+    sup, q = run(ScriptedConnection(), wait=wait)
     wait.wait_for(6)
     assert [e.connected for e in list(q.queue)] == [False]
 
@@ -151,22 +151,22 @@ def test_a_missing_reader_is_announced_only_once_however_often_it_is_retried(run
                                   OSError(errno.ENODEV, "No such device")])
 def test_reader_lost_mid_read_is_announced_once_and_comes_back(run, loss):
     wait = FakeWait()
-    session = ScriptedSession(("up", loss), "missing", "missing", ("up", "hold"))
-    sup, q = run(session, wait=wait)
+    connection = ScriptedConnection(("up", loss), "missing", "missing", ("up", "hold"))
+    sup, q = run(connection, wait=wait)
     events = events_until(q, 3)
     name = errno.errorcode[loss.errno]
     assert statuses(events) == [True, False, True]
     assert name in events[1].detail
     assert wait.delays == [1, 2, 4]
-    assert session.closes >= 2  # the lost device was let go before reopening
+    assert connection.closes >= 2  # the lost device was let go before reopening
 
 
 def test_connect_returning_false_counts_as_a_loss(run):
-    # NfcSession turns nfcpy's connect() == False into ReaderUnavailable.
+    # NfcConnection turns nfcpy's connect() == False into ReaderUnavailable.
     wait = FakeWait()
-    session = ScriptedSession(("up", ReaderUnavailable("reader on usb stopped answering")),
+    connection = ScriptedConnection(("up", ReaderUnavailable("reader on usb stopped answering")),
                               ("up", "hold"))
-    sup, q = run(session, wait=wait)
+    sup, q = run(connection, wait=wait)
     events = events_until(q, 3)
     assert events[1] == ReaderStatus(False, "reader on usb stopped answering")
     assert statuses(events) == [True, False, True]
@@ -175,9 +175,9 @@ def test_connect_returning_false_counts_as_a_loss(run):
 
 def test_open_raising_is_missing_not_fatal(run):
     wait = FakeWait()
-    session = ScriptedSession(OSError(errno.EACCES, "Permission denied", "/dev/bus/usb/001/004"),
+    connection = ScriptedConnection(OSError(errno.EACCES, "Permission denied", "/dev/bus/usb/001/004"),
                               ("up", "hold"))
-    sup, q = run(session, wait=wait)
+    sup, q = run(connection, wait=wait)
     events = events_until(q, 2)
     assert "EACCES" in events[0].detail and "/dev/bus/usb/001/004" in events[0].detail
     assert statuses(events) == [False, True]
@@ -185,8 +185,8 @@ def test_open_raising_is_missing_not_fatal(run):
 
 def test_an_unexpected_failure_in_serve_keeps_the_daemon_running(run):
     wait = FakeWait()
-    session = ScriptedSession(("up", RuntimeError("nfcpy tripped")), ("up", "hold"))
-    sup, q = run(session, wait=wait)
+    connection = ScriptedConnection(("up", RuntimeError("nfcpy tripped")), ("up", "hold"))
+    sup, q = run(connection, wait=wait)
     events = events_until(q, 3)
     assert statuses(events) == [True, False, True]
     assert "RuntimeError: nfcpy tripped" in events[1].detail
@@ -194,32 +194,32 @@ def test_an_unexpected_failure_in_serve_keeps_the_daemon_running(run):
 
 def test_serve_returning_by_itself_is_a_loss(run):
     wait = FakeWait()
-    session = ScriptedSession(("up", None), ("up", "hold"))
-    sup, q = run(session, wait=wait)
+    connection = ScriptedConnection(("up", None), ("up", "hold"))
+    sup, q = run(connection, wait=wait)
     assert statuses(events_until(q, 3)) == [True, False, True]
 
 
 def test_flapping_reader_keeps_backing_off(run):
-    # Each session dies at once: the delays keep growing instead of hammering.
+    # Each connection dies at once: the delays keep growing instead of hammering.
     wait = FakeWait(block_after=4)
     clock = FakeClock()
     eio = OSError(errno.EIO, "Input/output error")
-    run(ScriptedSession(*[("up", eio)] * 4), wait=wait, clock=clock)
+    run(ScriptedConnection(*[("up", eio)] * 4), wait=wait, clock=clock)
     assert wait.wait_for(4)[:4] == [1, 2, 4, 8]
 
 
-def test_a_session_that_lasted_starts_the_backoff_afresh(run):
+def test_a_connection_that_lasted_starts_the_backoff_afresh(run):
     wait = FakeWait()
     clock = FakeClock()
     eio = OSError(errno.EIO, "Input/output error")
 
-    def long_session(emit, stopping):
+    def long_connection(emit, stopping):
         clock.now += 3600  # an hour of play, then the cable is pulled
         return eio
 
-    session = ScriptedSession(("up", eio), "missing", ("up", long_session), "missing",
+    connection = ScriptedConnection(("up", eio), "missing", ("up", long_connection), "missing",
                               ("up", "hold"))
-    sup, q = run(session, wait=wait, clock=clock)
+    sup, q = run(connection, wait=wait, clock=clock)
     assert statuses(events_until(q, 5)) == [True, False, True, False, True]
     assert wait.delays == [1, 2, 1, 2]
 
@@ -229,14 +229,14 @@ def test_tags_pass_through_while_connected(run):
         emit(TagSeen(uid="04A1B2C3D4E5F6", text="skb/knight/1"))
         return "hold"
 
-    sup, q = run(ScriptedSession(("up", reports)), wait=FakeWait())
+    sup, q = run(ScriptedConnection(("up", reports)), wait=FakeWait())
     assert events_until(q, 2)[1] == TagSeen(uid="04A1B2C3D4E5F6", text="skb/knight/1")
 
 
 def test_stop_cuts_a_long_backoff_short():
     # Real waiting (the stop event's wait): a 30 s pause must not hold stop().
-    session = ScriptedSession()
-    sup = Supervisor(session, backoff=Backoff(30, 30))
+    connection = ScriptedConnection()
+    sup = Supervisor(connection, backoff=Backoff(30, 30))
     q: queue.Queue[Any] = queue.Queue()
     sup.start(q.put)
     assert q.get(timeout=WAIT).connected is False
@@ -249,16 +249,16 @@ def test_stop_cuts_a_long_backoff_short():
 
 
 def test_stop_while_serving_closes_the_device_and_reports_nothing_more():
-    session = ScriptedSession(("up", "hold"))
-    sup = Supervisor(session)
+    connection = ScriptedConnection(("up", "hold"))
+    sup = Supervisor(connection)
     q: queue.Queue[Any] = queue.Queue()
     sup.start(q.put)
     assert q.get(timeout=WAIT) == ReaderStatus(True, "fake reader #1")
-    assert session.serving.wait(WAIT)
+    assert connection.serving.wait(WAIT)
     started = time.monotonic()
     sup.stop()
     assert time.monotonic() - started < 1.0
-    assert session.closes == 1
+    assert connection.closes == 1
     assert q.empty()
     sup.stop()  # idempotent
 

@@ -105,7 +105,7 @@ def test_back_right_after_next_with_too_few_players_returns_to_seating(table, ga
     table.press("back")
     assert table.last("accepted")["input"] == "back"
     assert table.last("game_unstarted") == {**table.last("game_unstarted"), "game": game}
-    assert table.keys()[-1] == "session.unstarted"
+    assert table.keys()[-1] == "table.unstarted"
     assert snapshot(table) == seated
     table.tap("player/yellow")
     table.press("next")
@@ -118,7 +118,7 @@ def test_back_reaches_seating_only_while_the_game_is_untouched(table) -> None:
     table.press("back")  # … taken back: the game is as it started
     assert table.sim.loop.table.engine is not None
     table.press("back")
-    assert table.keys()[-1] == "session.unstarted"
+    assert table.keys()[-1] == "table.unstarted"
     table.press("next")  # the same five seated: the game starts again
     table.tap("skb/witch")
     table.press("next")  # the witch as the captain's tile: a verdict, final
@@ -154,7 +154,7 @@ def test_repeat_after_a_refusal_repeats_the_instruction(table) -> None:
     table.tap("game/seven-knights", "player/red")
     table.tap("onw/seer/1")
     table.press("repeat")
-    assert table.keys()[-2:] == ["refuse.not_before_start", "session.player_seated"]
+    assert table.keys()[-2:] == ["refuse.not_before_start", "table.player_seated"]
 
 
 def test_repeat_after_a_verdict_says_the_whole_verdict(table) -> None:
@@ -202,7 +202,7 @@ def test_hold_back_restarts_the_step_after_confirmation(table) -> None:
     step_start = snapshot(table)
     table.tap("skb/knight/1", "skb/knight/2")
     table.do("hold", "back")
-    assert table.keys()[-1] == "session.confirm_step"
+    assert table.keys()[-1] == "table.confirm_step"
     table.tap("skb/knight/3")  # anything but next/back is refused while asking
     assert table.keys()[-1] == "refuse.confirm_pending"
     table.press("next")
@@ -217,14 +217,14 @@ def test_hold_back_then_back_cancels(table) -> None:
     before = snapshot(table)
     table.do("hold", "back")
     table.press("back")
-    assert "session.confirm_cancelled" in table.keys()
+    assert "table.confirm_cancelled" in table.keys()
     assert snapshot(table) == before
 
 
 def test_hold_back_with_nothing_to_undo_abandons_the_game(table) -> None:
     start_sk(table)
     table.do("hold", "back")
-    assert table.keys()[-1] == "session.confirm_game"
+    assert table.keys()[-1] == "table.confirm_game"
     table.press("next")
     assert table.last("game_abandoned") is not None
     assert table.sim.loop.table.state.phase == "idle"
@@ -272,7 +272,7 @@ def test_feedback_follows_the_journal(table, monkeypatch) -> None:
 
 def test_events_from_other_threads_queue_until_pumped(table) -> None:
     table.sim.loop.submit(ButtonPressed("repeat"))
-    assert table.last("say")["key"] == "session.ready"
+    assert table.last("say")["key"] == "table.ready"
     table.sim.loop.pump()
     assert table.last("accepted")["input"] == "repeat"
 
@@ -282,7 +282,7 @@ def test_repeat_after_a_language_card_says_the_instruction_in_the_new_language(t
     table.press("next")  # questions
     said = table.of("say")[-1]
     table.tap("lang/ja")
-    assert table.last("say")["key"] == "session.language"
+    assert table.last("say")["key"] == "table.language"
     m = table.mark()
     table.press("repeat")
     again = table.since(m, "say")
@@ -310,7 +310,7 @@ def test_back_to_seating_survives_a_restart(make_table) -> None:
     first.close()
     again = make_table()
     assert again.sim.loop.table.state == seated and again.sim.loop.table.engine is None
-    assert again.keys()[-1] == "session.resumed_gathering"
+    assert again.keys()[-1] == "table.resumed_gathering"
     again.tap("player/yellow")
     again.press("next")
     assert again.last("game_started")["players"] == ["red", "blue", "green", "yellow"]

@@ -30,10 +30,10 @@ EN_YAML = textwrap.dedent(
     name.red: red
     name.blue: blue
     name.green: green
-    session.ready: "Ready. Tap a game card to begin."
+    table.ready: "Ready. Tap a game card to begin."
     undo.done: "Undone."
-    session.player_seated: "{player}, seat {n}."
-    session.resumed_gathering: "Seated so far: {players}. Tap the rest."
+    table.player_seated: "{player}, seat {n}."
+    table.resumed_gathering: "Seated so far: {players}. Tap the rest."
     """
 )
 JA_YAML = textwrap.dedent(
@@ -42,8 +42,8 @@ JA_YAML = textwrap.dedent(
     fmt.list_and: {text: "、", kana: "、"}
     name.red: {text: 赤, kana: あか}
     name.blue: {text: 青, kana: あお}
-    session.ready: {text: 準備ができました。, kana: じゅんびが できました。}
-    session.player_seated: {text: "{player}、{n}番目の席。", kana: "{player}、{n}ばんめのせき。"}
+    table.ready: {text: 準備ができました。, kana: じゅんびが できました。}
+    table.player_seated: {text: "{player}、{n}番目の席。", kana: "{player}、{n}ばんめのせき。"}
     """
 )
 
@@ -147,8 +147,8 @@ def test_a_dynamic_line_is_assembled_from_cached_fragments_without_synthesis(tmp
         entries = voice.entries(lang)
         voice.cache.prerender_fragments(lang, [*fragments_of(entries, lang=lang), *counted_fragments(entries, lang)])
     before = renderer.renders
-    en = voice.prepare(line("session.player_seated", "blue, seat 7.", player="blue", n=7))
-    ja = voice.prepare(line("session.player_seated", "あお、12ばんめのせき。", "ja", player="blue", n=12))
+    en = voice.prepare(line("table.player_seated", "blue, seat 7.", player="blue", n=7))
+    ja = voice.prepare(line("table.player_seated", "あお、12ばんめのせき。", "ja", player="blue", n=12))
     assert renderer.renders == before  # every piece came from the cache
     # blue + ", seat" + 7, with pauses between and after
     assert duration(en) > 0.05 * (len("blue") + len(", seat") + len("7"))
@@ -160,7 +160,7 @@ def test_a_list_of_names_reuses_each_names_fragment(tmp_path, lines_dir):
     voice = voice_on(tmp_path, renderer, lines_dir)
     voice.cache.prerender_fragments("en", fragments_of(voice.entries("en")))
     before = renderer.renders
-    voice.prepare(line("session.resumed_gathering", "Seated so far: red, blue and green. Tap the rest.",
+    voice.prepare(line("table.resumed_gathering", "Seated so far: red, blue and green. Tap the rest.",
                        players=["red", "blue", "green"]))  # fmt: skip
     assert renderer.renders == before
 
@@ -170,7 +170,7 @@ def test_an_uncached_value_is_rendered_live_once_then_cached(tmp_path, lines_dir
     voice = voice_on(tmp_path, renderer, lines_dir)
     voice.cache.prerender_fragments("en", fragments_of(voice.entries("en")))
     before = renderer.renders
-    seated = line("session.player_seated", "aki, seat 2.", player="aki", n=2)
+    seated = line("table.player_seated", "aki, seat 2.", player="aki", n=2)
     voice.prepare(seated)
     assert renderer.calls[before:] == [("aki", "en")]
     voice.prepare(seated)
@@ -180,7 +180,7 @@ def test_an_uncached_value_is_rendered_live_once_then_cached(tmp_path, lines_dir
 def test_a_reading_that_does_not_fit_its_template_is_rendered_whole(tmp_path, lines_dir):
     renderer = ToneRenderer()
     voice = voice_on(tmp_path, renderer, lines_dir)
-    odd = line("session.player_seated", "Seat three goes to red.", player="red", n=3)
+    odd = line("table.player_seated", "Seat three goes to red.", player="red", n=3)
     voice.prepare(odd)
     assert renderer.calls == [("Seat three goes to red.", "en")]
     voice.prepare(odd)  # and it is cached whole
@@ -191,7 +191,7 @@ def test_assembly_can_be_turned_off(tmp_path, lines_dir):
     renderer = ToneRenderer()
     voice = TtsVoice({"assemble": False}, cache=WavCache(tmp_path, renderer), player=NullPlayer(), packs={},
                      entries=line_entries(lines_dir))  # fmt: skip
-    voice.prepare(line("session.player_seated", "red, seat 3.", player="red", n=3))
+    voice.prepare(line("table.player_seated", "red, seat 3.", player="red", n=3))
     assert renderer.calls == [("red, seat 3.", "en")]
 
 
@@ -213,7 +213,7 @@ def test_fixed_lines_of_a_line_file_skip_names_formats_and_dynamic_lines(lines_d
     from voice.prerender import fixed_lines
 
     keys = [ln.key for ln in fixed_lines("en", line_entries(lines_dir)("en"))]
-    assert keys == ["session.ready", "undo.done"]
+    assert keys == ["table.ready", "undo.done"]
     ja = fixed_lines("ja", line_entries(lines_dir)("ja"))
     assert [ln.reading for ln in ja] == ["じゅんびが できました。"]
 

@@ -42,10 +42,10 @@ def test_finding_a_20_byte_cached_fragment_is_evicted_so_lines_with_it_are_heard
     red = voice.cache.path("red", "en", "part")
     red.write_bytes(b"RIFF\x0c\x00\x00\x00WAVEjunk")  # 20 bytes: what an SD card left of "red"
     before = renderer.renders
-    pcm = voice.prepare(line("session.player_seated", "red, seat 3.", player="red", n=3))
+    pcm = voice.prepare(line("table.player_seated", "red, seat 3.", player="red", n=3))
     assert renderer.calls[before:] == [("red", "en")]  # only the damaged fragment rendered again
     assert wav_problem(red) is None and rms(pcm) > 300
-    voice.prepare(line("session.player_seated", "red, seat 4.", player="red", n=4))
+    voice.prepare(line("table.player_seated", "red, seat 4.", player="red", n=4))
     assert renderer.renders == before + 1  # and it stays good: no render the second time
 
 
@@ -108,7 +108,7 @@ def test_finding_a_truncated_file_no_longer_counts_as_good(tmp_path, lines_dir):
     assert lines.evicted == 1 and wav_problem(ready) is None
     truncate_half(ready)  # and on a cue
     before = renderer.renders
-    pcm = voice.prepare(line("session.ready", "Ready. Tap a game card to begin."))
+    pcm = voice.prepare(line("table.ready", "Ready. Tap a game card to begin."))
     assert renderer.renders == before + 1 and rms(pcm) > 300
 
 

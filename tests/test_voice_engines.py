@@ -143,7 +143,7 @@ def test_assembled_fragments_do_not_jump_in_volume(tmp_path):
     voice = TtsVoice(cache=cache, player=NullPlayer(), packs={}, entries=line_entries())
     try:
         text, kana = "赤、3番目の席。", "あか、3ばんめのせき。"
-        voice.prepare(Line("session.player_seated", text, "ja", kana, {"player": "red", "n": 3}))
+        voice.prepare(Line("table.player_seated", text, "ja", kana, {"player": "red", "n": 3}))
         parts = sorted((tmp_path / "ja").glob("*.wav"))
         assert len(parts) == 3  # 赤, 3番目 (the number with its counter), の席。
         levels = [level_db(*samples(p)) for p in parts]

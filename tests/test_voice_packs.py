@@ -28,7 +28,7 @@ def seer(lang: str = "en") -> Line:
 
 def voice_with_pack(tmp_path: Path, pack_dir: Path, renderer: ToneRenderer, errors: list[str]) -> TtsVoice:
     entries = {"onw.seer.wake": ("Seer, wake up.", "Seer, wake up."), "undo.done": ("Undone.", "Undone."),
-               "session.player_seated": ("{player}, seat {n}.", "{player}, seat {n}.")}  # fmt: skip
+               "table.player_seated": ("{player}, seat {n}.", "{player}, seat {n}.")}  # fmt: skip
     return TtsVoice(
         {"pack_dir": str(pack_dir), "volume": 1.0}, cache=WavCache(tmp_path / "cache", renderer),
         player=NullPlayer(), entries=lambda lang: entries, on_error=errors.append, languages=("en",),
@@ -63,11 +63,11 @@ def test_through_speak_the_recording_is_what_plays(tmp_path):
 def test_a_recording_never_replaces_a_dynamic_line(tmp_path):
     pack = tmp_path / "pack"
     pack.mkdir()
-    recording(pack / "session.player_seated.wav")
+    recording(pack / "table.player_seated.wav")
     renderer = ToneRenderer()
     voice = voice_with_pack(tmp_path, pack, renderer, [])
     voice.prepare(
-        Line("session.player_seated", "red, seat 3.", "en", "red, seat 3.", {"player": "red", "n": 3})
+        Line("table.player_seated", "red, seat 3.", "en", "red, seat 3.", {"player": "red", "n": 3})
     )
     assert ("red", "en") in renderer.calls and ("3", "en") in renderer.calls
 

@@ -254,7 +254,7 @@ def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     time.tzset()
     try:
-        play = {"id": 4, "session": 2, "game": "one-night", "playDate": "2026-01-01 19:00:00", "durationMin": 12,
+        play = {"id": 4, "evening": 2, "game": "one-night", "playDate": "2026-01-01 19:00:00", "durationMin": 12,
                 "players": [{"name": "aki", "score": 1, "winner": True, "startPlayer": True, "sourcePlayerId": "red",
                              "role": "onw/werewolf/1"},
                             {"name": "ben", "score": 0, "winner": False, "startPlayer": False,
@@ -274,7 +274,7 @@ def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch
 
 
 def test_history_and_export_come_from_the_journals_plays(live: LiveTable) -> None:
-    play = {"id": 1, "session": 1, "game": "seven-knights", "playDate": "2026-01-01 19:00:00", "durationMin": 9,
+    play = {"id": 1, "evening": 1, "game": "seven-knights", "playDate": "2026-01-01 19:00:00", "durationMin": 9,
             "rules": [], "players": [{"name": "red", "score": 2, "winner": True, "startPlayer": True,
                                       "sourcePlayerId": "red"}]}
     live.web.history = lambda: [play]

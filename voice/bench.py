@@ -37,12 +37,12 @@ def default_lines() -> list[Line]:
 
     n = Narrator()
     return [
-        n.render("session.ready", {}, "en"),
-        n.render("session.player_seated", {"player": "red", "n": 3}, "en"),
-        n.render("session.standings", {"scores": {"red": 3, "blue": 5}}, "en"),
+        n.render("table.ready", {}, "en"),
+        n.render("table.player_seated", {"player": "red", "n": 3}, "en"),
+        n.render("table.standings", {"scores": {"red": 3, "blue": 5}}, "en"),
         n.render("undo.done", {}, "en"),
-        n.render("session.ready", {}, "ja"),
-        n.render("session.player_seated", {"player": "blue", "n": 4}, "ja"),
+        n.render("table.ready", {}, "ja"),
+        n.render("table.player_seated", {"player": "blue", "n": 4}, "ja"),
     ]
 
 

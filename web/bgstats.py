@@ -48,7 +48,7 @@ def record(play: Mapping[str, Any], location: str = "Home") -> dict[str, Any]:
         players.append(player)
     return {
         "sourceName": SOURCE,
-        "sourcePlayId": f"{play.get('session', 0)}-{play['id']}-{play['playDate']}",
+        "sourcePlayId": f"{play.get('evening', 0)}-{play['id']}-{play['playDate']}",
         "playDate": local_date(play["playDate"]),
         "durationMin": play["durationMin"],
         "location": {"name": location, "sourceLocationId": "table"},

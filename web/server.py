@@ -404,7 +404,7 @@ def public_play(play: Mapping[str, Any]) -> dict[str, Any]:
     in its phone's local time."""
     from web.bgstats import push_url
 
-    shown = {k: play[k] for k in ("id", "session", "game", "rules", "playDate", "durationMin", "players") if k in play}
+    shown = {k: play[k] for k in ("id", "evening", "game", "rules", "playDate", "durationMin", "players") if k in play}
     return {**shown, "bgstats": push_url(play)}
 
 

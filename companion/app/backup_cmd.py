@@ -25,7 +25,7 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from companion.app.config import for_command
-    from companion.runtime import journal_guard
+    from companion.runtime import backups
     from companion.runtime.journal import Journal
 
     path = state_dir(for_command(args)) / "journal.sqlite"
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         try:
-            what, aside = journal_guard.restore(path, args.file)
+            what, aside = backups.restore(path, args.file)
         except ValueError as e:
             print(f"companion restore: {e}; nothing changed", file=sys.stderr)
             return 1
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         journal = Journal(path, readonly=True)
         try:
-            target = journal_guard.make_backup(journal, args.file, kind="manual")
+            target = backups.make_backup(journal, args.file, kind="manual")
             n = journal.count_inputs()
         finally:
             journal.close()

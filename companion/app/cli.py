@@ -47,7 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.config = args.config_first + args.config
     from companion.app.config import ConfigError
-    from companion.runtime.journal_guard import JournalTooNew, StateLocked
+    from companion.runtime.journal import JournalTooNew
+    from companion.runtime.state_lock import StateLocked
 
     try:
         return int(args._run(args) or 0)

@@ -1,7 +1,16 @@
 """Configuration: YAML files validated against one schema, with errors that
 name the file, the line and the problem.
 
-The schema below is the single source of the settings and their defaults;
+The schema below is the single source of the settings and their defaults,
+assembled from parts: the table's own settings here, each device's
+(``hardware.nfc_reader.SETTINGS`` with the supervisor's ``retry_s``,
+``hardware.panel.SETTINGS``) and each game's (``settings`` on its engine
+class, under ``games.<game>``), all in the vocabulary of
+``companion.core.settings``.  A file is checked once, here: every value by
+its field's check, then every section's check over the merged result (two
+panel pins on one GPIO), each refusal naming the file and line.  The parts
+built from the result read it without checking it again.
+
 ``config/companion.yaml`` documents the same values (a test keeps them
 equal).  Loading layers: schema defaults ← each file given, in order ←
 overrides (a table script's ``config:``).
@@ -9,16 +18,16 @@ overrides (a table script's ``config:``).
 
 from __future__ import annotations
 
-import copy
 import os
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from companion.core import tags
+from companion.core import settings, tags
+from companion.core.settings import Field, choice, is_, number, optional, whole
+from hardware import nfc_reader, panel
 
 MAX_FILE_BYTES = 256 * 1024  # a config is a few kB; refuse anything absurd before parsing
 
@@ -33,56 +42,9 @@ class ConfigError(Exception):
 
 
 # ------------------------------------------------------------------ schema
-@dataclass(frozen=True)
-class Field:
-    default: Any
-    check: Callable[[Any], str | None]  # returns a problem, or None
-    doc: str = ""
-    read: Callable[[Any], Any] | None = None  # the value as the program uses it, once checked
-
-
-def _is(kind: type | tuple[type, ...], what: str) -> Callable[[Any], str | None]:
-    def check(v: Any) -> str | None:
-        if isinstance(v, bool) and kind is not bool:  # bool is an int subclass: True is no number
-            return f"must be {what}, not {v!r}"
-        return None if isinstance(v, kind) else f"must be {what}, not {v!r}"
-    return check
-
-
-def _choice(*options: Any) -> Callable[[Any], str | None]:
-    return lambda v: None if v in options else f"must be one of {', '.join(map(str, options))}, not {v!r}"
-
-
-def _number(low: float, high: float) -> Callable[[Any], str | None]:
-    def check(v: Any) -> str | None:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return f"must be a number, not {v!r}"
-        return None if low <= v <= high else f"must be between {low} and {high}, not {v}"
-    return check
-
-
-def _optional(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
-    return lambda v: None if v is None else check(v)
-
-
-def _range(low: float, high: float) -> Callable[[Any], str | None]:
-    def check(v: Any) -> str | None:
-        if not (isinstance(v, list) and len(v) == 2):
-            return f"must be a list of two numbers [min, max], not {v!r}"
-        for x in v:
-            if problem := _number(low, high)(x):
-                return problem
-        return None if v[0] <= v[1] else f"must be [min, max] with min <= max, not {v}"
-    return check
-
-
-def _seconds_list(v: Any) -> str | None:
-    if (not isinstance(v, list) or len(v) > 10
-            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x <= 3600 for x in v)):
-        return f"must be a list of up to 10 numbers of seconds, each above 0 and at most 3600, not {v!r}"
-    return None
-
-
+# The vocabulary (Field and the small checks) is companion.core.settings, so
+# that each game and device declares its own part; this module adds the
+# table's own settings and assembles the one schema.
 def _names(v: Any) -> str | None:
     if not isinstance(v, dict):
         return f"must be a mapping colour: name, not {v!r}"
@@ -101,67 +63,6 @@ def _extra_players(v: Any) -> str | None:
         return f"must be a list of lower-case names, not {v!r}"
     if len(v) > 64:
         return f"lists {len(v)} players; at most 64"
-    return None
-
-
-def _targets(v: Any) -> str | None:
-    ok = ("106A", "106B", "212F", "424F")
-    if not isinstance(v, list) or not v or not all(t in ok for t in v):
-        return f"must be a list drawn from {', '.join(ok)}, not {v!r}"
-    return None
-
-
-def _whole(low: int, high: int, what: str = "a whole number") -> Callable[[Any], str | None]:
-    def check(v: Any) -> str | None:
-        if isinstance(v, bool) or not isinstance(v, int):
-            return f"must be {what}, not {v!r}"
-        return None if low <= v <= high else f"must be between {low} and {high}, not {v}"
-    return check
-
-
-_pin = _whole(0, 27, "a whole BCM pin number")
-
-
-def _deck(v: Any) -> str | None:
-    if v is None:
-        return None
-    from companion.core.events import Refusal
-    from companion.games.one_night.rules import (  # the engine owns the rule
-        CARDS,
-        DEFAULT_DECKS,
-        Options,
-        deck_for,
-    )
-
-    if not isinstance(v, dict):
-        return f"must be a mapping players: {{role: count}}, not {v!r}"
-    cards = [i.split("/")[1] for i in CARDS]  # the cards there are tags for
-    for n, comp in v.items():
-        if isinstance(n, bool) or not isinstance(n, int) or not isinstance(comp, dict):
-            return f"must map a player count to {{role: count}}, not {n!r}: {comp!r}"
-        if n not in DEFAULT_DECKS:
-            return f"has a deck for {n} players; One Night is for {min(DEFAULT_DECKS)} to {max(DEFAULT_DECKS)}"
-        for role, count in comp.items():
-            if not isinstance(role, str) or isinstance(count, bool) or not isinstance(count, int):
-                return f"for {n} players: {role!r}: {count!r} is not a role and a count"
-            if role in cards and not 0 <= count <= cards.count(role):
-                return f"for {n} players: {count} {role} cards, but the set has 0 to {cards.count(role)}"
-        try:
-            deck_for(n, Options(deck={n: comp}))
-        except Refusal as e:
-            return f"for {n} players: {e.reason}"
-    return None
-
-
-def _tile_sets(v: Any) -> str | None:
-    if v is None:
-        return None
-    from companion.games.seven_knights.rules import parse_options  # the engine owns the rule
-
-    try:
-        parse_options({"tile_sets": v})
-    except ValueError as e:
-        return f"is not a valid tile-set override: {e}"
     return None
 
 
@@ -186,82 +87,58 @@ def _listen(v: Any) -> str | None:
     return None
 
 
+def _games() -> dict[str, Any]:
+    """Each game's own section (``settings`` on its engine class), under its name."""
+    from companion.games import GAMES
+
+    return {cls.game: cls.settings for cls in GAMES if cls.settings}
+
+
 SCHEMA: dict[str, Any] = {
-    "language": Field("en", _choice(*tags.LANGUAGES), "narration language: en | ja"),
-    "seed": Field(None, _optional(_whole(0, 2 ** 63 - 1)), "fixes random choices (jitter); none: chosen once per journal"),
-    "state_dir": Field(None, _optional(_is(str, "a path")), "journal and caches; default $STATE_DIRECTORY or ./state"),
+    "language": Field("en", choice(*tags.LANGUAGES), "narration language: en | ja"),
+    "seed": Field(None, optional(whole(0, 2 ** 63 - 1)), "fixes random choices (jitter); none: chosen once per journal"),
+    "state_dir": Field(None, optional(is_(str, "a path")), "journal and caches; default $STATE_DIRECTORY or ./state"),
     "players": {
         "names": Field({}, _names, "colour → name, e.g. {red: aki}"),
         "extra": Field([], _extra_players, "player cards beyond the 8 colours: player/<name>"),
     },
     "reader": {
-        "backend": Field("nfc", _choice("nfc", "simulated")),
-        "device": Field("usb", _is(str, "an nfcpy device path (usb, tty:S0:pn532, tty:AMA0:pn532)")),
-        "tag_map": Field("tags.yaml", _is(str, "a path"), "UID → identity file, relative to this config file"),
-        "retry_s": Field([1.0, 30.0], _range(0.01, 3600)),
-        "poll_s": Field(0.1, _number(0.01, 5)),
-        "targets": Field(["106A", "106B", "212F"], _targets, "106A: NTAG/Type 2; 106B; 212F: FeliCa; 424F"),
-        "release_misses": Field(3, _whole(1, 50), "failed presence checks in a row that mean 'taken away'"),
-        "debounce_s": Field(0.5, _number(0, 10), "a tag back within this is the same tap"),
-        "beep": Field(False, _is(bool, "true or false"), "let the reader beep itself (ACR122)"),
+        "backend": Field("nfc", choice("nfc", "simulated")),
+        "tag_map": Field("tags.yaml", is_(str, "a path"), "UID → identity file, relative to this config file"),
+        **nfc_reader.SETTINGS,
     },
     "panel": {
-        "backend": Field("gpio", _choice("gpio", "mock")),
-        "pins": {
-            "next": Field(17, _pin), "back": Field(27, _pin), "repeat": Field(22, _pin),
-            "ready": Field(5, _pin), "ok": Field(6, _pin), "error": Field(13, _pin), "buzzer": Field(16, _pin),
-        },
-        "bounce_s": Field(0.05, _optional(_number(0, 1))),
-        "hold_back_s": Field(2.0, _number(0.3, 10)),
+        "backend": Field("gpio", choice("gpio", "mock")),
+        **panel.SETTINGS,
     },
     "web": {
         "listen": Field("auto", _listen, "HOST:PORT for the pages; auto: 0.0.0.0:8080 on a Pi, off elsewhere; "
                         "null: off"),
-        "pair_window_s": Field(30.0, _number(5, 300), "how long after a phone asks a player may tap their card"),
+        "pair_window_s": Field(30.0, number(5, 300), "how long after a phone asks a player may tap their card"),
     },
     "voice": {
-        "backend": Field("tts", _choice("tts", "console", "silent")),
-        "rate": Field(150, _number(60, 400), "words per minute"),
-        "volume": Field(0.8, _number(0, 1)),
+        "backend": Field("tts", choice("tts", "console", "silent")),
+        "rate": Field(150, number(60, 400), "words per minute"),
+        "volume": Field(0.8, number(0, 1)),
         # YAML reads a bare `null` as nothing: the same as the word "null" (no sound card)
-        "player": Field("aplay", lambda v: None if v is None else _choice("aplay", "null")(v),
+        "player": Field("aplay", lambda v: None if v is None else choice("aplay", "null")(v),
                         read=lambda v: "null" if v is None else v),
-        "device": Field("default", _is(str, "an ALSA device name")),
-        "cache_dir": Field(None, _optional(_is(str, "a path"))),
-        "pack_dir": Field(None, _optional(_is(str, "a path"))),
-        "masking_volume": Field(0.3, _number(0, 1)),
+        "device": Field("default", is_(str, "an ALSA device name")),
+        "cache_dir": Field(None, optional(is_(str, "a path"))),
+        "pack_dir": Field(None, optional(is_(str, "a path"))),
+        "masking_volume": Field(0.3, number(0, 1)),
         # per language; a missing engine falls back to espeak (said at start and by doctor)
         "engine": {
-            "ja": Field("openjtalk", _choice("openjtalk", "espeak"), "openjtalk (the [voice] extra) | espeak"),
-            "en": Field("piper", _choice("piper", "espeak"), "piper (the [voice] extra) | espeak"),
+            "ja": Field("openjtalk", choice("openjtalk", "espeak"), "openjtalk (the [voice] extra) | espeak"),
+            "en": Field("piper", choice("piper", "espeak"), "piper (the [voice] extra) | espeak"),
         },
     },
-    "games": {
-        "seven-knights": {
-            "start_marker": Field("pass", _choice("pass", "keep")),
-            "tile_sets": Field(None, _tile_sets, "override tiles per rule set and player count"),
-        },
-        "one-night": {
-            "window_s": Field(10.0, _number(1, 120)),
-            "jitter_s": Field([0.0, 0.0], _range(0, 30)),
-            "pace": Field(1.0, _number(0.25, 4)),
-            "discussion_min": Field(3, _number(0.5, 30)),
-            "warnings_s": Field([60, 10], _seconds_list),
-            "masking": Field(True, _is(bool, "true or false")),
-            "deck": Field(None, _deck),
-        },
-        "madness-hour": {
-            "turn_s": Field(0, _number(0, 3600), "the turn timer; 0: off"),
-            "turn_warning_s": Field(10, _number(0, 600), "seconds before a turn's end at which it is said"),
-            "discussion_s": Field(60, _number(5, 1800), "the climax discussion"),
-            "warnings_s": Field([30, 10], _seconds_list),
-        },
-    },
+    "games": _games(),
 }
 
 
 def defaults(schema: Mapping[str, Any] = SCHEMA) -> dict[str, Any]:
-    return {k: defaults(v) if isinstance(v, dict) else copy.deepcopy(v.default) for k, v in schema.items()}
+    return settings.defaults(schema)
 
 
 # ------------------------------------------------------------------ loading
@@ -386,35 +263,50 @@ _COLLECTION_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null")}
 
 
-def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], file: str, path: str) -> None:
+Provenance = dict[str, tuple[str, int]]  # a setting's path → (file, line) that set it last, oldest first
+
+
+def _merge(target: dict[str, Any], node: yaml.Node, schema: Mapping[str, Any], file: str, path: str,
+           set_at: Provenance) -> None:
     if not isinstance(node, yaml.MappingNode) or node.tag not in _COLLECTION_TAGS:
-        raise ConfigError(file, _line(node), f"{path or 'the file'} must be a mapping of settings")
+        raise ConfigError(file, _line(node), settings.message(path or "the file", "must be a mapping of settings"))
     seen: set[str] = set()
     for knode, vnode in node.value:
         if not isinstance(knode, yaml.ScalarNode):
             raise ConfigError(file, _line(knode), "a setting's name must be a plain word, not a list or mapping")
         key = plain(knode, file)
-        where = f"{path}.{key}" if path else str(key)
+        where = settings.join(path, key)
         if key in seen:
             raise ConfigError(file, _line(knode), f"{where} is given twice")
         seen.add(key)
         if key not in schema:
-            known = ", ".join(schema)
-            raise ConfigError(file, _line(knode), f"unknown setting {where!r} (known here: {known})")
+            raise ConfigError(file, _line(knode), settings.unknown(where, schema))
         spec = schema[key]
         if isinstance(spec, dict):
-            _merge(target[key], vnode, spec, file, where)
+            _merge(target[key], vnode, spec, file, where, set_at)
             continue
         value = plain(vnode, file)
         if problem := spec.check(value):
-            raise ConfigError(file, _line(vnode), _short(f"{where} {problem}", 300))
+            raise ConfigError(file, _line(vnode), _short(settings.message(where, problem), 300))
         target[key] = spec.read(value) if spec.read else value
+        set_at.pop(where, None)
+        set_at[where] = (file, _line(vnode))
+
+
+def _check_sections(cfg: Mapping[str, Any], set_at: Provenance) -> None:
+    """The checks over whole sections (two panel pins on one GPIO), once
+    every file is merged; the line is that of the setting concerned set last."""
+    for keys, problem in settings.section_problems(SCHEMA, cfg):
+        file, line = next((set_at[k] for k in reversed(set_at) if k in keys), ("the defaults", 0))
+        raise ConfigError(file, line or None, _short(settings.message(keys, problem), 300))
 
 
 def merge_node(cfg: dict[str, Any], node: yaml.Node | None, name: str) -> None:
     """Check a node of settings against the schema and merge it into ``cfg``."""
     if node is not None:
-        _merge(cfg, node, SCHEMA, name, "")
+        set_at: Provenance = {}
+        _merge(cfg, node, SCHEMA, name, "", set_at)
+        _check_sections(cfg, set_at)
 
 
 def for_command(args: Any) -> dict[str, Any]:
@@ -434,6 +326,7 @@ def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None =
     """Defaults, then each file, then ``overrides`` (checked the same way).
     Relative ``reader.tag_map`` is resolved against the file that set it."""
     cfg = defaults()
+    set_at: Provenance = {}
     tag_map_from = Path(cfg["reader"]["tag_map"])
     for p in paths:
         path = Path(p)
@@ -441,12 +334,13 @@ def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None =
         if node is None:  # an empty file changes nothing
             continue
         cfg["reader"]["tag_map"] = ""  # so we can tell whether this file sets it
-        _merge(cfg, node, SCHEMA, str(path), "")
+        _merge(cfg, node, SCHEMA, str(path), "", set_at)
         if cfg["reader"]["tag_map"]:
             tag_map_from = path.parent / cfg["reader"]["tag_map"]  # absolute paths stay as they are
         cfg["reader"]["tag_map"] = str(tag_map_from)
-    if overrides:
-        merge_node(cfg, yaml.compose(yaml.safe_dump(dict(overrides)), Loader=yaml.SafeLoader), "overrides")
+    if overrides and (node := yaml.compose(yaml.safe_dump(dict(overrides)), Loader=yaml.SafeLoader)) is not None:
+        _merge(cfg, node, SCHEMA, "overrides", "", set_at)
+    _check_sections(cfg, set_at)
     return cfg
 
 

@@ -23,6 +23,7 @@ from companion.app import wiring
 from companion.app.wiring import App, build
 from companion.core import threads
 from companion.runtime.clock import RealClock
+from companion.runtime.inbox import Inbox
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -59,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)
 
     reader = wiring.make_reader(cfg, args.simulate)
-    errors: list[Callable[[str], None]] = []  # the loop's error sink, once it exists
-    early: list[str] = []  # what the voice says before the loop exists (engine fallback, bad pack files)
-    voice = wiring.make_voice(cfg, args.simulate, human, lambda msg: errors[0](msg) if errors else early.append(msg),
-                       asked_for_tts=args.voice == "tts", shown=readable)
+    # The loop's inbox exists before any part, so the voice reports into it from
+    # the start (an engine fallback, bad pack files), before the loop is built.
+    inbox = Inbox()
+    voice = wiring.make_voice(cfg, args.simulate, human, inbox.report_error,
+                              asked_for_tts=args.voice == "tts", shown=readable)
     from companion.app.web_app import resolve_listen, start_web
 
     listen = resolve_listen(cfg, args.web)
@@ -72,11 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
         read_side = WatchedReadSide()
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True,
-                read_side=read_side)
+                read_side=read_side, inbox=inbox)
     loop = app.loop
-    errors.append(loop.report_error)
-    for msg in early:
-        loop.report_error(msg)
 
     stopping = threading.Event()
 

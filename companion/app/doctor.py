@@ -230,7 +230,8 @@ def check_state_dir(path: Path, env: Env) -> Result:
 def check_journal(path: Path) -> Result:
     """The journal's integrity (SQLite's integrity_check, and its WAL's
     checksums) and the backup a recovery would use; reads only."""
-    from companion.runtime.journal_guard import backup_problem, backups, diagnose, newest_intact_backup
+    from companion.runtime.backups import backup_problem, backups, newest_intact_backup
+    from companion.runtime.journal_check import diagnose
 
     journal = path / "journal.sqlite"
     backup = newest_intact_backup(journal, look_only=True)
@@ -367,9 +368,10 @@ def check_gpio(cfg: Mapping[str, Any] | None, env: Env) -> Result:
                       "(install.sh does both)")
     detail = f"gpiozero uses {factory}"
     try:
-        from hardware.panel import PanelConfig, pin_clashes
+        from hardware.panel import SETTINGS, PanelConfig, pin_clashes
 
-        clashes = pin_clashes(PanelConfig.from_dict(panel).pins)
+        # the device's own part of the section (the backend is the wiring's)
+        clashes = pin_clashes(PanelConfig.from_dict({k: v for k, v in panel.items() if k in SETTINGS}).pins)
     except ValueError as e:
         return Result("GPIO panel", FAIL, str(e), "fix panel.pins in the config")
     if clashes:

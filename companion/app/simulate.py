@@ -1,7 +1,7 @@
 """Table scripts: replay taps, presses and waits on simulated hardware and a
 virtual clock, and write the event log (DESIGN.md contract).
 
-The daemon's own loop, session, journal and gpiozero panel run; only the
+The daemon's own loop, table, journal and gpiozero panel run; only the
 reader (a ``SimulatedReader``), the pins (gpiozero's MockFactory) and time
 (a ``VirtualClock``) are simulated.
 """

@@ -1,5 +1,5 @@
 """The composition root: the one place that wires the shell (readers, panel,
-voice) to the core (session, loop, journal, clock) from a loaded config."""
+voice) to the core (table, loop, journal, clock) from a loaded config."""
 
 from __future__ import annotations
 
@@ -14,12 +14,15 @@ from companion.core import threads
 from companion.core.events import TABLE, ButtonPressed, Say
 from companion.core.messages import ReadSide
 from companion.core.table import Table
+from companion.runtime.backups import GameEndBackups
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer
+from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal
-from companion.runtime.journal_guard import GameEndBackups, StateLock, open_journal
+from companion.runtime.journal_guard import open_journal
 from companion.runtime.loop import TableLoop
 from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
+from companion.runtime.state_lock import StateLock
 
 Log = Callable[[dict[str, Any]], None]
 
@@ -64,13 +67,14 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
           panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
           games: Mapping[str, Any] | None = None, background_backups: bool = False,
-          read_side: ReadSide | None = None) -> App:
+          read_side: ReadSide | None = None, inbox: Inbox | None = None) -> App:
     """The daemon's parts, wired: the journal (locked to this process,
     checked, recovered), the table loop in the middle, the reader and the
     panel's buttons feeding it, and the sinks (log, speaker, panel)
     subscribed to the router by audience.  ``games``: the registry (tests
     may hand in their own engines); ``read_side``: the one the pages read
-    (companion.app.web_app)."""
+    (companion.app.web_app); ``inbox``: the loop's, when a part built
+    before this call (the voice) already reports into it."""
     from companion.games import ENGINES
     from voice.lines import Narrator
 
@@ -93,18 +97,21 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
 
         sinks["fill"] = FillGate()
         router.subscribe(sinks["fill"].receive, TABLE)
-    backups = GameEndBackups(journal, lambda msg: loop.report_error(msg), background=background_backups)
+    # The inbox comes first, so each part is handed its way in as it is built.
+    inbox = inbox if inbox is not None else Inbox()
+    backups = GameEndBackups(journal, inbox.report_error, background=background_backups)
+    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
+                                     lambda name: inbox.submit(ButtonPressed(name)))
+    if panel_error:
+        inbox.report_error(panel_error)
     loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
                      on_game_end=backups, read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
-                     notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices])
-    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
-                                     lambda name: loop.submit(ButtonPressed(name)))
+                     notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
+                     inbox=inbox)
     sinks["panel"] = PanelSink(panel)
     router.subscribe(sinks["panel"].receive, TABLE)
-    if panel_error:
-        loop.report_error(panel_error)
     return App(loop, journal, router, reader, panel, voice, sinks, lock)
 
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
@@ -129,9 +136,9 @@ def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
         from hardware.sim_reader import SimulatedReader
 
         return SimulatedReader()
-    from hardware.nfc_reader import NfcReader  # supervised: a lost reader is retried, never fatal
+    from hardware.nfc_reader import NfcConfig, NfcReader  # supervised: a lost reader is retried, never fatal
 
-    return NfcReader(cfg["reader"])
+    return NfcReader(NfcConfig.from_checked(cfg["reader"]))
 
 
 def start_voice_fill(app: App, lang: str, on_error: Callable[[str], None]) -> None:
@@ -172,10 +179,15 @@ def _make_panel(factory: Callable[[Callable[[str], None]], Any],
 
 
 def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:
-    pcfg = cfg["panel"]
+    from dataclasses import replace
+
+    from hardware.panel import PanelConfig
+
+    mock = cfg["panel"]["backend"] == "mock"
+    pcfg = PanelConfig.from_checked(cfg["panel"])
 
     def make(on_button: Callable[[str], None]) -> Any:
-        if pcfg["backend"] != "mock":
+        if not mock:
             from hardware.panel import Panel
 
             return Panel.from_config(on_button, pcfg)
@@ -183,5 +195,5 @@ def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any
 
         # Mock pins are driven by software with no contact bounce, and a
         # simulated long press should not cost seconds of real time.
-        return SimulatedPanel.from_config(on_button, {**pcfg, "bounce_s": None, "hold_back_s": 0.05})
+        return SimulatedPanel.from_config(on_button, replace(pcfg, bounce_s=None, hold_back_s=0.05))
     return make

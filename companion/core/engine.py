@@ -114,6 +114,9 @@ class Engine:
     # How the readable log shows this game's own events: event name → its line after the time
     # (the game's show.py; the app's pretty.py renders the table's events and asks the games for theirs).
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {}
+    # This game's part of the config schema (``games.<game>``, companion.core.settings);
+    # the loader checks it, so ``setup.options`` arrive checked.
+    settings: ClassVar[Mapping[str, Any]] = {}
     min_players: ClassVar[int]
     max_players: ClassVar[int]
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)

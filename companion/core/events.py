@@ -61,7 +61,7 @@ class TimerFired:
 class Housekeeping:
     """The daemon's own input, journaled like a tap so a replay is exact:
     ``configure`` (the game settings in force from the next game on) and
-    ``new-session`` (a new games night: tonight's totals start again)."""
+    ``new-evening`` (a new games night: tonight's totals start again)."""
 
     kind: str
     data: Mapping[str, Any] = field(default_factory=dict)

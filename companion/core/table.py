@@ -36,6 +36,10 @@ from companion.core.events import (
 )
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
+# Names journals and checkpoints written before the games night was called
+# the evening used (it was the "session", a word the table and a device also had).
+_OLD_KINDS = {"new-session": "new-evening"}
+_OLD_FIELDS = {"session_no": "evening"}
 
 
 @dataclass
@@ -53,7 +57,7 @@ class TableState:
     # journal's configure inputs set them; None: the constructor's (tests).
     settings: dict[str, Any] | None = None
     pending: dict[str, Any] | None = None  # housekeeping waiting for the table to be between games
-    session_no: int = 1  # the games night; standings are tonight's
+    evening: int = 1  # the games night (one evening at the table); standings are tonight's
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,7 @@ class Table:
 
     def restore(self, data: Mapping[str, Any]) -> None:
         known = {f.name for f in fields(TableState)}  # a checkpoint from another release may differ
+        data = {_OLD_FIELDS.get(k, k): v for k, v in data.items()}
         self.state = TableState(**{k: v for k, v in data.items() if k in known})
         last = self.state.last
         if last is not None and "seats" not in last:  # before seats had ids, names were the ids
@@ -156,7 +161,7 @@ class Table:
         view: dict[str, Any] = {
             "phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
             "seats": [{"id": i, "name": self.name_of(i)} for i in st.seats],
-            "evening": st.session_no,
+            "evening": st.evening,
             "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
                         for game, totals in st.standings.items()},
             "confirm": st.confirm,
@@ -220,7 +225,7 @@ class Table:
                 if self.eyes_closed:
                     raise Refusal("refuse.quiet", "not during the night")
                 st.lang = inp.identity.split("/", 1)[1]
-                return [Say("session.language")]
+                return [Say("table.language")]
             if kind == "game":
                 return self._game_card(inp.identity.split("/", 1)[1])
         if st.phase == PLAYING:
@@ -249,7 +254,7 @@ class Table:
             raise Refusal("refuse.game_not_supported", f"{game} is not supported yet", game=game)
         self._undo.append(copy.deepcopy(st))
         st.phase, st.game, st.rules, st.seats = GATHERING, game, [], []
-        return [Say("session.game_chosen", {"game": f"game/{game}"}), Say("session.tap_players")]
+        return [Say("table.game_chosen", {"game": f"game/{game}"}), Say("table.tap_players")]
 
     # gathering: rule cards, player cards in seat order, then next
     def _gather(self, inp: Input) -> list[Output]:
@@ -276,7 +281,7 @@ class Table:
                 raise Refusal("refuse.rules_twice", f"rule card {name} is already in", rules=name)
             self._undo.append(copy.deepcopy(st))
             st.rules.append(name)
-            return [Say("session.rules_added", {"rules": name})]
+            return [Say("table.rules_added", {"rules": name})]
         if kind == "player":
             seat, player = name, self.player_name(inp.identity)
             if seat in st.seats:
@@ -286,7 +291,7 @@ class Table:
                               high=cls.max_players)
             self._undo.append(copy.deepcopy(st))
             st.seats.append(seat)
-            return [Say("session.player_seated", {"player": player, "n": len(st.seats)})]
+            return [Say("table.player_seated", {"player": player, "n": len(st.seats)})]
         raise Refusal("refuse.not_before_start", "seat the players first, then press next",
                       game=f"game/{st.game}")
 
@@ -345,8 +350,8 @@ class Table:
         self._undo.clear()
         out: list[Output] = [Report("game_unstarted", {"game": game})]
         if self.state.phase == GATHERING:
-            return [*out, Say("session.unstarted", {"game": f"game/{game}", "players": self.players})]
-        return [*out, Say("session.again")]
+            return [*out, Say("table.unstarted", {"game": f"game/{game}", "players": self.players})]
+        return [*out, Say("table.again")]
 
     def _finish(self, engine: Engine) -> list[Output]:
         st = self.state
@@ -361,8 +366,8 @@ class Table:
         tonight = {self.name_of(i): n for i, n in standing.items()}
         self._to_idle()
         ranked = sorted(tonight.items(), key=lambda kv: -kv[1])
-        return [Report("session_scores", {"game": game, "totals": tonight}),
-                Say("session.standings", {"scores": ranked}), Say("session.again")]
+        return [Report("session_scores", {"game": game, "totals": tonight}),  # the contract's name for it
+                Say("table.standings", {"scores": ranked}), Say("table.again")]
 
     def _to_idle(self) -> None:
         st = self.state
@@ -374,10 +379,11 @@ class Table:
     # housekeeping: settings and games nights change only between games, so a
     # game in progress (and its replay) keeps the settings it started with
     def _housekeeping(self, inp: Housekeeping) -> list[Output]:
-        if inp.kind not in ("configure", "new-session"):
+        kind = _OLD_KINDS.get(inp.kind, inp.kind)
+        if kind not in ("configure", "new-evening"):
             raise Refusal("refuse.not_now", f"unknown housekeeping {inp.kind!r}")
         st = self.state
-        st.pending = {**(st.pending or {}), inp.kind: dict(inp.data)}
+        st.pending = {**(st.pending or {}), kind: dict(inp.data)}
         if st.phase == IDLE:
             self._apply_pending()
         return []
@@ -387,8 +393,8 @@ class Table:
         pending, st.pending = st.pending or {}, None
         if "configure" in pending:
             st.settings = pending["configure"]  # seats are ids: a rename keeps "play again"
-        if "new-session" in pending:
-            st.session_no += 1
+        if "new-evening" in pending:
+            st.evening += 1
             st.standings = {}
 
     # long-press back: restart the step (or abandon the game) after a confirmation
@@ -399,19 +405,19 @@ class Table:
             raise Refusal("refuse.nothing_to_abandon", "no game to abandon")
         assert self.engine is not None
         self.state.confirm = "step" if self.engine.can_undo else "game"
-        return [Say(f"session.confirm_{self.state.confirm}")]
+        return [Say(f"table.confirm_{self.state.confirm}")]
 
     def _answer_confirm(self, inp: Input) -> list[Output]:
         what, self.state.confirm = self.state.confirm, None
         assert self.engine is not None
         if isinstance(inp, Press) and inp.button == "next":
             if what == "step":
-                return [Say("session.step_restarted"), *self.engine.restart_step()]
+                return [Say("table.step_restarted"), *self.engine.restart_step()]
             game = self.state.game
             self._to_idle()
-            return [Report("game_abandoned", {"game": game}), Say("session.abandoned")]
+            return [Report("game_abandoned", {"game": game}), Say("table.abandoned")]
         if isinstance(inp, Press) and inp.button == "back":
-            return [Say("session.confirm_cancelled"), *self.engine.prompt()]
+            return [Say("table.confirm_cancelled"), *self.engine.prompt()]
         if isinstance(inp, TimerFired):  # the game's clock keeps running while we ask
             self.state.confirm = what
             return self._to_engine(inp)
@@ -422,10 +428,10 @@ class Table:
         """After the journal is replayed: say where the table is."""
         st = self.state
         if st.phase == PLAYING and self.engine is not None:
-            where = [Say("session.resumed_game", {"game": f"game/{st.game}"}), *self.engine.resume()]
+            where = [Say("table.resumed_game", {"game": f"game/{st.game}"}), *self.engine.resume()]
             if st.confirm is not None:  # a long press of back was waiting for its answer
-                where.append(Say(f"session.confirm_{st.confirm}"))
+                where.append(Say(f"table.confirm_{st.confirm}"))
             return where
         if st.phase == GATHERING:
-            return [Say("session.resumed_gathering", {"game": f"game/{st.game}", "players": self.players})]
-        return [Say("session.ready")]
+            return [Say("table.resumed_gathering", {"game": f"game/{st.game}", "players": self.players})]
+        return [Say("table.ready")]

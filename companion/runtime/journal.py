@@ -22,6 +22,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS inputs (
     seq INTEGER PRIMARY KEY, t REAL NOT NULL, wall REAL NOT NULL, input TEXT NOT NULL);
+-- plays.session is the games night (the evening): the column keeps the name the
+-- first journals gave it, so every journal ever written reads the same way.
 CREATE TABLE IF NOT EXISTS plays (
     id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, session INTEGER NOT NULL,
     game TEXT NOT NULL, play TEXT NOT NULL);
@@ -103,9 +105,9 @@ class Journal:
                                   (t, wall, json.dumps(input_to_json(inp))))
             seq = int(cur.lastrowid or 0)
             if play is not None:
-                session, game, data = play
+                evening, game, data = play
                 self.db.execute("INSERT INTO plays (seq, session, game, play) VALUES (?, ?, ?, ?)",
-                                (seq, session, game, json.dumps(data, sort_keys=True)))
+                                (seq, evening, game, json.dumps(data, sort_keys=True)))
             if checkpoint is not None:
                 self.db.execute("INSERT OR REPLACE INTO checkpoint VALUES (1, ?, ?)",
                                 (seq, json.dumps(checkpoint, sort_keys=True)))
@@ -140,15 +142,15 @@ class Journal:
             except (ValueError, TypeError):
                 self.skipped.append(("inputs", seq))
 
-    def plays(self, session: int | None = None) -> list[dict[str, Any]]:
+    def plays(self, evening: int | None = None) -> list[dict[str, Any]]:
         q = "SELECT id, session, game, play FROM plays"
-        rows = (self.db.execute(q + " WHERE session=? ORDER BY id", (session,)) if session is not None
+        rows = (self.db.execute(q + " WHERE session=? ORDER BY id", (evening,)) if evening is not None
                 else self.db.execute(q + " ORDER BY id"))
         out = []
         for i, s, g, p in rows:
             data = _json(p)
             if play_problem(data) is None:
-                out.append({"id": i, "session": s, "game": g, **data})
+                out.append({"id": i, "evening": s, "game": g, **data})
             else:
                 self.skipped.append(("plays", i))
         return out

@@ -48,6 +48,7 @@ from companion.core.messages import Command, Event, PairRequest, ReadSide, seat_
 from companion.core.table import PLAYING, Table
 from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer, DrawError
+from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal, JournalError
 from companion.runtime.router import Router
 
@@ -60,7 +61,7 @@ Observer = Callable[[str, Any, Any], None]
 
 _STOP = object()
 SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
-NOT_REPEATED = frozenset({"session.language", "undo.done"})  # lines repeat never says again
+NOT_REPEATED = frozenset({"table.language", "undo.done"})  # lines repeat never says again
 TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
@@ -70,7 +71,7 @@ class TableLoop:
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
                  extra_identities: Iterable[str] = (), pair_window_s: float = 30.0,
                  on_game_end: Callable[[], None] | None = None,
-                 notices: Iterable[tuple[Say | None, str]] = ()) -> None:
+                 notices: Iterable[tuple[Say | None, str]] = (), inbox: Inbox | None = None) -> None:
         self.table = table
         self.journal = journal
         self.clock = clock
@@ -84,7 +85,7 @@ class TableLoop:
         self.observers: list[Observer] = []
         self.pair_window_s = pair_window_s
         self._pairing: dict[str, tuple[str, float]] = {}  # seat → (nonce, until): a phone waits for the card
-        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.inbox = inbox if inbox is not None else Inbox()  # made first by the wiring, for every part
         self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
         self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
         self._order = itertools.count()
@@ -113,7 +114,7 @@ class TableLoop:
 
     def report_error(self, message: str) -> None:
         """From any thread: log something the shell survived."""
-        self.inbox.put(ShellError(message))
+        self.inbox.report_error(message)
 
     def stop(self) -> None:
         self.inbox.put(_STOP)
@@ -305,7 +306,7 @@ class TableLoop:
         self._track_game_start(outputs, wall)
         play = checkpoint = None
         if finished is not None:
-            play = (self.table.state.session_no, finished.game, self._play_record(finished, wall))
+            play = (self.table.state.evening, finished.game, self._play_record(finished, wall))
         if was_playing and self.table.engine is None:
             checkpoint = self.table.checkpoint()
         started = time.perf_counter()  # work done, not table time: real even on a virtual clock
@@ -501,7 +502,7 @@ class TableLoop:
             self._input(Housekeeping("configure", self.table.wanted))
         last = self.journal.last_wall()
         if last is not None and self.clock.wall() - last > SESSION_GAP_S:
-            self._input(Housekeeping("new-session"))
+            self._input(Housekeeping("new-evening"))
         for _, message in self.notices:
             self._emit("error", LOG, message=message)
         self._say_batch([say for say, _ in self.notices if say is not None])

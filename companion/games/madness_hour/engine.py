@@ -24,7 +24,7 @@ No draws: the cards are shuffled on the table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -47,10 +47,11 @@ from companion.core.events import (
 from companion.games.madness_hour.rules import (
     BATTLE_FIELDS,
     GIRLS,
+    SETTINGS,
     SETUP,
     battle,
     battle_dead,
-    parse_options,
+    options_from,
     turn_order,
     unanimous,
     winners,
@@ -88,6 +89,7 @@ class MadnessHour(Engine):
     tag_prefixes: ClassVar[tuple[str, ...]] = ("mh/",)
     components: ClassVar[tuple[str, ...]] = (*GIRL_CARDS, CLIMAX, *SIDE_CARDS, *STATE_CARDS)
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
+    settings: ClassVar[Mapping[str, Any]] = SETTINGS
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
     unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
@@ -111,13 +113,8 @@ class MadnessHour(Engine):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.opts = parse_options(setup.options)
+        self.opts = options_from(setup.options)  # checked by the config schema (settings)
         self.state = MadnessState()
-
-    @classmethod
-    def check_setup(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any]) -> None:
-        super().check_setup(players, rules, options)
-        parse_options(options)
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> list[Output]:

@@ -10,8 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from companion.core import settings
 from companion.core.engine import Ask
-from companion.core.events import Refusal
+from companion.core.settings import Field
 
 # players (the Girl included) → (exploration cards, room cards; the entrance is laid out first, not counted)
 SETUP: dict[int, tuple[int, int]] = {2: (22, 10), 3: (35, 17), 4: (38, 28), 5: (38, 33)}
@@ -36,31 +37,29 @@ STATES = ("sane", "mad")
 class Options:
     """``games.madness-hour`` in the config."""
 
-    turn_s: float = 0.0  # the turn timer; 0: off
-    turn_warning_s: float = 10.0  # seconds before the end of a turn at which it is said
-    discussion_s: float = 60.0  # the climax discussion
-    warnings_s: tuple[float, ...] = (30.0, 10.0)  # seconds left at which the discussion says so
+    turn_s: float = 0  # the turn timer; 0: off
+    turn_warning_s: float = 10  # seconds before the end of a turn at which it is said
+    discussion_s: float = 60  # the climax discussion
+    warnings_s: tuple[float, ...] = (30, 10)  # seconds left at which the discussion says so
 
 
-def parse_options(raw: Mapping[str, Any] | None) -> Options:
-    """Check the options; a bad one is refused naming its key."""
-    raw = raw or {}
+# ``games.madness-hour`` in the config schema.
+SETTINGS = {
+    "turn_s": Field(Options.turn_s, settings.number(0, 3600), "the turn timer; 0: off"),
+    "turn_warning_s": Field(Options.turn_warning_s, settings.number(0, 600),
+                            "seconds before a turn's end at which it is said"),
+    "discussion_s": Field(Options.discussion_s, settings.number(5, 1800), "the climax discussion"),
+    "warnings_s": Field(list(Options.warnings_s), settings.seconds_list),
+}
 
-    def number(key: str, default: float, low: float) -> float:
-        v = raw.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < low:
-            raise Refusal("mh.refuse.bad_option", f"games.madness-hour.{key} must be a number of at least {low}",
-                          option=key)
-        return float(v)
 
-    warnings = raw.get("warnings_s", (30, 10))
-    if (not isinstance(warnings, (list, tuple))
-            or any(isinstance(w, bool) or not isinstance(w, (int, float)) or w <= 0 for w in warnings)):
-        raise Refusal("mh.refuse.bad_option", "games.madness-hour.warnings_s must be a list of seconds above 0",
-                      option="warnings_s")
-    return Options(turn_s=number("turn_s", 0, 0), turn_warning_s=number("turn_warning_s", 10, 0),
-                   discussion_s=number("discussion_s", 60, 1),
-                   warnings_s=tuple(sorted({float(w) for w in warnings}, reverse=True)))
+def options_from(section: Mapping[str, Any]) -> Options:
+    """The checked section (missing keys take the defaults) as typed options."""
+    return Options(turn_s=float(section.get("turn_s", Options.turn_s)),
+                   turn_warning_s=float(section.get("turn_warning_s", Options.turn_warning_s)),
+                   discussion_s=float(section.get("discussion_s", Options.discussion_s)),
+                   warnings_s=tuple(sorted({float(w) for w in section.get("warnings_s", Options.warnings_s)},
+                                           reverse=True)))
 
 
 def turn_order(players: Sequence[str], girl: str) -> tuple[str, ...]:

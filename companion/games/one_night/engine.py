@@ -49,8 +49,9 @@ from companion.games.one_night.rules import (
     most_executed,
     next_point,
     night_script,
-    parse_options,
+    options_from,
     role_of,
+    settings_for,
     spoken,
     turn_start,
     verdict,
@@ -79,6 +80,7 @@ class OneNight(Engine):
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
     components: ClassVar[tuple[str, ...]] = CARDS
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
+    settings: ClassVar[Mapping[str, Any]] = settings_for(components)  # a deck is bounded by the cards
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 7
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
@@ -97,7 +99,7 @@ class OneNight(Engine):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.opts = parse_options(setup.options)
+        self.opts = options_from(setup.options)  # checked by the config schema (settings)
         self.deck = deck_for(len(self.players), self.opts)
         self.cards = card_ids(self.deck)
         self.draw = jitter_draw(self.deck, self.opts)
@@ -115,9 +117,10 @@ class OneNight(Engine):
     @classmethod
     def check_setup(cls, players: Sequence[str], rules: Sequence[str],
                     options: Mapping[str, Any]) -> None:
-        """Refuses a player count outside 3–7, a bad option and a deck that cannot be dealt."""
+        """Refuses a player count outside 3–7 and a deck that cannot be dealt
+        (the config schema refused bad options when it was loaded)."""
         super().check_setup(players, rules, options)
-        deck_for(len(players), parse_options(options))
+        deck_for(len(players), options_from(options))
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> list[Output]:

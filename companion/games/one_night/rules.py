@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from companion.core import settings
 from companion.core.countdown import next_point, spoken  # noqa: F401 (re-exported for the engine)
 from companion.core.events import Draw, Output, Refusal, Say, Sound
+from companion.core.settings import Field
 
 # The set in the box, in the order the deck is announced (the source's listing):
 # every deck is dealt from it, and its cards are the tags the reader knows (``CARDS``).
@@ -44,7 +46,7 @@ VOTE_COUNT = ("one", "two", "three")
 class Options:
     """This game's config section, checked.  ``pause_s`` (the short pause after
     each line that closes a turn) and ``count_s`` (between the vote count's
-    numbers) are extra keys with defaults; ``pace`` multiplies both and the
+    numbers) are fixed here, not settings; ``pace`` multiplies both and the
     windows, not the discussion (its length is announced in minutes)."""
 
     window_s: float = 10.0
@@ -52,53 +54,63 @@ class Options:
     pace: float = 1.0
     pause_s: float = 3.0
     count_s: float = 1.0
-    discussion_min: float = 3.0
-    warnings_s: tuple[float, ...] = (60.0, 10.0)
+    discussion_min: float = 3
+    warnings_s: tuple[float, ...] = (60, 10)
     masking: bool = True
     deck: Mapping[int, Mapping[str, int]] | None = None
 
 
-def _bad(option: str, why: str) -> Refusal:
-    return Refusal("onw.refuse.bad_option", f"one-night option {option}: {why}", option=option)
+def settings_for(cards: Sequence[str]) -> dict[str, Field]:
+    """``games.one-night`` in the config schema; ``cards``: the role cards
+    there are tags for (the engine's components), which bound a deck."""
+    return {
+        "window_s": Field(Options.window_s, settings.number(1, 120)),
+        "jitter_s": Field(list(Options.jitter_s), settings.range_(0, 30)),
+        "pace": Field(Options.pace, settings.number(0.25, 4)),
+        "discussion_min": Field(Options.discussion_min, settings.number(0.5, 30)),
+        "warnings_s": Field(list(Options.warnings_s), settings.seconds_list),
+        "masking": Field(Options.masking, settings.is_(bool, "true or false")),
+        "deck": Field(None, lambda v: deck_problem(v, [role_of(c) for c in cards if c.startswith("onw/")])),
+    }
 
 
-def _number(raw: Mapping[str, Any], key: str, default: float, *, positive: bool) -> float:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _bad(key, f"must be a number, not {value!r}")
-    if value < 0 or (positive and value == 0):
-        raise _bad(key, f"must be {'above' if positive else 'at least'} 0, not {value}")
-    return float(value)
+def deck_problem(v: Any, cards: Sequence[str]) -> str | None:
+    """What is wrong with a ``deck:`` override (player count → {role: count}),
+    judged by ``deck_for`` and by the cards the set has (``cards``: one role
+    per card)."""
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        return f"must be a mapping players: {{role: count}}, not {v!r}"
+    for n, comp in v.items():
+        if isinstance(n, bool) or not isinstance(n, int) or not isinstance(comp, dict):
+            return f"must map a player count to {{role: count}}, not {n!r}: {comp!r}"
+        if n not in DEFAULT_DECKS:
+            return f"has a deck for {n} players; One Night is for {min(DEFAULT_DECKS)} to {max(DEFAULT_DECKS)}"
+        for role, count in comp.items():
+            if not isinstance(role, str) or isinstance(count, bool) or not isinstance(count, int):
+                return f"for {n} players: {role!r}: {count!r} is not a role and a count"
+            if role in cards and not 0 <= count <= cards.count(role):
+                return f"for {n} players: {count} {role} cards, but the set has 0 to {cards.count(role)}"
+        try:
+            deck_for(n, Options(deck={n: comp}))
+        except Refusal as e:
+            return f"for {n} players: {e.reason}"
+    return None
 
 
-def parse_options(raw: Mapping[str, Any] | None) -> Options:
-    """Check the options; refuses (``onw.refuse.bad_option``) a value of the wrong
-    kind or range, naming the key, so a bad config is caught before the night."""
-    raw = raw or {}
-    jitter = raw.get("jitter_s", (0, 0))
-    if (not isinstance(jitter, (list, tuple)) or len(jitter) != 2
-            or any(isinstance(j, bool) or not isinstance(j, (int, float)) for j in jitter)
-            or not 0 <= jitter[0] <= jitter[1]):
-        raise _bad("jitter_s", f"must be [low, high] with 0 <= low <= high, not {jitter!r}")
-    warnings = raw.get("warnings_s", (60, 10))
-    if (not isinstance(warnings, (list, tuple))
-            or any(isinstance(w, bool) or not isinstance(w, (int, float)) or w <= 0 for w in warnings)):
-        raise _bad("warnings_s", f"must be a list of seconds above 0, not {warnings!r}")
-    masking = raw.get("masking", True)
-    if not isinstance(masking, bool):
-        raise _bad("masking", f"must be true or false, not {masking!r}")
-    deck = raw.get("deck")
-    if deck is not None and not isinstance(deck, Mapping):
-        raise _bad("deck", "must map a player count to {role: count}")
+def options_from(section: Mapping[str, Any]) -> Options:
+    """The checked section (as the journal gives it back: lists, string keys;
+    missing keys take the defaults) as this game's typed options."""
+    deck = section.get("deck")
+    jitter = section.get("jitter_s", Options.jitter_s)
     return Options(
-        window_s=_number(raw, "window_s", 10, positive=True),
+        window_s=float(section.get("window_s", Options.window_s)),
         jitter_s=(float(jitter[0]), float(jitter[1])),
-        pace=_number(raw, "pace", 1.0, positive=True),
-        pause_s=_number(raw, "pause_s", 3.0, positive=False),
-        count_s=_number(raw, "count_s", 1.0, positive=False),
-        discussion_min=_number(raw, "discussion_min", 3, positive=True),
-        warnings_s=tuple(sorted({float(w) for w in warnings}, reverse=True)),
-        masking=masking,
+        pace=float(section.get("pace", Options.pace)),
+        discussion_min=float(section.get("discussion_min", Options.discussion_min)),
+        warnings_s=tuple(sorted({float(w) for w in section.get("warnings_s", Options.warnings_s)}, reverse=True)),
+        masking=bool(section.get("masking", Options.masking)),
         deck={int(k): v for k, v in deck.items()} if deck is not None else None,
     )
 

@@ -25,12 +25,13 @@ from companion.games.seven_knights.rules import (
     KNIGHTS,
     ROUNDS,
     RULE_SETS,
+    SETTINGS,
     WITCH,
     default_rule_set,
     elect,
     formation_failure,
     judge,
-    parse_options,
+    options_from,
     round_points,
     tile_set,
     winners,
@@ -98,6 +99,7 @@ class SevenKnights(Engine):
     tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)
     components: ClassVar[tuple[str, ...]] = ALL_TILES
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
+    settings: ClassVar[Mapping[str, Any]] = SETTINGS
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 8
     STEPS: ClassVar[dict[str, Step]] = STEPS
@@ -107,7 +109,7 @@ class SevenKnights(Engine):
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.check_setup(setup.players, setup.rules, setup.options)
-        self.options = parse_options(setup.options)
+        self.options = options_from(setup.options)  # checked by the config schema (settings)
         self.rule_name = _rule_name(setup.rules) or default_rule_set(len(self.players))
         self.rule = RULE_SETS[self.rule_name]
         self.tiles = tile_set(self.rule_name, len(self.players), self.options)
@@ -126,8 +128,7 @@ class SevenKnights(Engine):
     def check_setup(cls, players: Sequence[str], rules: Sequence[str],
                     options: Mapping[str, Any]) -> None:
         """Refuse a player count outside 3-8, more than one rule-set card, an
-        unknown rule set, or a rule set not made for this many players.
-        A bad config section raises ``ValueError``."""
+        unknown rule set, or a rule set not made for this many players."""
         super().check_setup(players, rules, options)
         if len(rules) > 1:
             raise Refusal("skb.refuse.one_rule_set", "tap only one rule-set card", count=len(rules))
@@ -140,7 +141,6 @@ class SevenKnights(Engine):
             raise Refusal("skb.refuse.rule_set_players",
                           f"the {rs.name} rule set is for {rs.low} to {rs.high} players, not {n}",
                           rule=rs.name, count=n, low=rs.low, high=rs.high)
-        parse_options(options)
 
     def start(self) -> list[Output]:
         """Say the tiles, how to deal them and where the rest go; begin round 1."""

@@ -11,6 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from companion.core import settings
+from companion.core.settings import Field
+
 WITCH = "skb/witch"
 KNIGHTS: tuple[str, ...] = tuple(f"skb/knight/{i}" for i in range(1, 8))
 ALL_TILES: tuple[str, ...] = (*KNIGHTS, WITCH)
@@ -77,34 +80,50 @@ class Options:
     tile_sets: Mapping[str, Mapping[int, tuple[str, ...]]] = field(default_factory=dict)
 
 
-def parse_options(options: Mapping[str, Any]) -> Options:
-    """Read this game's config section; raise ``ValueError`` naming the bad entry.
+def tile_sets_problem(v: Any) -> str | None:
+    """What is wrong with a ``tile_sets:`` override, or None."""
+    try:
+        _tile_sets(v)
+    except ValueError as e:
+        return str(e)
+    return None
 
-    Keys this game does not know are left alone (the section may carry keys
-    for other parts of the companion).
-    """
-    marker = options.get("start_marker", "pass")
-    if marker not in START_MARKER:
-        raise ValueError(f"seven-knights start_marker must be 'pass' or 'keep', not {marker!r}")
-    raw = options.get("tile_sets") or {}
+
+# ``games.seven-knights`` in the config schema.
+SETTINGS = {
+    "start_marker": Field(Options.start_marker, settings.choice(*START_MARKER)),
+    "tile_sets": Field(None, tile_sets_problem, "override tiles per rule set and player count"),
+}
+
+
+def options_from(section: Mapping[str, Any]) -> Options:
+    """The checked section (as the journal gives it back; missing keys take
+    the defaults) as this game's typed options."""
+    return Options(start_marker=section.get("start_marker", Options.start_marker),
+                   tile_sets=_tile_sets(section.get("tile_sets")))
+
+
+def _tile_sets(raw: Any) -> dict[str, dict[int, tuple[str, ...]]]:
+    """A ``tile_sets:`` override as tiles by rule set and player count (the
+    journal gives counts back as strings); ``ValueError`` says what is wrong."""
+    raw = raw or {}
     if not isinstance(raw, Mapping):
-        raise ValueError("seven-knights tile_sets must map a rule set to {players: [tiles]}")
+        raise ValueError("must map a rule set to {players: [tiles]}")
     sets: dict[str, dict[int, tuple[str, ...]]] = {}
     for rule, per_count in raw.items():
         if rule not in RULE_SETS:
-            raise ValueError(f"seven-knights tile_sets: unknown rule set {rule!r} "
-                             f"(known: {', '.join(RULE_SETS)})")
+            raise ValueError(f"names an unknown rule set {rule!r} (known: {', '.join(RULE_SETS)})")
         if not isinstance(per_count, Mapping):
-            raise ValueError(f"seven-knights tile_sets.{rule} must map a player count to a tile list")
+            raise ValueError(f"at {rule}: must map a player count to a tile list")
         sets[rule] = {}
         for count, tiles in per_count.items():
             n = _player_count(rule, count)
             sets[rule][n] = _tile_list(RULE_SETS[rule], n, tiles)
-    return Options(start_marker=marker, tile_sets=sets)
+    return sets
 
 
 def _player_count(rule: str, count: Any) -> int:
-    where = f"seven-knights tile_sets.{rule}.{count}"
+    where = f"at {rule}.{count}"
     if isinstance(count, bool) or not (isinstance(count, int) or (isinstance(count, str) and count.isdigit())):
         raise ValueError(f"{where}: the key must be a player count")
     n = int(count)
@@ -115,7 +134,7 @@ def _player_count(rule: str, count: Any) -> int:
 
 
 def _tile_list(rs: RuleSet, n: int, tiles: Any) -> tuple[str, ...]:
-    where = f"seven-knights tile_sets.{rs.name}.{n}"
+    where = f"at {rs.name}.{n}"
     if isinstance(tiles, str) or not isinstance(tiles, Sequence):
         raise ValueError(f"{where}: must be a list of tiles")
     for tile in tiles:

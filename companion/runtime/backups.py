@@ -1,0 +1,212 @@
+"""Backups of the journal: made through SQLite's online backup API after
+each finished game (see ``after_game`` for why then), named with their input
+count and a checksum, rotated by games night, checked before use, restored
+on request."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from companion.runtime.journal import Journal, fsync_dir, read_only
+from companion.runtime.journal_check import DB_ERRORS, Notice, file_problem, set_aside
+from companion.runtime.state_lock import StateLock
+
+BACKUPS_KEPT = 3  # the newest automatic backups kept, plus the last one of each earlier night…
+NIGHTS_KEPT = 3  # …for this many earlier games nights
+
+# journal-<inputs>-<time>-crc<CRC-32 of the file>.sqlite: the checksum in the name
+# catches a flipped byte that SQLite's own check cannot (inside a row's text).
+_BACKUP_NAME = re.compile(r"^(journal|manual)-(\d+)-.*?(?:-crc([0-9a-f]{8}))?\.sqlite$")
+
+
+def backup_dir(journal_path: Path) -> Path:
+    return journal_path.parent / "backups"
+
+
+def backups(journal_path: Path) -> list[Path]:
+    """Backups of this journal, the one holding the most inputs first."""
+    folder = backup_dir(journal_path)
+    try:
+        found = [(int(m.group(2)), p) for p in folder.iterdir() if (m := _BACKUP_NAME.match(p.name))]
+    except OSError:
+        return []
+    return [p for _, p in sorted(found, key=lambda sp: (sp[0], sp[1].stat().st_mtime), reverse=True)]
+
+
+def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None, *,
+                         look_only: bool = False) -> Path | None:
+    """The backup recovery would use.  Every backup is checked (a few small
+    files): damaged ones are set aside (renamed, never deleted) and reported
+    — unless ``look_only`` (doctor)."""
+    best = None
+    for candidate in backups(journal_path):
+        problem = backup_problem(candidate)
+        if problem is None:
+            best = best or candidate
+            continue
+        if look_only:
+            continue
+        aside = set_aside(candidate)
+        if notices is not None:
+            notices.append(Notice(None, {}, f"backup {candidate.name} is damaged ({problem}); "
+                                  f"kept as {aside.name}, not used"))
+    return best
+
+
+def backup_problem(path: Path) -> str | None:
+    """Why a backup cannot be trusted (None: it can): its checksum, if its
+    name carries one, else SQLite's check."""
+    m = _BACKUP_NAME.match(path.name)
+    if m and m.group(3):
+        try:
+            if f"{_crc(path):08x}" == m.group(3):
+                return None
+        except OSError as e:
+            return f"it cannot be read ({e.strerror or e})"
+        return "its checksum does not match: it changed after it was written"
+    return file_problem(path, tables=("inputs",))
+
+
+def _crc(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def make_backup(journal: Journal, target: Path | None = None, *, kind: str = "journal") -> Path:
+    """A backup into ``target``, or into backups/ named with its input count,
+    time and checksum."""
+    if target is not None:
+        journal.backup_to(target)
+        return target
+    folder = backup_dir(journal.path)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{kind}-{_max_seq(journal.db):09d}-{time.strftime('%Y%m%d-%H%M%S')}"
+    written = folder / f"{stem}.sqlite"
+    journal.backup_to(written)
+    named = folder / f"{stem}-crc{_crc(written):08x}.sqlite"
+    os.replace(written, named)
+    fsync_dir(folder)
+    return named
+
+
+def rotate(journal_path: Path) -> list[Path]:
+    """Keep the newest BACKUPS_KEPT automatic backups and the newest one of
+    each of the NIGHTS_KEPT nights before; manual backups stay.  Returns
+    what was removed (superseded copies, not damage: those are kept)."""
+    auto = [p for p in backups(journal_path) if p.name.startswith("journal-")]
+    keep = set(auto[:BACKUPS_KEPT])
+    nights: dict[int, Path] = {}
+    for p in auto:
+        night = _evening_of(p)
+        if night is not None and night not in nights:
+            nights[night] = p
+    for night in sorted(nights, reverse=True)[1:NIGHTS_KEPT + 1]:
+        keep.add(nights[night])
+    removed = [p for p in auto if p not in keep]
+    removed += list(backup_dir(journal_path).glob("*.sqlite.part"))  # a backup cut short by a kill
+    for p in removed:
+        p.unlink(missing_ok=True)
+    return removed
+
+
+def _evening_of(backup: Path) -> int | None:
+    try:
+        con = read_only(backup)
+        try:
+            row = con.execute("SELECT max(session) FROM plays").fetchone()  # the evening: see journal.SCHEMA
+        finally:
+            con.close()
+    except DB_ERRORS:
+        return None
+    return int(row[0]) if row and isinstance(row[0], int) else None
+
+
+def after_game(journal: Journal) -> Path:
+    """At a game's end: fold the WAL into the main file, then back up and
+    rotate.  After each finished game rather than at the night's end, because
+    a games night has no end the Pi can see (the plug is pulled); a game's end
+    is the last moment everything is settled, and it costs a few ms once per
+    game, after the table has heard the result."""
+    journal.checkpoint_wal()
+    target = make_backup(journal)
+    rotate(journal.path)
+    return target
+
+
+class GameEndBackups:
+    """``after_game`` for the loop's ``on_game_end``: inline on the journal's
+    own connection (simulations: deterministic, and a crash VFS sees every
+    write), or — the daemon — on a thread with connections of its own, so a
+    slow SD card's fsyncs never hold up the next tap.  Failures are reported,
+    never raised: the game itself is already safe in the journal."""
+
+    def __init__(self, journal: Journal, report: Callable[[str], None], *, background: bool) -> None:
+        self.journal, self.report, self.background = journal, report, background
+        self._lock = threading.Lock()  # one backup at a time
+
+    def __call__(self) -> None:
+        if self.background:
+            threading.Thread(target=self._apart, daemon=True, name="backup").start()
+        else:
+            self._safely(lambda: after_game(self.journal))
+
+    def _apart(self) -> None:
+        def work() -> None:
+            path = self.journal.path
+            db = sqlite3.connect(str(path), timeout=10, isolation_level=None)
+            try:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                db.close()
+            reader = Journal(path, readonly=True)
+            try:
+                make_backup(reader)
+            finally:
+                reader.close()
+            rotate(path)
+        self._safely(work)
+
+    def _safely(self, work: Callable[[], Any]) -> None:
+        with self._lock:
+            try:
+                work()
+            except (OSError, *DB_ERRORS) as e:
+                self.report(f"backup after the game failed: {e}")
+
+
+def restore(journal_path: Path, source: Path) -> tuple[str, Path | None]:
+    """Put ``source`` in place of the journal (refused while a daemon holds
+    it); the journal it replaces is kept aside.  (what was restored, aside)."""
+    if problem := file_problem(source, deep=True, tables=("meta", "inputs", "plays", "checkpoint")):
+        raise ValueError(f"{source}: {problem}")
+    lock = StateLock(journal_path)  # StateLocked while the daemon runs
+    try:
+        aside = set_aside(journal_path, "replaced") if os.path.lexists(journal_path) else None
+        src = read_only(source)
+        try:
+            n = src.execute("SELECT count(*) FROM inputs").fetchone()[0]
+            p = src.execute("SELECT count(*) FROM plays").fetchone()[0]
+            tmp = Journal(journal_path)
+            src.backup(tmp.db)
+            tmp.db.execute("PRAGMA journal_mode=WAL")
+            tmp.close()
+        finally:
+            src.close()
+    finally:
+        lock.release()
+    return f"{n} inputs and {p} plays from {source}", aside
+
+
+def _max_seq(db: sqlite3.Connection) -> int:
+    return int(db.execute("SELECT coalesce(max(seq), 0) FROM inputs").fetchone()[0])

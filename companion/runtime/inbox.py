@@ -1,0 +1,27 @@
+"""The loop's inbox: one queue every source puts into, from any thread.
+
+It is made before the loop and before any part, so that the composition root
+(companion.app.wiring) can hand each part its way in when the part is built
+(the voice's error callback, the panel's buttons, the backups' errors),
+instead of late-binding them to a loop that does not exist yet.
+"""
+
+from __future__ import annotations
+
+import queue
+from typing import Any
+
+from companion.core.events import ShellError
+
+
+class Inbox(queue.Queue[Any]):
+    """The loop takes from it on its own thread; anything may put."""
+
+    def submit(self, item: Any) -> None:
+        """A TagSeen, ReaderStatus, ButtonPressed, ShellError, a player's
+        ``Submit`` from their page, or a pairing request."""
+        self.put(item)
+
+    def report_error(self, message: str) -> None:
+        """Something the shell survived: the loop logs it."""
+        self.put(ShellError(message))

@@ -1,0 +1,358 @@
+"""Is a journal file to be trusted?  The checks made at every start (the
+file, its WAL and index, row by row), the quarantine for rows that cannot
+be read, and setting a bad file aside (renamed, never deleted)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import struct
+import sys
+import time
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from companion.core.events import input_from_json
+from companion.core.tags import printable
+from companion.runtime.journal import Journal, _json, fsync_dir, read_only
+
+# SQLite's own error text can quote a damaged page, and the stdlib raises
+# UnicodeDecodeError decoding it: both mean "this file cannot be read".
+DB_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the table should hear (a ``journal.*`` line) and the log
+    should get (an ``error`` event with ``message``)."""
+
+    key: str | None
+    params: dict[str, Any]
+    message: str
+
+
+def diagnose(path: Path, *, deep: bool = False) -> str | None:
+    """Why this journal cannot be trusted, in plain words; None if it can
+    (or does not exist yet).  Opens it read-only: nothing is changed."""
+    wal = Path(str(path) + "-wal")
+    if not os.path.lexists(path):
+        if wal.exists() and wal.stat().st_size > 0:
+            return "the journal file is missing but its write-ahead log is there"
+        return None
+    if path.is_symlink() or not path.is_file():
+        return "it is not a regular file" + (" (a directory)" if path.is_dir() else "")
+    if os.path.lexists(wal) and not wal.is_file():
+        return "its write-ahead log is not a regular file" + (" (a directory)" if wal.is_dir() else "")
+    if path.stat().st_size < 100 and wal.is_file():
+        # Without its header the main file no longer says "WAL mode", and SQLite
+        # would ignore (and then overwrite) a WAL that holds the data.
+        _size, pages, _n = committed_frames(wal.read_bytes())
+        if pages:
+            return f"the journal file is empty or cut short, while its write-ahead log holds {len(pages)} pages"
+    problem = wal_problem(wal)
+    if problem:
+        return problem
+    return file_problem(path, deep=deep, tables=("meta", "inputs", "plays", "checkpoint"), allow_empty=True)
+
+
+def file_problem(path: Path, *, deep: bool = False, tables: tuple[str, ...] = (),
+                 allow_empty: bool = False) -> str | None:
+    """SQLite's own check of one file (quick_check, or integrity_check when
+    ``deep``), and that ``tables`` are there; None if it passes."""
+    import shutil
+    import tempfile
+
+    problem = _file_problem(path, deep, tables, allow_empty)
+    if problem is None or "readonly" not in problem:
+        return problem
+    # A WAL that needs recovering (a power cut at the very first start) cannot
+    # be read read-only: check a copy instead, leaving the files as they are.
+    with tempfile.TemporaryDirectory(prefix="companion-check-") as tmp:
+        copy = Path(tmp) / "journal.sqlite"
+        shutil.copyfile(path, copy)
+        if Path(f"{path}-wal").is_file():
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+        try:
+            sqlite3.connect(copy).close()  # recovers the WAL into the copy's index
+        except DB_ERRORS as e:
+            return f"it cannot be opened ({printable(str(e))})"
+        return _file_problem(copy, deep, tables, allow_empty)
+
+
+def _file_problem(path: Path, deep: bool, tables: tuple[str, ...], allow_empty: bool) -> str | None:
+    try:
+        con = read_only(path)
+    except DB_ERRORS as e:
+        return f"it cannot be opened ({e})"
+    try:
+        rows = con.execute("PRAGMA integrity_check" if deep else "PRAGMA quick_check").fetchall()
+        if [r[0] for r in rows] != ["ok"]:
+            return f"SQLite finds it damaged ({printable(str(rows[0][0]))}{'…' if len(rows) > 1 else ''})"
+        have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = [t for t in tables if t not in have]
+        if missing and allow_empty and have <= {*tables, "quarantine"} and not any(
+                con.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in have & {"inputs", "plays"}):
+            missing = []  # a fresh journal, or its schema cut short by a power cut: completed on open
+        if missing:  # a backup is never empty
+            return f"it is not a companion journal (no {', '.join(missing)} table)"
+    except DB_ERRORS as e:
+        return f"it cannot be read ({printable(str(e))})"
+    finally:
+        con.close()
+    return None
+
+
+def wal_problem(wal: Path, page_size: int = 4096) -> str | None:
+    """Damage SQLite would silently step over in a write-ahead log.  SQLite
+    reads frames up to the first one whose checksum fails and drops the rest
+    without a word: right after a power cut that is an unfinished write
+    (nothing in it was accepted), but if *genuine* frames follow — two in a
+    row of this generation whose checksums chain — a frame that was once
+    durable has been damaged, and every input after it would be lost.
+    (Damage inside the WAL's last transaction is indistinguishable from a
+    power cut and is not reported: README, reliability.)"""
+    shm = Path(str(wal)[:-4] + "-shm")
+    missing = False
+    try:
+        data = wal.read_bytes()
+    except FileNotFoundError:
+        data, missing = b"", True
+    except OSError as e:
+        return f"its write-ahead log cannot be read ({e.strerror or e})"
+    if len(data) < 32:  # no frame can be read (a header cut short by a power cut holds none)
+        index = _shm_frames(shm, None)
+        if index is not None and index[0] > index[1]:
+            return (f"its write-ahead log is {'missing' if missing else 'empty' if not data else 'cut short'}: its index says "
+                    f"{index[0] - index[1]} committed frames were in it, not yet in the main file")
+        return None
+    magic, _version, size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
+    if 512 <= size <= 65536 and not size & (size - 1):
+        page_size = size
+    frame = 24 + page_size
+    n = (len(data) - 32) // frame
+
+    def head(k: int) -> tuple[int, ...]:
+        return struct.unpack(">6I", data[32 + k * frame:56 + k * frame])
+
+    def chains(k: int, start: tuple[int, ...], order: str) -> bool:
+        at = 32 + k * frame
+        s0, s1 = _wal_sum(data[at:at + 8], order, start[0], start[1])
+        return _wal_sum(data[at + 24:at + frame], order, s0, s1) == head(k)[4:6]
+
+    orders = [">" if magic & 1 else "<"] if magic in (0x377F0682, 0x377F0683) else ["<", ">"]
+    header_ok = magic in (0x377F0682, 0x377F0683) and _wal_sum(data[:24], orders[0], 0, 0) == (c1, c2)
+    first_bad = -1  # the header
+    if header_ok:
+        salts: tuple[int, ...] = (salt1, salt2)
+        s: tuple[int, ...] = (c1, c2)
+        first_bad = n
+        for k in range(n):
+            if head(k)[2:4] != salts or not chains(k, s, orders[0]):
+                first_bad = k
+                break
+            s = head(k)[4:6]
+        index = _shm_frames(shm, salts)
+        if index is not None and index[0] > first_bad:
+            return (f"its write-ahead log is damaged at frame {first_bad + 1}: its index says {index[0]} frames "
+                    f"were committed, only {first_bad} can be read")
+        if first_bad == n or head(first_bad)[2:4] != salts:
+            return None  # all read, or the rest is an earlier generation
+    else:
+        index = _shm_frames(shm, None)
+        if index is not None and index[0] > index[1]:
+            return (f"its write-ahead log has a damaged header: its index says {index[0] - index[1]} committed "
+                    "frames were in it, not yet in the main file")
+        if not n:
+            return None
+        salts = head(0)[2:4]
+    for k in range(first_bad + 1, n - 1):
+        if head(k)[2:4] == salts == head(k + 1)[2:4] and any(chains(k + 1, head(k)[4:6], o) for o in orders):
+            where = "its header" if first_bad < 0 else f"frame {first_bad + 1}"
+            return f"its write-ahead log is damaged at {where}; the {n - first_bad - 1} frames after it would be lost"
+    return None
+
+
+def committed_frames(data: bytes) -> tuple[int, dict[int, bytes], int]:
+    """What SQLite would take from a WAL: (page size, page number → its
+    newest committed image, database size in pages at the last commit) —
+    the frames up to the last commit frame before the first bad one."""
+    if len(data) < 32:
+        return 4096, {}, 0
+    magic, _version, size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
+    if magic not in (0x377F0682, 0x377F0683) or not (512 <= size <= 65536 and not size & (size - 1)):
+        return 4096, {}, 0
+    order = ">" if magic & 1 else "<"
+    if _wal_sum(data[:24], order, 0, 0) != (c1, c2):
+        return size, {}, 0
+    frame, at, s = 24 + size, 32, (c1, c2)
+    pages: dict[int, bytes] = {}
+    pending: dict[int, bytes] = {}
+    db_pages = 0
+    while at + frame <= len(data):
+        pgno, commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", data[at:at + 24])
+        s = _wal_sum(data[at + 24:at + frame], order, *_wal_sum(data[at:at + 8], order, *s))
+        if (fs1, fs2) != (salt1, salt2) or s != (fc1, fc2):
+            break
+        pending[pgno] = data[at + 24:at + frame]
+        if commit:
+            pages.update(pending)
+            pending.clear()
+            db_pages = commit
+        at += frame
+    return size, pages, db_pages
+
+
+def _shm_frames(shm: Path, salts: tuple[int, ...] | None) -> tuple[int, int] | None:
+    """(frames committed, frames already copied into the main file) as the
+    wal-index (``-shm``) has them, if it holds a valid header — for this
+    generation of the WAL when ``salts`` are given.  Sound after a kill and
+    after a power cut alike: SQLite fsyncs a commit's frames before the index
+    counts them, so a durable index never counts more frames than were durable."""
+    try:
+        with open(shm, "rb") as f:
+            raw = f.read(136)
+    except OSError:
+        return None
+    if len(raw) < 100 or raw[:48] != raw[48:96]:
+        return None  # absent, or caught mid-update: nothing to go by
+    order = "<" if sys.byteorder == "little" else ">"
+    _version, _unused, _change, is_init, _big, _page, mx_frame, _npage, _f1, _f2, _s1, _s2, k1, k2 = struct.unpack(
+        f"{order}3IBBH8I", raw[:48])
+    copied = struct.unpack(">2I", raw[32:40])  # the salts are the WAL header's bytes, copied as they are
+    if not is_init or _wal_sum(raw[:40], order, 0, 0) != (k1, k2) or (salts is not None and copied != salts):
+        return None
+    (backfilled,) = struct.unpack(f"{order}I", raw[96:100])
+    return int(mx_frame), int(backfilled)
+
+
+def _wal_sum(buf: bytes, order: str, s0: int, s1: int) -> tuple[int, int]:
+    words = struct.unpack(f"{order}{len(buf) // 4}I", buf)
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def set_aside(path: Path, why: str = "damaged") -> Path:
+    """Rename a file (and its WAL and index) out of the way as
+    ``<name>.<why>-<time>``; nothing is deleted."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside = path.with_name(f"{path.name}.{why}-{stamp}")
+    n = 1
+    while os.path.lexists(aside):
+        n += 1
+        aside = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+    for suffix in ("-wal", "-shm"):
+        part = Path(str(path) + suffix)
+        if os.path.lexists(part):
+            os.rename(part, str(aside) + suffix)
+    if os.path.lexists(path):
+        os.rename(path, aside)
+    fsync_dir(path.parent)
+    return aside
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is Any:
+        return True
+    base = origin or hint
+    if base is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, base)
+
+
+def checkpoint_problem(state: Any) -> str | None:
+    """Why a stored checkpoint is not the table's state between games (None: it is)."""
+    from companion.core.table import GATHERING, IDLE, PLAYING, Table, TableState
+
+    if not isinstance(state, dict):
+        return "not a JSON object"
+    hints = typing.get_type_hints(TableState)
+    known = {f.name for f in fields(TableState)}
+    if "phase" not in state or state["phase"] not in (IDLE, GATHERING, PLAYING):
+        return "no table phase in it"
+    for name, value in state.items():
+        if name in known and not _fits(value, hints[name]):
+            return f"{name} is {type(value).__name__}"
+    try:
+        Table({}).restore(state)
+    except Exception as e:  # noqa: BLE001 - any way it fails to restore is the row's fault
+        return f"cannot be restored ({type(e).__name__})"
+    return None
+
+
+def _input_problem(t: Any, wall: Any, data: Any) -> str | None:
+    for name, v in (("t", t), ("wall", wall)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return f"{name} is not a time ({printable(repr(v))[:40]})"
+    # The row itself is kept in the quarantine, never put in the message: the
+    # log is public, and a damaged row can still name a card someone tapped.
+    parsed = _json(data)
+    if parsed is None:
+        return "not JSON"
+    try:
+        input_from_json(parsed)
+    except ValueError:
+        return "not an input the table knows"
+    return None
+
+
+def quarantine_bad_rows(journal: Journal, *, now: Callable[[], float] = time.time) -> list[Notice]:
+    """Move every row the table cannot replay or show into ``quarantine``
+    (source, row id, data, problem), in one transaction; one notice each.
+    Checked: the checkpoint, the inputs after it (all of them if it goes),
+    the meta seed, and the plays."""
+    db = journal.db
+    bad: list[tuple[str, int | str, Any, str]] = []
+    after = 0
+    row = db.execute("SELECT seq, state FROM checkpoint WHERE id=1").fetchone()
+    if row is not None:
+        problem = ("its input number is not a number" if not isinstance(row[0], int)
+                   else checkpoint_problem(_json(row[1])) if _json(row[1]) is not None else "not JSON")
+        if problem:
+            bad.append(("checkpoint", 1, row[1], f"checkpoint {problem}"))
+        else:
+            after = row[0]
+    for seq, t, wall, data in db.execute("SELECT seq, t, wall, input FROM inputs WHERE seq > ?", (after,)):
+        if problem := _input_problem(t, wall, data):
+            bad.append(("inputs", seq, data, problem))
+    seed = db.execute("SELECT value FROM meta WHERE key='seed'").fetchone()
+    if seed is not None and not (isinstance(seed[0], str) and seed[0].isdigit()):
+        bad.append(("meta", "seed", seed[0], "the stored seed is not a number"))
+    # The plays in C, as the history can be long (10,000 games: a quarter of a
+    # second in Python); ``companion scores`` also skips any play_problem.
+    for pid, data in db.execute(
+            "SELECT id, play FROM plays WHERE NOT json_valid(play) OR json_type(play, '$.players') IS NOT 'array'"
+            " OR json_type(play, '$.playDate') IS NOT 'text' OR json_type(play, '$.durationMin') IS NOT 'integer'"):
+        bad.append(("plays", pid, data, "not a play record"))
+    if not bad:
+        return []
+    key_col = {"checkpoint": "id", "inputs": "seq", "plays": "id", "meta": "key"}
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for source, rid, data, problem in bad:
+            db.execute("INSERT INTO quarantine (source, row_id, data, problem, wall) VALUES (?, ?, ?, ?, ?)",
+                       (source, rid if isinstance(rid, int) else 0,
+                        data if isinstance(data, str) else repr(data), problem, now()))
+            db.execute(f"DELETE FROM {source} WHERE {key_col[source]}=?", (rid,))
+        db.execute("COMMIT")
+    except sqlite3.Error:
+        db.execute("ROLLBACK")
+        raise
+    notices = [Notice(None, {}, f"journal {source} row {rid}: {problem}; moved to the quarantine table")
+               for source, rid, _data, problem in bad[:10]]
+    if len(bad) > 10:
+        notices.append(Notice(None, {}, f"journal: {len(bad) - 10} more unreadable rows moved to the quarantine"))
+    notices.append(Notice("journal.rows_set_aside", {"count": len(bad)},
+                          f"journal: {len(bad)} unreadable rows set aside; the table goes on without them"))
+    return notices
