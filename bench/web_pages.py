@@ -17,14 +17,12 @@ from __future__ import annotations
 import shutil
 import socket
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # the live table the web tests use (tests/web_live.py)
 
 CHROMIUM = "/usr/bin/chromium"
 SSE_CLIENTS = 20
@@ -40,12 +38,20 @@ async ([n, langs]) => {
   await new Promise((r) => es.addEventListener('table', r, { once: true }));
   const times = [];
   for (let i = -WARM; i < n; i++) {  // the first taps load each language's lines: not what a table waits for
-    // a snapshot lost would hang the run: after LOST_MS the tap counts as that late (and is counted)
-    const got = new Promise((r) => { es.addEventListener('table', () => r(performance.now()), { once: true });
-                                     setTimeout(() => r(null), LOST_MS); });
+    // The page is pushed a snapshot only when the public side changed: each tap
+    // switches the language, and its snapshot is the one in that language.
+    // A snapshot lost would hang the run: after LOST_MS the tap counts as that late (and is counted).
+    const identity = langs[(i + 2 * WARM) % 2];  // (a negative index is no element in JS)
+    const want = identity.split('/')[1];
+    const got = new Promise((r) => {
+      const seen = (e) => { if (JSON.parse(e.data).lang === want) { es.removeEventListener('table', seen);
+                                                                   r(performance.now()); } };
+      es.addEventListener('table', seen);
+      setTimeout(() => { es.removeEventListener('table', seen); r(null); }, LOST_MS);
+    });
     const t0 = performance.now();
     await fetch('/api/virtual/tap', { method: 'POST', headers: { 'Content-Type': 'application/json',
-      'X-CSRF-Token': token }, body: JSON.stringify({ identity: langs[i % 2] }) });
+      'X-CSRF-Token': token }, body: JSON.stringify({ identity }) });
     const t1 = await got;
     if (i >= 0) times.push(t1 === null ? -1 : t1 - t0);
   }
@@ -61,7 +67,7 @@ def _p99(xs: list[float]) -> float:
 
 def tap_to_page(taps: int) -> tuple[list[float], str]:
     """Latencies (ms) of ``taps`` taps, and what received them."""
-    from web_live import LiveTable
+    from companion.app.live_table import LiveTable
 
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         live = LiveTable(Path(tmp))
@@ -88,12 +94,12 @@ def tap_to_page(taps: int) -> tuple[list[float], str]:
 
 
 def _tap_to_client(live: Any, taps: int) -> list[float]:
-    from web_live import Feed
+    from companion.app.live_table import Feed
 
     feed = Feed(live.url + "/api/events")
     times = []
     for i in range(-WARM, taps):
-        version = live.loop.read_side.version
+        version = live.web.public_version  # the pages count public changes only
         t0 = time.perf_counter()
         live.reader.present(text=LANGS[i % 2])
         feed.wait_for(lambda k, d, v=version: k == "table" and d["version"] > v)
@@ -105,7 +111,8 @@ def _tap_to_client(live: Any, taps: int) -> list[float]:
 
 def page_weight_kb() -> float:
     import httpx
-    from web_live import LiveTable
+
+    from companion.app.live_table import LiveTable
 
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         live = LiveTable(Path(tmp))
@@ -118,7 +125,7 @@ def page_weight_kb() -> float:
 
 def sse_clients_held(taps: int) -> tuple[int, float]:
     """(clients that got every snapshot within the bound, worst lag in ms)."""
-    from web_live import Feed, LiveTable
+    from companion.app.live_table import Feed, LiveTable
 
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
         live = LiveTable(Path(tmp))
@@ -127,7 +134,7 @@ def sse_clients_held(taps: int) -> tuple[int, float]:
             held = [True] * SSE_CLIENTS
             worst = 0.0
             for i in range(taps):
-                version = live.loop.read_side.version
+                version = live.web.public_version  # the pages count public changes only
                 t0 = time.perf_counter()
                 live.reader.present(text=LANGS[i % 2])
                 for n, feed in enumerate(feeds):

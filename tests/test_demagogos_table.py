@@ -217,7 +217,7 @@ def test_back_right_after_the_start_returns_to_seating_and_never_after_a_bid(tmp
 
 
 PUBLIC_PLAY = {"step", "round", "vp", "exited", "active", "holders", "explorers", "boxes", "opened", "results",
-               "bids_in", "turn", "vp_auction"}
+               "bids_in", "turn", "vp_auction", "whose_turn", "rounds"}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])

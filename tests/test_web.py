@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import pytest
 from test_audiences import Auction
-from web_live import Feed, LiveTable
 
 from companion.app import config
+from companion.app.live_table import Feed, LiveTable
 from companion.app.web_app import resolve_listen
 from companion.core.events import Submit
 from web.pairing import COOKIE, Pairings, RateLimit
@@ -190,8 +190,10 @@ def test_a_seat_submits_from_its_page_and_only_it_hears_the_answer(live: LiveTab
         assert bad.status_code == 409 and "bid" in bad.json()["reason"]
         ok = red.post("/api/submit", json={"field": "bid", "value": 3}, headers={"X-CSRF-Token": tok})
         assert ok.json()["ok"] is True
+        mine.wait_for(lambda k, d: k == "me" and d.get("bid") == 3)  # pushed once the read side has it
         assert red.get("/api/me").json()["bid"] == 3
-        got = mine.drain()
+        mine.drain()
+        got = mine.got
         assert any(k == "event" and d["event"] == "tell" and d.get("data") == {"bid": 3} for k, d in got)
         assert any(k == "event" and d["event"] == "rejected" and d["field"] == "bid" for k, d in got)
         for feed in (theirs, public):
@@ -199,6 +201,26 @@ def test_a_seat_submits_from_its_page_and_only_it_hears_the_answer(live: LiveTab
             assert "tell" not in text and '"bid": 3' not in text and '"bid":3' not in text
             assert "must be" not in text and "between" not in text  # the refusal's reason stays red's
         for f in (mine, theirs, public):
+            f.close()
+
+
+def test_a_seats_page_is_pushed_only_its_own_changes(live: LiveTable) -> None:
+    """Red's sealed bid changes red's snapshot and the public count of bids: blue's
+    page hears of the count on the public feed, and gets no private push of its own
+    at that moment (its timing would tell blue that something private happened)."""
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as red, httpx.Client(base_url=live.url) as blue:
+        assert pair(live, red, "red").status_code == 200
+        assert pair(live, blue, "blue").status_code == 200
+        mine = Feed(live.url + "/api/me/events", red.cookies)
+        theirs = Feed(live.url + "/api/me/events", blue.cookies)
+        for f in (mine, theirs):
+            f.wait_for(lambda k, d: k == "me")  # the snapshot every page gets when it connects
+        ok = red.post("/api/submit", json={"field": "bid", "value": 2}, headers={"X-CSRF-Token": token(red)})
+        assert ok.json()["ok"] is True
+        mine.wait_for(lambda k, d: k == "me" and d.get("bid") == 2)
+        assert [d for k, d in theirs.drain(0.3) if k == "me"] == []
+        for f in (mine, theirs):
             f.close()
 
 
@@ -265,7 +287,9 @@ def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch
                                "noPoints": True}
         assert rec["players"][0] == {"name": "aki", "score": 1, "winner": True, "startPlayer": True,
                                      "sourcePlayerId": "red", "role": "onw/werewolf/1"}
-        assert {"sourceName", "sourcePlayId", "location", "durationMin"} <= set(rec)
+        assert set(rec) == {"sourceName", "sourcePlayId", "playDate", "durationMin", "location", "game", "players"}
+        assert rec["location"] == "Home" and rec["durationMin"] == 12  # the location is a name, as BG Stats has it
+        assert "bggId" not in rec["game"]  # none we could vouch for: BG Stats matches the game by name
         url = push_url(play)
         assert url.startswith(PUSH) and json.loads(unquote(url[len(PUSH):])) == rec
     finally:
@@ -283,6 +307,48 @@ def test_history_and_export_come_from_the_journals_plays(live: LiveTable) -> Non
         exported = c.get("/api/export").json()["plays"]
     assert shown[0]["bgstats"].startswith("https://app.bgstatsapp.com/createPlay.html?data=")
     assert exported[0]["game"]["sourceGameId"] == "seven-knights"
+
+
+def test_past_evenings_are_exported_one_by_one(live: LiveTable) -> None:
+    def play(n: int, session: int) -> dict[str, Any]:
+        return {"id": n, "session": session, "game": "seven-knights", "playDate": f"2026-01-0{n} 19:00:00",
+                "durationMin": 9, "rules": [], "players": [{"name": "red", "score": n, "winner": True,
+                                                             "startPlayer": True, "sourcePlayerId": "red"}]}
+    live.web.history = lambda: [play(1, 1), play(2, 1), play(3, 2)]
+    with httpx.Client(base_url=live.url) as c:
+        first = c.get("/api/export", params={"evening": 1})
+        assert [p["players"][0]["score"] for p in first.json()["plays"]] == [1, 2]
+        assert 'filename="plays-evening-1.json"' in first.headers["content-disposition"]
+        assert len(c.get("/api/export").json()["plays"]) == 3
+        assert c.get("/api/export", params={"evening": "x"}).status_code == 400
+
+
+def test_one_night_plays_carry_each_players_final_role(tmp_path: Path) -> None:
+    """The role each player's card showed at the reveal (the thief's swap
+    included), as the script's reveal taps say — in the export and the push."""
+    from urllib.parse import unquote
+
+    from companion.app.simulate import Simulation, load_script
+    from companion.runtime.journal import Journal
+    from web.bgstats import PUSH, push_url, record
+
+    script = load_script(ROOT / "examples" / "one-night.yaml")
+    sim = Simulation(config.load([ROOT / "config" / "companion.yaml"], script.overrides), tmp_path, lambda e: None)
+    for _, kind, value in script.steps:
+        sim.step(kind, value)
+    sim.close()
+    taps = [v for _, k, v in script.steps if k == "tap"]
+    reveal = taps[taps.index("onw/seer/1") + 1:]  # after the night's stray tap: player card, role card, …
+    final = {reveal[i].removeprefix("player/"): reveal[i + 1].split("/")[1] for i in range(0, 10, 2)}
+    assert final == {"red": "werewolf", "blue": "thief", "green": "villager", "yellow": "werewolf", "purple": "seer"}
+    journal = Journal(tmp_path / "journal.sqlite", readonly=True)
+    try:
+        (played,) = journal.plays()
+    finally:
+        journal.close()
+    rec = record(played)
+    assert {p["name"]: p["role"] for p in rec["players"]} == final
+    assert json.loads(unquote(push_url(played)[len(PUSH):]))["players"] == rec["players"]
 
 
 def test_web_qr_writes_a_card_with_the_address(tmp_path: Path) -> None:

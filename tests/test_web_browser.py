@@ -2,10 +2,13 @@
 phones pair two seats by card taps, play a sealed-bid game from their pages,
 the scoreboard follows live, each private page shows only its own secrets,
 controls work and refusals show.  Screenshots of the scoreboard (phone and
-TV, en and ja) go to docs/web/ as artefacts for the README."""
+TV, en and ja) go to the artefacts directory — ``$COMPANION_ARTIFACTS/web/``,
+by default ``artifacts/web/`` (gitignored), so a test run never dirties the
+checkout; ``python tools/screenshots.py`` refreshes the README's docs/web/."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -15,13 +18,13 @@ from typing import Any
 import pytest
 from test_audiences import Auction
 from test_web_privacy import Walk
-from web_live import LiveTable
 
+from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "docs" / "web"
+SHOTS = Path(os.environ.get("COMPANION_ARTIFACTS") or ROOT / "artifacts") / "web"
 PHONE = {"width": 360, "height": 740}
 TV = {"width": 1920, "height": 1080}
 
@@ -79,8 +82,10 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
         blue.click("#controls button[data-press=repeat]")
         expect(blue.locator("#status")).to_contain_text("✓")
         red.click("#controls button[data-press=next]")
-        expect(tv.locator("#history li")).to_have_count(1)
-        expect(tv.locator("#history a")).to_have_attribute("href", re.compile("bgstatsapp"))
+        expect(tv.locator("#history li.evening")).to_have_count(1)  # tonight, with its play
+        expect(tv.locator("#history li.evening li")).to_have_count(1)
+        expect(tv.locator("#history li.evening h3 a")).to_have_attribute("href", "/api/export?evening=1")
+        expect(tv.locator("#history li.evening li a")).to_have_attribute("href", re.compile("bgstatsapp"))
         # a page that is not paired has no controls
         stranger = browser.new_context(viewport=PHONE).new_page()
         stranger.goto(live.url + "/")
@@ -93,7 +98,7 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
 def test_scoreboard_screenshots_phone_and_tv(browser: Any, tmp_path: Path, lang: str) -> None:
     expect = sync_api.expect
     s = load_script(ROOT / "examples" / "seven-knights.yaml")
-    walk = Walk(tmp_path, {**s.overrides, "language": lang}, s.draws)
+    walk = Walk(tmp_path, {**s.overrides, "language": lang}, s.draws, virtual=False)  # a real table's page
     try:
         for _, kind, value in s.steps[:-1]:  # the last round scored, before the game's end
             walk.step(kind, value)
@@ -107,3 +112,46 @@ def test_scoreboard_screenshots_phone_and_tv(browser: Any, tmp_path: Path, lang:
             assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]  # no sideways scroll
     finally:
         walk.close()
+
+
+def test_the_virtual_table_has_the_panels_buttons_back_held_and_the_readers_cable(browser: Any,
+                                                                                  tmp_path: Path) -> None:
+    """``run --simulate --web``: a whole table from one page — the components,
+    next / back (pressed or held) / repeat, unplugging and plugging the reader."""
+    expect = sync_api.expect
+    live = LiveTable(tmp_path)
+    try:
+        page = browser.new_context(viewport=TV).new_page()
+        page.goto(live.url + "/")
+        for identity in ("game/seven-knights", "player/red", "player/blue", "player/green"):
+            page.click(f'#components button[data-tap="{identity}"]')
+        expect(page.locator("#seats button")).to_have_count(3)
+        page.click("#panel button[data-panel=next]")  # the panel's next: the game starts
+        expect(page.locator("#game")).to_have_text("Seven Knights Bewitched")
+        expect(page.locator("#step")).to_contain_text("quest")
+        expect(page.locator("#turn")).to_have_text("Whose turn: Red")  # the start player leads the quest
+        expect(page.locator("#scores tr.turn")).to_have_text(re.compile("Red"))  # and is marked on the board
+        page.click("#panel button[data-panel=repeat]")
+        expect(page.locator("#line")).not_to_have_text("")
+        # back held past the panel's hold time: the table asks to confirm leaving the game
+        back = page.locator("#panel button[data-panel=back]")
+        back.hover()
+        page.mouse.down()
+        page.wait_for_timeout(int(live.app.panel.hold_back_s * 1000) + 300)
+        page.mouse.up()
+        expect(page.locator("#line")).to_contain_text("abandon", ignore_case=True, timeout=10_000)
+        assert any(e["event"] == "accepted" and e.get("input") == "hold-back" for e in live.events)
+        page.click("#panel button[data-panel=back]")  # a plain press: "no", the game goes on
+        expect(page.locator("#step")).to_contain_text("quest")
+        assert not any(e["event"] == "game_abandoned" for e in live.events)
+        # the reader's cable: unplugged, the ready LED goes out and a tap goes nowhere
+        page.click("#cable")
+        expect(page.locator(".led.ready")).not_to_have_class(re.compile(r"\bon\b"))
+        expect(page.locator("#cable")).to_have_text("Plug the reader in")
+        page.click('#components button[data-tap="skb/knight/1"]')
+        expect(page.locator("#status")).to_have_text("the reader is unplugged")
+        page.click("#cable")
+        expect(page.locator(".led.ready")).to_have_class(re.compile(r"\bon\b"))
+        assert [e["state"] for e in live.events if e["event"] == "reader"][-2:] == ["disconnected", "connected"]
+    finally:
+        live.close()

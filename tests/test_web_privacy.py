@@ -1,11 +1,17 @@
-"""Nothing private in any public response, ever (issue 10): whole games —
-every shipped table script, and a sealed-bid game with private tells and
-refusals — played on the simulated table with the pages served beside it;
-after every step every public endpoint is fetched and the public feed read.
+"""Nothing private in any public response, ever (issue 10): whole games of
+all four games — every shipped table script of Seven Knights, One Night (its
+night), Madness Hour (the Girl's card) and Demagogos (gems, sealed bids,
+roles, the sage's and demagogue's boxes, gifts), and a sealed-bid game with
+private tells and refusals — played on the simulated table with the pages
+served beside it; after every step every public endpoint is fetched, the
+public feed read, and what they hold checked against the game's secrets
+(the rules' *who may know what*).
 
 The feed must carry exactly the table's events, in order; no response may
 hold a private event (a tell, a seat's refusal, a refusal heard by no one at
-night), a tell's text, or a seat's private snapshot."""
+night), a tell's text, or a seat's private snapshot.  A public snapshot is
+pushed only when the public side changed: a private event (a gift) makes no
+push, whose timing alone would tell the table something happened."""
 
 from __future__ import annotations
 
@@ -16,9 +22,9 @@ from typing import Any
 import httpx
 import pytest
 from test_audiences import Auction
-from web_live import Feed
 
 from companion.app import config
+from companion.app.live_table import Feed
 from companion.app.simulate import Simulation, load_script
 from companion.app.web_app import start_web
 from companion.core.events import TABLE, Submit
@@ -26,36 +32,87 @@ from companion.core.messages import Event
 from web.live import WatchedReadSide
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted((ROOT / "examples").glob("*.yaml"))
+SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
 PUBLIC = ("/", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
+SERVER_KEYS = ("version", "address", "now")  # what the pages add to the read side's public snapshot
+
+
+def _play(snapshot: dict[str, Any]) -> Any:
+    return {k: v for k, v in snapshot.items() if k not in SERVER_KEYS}
+
+
+def _dicts(node: Any) -> list[dict[str, Any]]:
+    """Every mapping inside a JSON value."""
+    if isinstance(node, dict):
+        return [node, *(d for v in node.values() for d in _dicts(v))]
+    if isinstance(node, list):
+        return [d for v in node for d in _dicts(v)]
+    return []
+
+
+def secrets_kept(engine: Any, table: dict[str, Any]) -> None:
+    """The public table (``/api/table``) against the game's secrets, as the
+    rules' secrecy tables put them."""
+    if engine is None:
+        return
+    play = table.get("play", {})
+    text = json.dumps(play, ensure_ascii=False)
+    if engine.game == "demagogos":
+        st = engine.state
+        # gems are each player's own: only an opened box's gems are public
+        assert all(set(d) == {"box", "content", "player", "gems"} for d in _dicts(play) if "gems" in d), play
+        # a role and the boxes it was told are its holder's until the round's results
+        rest = json.dumps({k: v for k, v in play.items() if k != "results"})
+        assert "sage" not in rest and "demagogue" not in rest and "told" not in rest and "dice" not in rest
+        # sealed bids: who has bid is public, never what (the VP auction is open)
+        assert not any("bids" in d for d in _dicts({k: v for k, v in play.items() if k != "vp_auction"}))
+        unopened = {b for b in range(1, st.boxes + 1) if all(o["box"] != b for o in st.opened)}
+        assert all(o["box"] not in unopened for o in play.get("opened", []))  # a box's content once opened only
+    elif engine.game == "madness-hour" and engine.state.step != "done":
+        # the Girl's card: in the companion's state only until the end
+        assert "girl_card" not in play and "evil-god" not in text and "mh/girl/human" not in text, play
+    elif engine.game == "one-night":
+        st = engine.state
+        # the night's jitter (and so which role is really in play) is the companion's alone
+        assert "jitter" not in text and "night_at" not in text
+        if st.step == "night":
+            assert play.get("whose_turn") == [], play  # nobody is named by night: the order would tell
 
 
 class Walk:
     def __init__(self, state: Path, overrides: dict[str, Any], draws: dict[str, Any] | None = None,
-                 games: dict[str, Any] | None = None) -> None:
+                 games: dict[str, Any] | None = None, virtual: bool = True) -> None:
         cfg = config.load([ROOT / "config" / "companion.yaml"], overrides or None)
         self.log: list[dict[str, Any]] = []
         self.heard: list[Event] = []
         self.read_side = WatchedReadSide()
         self.sim = Simulation(cfg, state, self.log.append, draws=draws, games=games, read_side=self.read_side)
         self.sim.app.router.subscribe(lambda m: self.heard.append(m) if isinstance(m, Event) else None)
-        self.web = start_web(self.sim.app, cfg, "127.0.0.1", 0, virtual=self.sim.reader)
+        self.web = start_web(self.sim.app, cfg, "127.0.0.1", 0, virtual=self.sim.reader if virtual else None)
+        self.public = PUBLIC if virtual else tuple(p for p in PUBLIC if p != "/api/virtual")
         self.url = self.web.address.rstrip("/")
         self.feed = Feed(self.url + "/api/events")
         self.client = httpx.Client(base_url=self.url)
         self.responses: list[str] = []
+        self.pushed = self.feed.wait_for(lambda k, d: k == "table")[1]["version"]
 
     def step(self, kind: str, value: Any) -> None:
-        before = self.read_side.version
+        before = self.read_side.public()
         self.sim.step(kind, value)
-        version = self.read_side.version
-        if version != before:  # the page hears of every change
-            self.feed.wait_for(lambda k, d: k == "table" and d["version"] >= version)
-        self.feed.drain(0.02)
-        for path in PUBLIC:
+        public = self.read_side.public()
+        if public != before:  # the page hears of every public change, and sees just the public side
+            _, got = self.feed.wait_for(lambda k, d: k == "table" and _play(d) == _play(public))
+            assert {k: v for k, v in got.items() if k not in SERVER_KEYS} == public
+            self.pushed = got["version"]
+        pushes = [d for k, d in self.feed.drain(0.02) if k == "table"]
+        if public == before:  # nothing public changed: no push (its timing would tell)
+            assert pushes == [], (kind, value)
+        for path in self.public:
             r = self.client.get(path)
             assert r.status_code == 200, path
             self.responses.append(r.text)
+            if path == "/api/table":
+                secrets_kept(self.sim.loop.table.engine, r.json())
 
     def check(self) -> None:
         self.feed.drain(0.2)
@@ -106,5 +163,27 @@ def test_sealed_bids_tells_and_a_seats_refusals_stay_off_the_public_pages(tmp_pa
         walk.step("press", "next")
         walk.check()
         assert sum(e["event"] == "tell" for e in walk.log) >= 4
+    finally:
+        walk.close()
+
+
+def test_a_gift_makes_no_public_push_and_leaves_no_public_trace(tmp_path: Path) -> None:
+    """Demagogos' gifts are the giver's and receiver's business (rules, *who may
+    know what*): the public feed must not even tick when one is made."""
+    s = load_script(ROOT / "examples" / "demagogos" / "6p.yaml")
+    walk = Walk(tmp_path, s.overrides, s.draws)
+    try:
+        gifts = 0
+        for _, kind, value in s.steps:
+            public, mark = walk.read_side.public(), len(walk.feed.got)
+            walk.step(kind, value)  # asserts: no push unless the public side changed
+            if kind == "submit" and value.field == "gift":
+                gifts += 1
+                assert walk.read_side.public() == public  # the gift changed nothing public …
+                walk.feed.drain(0.3)
+                assert walk.feed.got[mark:] == []  # … and the feed said nothing, not even a snapshot
+        assert gifts == 2  # one given, one refused (the giver had exited)
+        assert any(e["event"] == "tell" and e["key"] == "dt.gift.received" for e in walk.log)
+        walk.check()
     finally:
         walk.close()

@@ -95,3 +95,21 @@ def kana_numbers(text: str) -> str:
         return count(n, m.group(2)) if m.group(2) else number(n)
 
     return _NUMBER.sub(say, text)
+
+
+# How a Japanese speaker names Latin letters and digits one by one (a host name
+# to type: Open JTalk would read "companion" as best it could, espeak-ng not at
+# all).  c is シイ: Open JTalk reads シー as the loanword スィー ("sea").
+LETTERS = dict(zip("abcdefghijklmnopqrstuvwxyz", (
+    "エー", "ビー", "シイ", "ディー", "イー", "エフ", "ジー", "エイチ", "アイ", "ジェー", "ケー", "エル", "エム",
+    "エヌ", "オー", "ピー", "キュー", "アール", "エス", "ティー", "ユー", "ブイ", "ダブリュー", "エックス",
+    "ワイ", "ゼット"), strict=True))
+SIGNS = {"-": "ハイフン", "_": "アンダーバー", ".": "ドット", ":": "コロン"}
+
+
+def spelled(text: str) -> str:
+    """``text`` said letter by letter in katakana (digits one by one too), for
+    both engines alike: "pi-4" → "ピー・アイ・ハイフン・ヨン"."""
+    digits = ("ゼロ", "イチ", "ニ", "サン", "ヨン", "ゴ", "ロク", "ナナ", "ハチ", "キュウ")
+    said = [LETTERS.get(c) or SIGNS.get(c) or (digits[int(c)] if c.isdigit() else c) for c in text.lower()]
+    return "・".join(said)

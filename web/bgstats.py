@@ -1,13 +1,16 @@
 """A finished play in BG Stats' push format, and its one-tap link.
 
 BG Stats (the board-game logging app) takes a play pushed as JSON in
-``https://app.bgstatsapp.com/createPlay.html?data=<JSON>``: ``sourceName``,
+``https://app.bgstatsapp.com/createPlay.html?data=<JSON>`` (its published
+format, "Push plays to BG Stats from other apps"): ``sourceName``,
 ``sourcePlayId``, ``playDate`` (local time, ``YYYY-MM-DD HH:MM:SS``),
-``durationMin``, ``location``, ``game`` {name, sourceGameId, highestWins,
-noPoints, bggId} and ``players`` [{name, score, winner, startPlayer, role,
-sourcePlayerId}].  The file export is the same records, so an import and a
-push agree.  No bggId is given: we know of none for these games we could vouch for,
-and a wrong one would file the plays under another game.
+``durationMin``, ``location`` (a name: a string, not an object), ``game``
+{name, sourceGameId, highestWins, noPoints, bggId (a number, where known)} and
+``players`` [{name, score, winner, startPlayer, role, sourcePlayerId}].  The
+file export is the same records, so an import and a push agree.  No bggId is
+given: we know of none for these games we could vouch for, and a wrong one
+would file the plays under another game (BG Stats matches by name then, and
+remembers the user's match).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def record(play: Mapping[str, Any], location: str = "Home") -> dict[str, Any]:
         "sourcePlayId": f"{play.get('evening', 0)}-{play['id']}-{play['playDate']}",
         "playDate": local_date(play["playDate"]),
         "durationMin": play["durationMin"],
-        "location": {"name": location, "sourceLocationId": "table"},
+        "location": location,
         "game": {"name": name, "sourceGameId": play["game"], "highestWins": highest, "noPoints": no_points},
         "players": players,
     }

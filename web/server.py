@@ -43,6 +43,7 @@ STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
 class _Client:
     queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(SSE_QUEUE))
     seat: str | None = None  # None: the public feed
+    sent: Any = None  # a seat's page: the private snapshot it has (pushed again only when it changed)
 
 
 @dataclass
@@ -78,10 +79,15 @@ class WebServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: Any = None
         self.leds: dict[str, bool] = {}
-        # The current game's rounds and the last line said: public events the
-        # page needs again after a reload (kept from this run's events only).
-        self.now: dict[str, Any] = {"line": None, "rounds": []}
+        # The last line said: a public event the page shows again after a
+        # reload (a round's points are in the read side: they survive a restart).
+        self.now: dict[str, Any] = {"line": None}
         self._phase: Any = None
+        # What each feed was last sent, and how many times the public side has
+        # changed: a page is pushed a snapshot only when what it may see changed,
+        # so a private event (a gift) makes no public push — its timing would tell.
+        self.public_version = 0
+        self._public_sent: dict[str, Any] = read_side.public()  # what a page connecting now is sent
         if isinstance(read_side, WatchedReadSide):
             read_side.listeners.append(self._read_side_changed)
         routes = [
@@ -123,10 +129,6 @@ class WebServer:
         kind = fields.get("event")
         if kind == "say":
             self.now["line"] = fields.get("text")
-        elif kind == "round_scored":
-            self.now["rounds"].append({k: fields.get(k) for k in ("round", "points", "totals")})
-        elif kind in ("game_started", "game_abandoned", "game_unstarted"):
-            self.now["rounds"] = []
 
     def _command(self, command: Command) -> None:
         if command.name in ("paired", "pair_failed"):
@@ -155,17 +157,29 @@ class WebServer:
                                  "key": fields.get("key")})
             return
 
+    def _public_changed(self) -> bool:
+        """Has the public snapshot changed since the last push?  (Counted here,
+        not by the read side's version, which every private change moves too.)"""
+        public = self.read_side.public()
+        if public == self._public_sent:
+            return False
+        self._public_sent = public
+        self.public_version += 1
+        return True
+
     def _push_snapshots(self) -> None:
-        public = sse("table", self.public_state(history=False))
-        phase = self.read_side.public().get("phase")
-        if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
-            self._send(None, sse("history", [public_play(p) for p in self.history()]))
-        self._phase = phase
+        if self._public_changed():
+            phase = self.read_side.public().get("phase")
+            if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
+                self._send(None, sse("history", [public_play(p) for p in self.history()]))
+            self._phase = phase
+            self._send(None, sse("table", self.public_state(history=False)))
         for client in list(self._clients):
-            if client.seat is None:
-                self._put(client, public)
-            else:
-                self._put(client, sse("me", self.read_side.private(client.seat)))
+            if client.seat is not None:  # a seat's page hears only of its own changes
+                private = self.read_side.private(client.seat)
+                if private != client.sent:
+                    client.sent = private
+                    self._put(client, sse("me", private))
 
     def _send(self, seat: str | None, text: str | None) -> None:
         """To every page of ``seat`` (None: the public feed); ``None`` ends their streams."""
@@ -184,7 +198,7 @@ class WebServer:
 
     # ---------------------------------------------------------- public pages
     def public_state(self, history: bool = True) -> dict[str, Any]:
-        state = {**self.read_side.public(), "version": self.read_side.version, "address": self.address,
+        state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
         if history:
             state["history"] = [public_play(p) for p in self.history()]
@@ -194,11 +208,17 @@ class WebServer:
         return JSONResponse(self.public_state())
 
     async def api_export(self, request: Request) -> Response:
-        """Every play, shaped as BG Stats' push (``companion scores --export json`` too)."""
+        """Every play, or one evening's (``?evening=N``), shaped as BG Stats'
+        push (``companion scores --export json`` too)."""
         from web.bgstats import record
 
-        return JSONResponse({"plays": [record(p) for p in self.history()]},
-                            headers={"Content-Disposition": 'attachment; filename="plays.json"'})
+        evening = request.query_params.get("evening")
+        if evening is not None and not evening.isdigit():
+            return _error(400, "no_evening", "evening is a number")
+        plays = [p for p in self.history() if evening is None or p.get("session") == int(evening)]
+        name = f"plays-evening-{evening}.json" if evening is not None else "plays.json"
+        return JSONResponse({"plays": [record(p) for p in plays]},
+                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def api_events(self, request: Request) -> Response:
         return self._stream(_Client(), sse("table", self.public_state(history=False)))
@@ -306,7 +326,8 @@ class WebServer:
         seat = self._seat(request)
         if seat is None:
             return _error(403, "not_paired", "pair this phone with a seat first")
-        return self._stream(_Client(seat=seat), sse("me", self.read_side.private(seat)))
+        private = self.read_side.private(seat)
+        return self._stream(_Client(seat=seat, sent=private), sse("me", private))
 
     async def api_press(self, request: Request) -> Response:
         if (refused := self._refused(request)) is not None:

@@ -37,13 +37,28 @@ def resolve_listen(cfg: dict[str, Any], flag: str | None = None) -> tuple[str, i
         raise configmod.ConfigError("--web", None, str(e)) from None
 
 
+def _reachable(host: str) -> str:
+    """The name a phone reaches ``host`` by: the Pi's mDNS name when bound to every address."""
+    return f"{socket.gethostname()}.local" if host in ("0.0.0.0", "::", "") else host
+
+
 def address(host: str, port: int) -> str:
-    """What a phone types (or scans): the Pi's mDNS name when bound to every address."""
-    if host in ("0.0.0.0", "::", ""):
-        host = f"{socket.gethostname()}.local"
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}/"
+    """What a phone types (or scans)."""
+    host = _reachable(host)
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def spoken_address(host: str, port: int) -> dict[str, dict[str, Any]]:
+    """The ``web.address`` line's params by language: the name as English says
+    it ("companion dot local"); for Japanese spelled letter by letter in
+    katakana — a Latin name has no reading of its own, and a letter-by-letter
+    one is what a player can type from (the page and the QR card show it written)."""
+    from voice.ja import spelled
+
+    name = _reachable(host)
+    stem, local = (name[:-len(".local")], True) if name.endswith(".local") else (name, False)
+    return {"en": {"host": name.replace(".", " dot "), "port": port},
+            "ja": {"host": spelled(stem) + ("・ドット・ローカル" if local else ""), "port": port}}
 
 
 def plays_reader(path: Path) -> Any:
@@ -79,6 +94,7 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
     app.router.subscribe(server.receive, ALL)  # it sends on only what each page may see (web/server.py)
     app.sinks["web"] = server
     server.start()
+    app.loop.announce("web.address", spoken_address(host, port if port else server.port))
     return server
 
 

@@ -112,6 +112,18 @@ class TableLoop:
         """From any thread: run ``fn`` on the loop's thread, after what is queued."""
         self.inbox.put(fn)
 
+    def announce(self, key: str, params: Mapping[str, Mapping[str, Any]]) -> None:
+        """From any thread: a line the shell has for the table (the pages'
+        address at start), with its params for each language (a host name is
+        said one way in English, spelled in katakana in Japanese), said after
+        what is queued — unless eyes are closed: nothing may break the night's
+        silence.  Not journaled, not repeated."""
+        def say() -> None:
+            if not self.table.eyes_closed:
+                lang = self.table.lang
+                self._say_batch([Say(key, dict(params.get(lang) or params["en"]))])
+        self.call_soon(say)
+
     def report_error(self, message: str) -> None:
         """From any thread: log something the shell survived."""
         self.inbox.report_error(message)

@@ -5,24 +5,49 @@
 const $ = (id) => document.getElementById(id);
 const CSRF = document.querySelector('meta[name="csrf"]').content;
 const T = {
-  en: { scores: "Scores", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
+  en: { scores: "Scores", seats: "Seats", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
         your_seat: "Your seat", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         no_game: "No game yet: tap a game card.", idle: "Between games", gathering: "Players, tap your cards",
-        playing: "Playing", winners: "winners", min: "min", send: "Send",
+        playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
+        evening: "Evening {n}", export_evening: "export",
+        unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
         games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
                  "madness-hour": "Madness Hour", demagogos: "Demagogos' Trap" },
-        colours: {} },
-  ja: { scores: "得点", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
+        colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
+                   white: "White", black: "Black" } },
+  ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
         your_seat: "あなたの席", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         no_game: "ゲームカードをタッチしてください。", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
-        playing: "プレイ中", winners: "勝者", min: "分", send: "送信",
+        playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
+        evening: "{n}回目の夜", export_evening: "エクスポート",
+        unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
         games: { "seven-knights": "セブンナイツ ビウィッチド", "one-night": "ワンナイト人狼",
                  "madness-hour": "マッドネスアワー", demagogos: "デマゴゴスの罠" },
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
+};
+// The games' steps as the public header names them (a step not here is shown as its id).
+const STEPS = {
+  en: { quest: "the quest", questions: "questions", recommendation: "recommending a captain",
+        captain_ready: "the captain is ready", command: "the command", formation: "the formation",
+        left_out: "tiles left out", witch_team: "the witch team shows itself", captain_check: "was the captain bewitched?",
+        witch_holder: "who held the witch?", round_over: "round over", game_over: "game over",
+        deal: "dealing", night: "night", discussion: "discussion", vote: "the vote", reveal: "the reveal", done: "done",
+        girl: "who is the Girl?", card: "the Girl's card", explore: "exploring", battle: "the battle", ending: "the ending",
+        role_auction: "role auction (sealed)", rolling: "the dealer rolls", turn_auction: "turn auction (sealed)",
+        cave_draw: "the dealer fills the cave", cave: "in the cave", bonus: "the dealer draws a bonus",
+        trade: "trading", vp_auction: "VP auction (open)", over: "game over" },
+  ja: { quest: "探求", questions: "質問", recommendation: "隊長の推薦", captain_ready: "隊長の準備", command: "号令",
+        formation: "陣形", left_out: "外したタイル", witch_team: "魔女陣営の確認", captain_check: "隊長は虜？",
+        witch_holder: "魔女タイルの持ち主", round_over: "ラウンド終了", game_over: "ゲーム終了",
+        deal: "配布", night: "夜", discussion: "議論", vote: "投票", reveal: "公開", done: "終了",
+        girl: "少女は誰？", card: "少女のカード", explore: "探索", battle: "戦闘", ending: "結末",
+        role_auction: "役職の入札（秘密）", rolling: "ディーラーがダイスを振る", turn_auction: "手番の入札（秘密）",
+        cave_draw: "洞窟の準備", cave: "洞窟", bonus: "ボーナスの抽選", trade: "取引", vp_auction: "VPの競り（公開）",
+        over: "ゲーム終了" },
 };
 let state = {}, me = null, lang = "en";
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
@@ -52,29 +77,46 @@ function render() {
   document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
   $("game").textContent = state.game ? (t("games")[state.game] || state.game) : t("no_game");
   const step = state.play && state.play.step;
-  $("step").textContent = [t(state.phase) || "", step ? "· " + step : ""].join(" ");
+  $("step").textContent = [t(state.phase) || "", step ? "· " + ((STEPS[lang] || STEPS.en)[step] || step) : ""].join(" ");
+  $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
   $("address").textContent = state.address || "";
   renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
   $("controls").hidden = !me;
 }
 
+function whoseTurn() {
+  // The game's public view says whom the table waits for: one player, some, or everyone.
+  const turn = (state.play && state.play.whose_turn) || [];
+  if (!turn.length) return "";
+  const seated = (state.seats || []).length;
+  const names = turn.length === seated && seated > 1 ? t("everyone") : turn.map(who).join(", ");
+  return t("turn").replace("{who}", names);
+}
+
 function renderScores() {
-  const rounds = (state.now && state.now.rounds) || [];
+  // Round-by-round points and totals for a game that scores by round (its view
+  // has rounds); for one that does not (One Night, Madness Hour) just the seats.
+  // Whoever the table waits for is marked.
+  const scored = !!(state.play && state.play.rounds);
+  const rounds = (scored && state.play.rounds) || [];  // the read side's: the same rows after a restart
   const names = (state.seats || []).map((s) => s.name);
+  const turn = new Set((state.play && state.play.whose_turn) || []);
   const table = $("scores"); table.replaceChildren();
   const head = el("tr", {}, el("th", { text: "" }));
   rounds.forEach((r) => head.append(el("th", { text: String(r.round) })));
-  head.append(el("th", { text: t("total") }));
+  if (scored) head.append(el("th", { text: t("total") }));
   table.append(head);
   const last = rounds.length ? rounds[rounds.length - 1].totals : {};
   for (const name of names) {
-    const row = el("tr", {}, el("td", { text: who(name) }));
+    const row = el("tr", turn.has(name) ? { class: "turn" } : {}, el("td", { text: who(name) }));
     rounds.forEach((r) => row.append(el("td", { text: String(r.points[name] ?? "") })));
-    row.append(el("td", { text: String(last[name] ?? 0) }));
+    if (scored) row.append(el("td", { text: String(last[name] ?? 0) }));
     table.append(row);
   }
   $("chart").replaceChildren(chart(names, rounds));
+  $("chart").hidden = !rounds.length;
+  $("scores-title").textContent = t(scored ? "scores" : "seats");
 }
 
 const PALETTE = { red: "#e5533d", blue: "#4a90e2", green: "#4caf50", yellow: "#f2d64b", purple: "#a66bd8",
@@ -96,19 +138,26 @@ function chart(names, rounds) {
   line({ tag: "text", x: 2, y: y(max) + 4, fill: "#9aa7b4", "font-size": 12 }).textContent = String(max);
   rounds.forEach((r, i) => { line({ tag: "text", x: x(i + 1) - 4, y: H - 8, fill: "#9aa7b4", "font-size": 12 })
     .textContent = String(r.round); });
+  const ends = new Map();  // final total → the names ending there: one label each, not one over another
   names.forEach((name, n) => {
-    const pts = [[x(0), y(0)], ...rounds.map((r, i) => [x(i + 1), y(r.totals[name] || 0)])];
+    const dy = (n - (names.length - 1) / 2) * 2;  // equal totals: lines side by side, each still seen
+    const pts = [[x(0), y(0) + dy], ...rounds.map((r, i) => [x(i + 1), y(r.totals[name] || 0) + dy])];
     line({ tag: "polyline", points: pts.map((p) => p.join(",")).join(" "), fill: "none",
            stroke: PALETTE[name] || OTHERS[n % OTHERS.length], "stroke-width": 3 });
-    const [lx, ly] = pts[pts.length - 1];
-    line({ tag: "text", x: Math.min(lx + 4, W - 40), y: ly - 4, fill: PALETTE[name] || OTHERS[n % OTHERS.length],
-           "font-size": 12 }).textContent = who(name);
+    const total = rounds[rounds.length - 1].totals[name] || 0;
+    if (!ends.has(total)) ends.set(total, []);
+    ends.get(total).push(name);
   });
+  for (const [total, group] of ends) {
+    const label = line({ tag: "text", x: W - P, y: y(total) - 6, fill: "#9aa7b4", "font-size": 12, "text-anchor": "end" });
+    label.textContent = group.map(who).join(", ");
+  }
   return svg;
 }
 
 function renderTonight() {
   const table = $("tonight"); table.replaceChildren();
+  $("tonight-section").hidden = !Object.keys(state.tonight || {}).length;
   for (const [game, totals] of Object.entries(state.tonight || {})) {
     table.append(el("tr", {}, el("th", { text: t("games")[game] || game, colspan: 2 })));
     for (const [name, n] of Object.entries(totals)) table.append(el("tr", {}, el("td", { text: who(name) }), el("td", { text: String(n) })));
@@ -116,14 +165,29 @@ function renderTonight() {
 }
 
 function renderHistory() {
+  // The evening's plays and every evening before, newest first, each evening
+  // with its own export; dates in this phone's local time.
   const list = $("history"); list.replaceChildren();
-  for (const play of [...(state.history || [])].reverse()) {
-    const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
-    const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
-    const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${t("games")[play.game] || play.game}` }),
-      el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);
-    if (play.bgstats) item.append(el("a", { href: play.bgstats, text: t("bgstats"), rel: "noreferrer" }));
-    list.append(item);
+  const evenings = new Map();
+  for (const play of state.history || []) {
+    if (!evenings.has(play.session)) evenings.set(play.session, []);
+    evenings.get(play.session).push(play);
+  }
+  for (const [evening, plays] of [...evenings.entries()].reverse()) {
+    const first = new Date(plays[0].playDate.replace(" ", "T") + "Z");
+    const day = first.toLocaleDateString(lang === "ja" ? "ja-JP" : undefined, { dateStyle: "full" });
+    const games = el("ul");
+    for (const play of [...plays].reverse()) {
+      const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
+      const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
+      const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${t("games")[play.game] || play.game}` }),
+        el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);
+      if (play.bgstats) item.append(el("a", { href: play.bgstats, text: t("bgstats"), rel: "noreferrer" }));
+      games.append(item);
+    }
+    const head = el("h3", { text: `${t("evening").replace("{n}", evening)} · ${day} ` },
+      el("a", { href: `/api/export?evening=${evening}`, download: `plays-evening-${evening}.json`, text: t("export_evening") }));
+    list.append(el("li", { class: "evening", "data-evening": String(evening) }, head, games));
   }
 }
 
@@ -199,12 +263,24 @@ document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("cli
   status(r.ok ? "✓ " + t(b.dataset.press) : r.reason, r.ok);
 }));
 
-// The virtual table (simulation only): every component a button, the panel's LEDs.
+// The virtual table (simulation only): every component a button, the panel's
+// buttons (back: a click presses it, holding it restarts the step), the
+// reader's cable, and the panel's LEDs.
 async function loadVirtual() {
   const r = await fetch("/api/virtual");
   if (!r.ok) return;
   const v = await r.json();
   $("virtual").hidden = false;
+  const panel = $("panel"); panel.replaceChildren();
+  for (const name of v.buttons) panel.append(panelButton(name, v.hold_back_s));
+  const cable = el("button", { id: "cable" });
+  const plugged = (on) => { cable.dataset.plugged = on ? "1" : ""; cable.textContent = t(on ? "unplug" : "plug"); };
+  plugged(v.plugged);
+  cable.addEventListener("click", async () => {
+    const a = await post("/api/virtual/reader", { plugged: !cable.dataset.plugged });
+    if (a.ok) plugged(a.plugged); else status(a.reason, false);
+  });
+  panel.append(cable);
   const box = $("components"); box.replaceChildren();
   for (const identity of v.components) {
     const b = el("button", { "data-tap": identity, text: identity });
@@ -213,6 +289,19 @@ async function loadVirtual() {
     box.append(b);
   }
   leds(v.leds);
+}
+function panelButton(name, holdS) {
+  const b = el("button", { "data-panel": name, text: t(name) });
+  if (name === "back") b.title = t("hold_back");
+  let down = null;
+  b.addEventListener("pointerdown", () => { down = performance.now(); });
+  b.addEventListener("click", async () => {
+    const hold = name === "back" && down !== null && performance.now() - down >= holdS * 1000;
+    down = null;
+    const a = await post("/api/virtual/press", { button: name, hold });
+    if (!a.ok) status(a.reason, false);
+  });
+  return b;
 }
 function leds(state) {
   const p = $("leds"); p.replaceChildren();

@@ -78,6 +78,7 @@ class DtState:
     bids: dict[str, dict[str, int]] = field(default_factory=dict)  # this round's closed sealed bids (secret)
     gifts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # per player: their own gifts
     vp_sale: dict[str, Any] | None = None  # the VP auction's outcome this round, once closed
+    scored: list[dict[str, Any]] = field(default_factory=list)  # {round, points, totals} per round ended (public)
 
 
 class Demagogos(Engine):
@@ -460,13 +461,13 @@ class Demagogos(Engine):
     def _scored(self) -> list[Output]:
         st = self.state
         points = {p: st.vp[p] - st.vp_start[p] for p in self.players}
-        return [Report("round_scored", {"game": GAME, "round": st.round, "points": points,
-                                        "totals": dict(st.vp)}),
+        st.scored.append({"round": st.round, "points": points, "totals": dict(st.vp)})
+        return [Report("round_scored", {"game": GAME, **st.scored[-1]}),
                 Say("dt.round.scored", {"round": st.round, "scores": dict(st.vp)})]
 
     def _next_round(self) -> None:
         st = self.state
-        keep = {k: copy.deepcopy(getattr(st, k)) for k in ("gems", "vp", "exited", "gifts")}
+        keep = {k: copy.deepcopy(getattr(st, k)) for k in ("gems", "vp", "exited", "gifts", "scored")}
         self.state = DtState(round=st.round + 1, vp_start=dict(st.vp), **keep)
 
     # ------------------------------------------------------------ prompts
@@ -519,7 +520,26 @@ class Demagogos(Engine):
         if st.step == "vp_auction":
             leader, bid = self._vp_top()
             view["vp_auction"] = {"bids": dict(self.sealed.get("vp", {})), "leader": leader, "top": bid}
+        view["whose_turn"] = self._whose_turn(view.get("bids_in", []))
+        view["rounds"] = [dict(r) for r in st.scored]
         return view
+
+    def _whose_turn(self, bids_in: Sequence[str]) -> list[str]:
+        """Whom the table waits for, from public facts only: in a sealed auction
+        everyone who may bid and has not (who has bid is public, never what);
+        the explorer in the cave; everyone still in while trading and in the
+        open VP auction (who can afford what is private); nobody while the
+        dealer draws."""
+        st = self.state
+        if st.step == "role_auction":
+            return [p for p in self.active if p not in bids_in]
+        if st.step == "turn_auction":
+            return [p for p in st.explorers if p not in bids_in]
+        if st.step == "cave":
+            return [self._current()]
+        if st.step in ("trade", "vp_auction"):
+            return self.active
+        return []
 
     def private_view(self, player: str) -> dict[str, Any]:
         st = self.state

@@ -461,7 +461,30 @@ class MadnessHour(Engine):
                                 "states": dict(s.states)}
         if s.step == "done":
             view.update(girl_card=s.card, winners=list(s.winners))
+        view["whose_turn"] = self._whose_turn()
         return view
+
+    def _whose_turn(self) -> list[str]:
+        """Whom the table waits for, from what everyone saw: the Girl for her
+        card, the explorer whose turn was called, the living investigators
+        still to vote (or the one who tapped their card), the battle's voters,
+        the survivors still to show their state at the ending."""
+        s = self.state
+        if s.step == "card":
+            return [self._girl]
+        if s.step == "explore":
+            return [s.turn_of] if s.turn_of else []
+        if s.step == "discussion":
+            return list(self.players)
+        if s.step in ("vote", "ending") and s.pending:
+            return [s.pending]
+        if s.step == "vote":
+            return [p for p in self.living if p not in s.votes]
+        if s.step == "battle":
+            return [p for p in self.players if p in s.votes]
+        if s.step == "ending":
+            return [p for p in self.living if p not in s.states]
+        return []
 
     def private_view(self, player: str) -> dict[str, Any]:
         s = self.state

@@ -138,6 +138,18 @@ class OneNight(Engine):
     def eyes_closed(self) -> bool:
         return self.state.step == "night"
 
+    def public_view(self) -> dict[str, Any]:
+        """The step and whom the table waits for.  By night nobody: naming the
+        role called would give the night's order (and so the deck's) away."""
+        s = self.state
+        if s.step in ("discussion", "vote"):
+            turn = list(self.players)
+        elif s.step == "reveal":
+            turn = [s.pending] if s.pending else [p for p in self.players if p not in s.revealed]
+        else:  # deal (the table), night (nobody may be named), done
+            turn = []
+        return {"step": s.step, "whose_turn": turn}
+
     @property
     def finished(self) -> bool:
         return self.state.step == "done"

@@ -92,6 +92,7 @@ class KnightsState:
     reason: str | None = None
     reported: bool = False  # the round's ``formation`` event is logged
     winners: tuple[str, ...] = ()
+    scored: list[dict[str, Any]] = field(default_factory=list)  # {round, points, totals} per round scored
 
 
 class SevenKnights(Engine):
@@ -390,8 +391,8 @@ class SevenKnights(Engine):
         points = round_points(st.verdict, st.round, self.players, st.witch_team)
         for p in self.players:
             st.totals[p] += points[p]
-        out.append(Report("round_scored", {"game": GAME, "round": st.round, "points": points,
-                                           "totals": dict(st.totals)}))
+        st.scored.append({"round": st.round, "points": dict(points), "totals": dict(st.totals)})
+        out.append(Report("round_scored", {"game": GAME, **st.scored[-1]}))
         out += [Say("skb.score.player", {"player": p, "points": points[p], "total": st.totals[p]})
                 for p in self.players]
         if st.round < ROUNDS:
@@ -495,13 +496,38 @@ class SevenKnights(Engine):
         st = self.state
         if self.options.start_marker == "pass":
             st.start_seat = (st.start_seat + 1) % len(self.players)
-        self.state = KnightsState(round=st.round + 1, start_seat=st.start_seat, totals=st.totals)
+        self.state = KnightsState(round=st.round + 1, start_seat=st.start_seat, totals=st.totals,
+                                  scored=st.scored)
         return self._round_start()
 
     def _round_start(self) -> list[Output]:
         st = self.state
         key = "skb.round.final" if st.round == ROUNDS else "skb.round.start"
         return [Say(key, {"round": st.round, "player": self.players[st.start_seat]}), *self.prompt()]
+
+    # ------------------------------------------------------------- read side
+    def public_view(self) -> dict[str, Any]:
+        """The round, the start player, the captain once elected, the totals and
+        each scored round: all said at the table.  Nothing about tiles or the
+        witch team, which the engine learns only when they become public."""
+        st = self.state
+        return {"step": st.step, "round": st.round, "start_player": self.players[st.start_seat],
+                "captain": st.captain, "totals": dict(st.totals), "whose_turn": self._whose_turn(),
+                "rounds": [dict(r) for r in st.scored]}
+
+    def _whose_turn(self) -> list[str]:
+        """Whom the table waits for: the start player leads the quest and the
+        questions (then clockwise); in the recommendation whoever is tapping,
+        else everyone who has not recommended; the captain from the command on.
+        Nobody at scoring: naming who may tap for the witch team would hint."""
+        st = self.state
+        if st.step in ("quest", "questions"):
+            return [self.players[st.start_seat]]
+        if st.step == "recommendation":
+            return [st.voter] if st.voter else [p for p in self.players if p not in st.votes]
+        if st.step in ("captain_ready", "command", "formation", "left_out") and st.captain:
+            return [st.captain]
+        return []
 
     # ------------------------------------------------------------- narration
     def prompt(self) -> list[Output]:

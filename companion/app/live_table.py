@@ -1,38 +1,36 @@
-"""A live table for the web tests: the real wiring on a real clock, the loop
-on its own thread, simulated reader and panel, and the pages on a loopback
-port of the system's choosing.  Also an SSE reader over plain HTTP."""
+"""A live table, as the pages' tests and benchmark drive it: the real wiring
+on a real clock, the loop on its own thread, simulated reader and panel, and
+the pages on a loopback port of the system's choosing (``simulate.py`` is the
+same on virtual time).  Also ``Feed``, an SSE reader over plain HTTP (httpx,
+of the ``test`` extra: imported only where a feed is read)."""
 
 from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from companion.app import config
 from companion.app.web_app import start_web
-from companion.app.wiring import build
+from companion.app.wiring import build, make_reader, make_voice
 from companion.core import threads
 from companion.runtime.clock import RealClock
-from hardware.sim_reader import SimulatedReader
-from voice.console import SilentVoice
 from web.live import WatchedReadSide
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 class LiveTable:
     def __init__(self, state: Path, games: dict[str, Any] | None = None, virtual: bool = True,
                  **overrides: Any) -> None:
-        cfg = config.load([ROOT / "config" / "companion.yaml"],
+        cfg = config.load([config.SHIPPED],
                           {"panel": {"backend": "mock"}, "seed": 3, **overrides})
         self.events: list[dict[str, Any]] = []
-        self.reader = SimulatedReader()
-        self.app = build(cfg, clock=RealClock(), log=self.events.append, voice=SilentVoice(), reader=self.reader,
+        self.reader = make_reader(cfg, simulate=True)
+        voice = make_voice({**cfg, "voice": {**cfg["voice"], "backend": "silent"}}, True, sys.stderr, print)
+        self.app = build(cfg, clock=RealClock(), log=self.events.append, voice=voice, reader=self.reader,
                          journal_path=state / "journal.sqlite", read_side=WatchedReadSide(), games=games)
         self.loop = self.app.loop
         self.loop.start()
@@ -70,7 +68,7 @@ class LiveTable:
 class Feed:
     """An SSE stream read on a thread: (event, data) pairs into a queue."""
 
-    def __init__(self, url: str, cookies: httpx.Cookies | None = None) -> None:
+    def __init__(self, url: str, cookies: Any = None) -> None:
         self.items: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.got: list[tuple[str, Any]] = []  # everything taken from the queue, in order
         self.status: int | None = None
@@ -80,7 +78,9 @@ class Feed:
         self.thread.start()
         assert self._open.wait(5)
 
-    def _read(self, url: str, cookies: httpx.Cookies | None) -> None:
+    def _read(self, url: str, cookies: Any) -> None:
+        import httpx
+
         with httpx.Client(cookies=cookies, timeout=httpx.Timeout(5, read=30)) as client, \
                 client.stream("GET", url) as response:
             self.status = response.status_code
