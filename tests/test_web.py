@@ -310,8 +310,8 @@ def test_history_and_export_come_from_the_journals_plays(live: LiveTable) -> Non
 
 
 def test_past_evenings_are_exported_one_by_one(live: LiveTable) -> None:
-    def play(n: int, session: int) -> dict[str, Any]:
-        return {"id": n, "session": session, "game": "seven-knights", "playDate": f"2026-01-0{n} 19:00:00",
+    def play(n: int, evening: int) -> dict[str, Any]:
+        return {"id": n, "evening": evening, "game": "seven-knights", "playDate": f"2026-01-0{n} 19:00:00",
                 "durationMin": 9, "rules": [], "players": [{"name": "red", "score": n, "winner": True,
                                                              "startPlayer": True, "sourcePlayerId": "red"}]}
     live.web.history = lambda: [play(1, 1), play(2, 1), play(3, 2)]

@@ -215,7 +215,7 @@ class WebServer:
         evening = request.query_params.get("evening")
         if evening is not None and not evening.isdigit():
             return _error(400, "no_evening", "evening is a number")
-        plays = [p for p in self.history() if evening is None or p.get("session") == int(evening)]
+        plays = [p for p in self.history() if evening is None or p.get("evening") == int(evening)]
         name = f"plays-evening-{evening}.json" if evening is not None else "plays.json"
         return JSONResponse({"plays": [record(p) for p in plays]},
                             headers={"Content-Disposition": f'attachment; filename="{name}"'})

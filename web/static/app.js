@@ -170,8 +170,8 @@ function renderHistory() {
   const list = $("history"); list.replaceChildren();
   const evenings = new Map();
   for (const play of state.history || []) {
-    if (!evenings.has(play.session)) evenings.set(play.session, []);
-    evenings.get(play.session).push(play);
+    if (!evenings.has(play.evening)) evenings.set(play.evening, []);
+    evenings.get(play.evening).push(play);
   }
   for (const [evening, plays] of [...evenings.entries()].reverse()) {
     const first = new Date(plays[0].playDate.replace(" ", "T") + "Z");
