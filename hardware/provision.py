@@ -320,16 +320,25 @@ TagMapLoader = Callable[[Path, Iterable[str]], dict[str, str]]
 class Settings:
     """What ``companion tags`` takes from the config, loaded and checked by the
     app (``companion.app.tags_cmd``): the reader, the tag map and its reader
-    (bad entries refused with their line), and the config's extra players."""
+    (bad entries refused with their line), the config's extra players, and
+    the component sets by name (the games' and the table's: the app knows
+    the games, this module does not)."""
 
     device: str
     tag_map: Path
     extra_players: tuple[str, ...]
     load_tag_map: TagMapLoader
+    sets: Mapping[str, tuple[str, ...]]
+
+    @property
+    def components(self) -> frozenset[str]:
+        """Every identity of every set."""
+        return frozenset(i for ids in self.sets.values() for i in ids)
 
 
 # ---------------------------------------------------------------- command line
-def configure_parser(parser: argparse.ArgumentParser) -> None:
+def configure_parser(parser: argparse.ArgumentParser, sets: Iterable[str]) -> None:
+    """The subcommands; ``sets``: the component sets' names, for the help."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--device", help="nfcpy device path, e.g. usb, tty:AMA0:pn532 "
                                          "(default: reader.device from the config)")
@@ -352,21 +361,21 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("read", parents=[common], help="show what a tag holds and who the table takes it for")
     check = sub.add_parser("check", parents=[common],
                            help="tap a whole component set; report missing, duplicate and unknown tags")
-    check.add_argument("set", metavar="SET", help=f"one of {', '.join(set_names())}")
+    check.add_argument("set", metavar="SET", help=f"one of {', '.join(set_names(sets))}")
     check.add_argument("--in-order", action="store_true", help="ask for each piece in turn")
 
 
-def set_names() -> list[str]:
-    return [*tags.COMPONENT_SETS, "all"]
+def set_names(sets: Iterable[str]) -> list[str]:
+    return [*sets, "all"]
 
 
-def component_set(name: str, extra_players: Iterable[str] = ()) -> list[str]:
-    """The identities of a set (``all``: every set); KeyError for an unknown name."""
+def component_set(name: str, sets: Mapping[str, tuple[str, ...]], extra_players: Iterable[str] = ()) -> list[str]:
+    """The identities of a set of ``sets`` (``all``: every set); KeyError for an unknown name."""
     extra = [f"player/{p}" for p in extra_players]
     if name == "all":
-        pieces = [i for ids in tags.COMPONENT_SETS.values() for i in ids] + extra
+        pieces = [i for ids in sets.values() for i in ids] + extra
     else:
-        pieces = list(tags.COMPONENT_SETS[name]) + (extra if name == "players" else [])
+        pieces = list(sets[name]) + (extra if name == "players" else [])
     return list(dict.fromkeys(pieces))
 
 
@@ -379,6 +388,11 @@ class _Context:
     extra_players: list[str]
     done: threading.Event
     load_tag_map: TagMapLoader
+    sets: Mapping[str, tuple[str, ...]]
+    components: frozenset[str]  # every identity of every set
+
+    def known(self, identity: str) -> bool:
+        return tags.is_known(identity, self.extra_players, self.components)
 
     def say(self, line: str) -> None:
         # A tag's text and UID are written by whoever had the tag: never raw to the terminal.
@@ -408,13 +422,13 @@ def run(args: argparse.Namespace, settings: Settings, *, reader_factory: Callabl
     extra = list(settings.extra_players)
     action = args.tags_command
     if action in ("write", "learn"):
-        unknown = [i for i in args.identities if not tags.is_known(i, extra)]
+        unknown = [i for i in args.identities if not tags.is_known(i, extra, settings.components)]
         if unknown:
             print(f"unknown identit{'y' if len(unknown) == 1 else 'ies'}: {', '.join(unknown)} "
                   f"(e.g. skb/knight/3, player/red, game/one-night)", file=out)
             return 2
-    if action == "check" and args.set not in set_names():
-        print(f"unknown set {args.set!r}: one of {', '.join(set_names())}", file=out)
+    if action == "check" and args.set not in set_names(settings.sets):
+        print(f"unknown set {args.set!r}: one of {', '.join(set_names(settings.sets))}", file=out)
         return 2
     mapping = settings.load_tag_map(tag_map_path, extra) if action != "write" else {}
     if done is None:
@@ -427,7 +441,8 @@ def run(args: argparse.Namespace, settings: Settings, *, reader_factory: Callabl
         print(f"no reader: {exc}\n  `companion doctor` checks the reader, its USB permissions and the config",
               file=out)
         return 1
-    ctx = _Context(station, out, args.timeout, tag_map_path, extra, done, settings.load_tag_map)
+    ctx = _Context(station, out, args.timeout, tag_map_path, extra, done, settings.load_tag_map,
+                   settings.sets, settings.components)
     try:
         if action == "write":
             return _write(ctx, args.identities, args.force)
@@ -472,7 +487,7 @@ def _write(ctx: _Context, identities: list[str], force: bool) -> int:
             if before.text == identity:
                 ctx.say(f"{tag.uid}: already {identity}")
                 break
-            if before.text and tags.is_known(before.text, extra) and not force:
+            if before.text and ctx.known(before.text) and not force:
                 ctx.say(f"{tag.uid} already names itself {before.text}; tap a blank tag "
                         f"(or use --force to overwrite)")
                 continue
@@ -535,7 +550,7 @@ def _read(ctx: _Context, mapping: Mapping[str, str]) -> int:
         return 1
     r = tag.read()
     identity = None if r.error else tags.identify(r.text, r.uid, mapping)
-    known = identity is not None and tags.is_known(identity, ctx.extra_players)
+    known = identity is not None and ctx.known(identity)
     ctx.say(f"UID:       {r.uid}")
     ctx.say(f"type:      {r.kind}{'' if r.writable else ' (read-only)'}")
     ctx.say(f"NDEF text: {r.error or r.text or '(none)'}")
@@ -548,7 +563,7 @@ def _read(ctx: _Context, mapping: Mapping[str, str]) -> int:
 
 
 def _check(ctx: _Context, set_name: str, in_order: bool, mapping: Mapping[str, str]) -> int:
-    expected = component_set(set_name, ctx.extra_players)
+    expected = component_set(set_name, ctx.sets, ctx.extra_players)
     wanted = set(expected)
     uids_of: dict[str, list[str]] = {}
     seen: set[str] = set()
@@ -574,7 +589,7 @@ def _check(ctx: _Context, set_name: str, in_order: bool, mapping: Mapping[str, s
             continue
         seen.add(r.uid)
         identity = None if r.error else tags.identify(r.text, r.uid, mapping)
-        if identity is None or not tags.is_known(identity, ctx.extra_players):
+        if identity is None or not ctx.known(identity):
             why = r.error or (f"text {r.text!r}" if r.text else "no text, not in the tag map")
             unknown.append(f"{r.uid} ({why})")
             ctx.say(f"? unknown tag {r.uid}: {why}")

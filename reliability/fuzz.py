@@ -29,10 +29,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from companion.core.tags import COLOURS, COMPONENT_SETS
+from companion.core.tags import COLOURS
+from companion.games import component_sets
 from reliability.inproc import Runner, load_config, normalise_plays, totals
 from reliability.scripts import Step, generate
 
+COMPONENT_SETS = component_sets()
 IDENTITIES = sorted({i for ids in COMPONENT_SETS.values() for i in ids})
 JUNK = ["junk/tag", "", "   ", "player/", "player/Red", "player/red ", "skb/knight/0", "skb/knight/8",
         "skb/Witch", "rules/", "rules/advanced-plus", "rules/x" * 20, "game/", "game/chess", "lang/fr",

@@ -1,5 +1,5 @@
 """Fuzz: hypothesis-generated table scripts — taps of every identity in
-``companion.core.tags.COMPONENT_SETS`` and junk, buttons (hold too), waits,
+``companion.games.component_sets()`` and junk, buttons (hold too), waits,
 unplugs, across all games — keep every invariant of ``reliability.fuzz``:
 nothing escapes, every refusal has a reason and changes nothing, scores move
 only with their events and add up, and the journal replays to the same state."""

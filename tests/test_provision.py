@@ -18,7 +18,7 @@ from nfc_emulation import Type3Emulator, blank_tag, no_ndef_tag, text_tag
 
 from companion.app import config
 from companion.app.tags_cmd import configure_parser, load_tag_map, run
-from companion.core.tags import COMPONENT_SETS
+from companion.games import component_sets
 from hardware.base import TagSeen
 from hardware.provision import (
     TAG_MAP_HEADER,
@@ -30,6 +30,7 @@ from hardware.provision import (
 from hardware.sim_reader import SimulatedReader
 
 WAIT = 3.0
+COMPONENT_SETS = component_sets()
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -18,7 +18,7 @@ import pytest
 
 from companion.core.engine import Result, Setup
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap, TimerFired
-from companion.games.seven_knights.engine import ACCEPTS, SevenKnights
+from companion.games.seven_knights.engine import STEPS, SevenKnights
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 PHASES = ("quest", "questions", "recommendation")
@@ -94,8 +94,8 @@ def test_start_says_tiles_deal_and_round_one_with_the_start_player() -> None:
 
 
 def test_the_steps_table_names_existing_handlers() -> None:
-    for step, handlers in ACCEPTS.items():
-        for name in handlers.values():
+    for step, handlers in STEPS.items():
+        for name in handlers.takes.values():
             assert callable(getattr(SevenKnights, name)), (step, name)
     engine = make()
     assert engine.accepts() == ("tile", "next")
@@ -748,7 +748,7 @@ def test_walk_reaches_every_step() -> None:
         steps.add(engine.state.step)
     holder = make(6)
     feed(holder, *walk_to_the_witch_holder())
-    assert steps | {holder.state.step} == set(ACCEPTS)
+    assert steps | {holder.state.step} == set(STEPS)
 
 
 # -------------------------------------------------- § Table talk: secrecy

@@ -347,9 +347,12 @@ def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None =
 def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[str, str]:
     """The UID → identity map.  A missing file is an empty map (tags that
     carry NDEF text need none); a bad entry is refused with its line."""
+    from companion.games import all_components
+
     path = Path(path)
     if not path.exists():
         return {}
+    components = all_components()
     node = read_yaml(path)
     if node is None:
         return {}
@@ -361,7 +364,7 @@ def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[st
         uid, ident = plain(knode, name), plain(vnode, name)
         if not isinstance(uid, str) or not tags.valid_uid(uid):
             raise ConfigError(name, _line(knode), f"{uid!r} is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)")
-        if not isinstance(ident, str) or not tags.is_known(ident, extra_players):
+        if not isinstance(ident, str) or not tags.is_known(ident, extra_players, components):
             raise ConfigError(name, _line(vnode), f"{ident!r} is not a known tag identity")
         uid = tags.normalise_uid(uid)
         if uid in out:

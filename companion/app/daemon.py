@@ -155,9 +155,9 @@ def _typed() -> str:
 
 
 def _menu() -> list[str]:
-    from companion.core import tags
+    from companion.games import component_sets
 
-    return [i for ids in tags.COMPONENT_SETS.values() for i in ids]
+    return [i for ids in component_sets().values() for i in ids]
 
 
 TERMINAL_HELP = """\

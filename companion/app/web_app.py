@@ -84,10 +84,10 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
 
     extra = None
     if virtual is not None:
-        from companion.core import tags
+        from companion.games import component_sets
         from web.virtual import virtual_routes
 
-        components = [i for ids in tags.COMPONENT_SETS.values() for i in ids]
+        components = [i for ids in component_sets().values() for i in ids]
         extra = virtual_routes(virtual, app.panel, components)
     server = WebServer(app.loop.read_side, app.loop, plays_reader(app.journal.path), host, port,
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,

@@ -11,16 +11,33 @@ the journal rebuild any game by replaying its inputs — and in
 The read side: ``public_view()`` is what everyone may see now (the public
 page), ``private_view(player)`` what that player alone may see, and
 ``legal(player)`` what the table (``None``) or that player may do now.
+
+One dispatch style for every game: a class-level table ``STEPS``, step →
+``Step(takes={input kind: handler}, refuse=(key, reason))``.  ``kind_of``
+names an input's kind (``next``, ``timer``, ``draw``, ``submit``, ``tap``;
+a game may split taps finer, as Seven Knights does into ``tile`` and
+``player``, and refuse there what none of its steps could take); the base
+looks the kind up in the current step and calls the handler with the value
+``kind_of`` gave, or raises ``_not_taken``: the step's own refusal.  Why a
+table of kinds rather than one method per step: what a step takes is then
+data, read in one place (the README's promise: "each game's steps and what
+they accept are a table"), checked when the class is made (every handler a
+real method), and answerable without running anything (``accepts``); the
+handlers stay small and take only what they are for, and an input no step
+mentions is refused by one rule instead of a fall-through at the end of
+every handler.  Games that must refuse a stray input by what it is rather
+than by the step (a stale timer, another game's card) say so once, in their
+``_not_taken``, around the base's.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.events import Drawn, Input, Output, Press, Refusal, Say, Submit, TimerFired
+from companion.core.events import Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,18 @@ class Legal:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of a game: the input kinds it takes, each with the name of
+    the method that handles it (called with ``kind_of``'s value), and the
+    refusal (key, reason) for the kinds it does not take — for every kind,
+    or only for those in ``refuses``."""
+
+    takes: Mapping[str, str] = field(default_factory=dict)
+    refuse: tuple[str, str] | None = None
+    refuses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Result:
     """A finished game, as the score history keeps it."""
 
@@ -74,14 +103,17 @@ class Result:
 class Engine:
     """Base class of the rule engines.
 
-    Subclasses set the class attributes, keep all their state in
-    ``self.state`` (which must have a ``step`` attribute naming the current
-    step), and implement ``start``, ``_handle`` and ``prompt``.
+    Subclasses set the class attributes (``STEPS`` among them), keep all
+    their state in ``self.state`` (which must have a ``step`` attribute
+    naming the current step), and implement ``start`` and ``prompt``.
     """
 
     game: ClassVar[str]  # the game card's suffix: ``game/<game>``
     tag_prefixes: ClassVar[tuple[str, ...]]  # identities this game's components carry
     components: ClassVar[tuple[str, ...]] = ()  # every component identity (tags the reader may see)
+    # How the readable log shows this game's own events: event name → its line after the time
+    # (the game's show.py; the app's pretty.py renders the table's events and asks the games for theirs).
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = {}
     # This game's part of the config schema (``games.<game>``, companion.core.settings);
     # the loader checks it, so ``setup.options`` arrive checked.
     settings: ClassVar[Mapping[str, Any]] = {}
@@ -91,10 +123,23 @@ class Engine:
     # phone): the table starts it only once every seat is paired, and refuses
     # its game card when the pages are off (DESIGN, Demagogos' Trap).
     needs_pages: ClassVar[bool] = False
+    STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)
+    not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
+    unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game
     state: Any
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A step table naming a handler that is no method fails when the
+        game is imported, not when a table first reaches that step."""
+        super().__init_subclass__(**kwargs)
+        for name, step in cls.STEPS.items():
+            for kind, handler in step.takes.items():
+                if not callable(getattr(cls, handler, None)):
+                    raise TypeError(f"{cls.__name__}: step {name!r} takes {kind!r} with {handler!r}, no method")
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
+        self.players: tuple[str, ...] = tuple(setup.players)
         self.sealed: dict[str, Any] = {}  # the players' submits: never undone by back
         self._undo: list[Any] = []
         self._final = False  # an input has been made final: the start is out of reach
@@ -122,8 +167,53 @@ class Engine:
 
     def _handle(self, inp: Input) -> list[Output]:
         """Handle one input (never ``back``); raise ``Refusal`` to refuse.
-        May mutate ``self.state`` before raising: the caller restores it."""
-        raise NotImplementedError
+        May mutate ``self.state`` before raising: the caller restores it.
+        Default: the current step's handler for the input's kind (``STEPS``)."""
+        kind, value = self.kind_of(inp)
+        handler = self.STEPS[self.state.step].takes.get(kind)
+        if handler is None:
+            raise self._not_taken(kind, value)
+        out: list[Output] = getattr(self, handler)(value)
+        return out
+
+    def kind_of(self, inp: Input) -> tuple[str, Any]:
+        """The kind of ``inp`` as the step table names it, and the value its
+        handler gets.  Default: a button's name (``next``), ``timer``,
+        ``draw``, ``submit`` or ``tap``, with the input itself.  A game may
+        refuse here what none of its steps could take."""
+        if isinstance(inp, Press):
+            return inp.button, inp
+        if isinstance(inp, TimerFired):
+            return "timer", inp
+        if isinstance(inp, Drawn):
+            return "draw", inp
+        if isinstance(inp, Submit):
+            return "submit", inp
+        if isinstance(inp, Tap):
+            return "tap", inp
+        return "other", inp
+
+    def accepts(self) -> tuple[str, ...]:
+        """The input kinds the current step takes."""
+        return tuple(self.STEPS[self.state.step].takes)
+
+    def _not_taken(self, kind: str, value: Any) -> Refusal:
+        """The refusal for an input of ``kind`` the current step does not take
+        (or a handler finds it is not for it): the step's own (``Step.refuse``)."""
+        step = self.STEPS[self.state.step]
+        if step.refuse is not None and (not step.refuses or kind in step.refuses):
+            return Refusal(*step.refuse)
+        return Refusal(self.not_now, f"not in the {self.state.step} step")
+
+    def _player_of(self, inp: Any) -> str | None:
+        """The player a ``player/<name>`` tap names (None for any other
+        input); refused (``unknown_player``) if they are not in this game."""
+        if not (isinstance(inp, Tap) and inp.identity.startswith("player/")):
+            return None
+        player = inp.identity.removeprefix("player/")
+        if player not in self.players:
+            raise Refusal(self.unknown_player, f"{player} is not playing this game", player=player)
+        return player
 
     def prompt(self) -> list[Output]:
         """Lines that say what the current step is waiting for."""

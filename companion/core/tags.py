@@ -16,13 +16,9 @@ GAMES = ("seven-knights", "one-night", "madness-hour", "demagogos")
 LANGUAGES = ("en", "ja")
 RULE_CARDS = ("basic", "special", "advanced", "cooperative")
 
-COMPONENT_SETS: dict[str, tuple[str, ...]] = {
-    "seven-knights": tuple(f"skb/knight/{n}" for n in range(1, 8)) + ("skb/witch",),
-    "one-night": ("onw/werewolf/1", "onw/werewolf/2", "onw/seer/1", "onw/thief/1")
-    + tuple(f"onw/villager/{n}" for n in range(1, 5)),
-    "madness-hour": ("mh/girl/human", "mh/girl/evil-god", "mh/climax", "mh/side/keep", "mh/side/kill",
-                     "mh/state/sane", "mh/state/mad", "mh/state/dead"),
-    "demagogos": tuple(f"dt/box/{n}" for n in range(1, 11)),
+# The table's own sets; each game's components are its engine's ``components``
+# (companion/games), handed to whoever needs every identity by the app.
+TABLE_SETS: dict[str, tuple[str, ...]] = {
     "players": tuple(f"player/{c}" for c in COLOURS),
     "games": tuple(f"game/{g}" for g in GAMES),
     "cards": tuple(f"rules/{r}" for r in RULE_CARDS) + tuple(f"lang/{lang}" for lang in LANGUAGES),
@@ -32,16 +28,20 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 _UID = re.compile(r"^[0-9A-F]{8,20}$")
 
 
-def known_identities(extra_players: Iterable[str] = ()) -> frozenset[str]:
-    ids = {i for ids in COMPONENT_SETS.values() for i in ids}
+def known_identities(extra_players: Iterable[str] = (), components: Iterable[str] = ()) -> frozenset[str]:
+    """The table's identities, the config's extra players' cards and the
+    games' ``components``."""
+    ids = {i for ids in TABLE_SETS.values() for i in ids}
     ids.update(f"player/{p}" for p in extra_players)
+    ids.update(components)
     return frozenset(ids)
 
 
-def is_known(identity: str, extra_players: Iterable[str] = ()) -> bool:
-    """True for every contract identity; ``rules/<name>`` takes any
-    well-formed name (games decide which they understand)."""
-    if identity in known_identities(extra_players):
+def is_known(identity: str, extra_players: Iterable[str] = (), components: Iterable[str] = ()) -> bool:
+    """True for every contract identity (the games' among ``components``);
+    ``rules/<name>`` takes any well-formed name (games decide which they
+    understand)."""
+    if identity in known_identities(extra_players, components):
         return True
     kind, _, name = identity.partition("/")
     return kind == "rules" and bool(_NAME.match(name))

@@ -27,11 +27,11 @@ auction is open, and in the state (never shown) after.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Ask, Engine, Legal, Result, Setup
+from companion.core.engine import Ask, Engine, Legal, Result, Setup, Step
 from companion.core.events import (
     Draw,
     Drawn,
@@ -45,9 +45,9 @@ from companion.core.events import (
     Tap,
     Tell,
 )
-from companion.core.tags import COMPONENT_SETS
 from companion.games.demagogos import rules as R
 from companion.games.demagogos.rules import DISASTER, EMPTY, SAGE, TREASURE
+from companion.games.demagogos.show import SHOWS
 
 GAME = "demagogos"
 SEALED = ("role_auction", "turn_auction")  # the steps of the sealed ``bid`` auctions
@@ -85,14 +85,26 @@ class Demagogos(Engine):
     needs_pages: ClassVar[bool] = True  # sealed bids and private roles: every player needs their page
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("dt/",)
-    components: ClassVar[tuple[str, ...]] = COMPONENT_SETS[GAME]
+    components: ClassVar[tuple[str, ...]] = tuple(f"dt/box/{b}" for b in range(1, R.BOXES + 1))
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 6
     max_players: ClassVar[int] = 10
+    # What is not taken is refused by what it is (``_not_taken``), the same in every step.
+    STEPS: ClassVar[dict[str, Step]] = {
+        "role_auction": Step({"submit": "_sealed_bid"}),
+        "rolling": Step({"draw": "_drawn"}),
+        "turn_auction": Step({"submit": "_sealed_bid"}),
+        "cave_draw": Step({"draw": "_drawn"}),
+        "cave": Step({"tap": "_open_box", "next": "_pass"}),
+        "bonus": Step({"draw": "_drawn"}),
+        "trade": Step({"submit": "_trade", "next": "_vp_auction"}),
+        "vp_auction": Step({"submit": "_vp_bid", "next": "_close_vp_auction"}),
+        "over": Step({}),
+    }
     state: DtState
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.players = setup.players
         st = self.state = DtState()
         st.gems = {p: R.START_GEMS for p in self.players}
         st.vp = {p: 0 for p in self.players}
@@ -155,37 +167,44 @@ class Demagogos(Engine):
         st.step = "role_auction"  # the bids go to self.sealed as they come: an untouched game may be left
         return [Say("dt.role_auction.start", {"round": st.round}), *self.prompt()]
 
-    def _handle(self, inp: Input) -> list[Output]:
+    def kind_of(self, inp: Input) -> tuple[str, Any]:
+        """As the base has it; a player who has exited submits nothing."""
+        if isinstance(inp, Submit) and inp.player in self.state.exited:
+            raise Refusal("dt.refuse.exited", f"{inp.player} has won and takes no further part", player=inp.player)
+        return super().kind_of(inp)
+
+    def _not_taken(self, kind: str, inp: Any) -> Refusal:
+        """Refused by what it is: a submit, a draw, a box, a player card, ``next``."""
+        st = self.state
         if isinstance(inp, Submit):
-            return self._submit(inp)
+            return Refusal("dt.refuse.submit_not_now", f"{inp.field} is not taken now", field=inp.field)
         if isinstance(inp, Drawn):
-            return self._drawn(inp)
+            return Refusal("refuse.bad_draw", f"the draw {inp.name} is not expected now")
+        if isinstance(inp, Tap) and inp.identity.startswith("dt/box/"):
+            return Refusal("dt.refuse.box_not_now", "no box may be opened now", box=_box(inp))
+        if isinstance(inp, Tap) and inp.identity.startswith("player/"):
+            return Refusal("dt.refuse.player_card", "player cards are not needed now: use your page",
+                           player=inp.identity.removeprefix("player/"))
         if isinstance(inp, Tap):
-            return self._tap(inp.identity)
-        if isinstance(inp, Press) and inp.button == "next":
-            return self._next()
-        raise Refusal("dt.refuse.not_now", f"{inp.label} is not expected now")
+            return Refusal("dt.refuse.not_now", f"{inp.identity} is not expected now")
+        if kind == "next" and st.step in SEALED:
+            bids = self.sealed.get("role" if st.step == "role_auction" else "turn", {})
+            waiting = [p for p in (self.active if st.step == "role_auction" else st.explorers) if p not in bids]
+            return Refusal("dt.refuse.bids_missing", "every bid must be in first", players=waiting)
+        if kind == "next":
+            return Refusal("dt.refuse.not_now", "next does nothing now")
+        return Refusal("dt.refuse.not_now", f"{inp.label} is not expected now")
 
     # ------------------------------------------------------------ submits
-    def _submit(self, inp: Submit) -> list[Output]:
-        st, p = self.state, inp.player
-        if p in st.exited:
-            raise Refusal("dt.refuse.exited", f"{p} has won and takes no further part", player=p)
-        if inp.field == "bid" and st.step in SEALED:
-            return self._sealed_bid(p, inp.value)
-        if inp.field in TRADE_FIELDS and st.step == "trade":
-            return self._gift(p, inp.value) if inp.field == "gift" else self._exchange(p, inp.value)
-        if inp.field == "vp_bid" and st.step == "vp_auction":
-            return self._vp_bid(p, inp.value)
-        raise Refusal("dt.refuse.submit_not_now", f"{inp.field} is not taken now", field=inp.field)
-
     def _whole(self, value: Any, low: int, high: int, key: str, what: str) -> int:
         if problem := Ask(key, low, high).check(value):
             raise Refusal(key, f"{what} {problem}", low=low, high=high)
         return int(value)
 
-    def _sealed_bid(self, p: str, value: Any) -> list[Output]:
-        st = self.state
+    def _sealed_bid(self, inp: Submit) -> list[Output]:
+        if inp.field != "bid":
+            raise self._not_taken("submit", inp)
+        st, p, value = self.state, inp.player, inp.value
         kind = "role" if st.step == "role_auction" else "turn"
         if kind == "turn" and p not in st.explorers:
             raise Refusal("dt.refuse.holder_bid", "role holders do not bid in the turn auction", player=p)
@@ -226,6 +245,11 @@ class Demagogos(Engine):
                 Say("dt.cave.start", {"boxes": st.boxes, "treasure": treasure, "empty": empty}),
                 *self._draws()]
 
+    def _trade(self, inp: Submit) -> list[Output]:
+        if inp.field not in TRADE_FIELDS:
+            raise self._not_taken("submit", inp)
+        return self._gift(inp.player, inp.value) if inp.field == "gift" else self._exchange(inp.player, inp.value)
+
     def _gift(self, p: str, value: Any) -> list[Output]:
         st = self.state
         if not isinstance(value, Mapping) or set(value) != {"to", "gems"}:
@@ -258,7 +282,10 @@ class Demagogos(Engine):
         order = R.ranked(self.active, bids, self.state.vp, self.state.gems)
         return (order[0], bids[order[0]]) if order else (None, 0)
 
-    def _vp_bid(self, p: str, value: Any) -> list[Output]:
+    def _vp_bid(self, inp: Submit) -> list[Output]:
+        if inp.field != "vp_bid":
+            raise self._not_taken("submit", inp)
+        p, value = inp.player, inp.value
         _, top = self._vp_top()
         bid = self._whole(value, top, self.state.gems[p], "dt.refuse.vp_bid", "a VP bid")
         self.sealed.setdefault("vp", {})[p] = bid
@@ -299,26 +326,16 @@ class Demagogos(Engine):
         return self._treasure(int(inp.value))
 
     # --------------------------------------------------------------- cave
-    def _tap(self, identity: str) -> list[Output]:
+    def _open_box(self, inp: Tap) -> list[Output]:
         st = self.state
-        kind, _, rest = identity.partition("/")
-        if identity.startswith("dt/box/"):
-            box = int(identity.rsplit("/", 1)[1])
-            if st.step != "cave":
-                raise Refusal("dt.refuse.box_not_now", "no box may be opened now", box=box)
-            if box > st.boxes:
-                raise Refusal("dt.refuse.box_range", f"this round uses boxes 1 to {st.boxes}",
-                              box=box, boxes=st.boxes)
-            if any(o["box"] == box for o in st.opened):
-                raise Refusal("dt.refuse.box_opened", f"box {box} is already open", box=box)
-            return self._open_box(box)
-        if kind == "player":
-            raise Refusal("dt.refuse.player_card", "player cards are not needed now: use your page",
-                          player=rest)
-        raise Refusal("dt.refuse.not_now", f"{identity} is not expected now")
-
-    def _open_box(self, box: int) -> list[Output]:
-        st = self.state
+        if not inp.identity.startswith("dt/box/"):
+            raise self._not_taken("tap", inp)
+        box = _box(inp)
+        if box > st.boxes:
+            raise Refusal("dt.refuse.box_range", f"this round uses boxes 1 to {st.boxes}",
+                          box=box, boxes=st.boxes)
+        if any(o["box"] == box for o in st.opened):
+            raise Refusal("dt.refuse.box_opened", f"box {box} is already open", box=box)
         player, content = self._current(), st.contents[box - 1]
         if content == TREASURE:
             st.pending, st.step = box, "bonus"
@@ -359,24 +376,18 @@ class Demagogos(Engine):
         st.step, st.finder = "cave", player
         return [*out, *self.prompt()]
 
-    def _next(self) -> list[Output]:
+    def _pass(self, _: Press) -> list[Output]:
+        """After a treasure, the finder may pass instead of opening another box."""
         st = self.state
-        if st.step == "cave" and st.finder is not None:
-            st.turn = (st.explorers.index(st.finder) + 1) % len(st.explorers)
-            st.finder = None
-            return [Say("dt.cave.passed"), *self.prompt()]
-        if st.step == "cave":
+        if st.finder is None:
             raise Refusal("dt.refuse.open_first", f"{self._current()} opens a box first", player=self._current())
-        if st.step == "trade":
-            st.step = "vp_auction"
-            return [Say("dt.vp_auction.start"), *self.prompt()]
-        if st.step == "vp_auction":
-            return self._close_vp_auction()
-        if st.step in SEALED:
-            bids = self.sealed.get("role" if st.step == "role_auction" else "turn", {})
-            waiting = [p for p in (self.active if st.step == "role_auction" else st.explorers) if p not in bids]
-            raise Refusal("dt.refuse.bids_missing", "every bid must be in first", players=waiting)
-        raise Refusal("dt.refuse.not_now", "next does nothing now")
+        st.turn = (st.explorers.index(st.finder) + 1) % len(st.explorers)
+        st.finder = None
+        return [Say("dt.cave.passed"), *self.prompt()]
+
+    def _vp_auction(self, _: Press) -> list[Output]:
+        self.state.step = "vp_auction"
+        return [Say("dt.vp_auction.start"), *self.prompt()]
 
     # ---------------------------------------------------------- round end
     def _round_end(self) -> list[Output]:
@@ -428,7 +439,7 @@ class Demagogos(Engine):
                     Say("dt.game_over", {"players": list(st.exited)})]
         return out
 
-    def _close_vp_auction(self) -> list[Output]:
+    def _close_vp_auction(self, _: Press) -> list[Output]:
         st = self.state
         winner, bid = self._vp_top()
         self.sealed.pop("vp", None)
@@ -604,3 +615,8 @@ class Demagogos(Engine):
             _, top = self._vp_top()
             return Legal(submits={"vp_bid": Ask("dt.field.vp_bid", top, gems)} if gems >= top else {})
         return Legal()
+
+
+def _box(inp: Tap) -> int:
+    """The number of a ``dt/box/<b>`` tap."""
+    return int(inp.identity.rsplit("/", 1)[1])

@@ -15,6 +15,7 @@ EXCHANGE_GEMS = 10  # gems for one VP
 TREASURE_GEMS = 3  # a treasure's fixed part; a secret 1–3 bonus comes on top
 BONUS = (1, 3)
 DIE = (1, 6)
+BOXES = 10  # the cave's boxes in the box: a round uses explorers + 3, at most 7 + 3 (10 players)
 KEY_HIGH = 10**9  # the cave's shuffle keys: a uniform order of the boxes, ties practically never
 
 TREASURE, EMPTY, DISASTER = "treasure", "empty", "disaster"

@@ -24,12 +24,12 @@ No draws: the cards are shuffled on the table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point, spoken
-from companion.core.engine import Engine, Legal, Result, Setup
+from companion.core.engine import Engine, Legal, Result, Setup, Step
 from companion.core.events import (
     CancelTimer,
     Input,
@@ -44,7 +44,6 @@ from companion.core.events import (
     Tell,
     TimerFired,
 )
-from companion.core.tags import COMPONENT_SETS
 from companion.games.madness_hour.rules import (
     BATTLE_FIELDS,
     GIRLS,
@@ -57,10 +56,12 @@ from companion.games.madness_hour.rules import (
     unanimous,
     winners,
 )
+from companion.games.madness_hour.show import SHOWS
 
 GIRL_CARDS = tuple(f"mh/girl/{g}" for g in GIRLS)
 SIDE_CARDS = ("mh/side/keep", "mh/side/kill")
 STATE_CARDS = ("mh/state/sane", "mh/state/mad", "mh/state/dead")
+CLIMAX = "mh/climax"
 
 
 @dataclass
@@ -86,15 +87,32 @@ class MadnessState:
 class MadnessHour(Engine):
     game: ClassVar[str] = "madness-hour"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("mh/",)
-    components: ClassVar[tuple[str, ...]] = COMPONENT_SETS["madness-hour"]  # one list: the tags' own
+    components: ClassVar[tuple[str, ...]] = (*GIRL_CARDS, CLIMAX, *SIDE_CARDS, *STATE_CARDS)
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     settings: ClassVar[Mapping[str, Any]] = SETTINGS
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
+    unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
+    STEPS: ClassVar[dict[str, Step]] = {
+        "girl": Step({"tap": "_pick_girl"}, ("mh.refuse.girl_first", "the Girl taps her player card first")),
+        "card": Step({"tap": "_card", "next": "_keep_card"},
+                     ("mh.refuse.card", "tap your Girl card face down, or press next to keep it")),
+        "explore": Step({"next": "_call_turn", "timer": "_turn_timer_fired", "tap": "_explore"},
+                        ("mh.refuse.explore", "press next for the next turn, or tap the climax card")),
+        "discussion": Step({"timer": "_discussion_tick", "next": "_end_discussion"},
+                           ("mh.refuse.discussion", "the discussion is on: press next to end it")),
+        "vote": Step({"tap": "_vote"}, ("mh.refuse.vote", "tap your player card, then keep or kill")),
+        "battle": Step({"submit": "_fight", "next": "_battle_counted", "tap": "_battle_side"},
+                       ("mh.refuse.battle",
+                        "send your strengths from your pages and press next, or tap the winning side")),
+        "ending": Step({"tap": "_ending", "next": "_ending_done"},
+                       ("mh.refuse.ending", "tap the Girl's card and each survivor's state")),
+        "done": Step({}, ("mh.refuse.finished", "the game is over")),
+    }
     state: MadnessState
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.players = setup.players
         self.opts = options_from(setup.options)  # checked by the config schema (settings)
         self.state = MadnessState()
 
@@ -133,57 +151,56 @@ class MadnessHour(Engine):
     def living(self) -> tuple[str, ...]:
         return tuple(p for p in self.investigators if p not in self.state.dead)
 
-    def _handle(self, inp: Input) -> list[Output]:
+    def kind_of(self, inp: Input) -> tuple[str, Any]:
+        """As the base has it; an ``mh/`` identity that is no card of this game is refused in every step."""
         if isinstance(inp, Tap) and inp.identity.startswith("mh/") and inp.identity not in self.components:
             raise Refusal("mh.refuse.unknown_card", f"{inp.identity} is no Madness Hour card", card=inp.identity)
-        return {
-            "girl": self._pick_girl, "card": self._card, "explore": self._explore,
-            "discussion": self._discussion, "vote": self._vote, "battle": self._battle,
-            "ending": self._ending, "done": self._done,
-        }[self.state.step](inp)
+        return super().kind_of(inp)
 
     # --------------------------------------------------------- the Girl's set-up
-    def _pick_girl(self, inp: Input) -> list[Output]:
+    def _pick_girl(self, inp: Tap) -> list[Output]:
         player = self._player_of(inp)
         if player is None:
-            raise self._not_taken(inp, "mh.refuse.girl_first", "the Girl taps her player card first")
+            raise self._not_taken("tap", inp)
         self.state.girl, self.state.step = player, "card"
         return [Say("mh.girl.chosen", {"player": player}), *self.prompt()]
 
-    def _card(self, inp: Input) -> list[Output]:
+    def _card(self, inp: Tap) -> list[Output]:
         s = self.state
-        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS:
+        if inp.identity in GIRL_CARDS:
             # Both cards take this very path: the same line, the same step, nothing else.
             s.card, s.held = inp.identity.removeprefix("mh/girl/"), True
             return [Say("mh.girl.card_held"), *self._begin_explore()]
-        if _is_next(inp):
-            return [Say("mh.girl.card_kept"), *self._begin_explore()]
         if (player := self._player_of(inp)) is not None and player != s.girl:
             raise Refusal("mh.refuse.not_girl_seat", f"only the Girl ({s.girl}) draws a Girl card",
                           player=s.girl)
-        raise self._not_taken(inp, "mh.refuse.card", "tap your Girl card face down, or press next to keep it")
+        raise self._not_taken("tap", inp)
+
+    def _keep_card(self, _: Press) -> list[Output]:
+        return [Say("mh.girl.card_kept"), *self._begin_explore()]
 
     # ------------------------------------------------------------ exploration
     def _begin_explore(self) -> list[Output]:
         self.state.step = "explore"
         return self.prompt()
 
-    def _explore(self, inp: Input) -> list[Output]:
+    def _turn_timer_fired(self, inp: TimerFired) -> list[Output]:
         s = self.state
-        if _is_next(inp):
-            return self._call_turn()
-        if isinstance(inp, TimerFired) and inp.name == f"turn:{s.turns}:warn":
+        if inp.name == f"turn:{s.turns}:warn":
             return [Say("mh.turn.warning", {"seconds": spoken(self.opts.turn_warning_s)}),
                     SetTimer(f"turn:{s.turns}:up", self.opts.turn_warning_s)]
-        if isinstance(inp, TimerFired) and inp.name == f"turn:{s.turns}:up":
+        if inp.name == f"turn:{s.turns}:up":
             return [Say("mh.turn.time_up", {"player": s.turn_of})]
-        if isinstance(inp, Tap) and inp.identity == "mh/climax":
+        raise self._not_taken("timer", inp)
+
+    def _explore(self, inp: Tap) -> list[Output]:
+        if inp.identity == CLIMAX:
             return [*self._cancel_turn(), *self._begin_discussion()]
         if (dead := self._dead_card(inp)) is not None:
             return dead
-        raise self._not_taken(inp, "mh.refuse.explore", "press next for the next turn, or tap the climax card")
+        raise self._not_taken("tap", inp)
 
-    def _call_turn(self) -> list[Output]:
+    def _call_turn(self, _: Press) -> list[Output]:
         """The next living player after the last one called, in turn order; back
         at the Girl, a new round."""
         s = self.state
@@ -242,16 +259,17 @@ class MadnessHour(Engine):
         left = self.state.left_s
         return SetTimer("discussion", left - next_point(left, self.opts.discussion_s, self.opts.warnings_s))
 
-    def _discussion(self, inp: Input) -> list[Output]:
+    def _discussion_tick(self, inp: TimerFired) -> list[Output]:
         s = self.state
-        if isinstance(inp, TimerFired) and inp.name == "discussion":
-            left = s.left_s = next_point(s.left_s, self.opts.discussion_s, self.opts.warnings_s)
-            if left == 0:
-                return [Say("mh.climax.time_up"), *self._begin_vote()]
-            return [Say("mh.climax.seconds_left", {"seconds": spoken(left)}), self._discussion_timer()]
-        if _is_next(inp):
-            return [CancelTimer("discussion"), Say("mh.climax.ended"), *self._begin_vote()]
-        raise self._not_taken(inp, "mh.refuse.discussion", "the discussion is on: press next to end it")
+        if inp.name != "discussion":
+            raise self._not_taken("timer", inp)
+        left = s.left_s = next_point(s.left_s, self.opts.discussion_s, self.opts.warnings_s)
+        if left == 0:
+            return [Say("mh.climax.time_up"), *self._begin_vote()]
+        return [Say("mh.climax.seconds_left", {"seconds": spoken(left)}), self._discussion_timer()]
+
+    def _end_discussion(self, _: Press) -> list[Output]:
+        return [CancelTimer("discussion"), Say("mh.climax.ended"), *self._begin_vote()]
 
     # --------------------------------------------------------------- the vote
     def _begin_vote(self) -> list[Output]:
@@ -260,9 +278,9 @@ class MadnessHour(Engine):
             return self._outcome("keep")
         return self.prompt()
 
-    def _vote(self, inp: Input) -> list[Output]:
+    def _vote(self, inp: Tap) -> list[Output]:
         s = self.state
-        if isinstance(inp, Tap) and inp.identity in SIDE_CARDS:
+        if inp.identity in SIDE_CARDS:
             if s.pending is None:
                 raise Refusal("mh.refuse.side_before_player", "tap your player card before your side card")
             player, s.pending = s.pending, None
@@ -282,42 +300,43 @@ class MadnessHour(Engine):
             if s.pending is not None:  # a player card: now their side card (or dead)
                 return [Say("mh.vote.which", {"player": s.pending})]
             return [*dead, *self.prompt()]
-        raise self._not_taken(inp, "mh.refuse.vote", "tap your player card, then keep or kill")
+        raise self._not_taken("tap", inp)
 
     # ------------------------------------------------------------- the battle
-    def _battle(self, inp: Input) -> list[Output]:
+    def _fight(self, inp: Submit) -> list[Output]:
+        if inp.player not in self.state.votes:
+            raise Refusal("mh.refuse.not_fighting", f"{inp.player} is not in the battle", player=inp.player)
+        ask = BATTLE_FIELDS.get(inp.field)
+        if ask is None:
+            raise Refusal("mh.refuse.field", f"the battle takes {', '.join(BATTLE_FIELDS)}, not {inp.field}")
+        if problem := ask.check(inp.value):
+            raise Refusal("mh.refuse.value", f"{inp.field} {problem}", field=inp.field)
+        entry = dict(self.sealed.get(inp.player, {}))
+        entry[inp.field] = inp.value
+        self.sealed[inp.player] = entry
+        return [Tell(inp.player, f"mh.battle.taken_{inp.field}", {"value": inp.value}, entry)]
+
+    def _battle_counted(self, _: Press) -> list[Output]:
         s = self.state
-        if isinstance(inp, Submit):
-            if inp.player not in s.votes:
-                raise Refusal("mh.refuse.not_fighting", f"{inp.player} is not in the battle", player=inp.player)
-            ask = BATTLE_FIELDS.get(inp.field)
-            if ask is None:
-                raise Refusal("mh.refuse.field", f"the battle takes {', '.join(BATTLE_FIELDS)}, not {inp.field}")
-            if problem := ask.check(inp.value):
-                raise Refusal("mh.refuse.value", f"{inp.field} {problem}", field=inp.field)
-            entry = dict(self.sealed.get(inp.player, {}))
-            entry[inp.field] = inp.value
-            self.sealed[inp.player] = entry
-            return [Tell(inp.player, f"mh.battle.taken_{inp.field}", {"value": inp.value}, entry)]
-        if _is_next(inp):
-            missing = [p for p in s.votes if "strength" not in self.sealed.get(p, {})]
-            if missing:
-                raise Refusal("mh.refuse.strength_missing", "not every fighter has sent their strength",
-                              players=missing)
-            entries = {p: self.sealed[p] for p in s.votes}
-            s.totals, won = battle(s.votes, entries)
-            s.revealed = [p for p in s.votes if "mystic" in entries[p]]
-            out: list[Output] = []
-            if s.revealed:
-                out.append(Say("mh.battle.revealed", {"players": list(s.revealed)}))
-            out += [Say("mh.battle.totals", {"keep": s.totals["keep"], "kill": s.totals["kill"]}),
-                    Say(f"mh.battle.won_{won}" + ("_tie" if s.totals["keep"] == s.totals["kill"] else ""))]
-            return [*out, *self._outcome(won)]
-        if isinstance(inp, Tap) and inp.identity in SIDE_CARDS:  # no phones: the table counted aloud
-            won = inp.identity.removeprefix("mh/side/")
-            return [Say(f"mh.battle.won_{won}"), *self._outcome(won)]
-        raise self._not_taken(inp, "mh.refuse.battle",
-                              "send your strengths from your pages and press next, or tap the winning side")
+        missing = [p for p in s.votes if "strength" not in self.sealed.get(p, {})]
+        if missing:
+            raise Refusal("mh.refuse.strength_missing", "not every fighter has sent their strength",
+                          players=missing)
+        entries = {p: self.sealed[p] for p in s.votes}
+        s.totals, won = battle(s.votes, entries)
+        s.revealed = [p for p in s.votes if "mystic" in entries[p]]
+        out: list[Output] = []
+        if s.revealed:
+            out.append(Say("mh.battle.revealed", {"players": list(s.revealed)}))
+        out += [Say("mh.battle.totals", {"keep": s.totals["keep"], "kill": s.totals["kill"]}),
+                Say(f"mh.battle.won_{won}" + ("_tie" if s.totals["keep"] == s.totals["kill"] else ""))]
+        return [*out, *self._outcome(won)]
+
+    def _battle_side(self, inp: Tap) -> list[Output]:
+        if inp.identity not in SIDE_CARDS:
+            raise self._not_taken("tap", inp)
+        won = inp.identity.removeprefix("mh/side/")  # no phones: the table counted aloud
+        return [Say(f"mh.battle.won_{won}"), *self._outcome(won)]
 
     def _outcome(self, won: str) -> list[Output]:
         s = self.state
@@ -330,9 +349,9 @@ class MadnessHour(Engine):
         return [*out, *self.prompt()]
 
     # ------------------------------------------------------------- the ending
-    def _ending(self, inp: Input) -> list[Output]:
+    def _ending(self, inp: Tap) -> list[Output]:
         s = self.state
-        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS:
+        if inp.identity in GIRL_CARDS:
             if s.held or s.card is not None:
                 raise Refusal("mh.refuse.girl_card_twice", "the Girl's card is in already")
             s.card = inp.identity.removeprefix("mh/girl/")
@@ -346,7 +365,7 @@ class MadnessHour(Engine):
                 raise Refusal("mh.refuse.revealed", f"{player} revealed madness in the battle", player=player)
             s.pending = player
             return [Say("mh.ending.which", {"player": player})]
-        if isinstance(inp, Tap) and inp.identity in STATE_CARDS:
+        if inp.identity in STATE_CARDS:
             if s.pending is None:
                 raise Refusal("mh.refuse.player_first", "tap the player card first")
             player, s.pending = s.pending, None
@@ -357,13 +376,14 @@ class MadnessHour(Engine):
                 return [Say("mh.dead.marked", {"player": player}), *self.prompt()]
             s.states[player] = shown
             return [Say(f"mh.ending.state_{shown}", {"player": player}), *self.prompt()]
-        if _is_next(inp):
-            missing = self._ending_missing()
-            if s.card is None or missing:
-                raise Refusal("mh.refuse.ending_incomplete", "the Girl's card and every survivor's state first",
-                              players=missing)
-            return self._verdict()
-        raise self._not_taken(inp, "mh.refuse.ending", "tap the Girl's card and each survivor's state")
+        raise self._not_taken("tap", inp)
+
+    def _ending_done(self, _: Press) -> list[Output]:
+        missing = self._ending_missing()
+        if self.state.card is None or missing:
+            raise Refusal("mh.refuse.ending_incomplete", "the Girl's card and every survivor's state first",
+                          players=missing)
+        return self._verdict()
 
     def _ending_missing(self) -> list[str]:
         return [p for p in self.living if p not in self.state.states and p not in self.state.revealed]
@@ -383,9 +403,6 @@ class MadnessHour(Engine):
             Report("mh_result", {"girl": s.card, "girl_alive": s.girl_alive, "dead": dead,
                                  "winners": list(s.winners)}),
         ]
-
-    def _done(self, inp: Input) -> list[Output]:
-        raise Refusal("mh.refuse.finished", "the game is over")
 
     # ---------------------------------------------------------------- prompts
     def prompt(self) -> list[Output]:
@@ -499,16 +516,11 @@ class MadnessHour(Engine):
         return Legal(buttons=base.buttons, taps=taps)
 
     # ---------------------------------------------------------------- helpers
-    def _player_of(self, inp: Input) -> str | None:
-        """The player a ``player/<name>`` tap names; refused if not in this game."""
-        if not (isinstance(inp, Tap) and inp.identity.startswith("player/")):
-            return None
-        player = inp.identity.removeprefix("player/")
-        if player not in self.players:
-            raise Refusal("mh.refuse.unknown_player", f"{player} is not playing this game", player=player)
-        return player
-
-    def _not_taken(self, inp: Input, key: str, reason: str) -> Refusal:
+    def _not_taken(self, kind: str, inp: Any) -> Refusal:
+        """A stale timer, a Girl card once she has one, a side card before the
+        vote, or this step's own explanation; once it is over, only that."""
+        if self.finished:
+            return super()._not_taken(kind, inp)
         if isinstance(inp, TimerFired):
             return Refusal("mh.refuse.stale_timer", f"timer {inp.name} is not expected now", timer=inp.name)
         if isinstance(inp, Tap) and inp.identity in GIRL_CARDS:
@@ -516,8 +528,4 @@ class MadnessHour(Engine):
         if isinstance(inp, Tap) and inp.identity in SIDE_CARDS and self.state.step in ("girl", "card", "explore",
                                                                                        "discussion"):
             return Refusal("mh.refuse.vote_before_climax", "the vote comes after the climax discussion")
-        return Refusal(key, reason)
-
-
-def _is_next(inp: Input) -> bool:
-    return isinstance(inp, Press) and inp.button == "next"
+        return super()._not_taken(kind, inp)

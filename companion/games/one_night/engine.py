@@ -19,15 +19,14 @@ The deck, the options and the night script live in ``rules``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Result, Setup
+from companion.core.engine import Engine, Result, Setup, Step
 from companion.core.events import (
     CancelTimer,
     Drawn,
-    Input,
     Output,
     Press,
     Refusal,
@@ -38,8 +37,8 @@ from companion.core.events import (
     Tap,
     TimerFired,
 )
-from companion.core.tags import COMPONENT_SETS
 from companion.games.one_night.rules import (
+    CARDS,
     VOTE_COUNT,
     Verdict,
     card_ids,
@@ -58,6 +57,7 @@ from companion.games.one_night.rules import (
     verdict,
     warning_line,
 )
+from companion.games.one_night.show import SHOWS
 
 
 @dataclass
@@ -78,15 +78,27 @@ class OneNightState:
 class OneNight(Engine):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
-    components: ClassVar[tuple[str, ...]] = COMPONENT_SETS["one-night"]
+    components: ClassVar[tuple[str, ...]] = CARDS
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     settings: ClassVar[Mapping[str, Any]] = settings_for(components)  # a deck is bounded by the cards
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 7
+    unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
+    STEPS: ClassVar[dict[str, Step]] = {
+        "deal": Step({"next": "_nightfall"}, ("onw.refuse.deal", "deal the cards, then press next for the night")),
+        "night": Step({"draw": "_jitter", "timer": "_night_timer"}, ("onw.refuse.night", "not during the night")),
+        "discussion": Step({"timer": "_discussion_tick", "next": "_end_discussion"},
+                           ("onw.refuse.discussion",
+                            "the discussion is on: press next to end it; cards are shown after the vote")),
+        "vote": Step({"timer": "_count"}, ("onw.refuse.counting", "wait for the count, then point")),
+        "reveal": Step({"next": "_reveal_done", "tap": "_reveal_tap"},
+                       ("onw.refuse.reveal", "tap your player card, then your role card")),
+        "done": Step({}, ("onw.refuse.finished", "the game is over")),
+    }
     state: OneNightState
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.players = setup.players
         self.opts = options_from(setup.options)  # checked by the config schema (settings)
         self.deck = deck_for(len(self.players), self.opts)
         self.cards = card_ids(self.deck)
@@ -149,36 +161,25 @@ class OneNight(Engine):
         roles = {p: role_of(c) for p, c in self.state.revealed.items()}
         return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles)
 
-    def _handle(self, inp: Input) -> list[Output]:
-        return {
-            "deal": self._deal,
-            "night": self._night,
-            "discussion": self._discussion,
-            "vote": self._vote,
-            "reveal": self._reveal,
-            "done": self._done,
-        }[self.state.step](inp)
-
     # ------------------------------------------------------------------ deal
-    def _deal(self, inp: Input) -> list[Output]:
-        if _is_next(inp):
-            self.state.step = "night"
-            return [self.draw]  # the night starts once its jitter is drawn
-        raise self._not_taken(inp, "onw.refuse.deal", "deal the cards, then press next for the night")
+    def _nightfall(self, _: Press) -> list[Output]:
+        self.state.step = "night"
+        return [self.draw]  # the night starts once its jitter is drawn
 
     # ----------------------------------------------------------------- night
-    def _night(self, inp: Input) -> list[Output]:
-        """The jitter draw, then only the script's own next beat — or, after a
-        restart replayed a turn, a beat of that turn again.  Anything the table
-        does is refused the same way, so neither the narration nor the
-        refusals tell anything."""
-        if isinstance(inp, Drawn) and inp.name == self.draw.name and self.state.jitter_ms is None:
-            if not self.draw.accepts(inp.value):
-                raise Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
-            self.state.jitter_ms = list(inp.value)
-            return self._night_beat(0)
-        if not isinstance(inp, TimerFired):
-            raise Refusal("onw.refuse.night", "not during the night")
+    # The jitter draw, then only the script's own next beat — or, after a
+    # restart replayed a turn, a beat of that turn again.  Anything the table
+    # does is refused the same way, so neither the narration nor the refusals
+    # tell anything.
+    def _jitter(self, inp: Drawn) -> list[Output]:
+        if inp.name != self.draw.name or self.state.jitter_ms is not None:
+            raise self._not_taken("draw", inp)
+        if not self.draw.accepts(inp.value):
+            raise Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
+        self.state.jitter_ms = list(inp.value)
+        return self._night_beat(0)
+
+    def _night_timer(self, inp: TimerFired) -> list[Output]:
         names = [seg.name for seg in self.script]
         at = self.state.night_at
         if inp.name in names and turn_start(self.script, at) < names.index(inp.name) <= at + 1:
@@ -206,17 +207,17 @@ class OneNight(Engine):
     def _total_s(self) -> float:
         return self.opts.discussion_min * 60
 
-    def _discussion(self, inp: Input) -> list[Output]:
-        if isinstance(inp, TimerFired) and inp.name == "discussion":
-            left = self.state.left_s = next_point(self.state.left_s, self._total_s, self.opts.warnings_s)
-            if left == 0:
-                return [Say("onw.discussion.time_up"), *self._begin_vote()]
-            said = [warning_line(left)] if left in self.opts.warnings_s else []
-            return [*said, self._discussion_timer()]
-        if _is_next(inp):
-            return [CancelTimer("discussion"), Say("onw.discussion.ended"), *self._begin_vote()]
-        raise self._not_taken(inp, "onw.refuse.discussion",
-                              "the discussion is on: press next to end it; cards are shown after the vote")
+    def _discussion_tick(self, inp: TimerFired) -> list[Output]:
+        if inp.name != "discussion":
+            raise self._not_taken("timer", inp)
+        left = self.state.left_s = next_point(self.state.left_s, self._total_s, self.opts.warnings_s)
+        if left == 0:
+            return [Say("onw.discussion.time_up"), *self._begin_vote()]
+        said = [warning_line(left)] if left in self.opts.warnings_s else []
+        return [*said, self._discussion_timer()]
+
+    def _end_discussion(self, _: Press) -> list[Output]:
+        return [CancelTimer("discussion"), Say("onw.discussion.ended"), *self._begin_vote()]
 
     # ------------------------------------------------------------------ vote
     def _begin_vote(self) -> list[Output]:
@@ -227,34 +228,37 @@ class OneNight(Engine):
     def _vote_call(self) -> list[Output]:
         return [Say("onw.vote.call"), SetTimer("vote:1", 2 * self.opts.count_s * self.opts.pace)]
 
-    def _vote(self, inp: Input) -> list[Output]:
+    def _count(self, inp: TimerFired) -> list[Output]:
         """The count; a restart replays it from the call, so any number up to the
         next one is taken (the journal then holds some twice)."""
-        if isinstance(inp, TimerFired) and inp.name.startswith("vote:"):
-            n = inp.name.removeprefix("vote:")
-            if n.isdigit() and 1 <= int(n) <= min(self.state.vote_at + 1, len(VOTE_COUNT)):
-                at = self.state.vote_at = int(n)
-                said = Say(f"onw.vote.{VOTE_COUNT[at - 1]}")
-                if at < len(VOTE_COUNT):
-                    return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
-                self.state.step = "reveal"
-                return [said, *self.prompt()]
-        raise self._not_taken(inp, "onw.refuse.counting", "wait for the count, then point")
+        n = inp.name.removeprefix("vote:")
+        if not (inp.name.startswith("vote:") and n.isdigit()
+                and 1 <= int(n) <= min(self.state.vote_at + 1, len(VOTE_COUNT))):
+            raise self._not_taken("timer", inp)
+        at = self.state.vote_at = int(n)
+        said = Say(f"onw.vote.{VOTE_COUNT[at - 1]}")
+        if at < len(VOTE_COUNT):
+            return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
+        self.state.step = "reveal"
+        return [said, *self.prompt()]
 
     # ---------------------------------------------------------------- reveal
-    def _reveal(self, inp: Input) -> list[Output]:
-        s = self.state
-        missing = [p for p in self.players if p not in s.revealed]
-        if _is_next(inp):
-            if missing or s.pending:
-                raise Refusal("onw.refuse.reveal_incomplete", "not everyone has revealed their card",
-                              players=missing)
-            return self._judge()
-        if not isinstance(inp, Tap):
-            raise self._not_taken(inp, "onw.refuse.reveal", "tap your player card, then your role card")
+    def _missing(self) -> list[str]:
+        """The players who have not shown their card yet, in seat order."""
+        return [p for p in self.players if p not in self.state.revealed]
+
+    def _reveal_done(self, _: Press) -> list[Output]:
+        missing = self._missing()
+        if missing or self.state.pending:
+            raise Refusal("onw.refuse.reveal_incomplete", "not everyone has revealed their card",
+                          players=missing)
+        return self._judge()
+
+    def _reveal_tap(self, inp: Tap) -> list[Output]:
+        missing = self._missing()
         ident = inp.identity
-        if ident.startswith("player/"):
-            return self._player_card(ident.removeprefix("player/"), missing)
+        if (player := self._player_of(inp)) is not None:
+            return self._player_card(player, missing)
         if ident.startswith("onw/"):
             return self._role_card(ident, missing)
         raise Refusal("onw.refuse.foreign", f"{ident} is not a One Night card", card=ident)
@@ -265,8 +269,6 @@ class OneNight(Engine):
 
     def _player_card(self, player: str, missing: list[str]) -> list[Output]:
         s = self.state
-        if player not in self.players:
-            raise Refusal("onw.refuse.unknown_player", f"{player} is not playing this game", player=player)
         if s.pending:
             if s.revealed or s.counted:  # the count is only before the first card is shown
                 raise Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
@@ -355,9 +357,6 @@ class OneNight(Engine):
                                   "winners": list(v.winners)}),
         ]
 
-    def _done(self, inp: Input) -> list[Output]:
-        raise Refusal("onw.refuse.finished", "the game is over")
-
     # --------------------------------------------------------------- prompts
     def prompt(self) -> list[Output]:
         s = self.state
@@ -414,17 +413,15 @@ class OneNight(Engine):
         return [Say("onw.resume.done"), *self.prompt()]
 
     # ---------------------------------------------------------------- helpers
-    def _not_taken(self, inp: Input, key: str, reason: str) -> Refusal:
-        """The refusal for an input this step does not take: a stale timer, a card
-        of another game, or this step's own explanation."""
-        if isinstance(inp, TimerFired):
-            return Refusal("onw.refuse.stale_timer", f"timer {inp.name} is not expected now",
-                           timer=inp.name)
-        if isinstance(inp, Tap) and not inp.identity.startswith(("onw/", "player/")):
-            return Refusal("onw.refuse.foreign", f"{inp.identity} is not a One Night card",
-                           card=inp.identity)
-        return Refusal(key, reason)
-
-
-def _is_next(inp: Input) -> bool:
-    return isinstance(inp, Press) and inp.button == "next"
+    def _not_taken(self, kind: str, value: Any) -> Refusal:
+        """A stale timer, a card of another game, or this step's own
+        explanation — except at night and once it is over, when everything
+        is refused alike."""
+        if not (self.eyes_closed or self.finished):
+            if isinstance(value, TimerFired):
+                return Refusal("onw.refuse.stale_timer", f"timer {value.name} is not expected now",
+                               timer=value.name)
+            if isinstance(value, Tap) and not value.identity.startswith(("onw/", "player/")):
+                return Refusal("onw.refuse.foreign", f"{value.identity} is not a One Night card",
+                               card=value.identity)
+        return super()._not_taken(kind, value)

@@ -18,8 +18,10 @@ from companion.core.countdown import next_point, spoken  # noqa: F401 (re-export
 from companion.core.events import Draw, Output, Refusal, Say, Sound
 from companion.core.settings import Field
 
-# The order the deck is announced in (the source's listing).
-ROLES = ("villager", "werewolf", "seer", "thief")
+# The set in the box, in the order the deck is announced (the source's listing):
+# every deck is dealt from it, and its cards are the tags the reader knows (``CARDS``).
+SET: dict[str, int] = {"villager": 4, "werewolf": 2, "seer": 1, "thief": 1}
+ROLES = tuple(SET)
 # The source's night order; it differs from other editions on purpose. Villagers have no turn.
 NIGHT_ORDER = ("seer", "werewolf", "thief")
 # Team of a card; a thief who stole a werewolf holds a werewolf card, so judging by the
@@ -139,6 +141,9 @@ def deck_for(players: int, opts: Options) -> dict[str, int]:
 def card_ids(deck: Mapping[str, int]) -> tuple[str, ...]:
     """The role cards' identities (``onw/villager/1`` …) in this deck."""
     return tuple(f"onw/{role}/{i}" for role, n in deck.items() for i in range(1, n + 1))
+
+
+CARDS = card_ids(SET)  # every role card's identity: the game's components
 
 
 def role_of(card: str) -> str:

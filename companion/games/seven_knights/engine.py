@@ -1,6 +1,6 @@
 """Seven Knights Bewitched (ミュルマミウスの虜): the table flow as a pure state machine.
 
-Everything that changes the state lives in this module; ``ACCEPTS`` below says,
+Everything that changes the state lives in this module; ``STEPS`` below says,
 step by step, what the table may do and which handler takes it.  An input a
 step does not take is refused with a speakable reason and changes nothing.
 The judgements (tile sets, election, verdict, points) are pure functions in
@@ -14,11 +14,11 @@ what it could deduce (e.g. that the witch must be in the centre).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Result, Setup
+from companion.core.engine import Engine, Result, Setup, Step
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap
 from companion.games.seven_knights.rules import (
     ALL_TILES,
@@ -36,42 +36,37 @@ from companion.games.seven_knights.rules import (
     tile_set,
     winners,
 )
+from companion.games.seven_knights.show import SHOWS
 
 GAME = "seven-knights"
 
 # ------------------------------------------------------------------ the steps
-# step -> {input kind -> handler}.  Input kinds: "tile" (skb/...), "player"
-# (player/<name> of this game) and "next".  Nothing else changes the state.
-ACCEPTS: dict[str, dict[str, str]] = {
-    "quest": {"tile": "_early_tile", "next": "_next_phase"},
-    "questions": {"tile": "_early_tile", "next": "_next_phase"},
-    "recommendation": {"tile": "_early_tile", "player": "_recommend", "next": "_skip_election"},
-    "captain_ready": {"next": "_reveal_early_tile"},
-    "command": {"tile": "_captain_tile", "player": "_concede"},
-    "formation": {"tile": "_lay", "player": "_concede", "next": "_formation_laid"},
-    "left_out": {"tile": "_leave_out"},
-    "witch_team": {"player": "_join_witch_team", "next": "_score"},
-    "captain_check": {"player": "_name_captain", "next": "_captain_not_bewitched"},
-    "witch_holder": {"player": "_name_witch_holder"},
-    "round_over": {"next": "_next_round"},
-    "game_over": {},
+# step -> {input kind -> handler}, and what the step says to the rest.  Input
+# kinds: "tile" (skb/...), "player" (player/<name> of this game) and "next"
+# (``kind_of``).  Nothing else changes the state.  A step without a refusal
+# of its own answers skb.refuse.not_now.  Captain ready: the same words
+# whatever was tapped, so a second tile says nothing about the first.
+_READY = ("skb.refuse.captain_ready", "press next to reveal the captain's tile, or back")
+STEPS: dict[str, Step] = {
+    "quest": Step({"tile": "_early_tile", "next": "_next_phase"}),
+    "questions": Step({"tile": "_early_tile", "next": "_next_phase"}),
+    "recommendation": Step({"tile": "_early_tile", "player": "_recommend", "next": "_skip_election"}),
+    "captain_ready": Step({"next": "_reveal_early_tile"}, _READY),
+    "command": Step({"tile": "_captain_tile", "player": "_concede"},
+                    ("skb.refuse.captain_tile_first", "the captain taps their own tile first")),
+    "formation": Step({"tile": "_lay", "player": "_concede", "next": "_formation_laid"}),
+    "left_out": Step({"tile": "_leave_out"},
+                     ("skb.refuse.left_out_missing", "tap the tiles left out of the formation")),
+    "witch_team": Step({"player": "_join_witch_team", "next": "_score"}),
+    "captain_check": Step({"player": "_name_captain", "next": "_captain_not_bewitched"}),
+    "witch_holder": Step({"player": "_name_witch_holder"},
+                         ("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card"),
+                         refuses=("next",)),
+    "round_over": Step({"next": "_next_round"}),
+    "game_over": Step({}, ("skb.refuse.game_over", "the game is over")),
 }
 EARLY_TILE = "skb/*"  # how a tile tapped before the command phase is named in public: one of the skb/ tiles
 NEXT_PHASE = {"quest": "questions", "questions": "recommendation"}
-
-# What to say when a step does not take an input kind (default: not_now).
-NOT_TAKEN: dict[tuple[str, str], tuple[str, str]] = {
-    # The same words whatever was tapped: a second tile says nothing about the first.
-    ("captain_ready", "tile"): ("skb.refuse.captain_ready", "press next to reveal the captain's tile, or back"),
-    ("captain_ready", "player"): ("skb.refuse.captain_ready", "press next to reveal the captain's tile, or back"),
-    ("witch_holder", "next"): ("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card"),
-    ("command", "next"): ("skb.refuse.captain_tile_first", "the captain taps their own tile first"),
-    ("left_out", "next"): ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
-    ("left_out", "player"): ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
-    ("game_over", "tile"): ("skb.refuse.game_over", "the game is over"),
-    ("game_over", "player"): ("skb.refuse.game_over", "the game is over"),
-    ("game_over", "next"): ("skb.refuse.game_over", "the game is over"),
-}
 
 
 @dataclass
@@ -103,15 +98,18 @@ class KnightsState:
 class SevenKnights(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)
+    components: ClassVar[tuple[str, ...]] = ALL_TILES
+    shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     settings: ClassVar[Mapping[str, Any]] = SETTINGS
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 8
+    STEPS: ClassVar[dict[str, Step]] = STEPS
+    not_now: ClassVar[str] = "skb.refuse.not_now"
     state: KnightsState
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.check_setup(setup.players, setup.rules, setup.options)
-        self.players = tuple(setup.players)
         self.options = options_from(setup.options)  # checked by the config schema (settings)
         self.rule_name = _rule_name(setup.rules) or default_rule_set(len(self.players))
         self.rule = RULE_SETS[self.rule_name]
@@ -165,23 +163,14 @@ class SevenKnights(Engine):
         return out + self._round_start()
 
     # ------------------------------------------------------------- the driver
-    def accepts(self) -> tuple[str, ...]:
-        """The input kinds the current step takes (``tile``, ``player``, ``next``)."""
-        return tuple(ACCEPTS[self.state.step])
-
     def _handle(self, inp: Input) -> list[Output]:
-        kind, value = self._classify(inp)
-        name = ACCEPTS[self.state.step].get(kind)
-        if name is None:
-            key, reason = NOT_TAKEN.get((self.state.step, kind),
-                                        ("skb.refuse.not_now", f"not in the {self.state.step} step"))
-            raise Refusal(key, reason, step=self.state.step)
-        if kind != "player":
-            self.state.conceding = None  # a concession must be confirmed at once
-        out: list[Output] = getattr(self, name)(value)
-        return out
+        if not (isinstance(inp, Tap) and inp.identity.startswith("player/")):
+            self.state.conceding = None  # a concession must be confirmed at once (a refusal puts it back)
+        return super()._handle(inp)
 
-    def _classify(self, inp: Input) -> tuple[str, str]:
+    def kind_of(self, inp: Input) -> tuple[str, str]:
+        """``tile``, ``player`` or ``next``, with the tile, the player or
+        "next"; anything else is refused whatever the step."""
         if isinstance(inp, Press):
             if inp.button != "next":
                 raise Refusal("skb.refuse.not_now", f"the {inp.button} button does nothing here")
@@ -199,6 +188,11 @@ class SevenKnights(Engine):
                 raise Refusal("skb.refuse.unknown_tile", f"{identity} is no Seven Knights tile")
             return "tile", identity
         raise Refusal("skb.refuse.not_this_game", f"{identity} is not part of Seven Knights")
+
+    def _not_taken(self, kind: str, value: Any) -> Refusal:
+        """The step's refusal, naming the step."""
+        refusal = super()._not_taken(kind, value)
+        return Refusal(refusal.key, refusal.reason, step=self.state.step)
 
     def _check_tile(self, tile: str, *, own: bool = False) -> None:
         """Refuse a tile outside this game's tile set; as a player's own tile
@@ -262,7 +256,7 @@ class SevenKnights(Engine):
         captain confirms it: until then the log and the page say "one of the
         skb/ tiles" (``skb/*``), whatever the tile."""
         if (isinstance(inp, Tap) and inp.identity.startswith("skb/")
-                and ACCEPTS[self.state.step].get("tile") == "_early_tile"):
+                and STEPS[self.state.step].takes.get("tile") == "_early_tile"):
             return EARLY_TILE
         return inp.label
 
