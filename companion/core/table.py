@@ -205,6 +205,10 @@ class Table:
             return []
         return self.engine.page(self.name_of(player_id))
 
+    def board(self) -> list[tuple[str, dict[str, Any]]]:
+        """The game's public lines (keys and params), ``public_view`` labelled."""
+        return self.engine.board() if self.engine is not None else []
+
     def legal(self, player_id: str | None = None) -> Legal:
         """What the table (``None``) or one seated player may do now."""
         if self.engine is not None and self.state.confirm is None:
