@@ -117,3 +117,68 @@ def test_run_help_says_what_lang_and_state_do_and_the_state_default() -> None:
                          text=True, timeout=30).stdout
     flat = " ".join(out.split())
     assert "narration language" in flat and "./state" in flat and "STATE_DIRECTORY" in flat
+
+
+def run_with_web(tmp_path: Path, port: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "companion.app.cli", "run", "--simulate", "--json",
+                             "--web", f"127.0.0.1:{port}", "--state", str(tmp_path / "state")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def said_after_greeting(proc: subprocess.Popen, deadline: float) -> dict:
+    """The first line said after "ready": what the pages' start had to say."""
+    said = read_until(proc, "say", deadline)
+    while said["key"] == "table.ready":
+        said = read_until(proc, "say", deadline)
+    return said
+
+
+def test_pages_that_cannot_listen_are_off_and_a_game_needing_phones_is_refused_at_its_card(tmp_path: Path) -> None:
+    """Issue 12: the web configured on but its port taken.  The pairing gate
+    would wait for phones that can never pair: the daemon plays on with the
+    pages off, says and prints why, and Demagogos is refused at its card."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    proc = run_with_web(tmp_path, port)
+    try:
+        deadline = time.monotonic() + 20
+        said = said_after_greeting(proc, deadline)
+        assert said["key"] == "web.off" and str(port) in said["text"]
+        assert proc.stdin is not None
+        proc.stdin.write("game/demagogos\n")
+        proc.stdin.flush()
+        refused = read_until(proc, "rejected", deadline)
+        assert refused["input"] == "game/demagogos" and "phones" in refused["reason"]
+        assert read_until(proc, "say", deadline)["key"] == "pairing.refuse.no_pages"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+        assert proc.stderr is not None
+        assert f"the table's pages are off: they could not listen on 127.0.0.1:{port}" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        taken.close()
+
+
+def test_pages_on_a_free_port_are_served_from_the_socket_bound_first(tmp_path: Path) -> None:
+    import httpx
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # free again: the daemon binds it before building the table
+    proc = run_with_web(tmp_path, port)
+    try:
+        deadline = time.monotonic() + 20
+        said = said_after_greeting(proc, deadline)
+        assert said["key"] == "web.address"
+        table = httpx.get(f"http://127.0.0.1:{port}/api/table", timeout=5).json()
+        assert table["phase"] == "idle" and table["board"] == []
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

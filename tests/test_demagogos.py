@@ -456,3 +456,45 @@ def test_a_refused_submit_changes_nothing() -> None:
         with pytest.raises(Refusal):
             d.submit("red", fld, value)
     assert (repr(d.st), repr(d.e.sealed)) == before
+
+
+# ------------------------------------------------------- the public board
+def test_the_public_board_shows_vp_holders_order_opened_boxes_and_the_open_auction_never_a_secret() -> None:
+    """Rules, *Who may know what*: VP, the role holders, the explorers' order,
+    opened boxes and the VP auction are public; gems, sealed bids, a role
+    before the round's end and an unopened box's content are not."""
+    d = Dealer(6, DRAWS6)
+    zero = {p: 0 for p in d.players}
+    assert d.e.board() == [("dt.board.vp", {"scores": zero}), ("dt.board.bids_in", {"players": []})]
+    d.bid(red=3)
+    assert d.e.board()[-1] == ("dt.board.bids_in", {"players": ["red"]})  # who has bid, never what
+    d.bid(blue=1, green=4, yellow=0, purple=2, orange=0)
+    # red and green hold the roles (seat order); the explorers bid for the order, in seat order
+    assert d.e.board() == [("dt.board.vp", {"scores": zero}), ("dt.board.holders", {"players": ["red", "green"]}),
+                           ("dt.board.explorers", {"players": ["blue", "yellow", "purple", "orange"]}),
+                           ("dt.board.bids_in", {"players": []})]
+    d.bid(blue=1, yellow=3, purple=0, orange=2)
+    d.tap(3)  # yellow: empty
+    d.tap(2)  # orange: treasure, 3 + bonus 2 = 5
+    assert d.e.board() == [("dt.board.vp", {"scores": zero}), ("dt.board.holders", {"players": ["red", "green"]}),
+                           ("dt.board.order", {"players": ["yellow", "orange", "blue", "purple"]}),
+                           ("dt.board.boxes", {"boxes": 7}),
+                           ("dt.board.box.empty", {"box": 3, "player": "yellow", "gems": 0}),
+                           ("dt.board.box.treasure", {"box": 2, "player": "orange", "gems": 5})]
+    d.tap(1)  # orange goes on: the disaster; round end: the sage (told 2 and 4) lost, the demagogue won
+    board = d.e.board()
+    assert board[:3] == [("dt.board.vp", {"scores": {**zero, "green": 1}}),
+                         ("dt.board.result.sage.lost", {"player": "red"}),
+                         ("dt.board.result.demagogue.won", {"player": "green"})]
+    assert board[-1] == ("dt.board.box.disaster", {"box": 1, "player": "orange", "gems": 0})
+    assert all(key != "dt.board.holders" for key, _ in board)  # the results name the holders now
+    d.next()
+    assert d.e.board()[-1] == ("dt.board.vp_auction.none", {})
+    d.submit("blue", "vp_bid", 2)
+    d.submit("purple", "vp_bid", 4)
+    assert d.e.board()[-3:] == [("dt.board.vp_auction.leads", {"player": "purple", "bid": 4}),
+                                ("dt.board.vp_auction.bid", {"player": "blue", "bid": 2}),
+                                ("dt.board.vp_auction.bid", {"player": "purple", "bid": 4})]
+    d.next()  # purple buys the VP for 4: round 2's role auction, its first board
+    assert d.e.board() == [("dt.board.vp", {"scores": {**zero, "green": 1, "purple": 1}}),
+                           ("dt.board.bids_in", {"players": []})]

@@ -87,9 +87,14 @@ class Game:
         self.live.settle()
         last = [e for e in self.live.events if e["event"] in ("accepted", "rejected")][-1]
         if last["event"] == "rejected":
-            # said aloud (a tap's refusal is the table's), and the page flashes the error
+            # said aloud (a tap's refusal is the table's), and the page flashes the error and
+            # shows the line: nothing public changed, but the room heard it
             sync_api.expect(self.tv.locator("body")).to_have_attribute("data-feedback", "error")
+            sync_api.expect(self.tv.locator("#line")).to_have_text(self.said()[-1])
             self.refused.append(("table", self.said()[-1]))
+            self.press("repeat")  # the instruction again: heard, and so shown, though nothing changed
+            self.live.settle()
+            sync_api.expect(self.tv.locator("#line")).to_have_text(self.said()[-1])
 
     def press(self, button: str) -> None:
         page = self.phones["red"]  # any paired page has the controls
@@ -173,6 +178,7 @@ def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: P
         assert live.loop.table.state.phase == "pairing"
         tv = browser.new_context(viewport=TV).new_page()
         tv.goto(live.url + "/")
+        expect(tv.locator("#step")).to_have_text("Pairing the phones")
         phones: dict[str, Any] = {}
         for seat in seats:
             phones[seat] = pair_phone(browser, live, tv, seat)
@@ -203,6 +209,8 @@ def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: P
                 assert kind == "press"
                 game.press(value)
             live.settle()
+            # the public page shows the game's board (its public lines) as the table has it now
+            expect(tv.locator("#board li")).to_have_text([line["text"] for line in live.loop.read_side.public()["board"]])
             game.check_privacy()
             engine = live.loop.table.engine
             at = (engine.state.round, engine.state.step, len(engine.state.opened)) if engine else None

@@ -163,6 +163,13 @@ def test_a_role_stays_secret_until_the_round_end_announces_it(tmp_path: Path) ->
 
     assert before_round_end(a.public) == before_round_end(b.public)
     assert a.public != b.public  # and then the roles are said
+
+    def ended(snapshot: str) -> bool:  # the public page's board names the roles
+        return any(line["key"].startswith("dt.board.result.") for line in json.loads(snapshot)["board"])
+
+    end = next(i for i, s in enumerate(a.snapshots) if ended(s))
+    assert a.snapshots[:end] == b.snapshots[:end]  # the page, its board included, alike till then
+    assert a.snapshots[end] != b.snapshots[end]
     told = [e["data"] for e in a.seats["red"] if e["event"] == "tell" and e.get("data", {}).get("role")]
     assert told == [{"role": "sage"}]
 
@@ -216,6 +223,10 @@ def test_back_right_after_the_start_returns_to_seating_and_never_after_a_bid(tmp
         table.close()
 
 
+BOARD_KEYS = {"dt.board.vp", "dt.board.exited", "dt.board.holders", "dt.board.explorers", "dt.board.order",
+              "dt.board.bids_in", "dt.board.boxes", "dt.board.vp_auction.none", "dt.board.vp_auction.leads",
+              "dt.board.vp_auction.bid", *(f"dt.board.box.{c}" for c in ("treasure", "empty", "disaster")),
+              *(f"dt.board.result.{r}" for r in ("sage.won", "sage.lost", "demagogue.won", "demagogue.hit"))}
 PUBLIC_PLAY = {"step", "round", "vp", "exited", "active", "holders", "explorers", "boxes", "opened", "results",
                "bids_in", "turn", "vp_auction", "whose_turn", "rounds"}
 
@@ -288,6 +299,15 @@ def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, 
             assert set(play) <= PUBLIC_PLAY, play
             assert all(set(o) <= {"box", "content", "player", "gems"} for o in play["opened"])
             assert {o["box"] for o in play["opened"]} <= announced
+            board = table.sim.loop.read_side.public()["board"]
+            keys = [line["key"] for line in board]
+            # the board: an opened box's line for each opened box only; a role only in the results;
+            # of a sealed auction, only who has bid (dt.board.bids_in names players, no value)
+            assert [k for k in keys if k.startswith("dt.board.box.")] == [
+                f"dt.board.box.{o['content']}" for o in play["opened"]]
+            assert set(keys) <= BOARD_KEYS, keys
+            if not play["results"]:
+                assert not any("sage" in line["text"] or "demagogue" in line["text"] for line in board), board
             rest = {k: v for k, v in play.items() if k != "results"}
             assert "sage" not in json.dumps(rest) and "demagogue" not in json.dumps(rest)
             if engine.state.step not in ("trade", "vp_auction"):

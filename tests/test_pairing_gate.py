@@ -177,6 +177,37 @@ def test_a_journal_started_with_the_pages_on_replays_so_under_any_setting(tmp_pa
         off.close()
 
 
+def test_a_gate_left_waiting_when_the_daemon_comes_back_with_the_pages_off_returns_to_the_seating(
+        tmp_path: Path) -> None:
+    """No phone can pair with the pages off (``--web off``, or a port taken):
+    the gate would wait for ever.  No game had begun, so the table goes back to
+    the seating with the pages off in force, and says why; ``next`` is then
+    refused like the card, and the journal replays the same."""
+    gate = Gate(tmp_path)
+    gate.seat_down()
+    gate.pair("red")
+    gate.sim.step("press", "next")
+    gate.close()
+    off = Gate(tmp_path, pages=PAGES_OFF)
+    try:
+        table = off.sim.loop.table
+        assert table.state.phase == "gathering" and table.pages == PAGES_OFF
+        assert table.players == list(SIX)  # the seats are kept
+        keys = [s["key"] for s in off.says()]
+        assert keys[:3] == ["table.unstarted", "pairing.refuse.no_pages", "table.resumed_gathering"]
+        mark = len(off.events)
+        off.sim.step("press", "next")
+        assert [e["event"] for e in off.events[mark:] if e["event"] in ("accepted", "rejected")] == ["rejected"]
+        assert off.says(mark)[-1]["key"] == "pairing.refuse.no_pages"
+    finally:
+        off.close()
+    again = Gate(tmp_path, pages=PAGES_OFF)  # replayed: the same table
+    try:
+        assert again.sim.loop.table.state.phase == "gathering"
+    finally:
+        again.close()
+
+
 def test_in_a_script_every_seat_counts_as_paired(table: Any) -> None:
     table.tap("game/demagogos", *(f"player/{s}" for s in SIX))
     table.press("next")

@@ -68,6 +68,14 @@ def secrets_kept(engine: Any, table: dict[str, Any]) -> None:
         assert not any("bids" in d for d in _dicts({k: v for k, v in play.items() if k != "vp_auction"}))
         unopened = {b for b in range(1, st.boxes + 1) if all(o["box"] != b for o in st.opened)}
         assert all(o["box"] not in unopened for o in play.get("opened", []))  # a box's content once opened only
+        # the board, as the page shows it: the game's public lines only, a role named only in the results,
+        # a box's line only once it is open
+        board = table["board"]
+        assert all(line["key"].startswith("dt.board.") for line in board), board
+        if not play.get("results"):
+            text = " ".join(line["text"] for line in board)
+            assert not any(w in text for w in ("sage", "demagogue", "賢者", "デマゴーゴス")), board
+        assert sum(line["key"].startswith("dt.board.box.") for line in board) == len(play.get("opened", []))
     elif engine.game == "madness-hour" and engine.state.step != "done":
         # the Girl's card: in the companion's state only until the end
         assert "girl_card" not in play and "evil-god" not in text and "mh/girl/human" not in text, play

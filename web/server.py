@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import socket
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -369,9 +370,11 @@ class WebServer:
         return JSONResponse(verdict, status_code=200 if verdict["ok"] else 409)
 
     # --------------------------------------------------------------- running
-    def start(self, timeout: float = 10.0) -> None:
+    def start(self, timeout: float = 10.0, sock: socket.socket | None = None) -> None:
         """Serve on a registered thread; returns once the socket listens (or raises
-        why not: a taken port, an address this machine does not have)."""
+        why not: a taken port, an address this machine does not have).  ``sock``:
+        one already bound to host and port (the daemon binds first, to know
+        whether the pages can be on before the table is told)."""
         import threading
 
         import uvicorn
@@ -387,7 +390,7 @@ class WebServer:
             loop = asyncio.new_event_loop()
             self._loop = loop
             try:
-                loop.run_until_complete(server.serve())
+                loop.run_until_complete(server.serve(sockets=[sock] if sock is not None else None))
             except BaseException as e:  # SystemExit from uvicorn when the port is taken
                 failed.append(e)
             finally:

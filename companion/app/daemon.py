@@ -66,10 +66,15 @@ def run(args: argparse.Namespace) -> int:
     inbox = Inbox()
     voice = wiring.make_voice(cfg, args.simulate, human, inbox.report_error,
                               asked_for_tts=args.voice == "tts", shown=readable)
-    from companion.app.web_app import resolve_listen, start_web
+    from companion.app.web_app import listen_socket, resolve_listen, start_web
 
     listen = resolve_listen(cfg, args.web)
-    read_side = None
+    read_side, listener, unserved = None, None, None
+    if listen is not None:
+        try:
+            listener = listen_socket(*listen)
+        except OSError as e:  # a taken port must not keep the table from playing: it plays without pages
+            unserved, listen = (listen, e.strerror or str(e)), None
     if listen is not None:
         from web.live import WatchedReadSide
 
@@ -90,9 +95,15 @@ def run(args: argparse.Namespace) -> int:
 
     loop.start()
     reader.start(loop.submit)
+    if unserved is not None:  # said at the table too: a game that needs the phones is refused at its card
+        (host, port), why = unserved
+        message = f"the table's pages are off: they could not listen on {host}:{port} ({why})"
+        loop.report_error(message)
+        print(f"companion: {message}", file=sys.stderr, flush=True)
+        loop.announce("web.off", {"en": {"port": port}})
     if listen is not None:  # after start(): the first page already sees the replayed table
         try:
-            web = start_web(app, cfg, *listen, virtual=reader if args.simulate else None)
+            web = start_web(app, cfg, *listen, virtual=reader if args.simulate else None, sock=listener)
             print(f"companion: the table's pages are at {web.address}", file=human, flush=True)
         except OSError as e:  # a taken port must not keep the table from playing
             loop.report_error(str(e))

@@ -77,9 +77,27 @@ def plays_reader(path: Path) -> Any:
     return plays
 
 
-def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: Any = None) -> Any:
+def listen_socket(host: str, port: int) -> socket.socket:
+    """The pages' socket, bound and listening; raises ``OSError`` (a taken
+    port, an address this machine does not have).  The daemon binds it before
+    building the table: pages that cannot be served must be ``off``, or a game
+    that needs the phones would wait for pairings that can never come."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a port in TIME_WAIT is free
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: Any = None,
+              sock: socket.socket | None = None) -> Any:
     """Serve the pages for ``app`` (its loop made with a ``WatchedReadSide``);
-    ``virtual``: the simulated reader, whose components the page offers as buttons."""
+    ``virtual``: the simulated reader, whose components the page offers as buttons;
+    ``sock``: bound already (``listen_socket``)."""
     from web.server import WebServer
 
     extra = None
@@ -94,7 +112,7 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
                        store=app.journal.path.parent / "pages.json")  # the pairings outlive a restart
     app.router.subscribe(server.receive, ALL)  # it sends on only what each page may see (web/server.py)
     app.sinks["web"] = server
-    server.start()
+    server.start(sock=sock)
     app.loop.announce("web.address", spoken_address(host, port if port else server.port))
     return server
 
@@ -123,4 +141,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["address", "resolve_listen", "start_web", "state_dir"]
+__all__ = ["address", "listen_socket", "resolve_listen", "start_web", "state_dir"]

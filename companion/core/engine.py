@@ -251,6 +251,12 @@ class Engine:
         language by the runtime.  Only what ``private_view`` holds."""
         return []
 
+    def board(self) -> list[tuple[str, dict[str, Any]]]:
+        """``public_view`` as labelled lines for the public page (the table's
+        board: ``dt.board.vp``), rendered like ``page``.  Only what
+        ``public_view`` holds: anyone may read it."""
+        return []
+
     def legal(self, player: str | None = None) -> Legal:
         """What the table (``None``) or ``player`` may do now.  The default
         knows only the buttons; games say more."""

@@ -205,6 +205,10 @@ class Table:
             return []
         return self.engine.page(self.name_of(player_id))
 
+    def board(self) -> list[tuple[str, dict[str, Any]]]:
+        """The game's public lines (keys and params), ``public_view`` labelled."""
+        return self.engine.board() if self.engine is not None else []
+
     def legal(self, player_id: str | None = None) -> Legal:
         """What the table (``None``) or one seated player may do now."""
         if self.engine is not None and self.state.confirm is None:
@@ -457,6 +461,14 @@ class Table:
         if kind not in ("configure", "new-evening"):
             raise Refusal("refuse.not_now", f"unknown housekeeping {inp.kind!r}")
         st = self.state
+        if kind == "configure" and st.phase == PAIRING and inp.data.get("pages") == PAGES_OFF:
+            # The daemon came back with the pages off (or unable to serve them) while the
+            # gate waited: no phone can pair now.  No game has begun, so back to the
+            # seating, the pages off in force; the card's refusal says why.
+            game = st.game
+            out = self._unstart()
+            self.state.settings = dict(inp.data)
+            return [*out, Say("pairing.refuse.no_pages", {"game": f"game/{game}"})]
         st.pending = {**(st.pending or {}), kind: dict(inp.data)}
         if st.phase == IDLE:
             self._apply_pending()

@@ -469,7 +469,10 @@ class TableLoop:
 
     def _refresh_read_side(self) -> None:
         table = self.table
-        public = {**table.public_view(), "legal": _legal_json(table.legal(None))}
+        # the game's board, labelled in the table's language like a seat's page
+        board = [self.narrate(key, params, table.lang) for key, params in table.board()]
+        public = {**table.public_view(), "legal": _legal_json(table.legal(None)),
+                  "board": [{"key": line.key, "text": line.text} for line in board]}
         private = {seat: self._private(seat) for seat in table.state.seats}
         self.read_side.update(public, private)
 

@@ -10,7 +10,7 @@ const T = {
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         no_game: "No game yet: tap a game card.", idle: "Between games", gathering: "Players, tap your cards",
-        playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
+        pairing: "Pairing the phones", board: "On the table", playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
         evening: "Evening {n}", export_evening: "export",
         unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
         games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
@@ -22,7 +22,7 @@ const T = {
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         no_game: "ゲームカードをタッチしてください。", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
-        playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
+        pairing: "スマホのペアリング", board: "卓の上", playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
         evening: "{n}回目の夜", export_evening: "エクスポート",
         unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
         games: { "seven-knights": "セブンナイツ ビウィッチド", "one-night": "ワンナイト人狼",
@@ -81,7 +81,7 @@ function render() {
   $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
   $("address").textContent = state.address || "";
-  renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
+  renderBoard(); renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
   $("controls").hidden = !me;
 }
 
@@ -92,6 +92,14 @@ function whoseTurn() {
   const seated = (state.seats || []).length;
   const names = turn.length === seated && seated > 1 ? t("everyone") : turn.map(who).join(", ");
   return t("turn").replace("{who}", names);
+}
+
+// The game's board: its public lines, already in the table's language (the
+// game's ``board``, dt.board.*): what anyone at the table may see.
+function renderBoard() {
+  const lines = state.board || [];
+  $("board").replaceChildren(...lines.map((line) => el("li", { "data-key": line.key, text: line.text })));
+  $("board-section").hidden = !lines.length;
 }
 
 function renderScores() {
@@ -347,6 +355,11 @@ const source = new EventSource("/api/events");
 source.addEventListener("table", (e) => { const history = state.history; state = JSON.parse(e.data);
   if (!state.history) state.history = history; render(); });
 source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
+// Every line the table says is the page's line: a refusal or a repeat changes
+// no snapshot, but the room heard it.
+source.addEventListener("event", (e) => { const ev = JSON.parse(e.data);
+  if (ev.event !== "say") return;
+  state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; });
 source.addEventListener("leds", (e) => leds(JSON.parse(e.data)));
 source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
 

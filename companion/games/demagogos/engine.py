@@ -589,6 +589,40 @@ class Demagogos(Engine):
             rows.append((f"dt.page.now.{st.step}", {}))
         return rows
 
+    def board(self) -> list[tuple[str, dict[str, Any]]]:
+        """``public_view`` as the public page's lines (``dt.board.*``), read from
+        it alone so nothing private can slip in: VP, who has won and left, who
+        holds a role (which one only in the round's results), the explorers
+        and their order, the boxes opened, and the auction — who has bid in a
+        sealed one, every bid in the open one."""
+        view = self.public_view()
+        rows: list[tuple[str, dict[str, Any]]] = [("dt.board.vp", {"scores": view["vp"]})]
+        if view["exited"]:
+            rows.append(("dt.board.exited", {"players": view["exited"]}))
+        if view["results"]:
+            rows += [(f"dt.board.result.{r['role']}.{r['outcome']}", {"player": r["player"]})
+                     for r in view["results"]]
+        elif view["holders"]:
+            rows.append(("dt.board.holders", {"players": view["holders"]}))
+        if view["explorers"]:
+            # bidding for the order they are in seat order; once it closed, in turn order
+            rows.append(("dt.board.explorers" if view["step"] == "turn_auction" else "dt.board.order",
+                         {"players": view["explorers"]}))
+        if "bids_in" in view:
+            rows.append(("dt.board.bids_in", {"players": view["bids_in"]}))
+        if view["boxes"]:
+            rows.append(("dt.board.boxes", {"boxes": view["boxes"]}))
+        rows += [(f"dt.board.box.{o['content']}", {"box": o["box"], "player": o["player"], "gems": o["gems"]})
+                 for o in view["opened"]]
+        if "vp_auction" in view:
+            auction = view["vp_auction"]
+            if auction["leader"] is None:
+                rows.append(("dt.board.vp_auction.none", {}))
+            else:
+                rows.append(("dt.board.vp_auction.leads", {"player": auction["leader"], "bid": auction["top"]}))
+                rows += [("dt.board.vp_auction.bid", {"player": p, "bid": b}) for p, b in auction["bids"].items()]
+        return rows
+
     def legal(self, player: str | None = None) -> Legal:
         st = self.state
         if player is None:
