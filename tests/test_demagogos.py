@@ -486,7 +486,9 @@ def test_the_public_board_shows_vp_holders_order_opened_boxes_and_the_open_aucti
     assert board[:3] == [("dt.board.vp", {"scores": {**zero, "green": 1}}),
                          ("dt.board.result.sage.lost", {"player": "red"}),
                          ("dt.board.result.demagogue.won", {"player": "green"})]
-    assert board[-1] == ("dt.board.box.disaster", {"box": 1, "player": "orange", "gems": 0})
+    assert board[-2:] == [("dt.board.box.voided", {"box": 2, "player": "orange", "gems": 5}),  # the disaster took it
+                          ("dt.board.box.disaster", {"box": 1, "player": "orange", "gems": 0})]
+    assert ("dt.board.box.empty", {"box": 3, "player": "yellow", "gems": 0}) in board  # another's box stays
     assert all(key != "dt.board.holders" for key, _ in board)  # the results name the holders now
     d.next()
     assert d.e.board()[-1] == ("dt.board.vp_auction.none", {})

@@ -225,7 +225,7 @@ def test_back_right_after_the_start_returns_to_seating_and_never_after_a_bid(tmp
 
 BOARD_KEYS = {"dt.board.vp", "dt.board.exited", "dt.board.holders", "dt.board.explorers", "dt.board.order",
               "dt.board.bids_in", "dt.board.boxes", "dt.board.vp_auction.none", "dt.board.vp_auction.leads",
-              "dt.board.vp_auction.bid", *(f"dt.board.box.{c}" for c in ("treasure", "empty", "disaster")),
+              "dt.board.vp_auction.bid", *(f"dt.board.box.{c}" for c in ("treasure", "empty", "disaster", "voided")),
               *(f"dt.board.result.{r}" for r in ("sage.won", "sage.lost", "demagogue.won", "demagogue.hit"))}
 PUBLIC_PLAY = {"step", "round", "vp", "exited", "active", "holders", "explorers", "boxes", "opened", "results",
                "bids_in", "turn", "vp_auction", "whose_turn", "rounds"}
@@ -297,14 +297,14 @@ def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, 
                 break
             play = table.sim.loop.read_side.public()["play"]
             assert set(play) <= PUBLIC_PLAY, play
-            assert all(set(o) <= {"box", "content", "player", "gems"} for o in play["opened"])
+            assert all(set(o) <= {"box", "content", "player", "gems", "voided"} for o in play["opened"])
             assert {o["box"] for o in play["opened"]} <= announced
             board = table.sim.loop.read_side.public()["board"]
             keys = [line["key"] for line in board]
             # the board: an opened box's line for each opened box only; a role only in the results;
             # of a sealed auction, only who has bid (dt.board.bids_in names players, no value)
             assert [k for k in keys if k.startswith("dt.board.box.")] == [
-                f"dt.board.box.{o['content']}" for o in play["opened"]]
+                "dt.board.box.voided" if o.get("voided") else f"dt.board.box.{o['content']}" for o in play["opened"]]
             assert set(keys) <= BOARD_KEYS, keys
             if not play["results"]:
                 assert not any("sage" in line["text"] or "demagogue" in line["text"] for line in board), board

@@ -69,7 +69,7 @@ class DtState:
     boxes: int = 0  # K: boxes dt/box/1 … K in play this round
     contents: list[str] = field(default_factory=list)  # by box, once drawn (secret until opened)
     sage_boxes: list[int] = field(default_factory=list)
-    opened: list[dict[str, Any]] = field(default_factory=list)  # {box, content, player, gems}, in order
+    opened: list[dict[str, Any]] = field(default_factory=list)  # {box, content, player, gems[, voided]}, in order
     found: dict[str, int] = field(default_factory=dict)  # treasure gems taken this round (void on disaster)
     pending: int | None = None  # the treasure box waiting for its bonus draw
     finder: str | None = None  # found a treasure: may open another box or pass
@@ -349,6 +349,9 @@ class Demagogos(Engine):
                     *self.prompt()]
         voided = st.found.get(player, 0)
         st.gems[player] -= voided
+        # the board shows the treasures the disaster took back as void (the table heard it)
+        st.opened = [{**o, "voided": True} if o["player"] == player and o["content"] == TREASURE else o
+                     for o in st.opened]
         st.found[player] = 0
         st.vp[player] = R.halved(st.vp[player])
         st.disaster_by = player
@@ -612,8 +615,8 @@ class Demagogos(Engine):
             rows.append(("dt.board.bids_in", {"players": view["bids_in"]}))
         if view["boxes"]:
             rows.append(("dt.board.boxes", {"boxes": view["boxes"]}))
-        rows += [(f"dt.board.box.{o['content']}", {"box": o["box"], "player": o["player"], "gems": o["gems"]})
-                 for o in view["opened"]]
+        rows += [("dt.board.box.voided" if o.get("voided") else f"dt.board.box.{o['content']}",
+                  {"box": o["box"], "player": o["player"], "gems": o["gems"]}) for o in view["opened"]]
         if "vp_auction" in view:
             auction = view["vp_auction"]
             if auction["leader"] is None:
