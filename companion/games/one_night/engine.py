@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from companion.core.countdown import next_point, spoken
 from companion.core.engine import Engine, Result, Setup, Step
 from companion.core.events import (
     CancelTimer,
@@ -47,12 +48,10 @@ from companion.games.one_night.rules import (
     jitter_draw,
     minutes_line,
     most_executed,
-    next_point,
     night_script,
     options_from,
     role_of,
     settings_for,
-    spoken,
     turn_start,
     verdict,
     warning_line,
@@ -196,8 +195,8 @@ class OneNight(Engine):
     # ------------------------------------------------------------ discussion
     def _begin_discussion(self) -> list[Output]:
         self.state.step = "discussion"
-        self.state.left_s = total = self.opts.discussion_min * 60
-        return [minutes_line("onw.discussion.start", total), self._discussion_timer()]
+        self.state.left_s = self._total_s
+        return [minutes_line("onw.discussion.start", self._total_s), self._discussion_timer()]
 
     def _discussion_timer(self) -> SetTimer:
         left = self.state.left_s

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from companion.core import settings
-from companion.core.countdown import next_point, spoken  # noqa: F401 (re-exported for the engine)
+from companion.core.countdown import spoken
 from companion.core.events import Draw, Output, Refusal, Say, Sound
 from companion.core.settings import Field
 
