@@ -17,11 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 class Table:
     """A Simulation plus its event log, with small helpers for tests."""
 
-    def __init__(self, state: Path, **overrides: Any) -> None:
+    def __init__(self, state: Path, *, voice: Any = None, draws: dict[str, Any] | None = None,
+                 **overrides: Any) -> None:
         self.state = state
         self.events: list[dict[str, Any]] = []
         cfg = config.load([ROOT / "config" / "companion.yaml"], overrides or None)
-        self.sim = Simulation(cfg, state, self.events.append)
+        self.sim = Simulation(cfg, state, self.events.append, voice=voice, draws=draws)
 
     def tap(self, *identities: str) -> None:
         for i in identities:

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import Table as SimTable
 
-from companion.app import config
-from companion.app.simulate import Simulation, load_script
+from companion.app.simulate import load_script
 from companion.core.events import TABLE, Submit
 from companion.core.messages import Event, seat_audience
 from companion.games.demagogos import Demagogos
@@ -33,16 +33,14 @@ PRIVATE_KEYS = {"dt.bid.taken", "dt.paid", "dt.role.sage", "dt.role.demagogue", 
                 "dt.demagogue.box", "dt.gift.sent", "dt.gift.received"}
 
 
-class Table:
-    """A simulated table with a recorder on the public audience and each seat's."""
+class Table(SimTable):
+    """The shared simulated table with a recorder on the public audience and each seat's."""
 
     def __init__(self, state: Path, draws: dict[str, Any], overrides: dict[str, Any] | None = None) -> None:
-        cfg = config.load([ROOT / "config" / "companion.yaml"], overrides or {})
-        self.events: list[dict[str, Any]] = []
         self.public: list[dict[str, Any]] = []  # TABLE events, without their time
         self.seats: dict[str, list[dict[str, Any]]] = {}
         self.snapshots: list[str] = []
-        self.sim = Simulation(cfg, state, self.events.append, draws=draws)
+        super().__init__(state, draws=draws, **(overrides or {}))
         self.sim.app.router.subscribe(self._public, TABLE)
         for seat in SEATS:
             self.sim.app.router.subscribe(self._seat(seat), seat_audience(seat))
@@ -66,9 +64,6 @@ class Table:
         engine = self.sim.loop.table.engine
         assert isinstance(engine, Demagogos)
         return engine
-
-    def close(self) -> None:
-        self.sim.close()
 
 
 def script(path: Path) -> tuple[list[tuple[str, Any]], dict[str, Any], dict[str, Any]]:

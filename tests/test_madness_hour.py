@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import Table as SimTable
 
-from companion.app import config
-from companion.app.simulate import Simulation, load_script
+from companion.app.simulate import load_script
 from companion.core.events import TABLE, Submit
 from companion.games.madness_hour import MadnessHour
 from voice.base import RecordingVoice
@@ -22,16 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = [ROOT / "examples" / "madness-hour.yaml", *sorted((ROOT / "examples" / "madness-hour").glob("*.yaml"))]
 
 
-class Table:
-    """A simulated table recording everything public: the router's TABLE
-    messages (log events, commands: beeps, LEDs), the speech, the public page."""
+class Table(SimTable):
+    """The shared simulated table, also recording everything public: the
+    router's TABLE messages (log events, commands: beeps, LEDs), the speech,
+    the public page."""
 
     def __init__(self, state: Path, **overrides: Any) -> None:
-        cfg = config.load([ROOT / "config" / "companion.yaml"], overrides or None)
         self.voice = RecordingVoice()
-        self.events: list[dict[str, Any]] = []
         self.public: list[Any] = []
-        self.sim = Simulation(cfg, state, self.events.append, voice=self.voice)
+        super().__init__(state, voice=self.voice, **overrides)
         self.sim.app.router.subscribe(self.public.append, TABLE)
 
     def do(self, kind: str, value: Any) -> None:
@@ -45,9 +44,6 @@ class Table:
         engine = self.sim.loop.table.engine
         assert isinstance(engine, MadnessHour)
         return engine
-
-    def close(self) -> None:
-        self.sim.close()
 
 
 @pytest.fixture
