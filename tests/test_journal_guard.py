@@ -433,3 +433,48 @@ def test_the_daemon_backs_up_on_a_thread_of_its_own_with_its_own_connections(tmp
     b.close()
     assert (state / "journal.sqlite-wal").stat().st_size == 0  # checkpointed (TRUNCATE) from the other connection
     journal.close()
+
+
+def test_item11_a_reader_beside_the_daemon_never_makes_the_next_tap_wait(tmp_path: Path) -> None:
+    """Issue 18 item 11: a read transaction open when a game ends (`companion
+    scores` beside the daemon) made the backup's wal_checkpoint(TRUNCATE) hold
+    the write lock while it waited on the reader: the next tap waited 5 s and
+    was refused "could not save".  The backup never holds the lock waiting."""
+    import threading
+
+    state = tmp_path / "state"
+    r = Runner(state)
+    reported: list[str] = []
+    try:
+        r.sim.loop.on_game_end = backups.GameEndBackups(r.sim.app.journal, reported.append, background=True)
+        steps = generate(40, games=["seven-knights"]).steps
+        for step in steps[:-1]:
+            r.run(step)
+        reader = sqlite3.connect(f"file:{state / 'journal.sqlite'}?mode=ro", uri=True, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM inputs").fetchone()  # a snapshot held, as `scores` holds one
+        r.run(steps[-1])  # the game ends: the backup thread starts
+        assert [e for e in r.events if e["event"] == "game_over"]
+        # Until the backup is done, or it holds the write lock (a tap would wait behind it).
+        probe = sqlite3.connect(state / "journal.sqlite", timeout=0, isolation_level=None)
+        for _ in range(500):
+            if not [t for t in threading.enumerate() if t.name == "backup"]:
+                break
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            except sqlite3.OperationalError:
+                break  # taken: the tap below finds it so
+            time.sleep(0.01)
+        probe.close()
+        before = r.sim.app.journal.count_inputs()
+        got = r.step(tap("game/seven-knights"))
+        assert got is not None and got["event"] == "accepted", got
+        assert r.sim.app.journal.count_inputs() == before + 1
+        reader.close()
+        for t in [t for t in threading.enumerate() if t.name == "backup"]:
+            t.join(30)
+        assert not reported and not errors(r.events)
+        assert backups.backups(state / "journal.sqlite")  # the backup was still made
+    finally:
+        r.close()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.runtime.journal import Journal, fsync_dir, read_only
+from companion.runtime.journal import Journal, checkpoint_without_waiting, fsync_dir, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, file_problem, set_aside
 from companion.runtime.state_lock import StateLock
 
@@ -164,9 +164,9 @@ class GameEndBackups:
     def _apart(self) -> None:
         def work() -> None:
             path = self.journal.path
-            db = sqlite3.connect(str(path), timeout=10, isolation_level=None)
+            db = sqlite3.connect(str(path), isolation_level=None)
             try:
-                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                checkpoint_without_waiting(db)  # a reader beside the daemon never holds up a tap
             finally:
                 db.close()
             reader = Journal(path, readonly=True)
