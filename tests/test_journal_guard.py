@@ -113,6 +113,40 @@ def test_the_lock_goes_with_the_process_and_is_taken_again(tmp_path: Path) -> No
     StateLock(path).release()
 
 
+def _read_only_mount_works() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount --make-rprivate / && mount -t tmpfs none /mnt"],
+                           capture_output=True, timeout=10, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.parametrize("with_journal", [False, True], ids=["a fresh card", "a card with a journal"])
+def test_item13_starting_on_a_read_only_card_is_one_line_and_exit_1(tmp_path: Path, with_journal: bool) -> None:
+    """Issue 18 item 13: the lock file on a card that is read-only (as root,
+    chmod stops nothing: a read-only bind mount in a mount namespace of the
+    test's own) was a raw ``OSError: [Errno 30]`` traceback."""
+    if not _read_only_mount_works():
+        pytest.skip("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
+    state = tmp_path / "state"
+    if with_journal:
+        played(state, games=0, extra=GATHER)
+    else:
+        state.mkdir()
+    before = sorted((p.name, p.stat().st_size) for p in state.iterdir())
+    run = " ".join(companion_cmd("run", "--simulate", "--json", "--voice", "silent", "--state", str(state)))
+    script = (f"mount --make-rprivate / && mount --bind {state} {state} && mount -o remount,ro,bind {state} {state}"
+              f" && exec {run}")
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=60, env=child_env(), cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip() == (f"companion: {state} cannot be written (Read-only file system): the journal needs "
+                                "a writable state directory (a card that turned read-only needs fsck or "
+                                "replacing; a wrong owner, chown)"), p.stderr
+    assert not [ln for ln in p.stdout.splitlines() if '"accepted"' in ln]
+    assert sorted((p.name, p.stat().st_size) for p in state.iterdir()) == before
+
+
 # ---------------------------------------------- 2. a corrupt journal at start
 def _garbage_at_page(page: int | str) -> Any:
     """Random bytes over most of a page: a number (0: the header and schema),
