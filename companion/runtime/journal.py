@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS quarantine (
 # PRAGMA user_version.  0: the first journals (no version, no quarantine table);
 # 1: adds the quarantine.  A journal from a newer release is never written into.
 SCHEMA_VERSION = 1
+# The version that added each table version 0 did not have: what a restore
+# expects of an older backup (companion.runtime.journal_check.schema_problem).
+TABLES_SINCE = {"quarantine": 1}
 
 
 class JournalError(Exception):
