@@ -251,13 +251,14 @@ def _read_event(proc: subprocess.Popen, wanted: set[str], deadline: float) -> di
     raise AssertionError(f"no {wanted} event from the daemon")
 
 
-def run_the_pages_under(tmp_path: Path, names: list[str]) -> dict[str, object]:
+def run_the_pages_under(tmp_path: Path, names: list[str], nofile: str | None = None) -> dict[str, object]:
     """``companion run --simulate --web 0.0.0.0:8080`` (a Pi's default) in a
-    fresh network namespace under the families' seccomp filter; a client in
+    fresh network namespace under the families' seccomp filter (and the
+    descriptor limit, if given); a client in
     that namespace asks for the public page, then Demagogos' card is laid on
     the (terminal's) reader.  What the pages said, what the client got, and
     how the card was taken."""
-    cmd = ["unshare", "-n", "--", sys.executable, str(SANDBOX), ",".join(names), "--",
+    cmd = ["unshare", "-n", "--", sys.executable, str(SANDBOX), ",".join(names), *([nofile] if nofile else []), "--",
            sys.executable, "-m", "companion.app.cli", "run", "--simulate", "--json", "--voice", "silent",
            "--web", "0.0.0.0:8080", "--state", str(tmp_path / "state")]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
@@ -295,13 +296,14 @@ def run_the_pages_under(tmp_path: Path, names: list[str]) -> dict[str, object]:
 def test_item1_the_pages_answer_and_demagogos_is_taken_under_the_units_restrictions(
         unit: dict[str, dict[str, list[str]]], tmp_path: Path) -> None:
     """Issue 18 item 1: installed as the README says, the pages were always
-    off and Demagogos refused.  Under the unit's own address families (read
-    from the file) the pages listen on every address and answer on loopback,
-    which its IP list allows, and Demagogos' card is taken."""
+    off and Demagogos refused.  Under the unit's own address families and
+    descriptor limit (read from the file) the pages listen on every address
+    and answer on loopback, which its IP list allows, and Demagogos' card is
+    taken."""
     if (why := _can_unshare()) is not None:
         pytest.skip(why)
     assert ip_allowed(unit, "127.0.0.1")  # the client's address, below
-    got = run_the_pages_under(tmp_path, families(unit))
+    got = run_the_pages_under(tmp_path, families(unit), last(unit, "Service", "LimitNOFILE"))
     assert (got["said"], got["page"], got["card"]) == ("web.address", "idle", "accepted"), got
 
 

@@ -2,12 +2,12 @@
 as a test machine without systemd as PID 1 can: run it inside ``unshare -n``
 (a fresh network namespace, loopback up) as
 
-    python tests/unit_sandbox.py AF_UNIX,AF_NETLINK,... -- COMMAND...
+    python tests/unit_sandbox.py AF_UNIX,AF_NETLINK,... [NOFILE] -- COMMAND...
 
 It installs the seccomp filter systemd builds for ``RestrictAddressFamilies=``
 — ``socket()`` with any other family fails with EAFNOSUPPORT, as under the
-unit — with no_new_privs (``NoNewPrivileges=yes``), then execs COMMAND, which
-inherits the filter.  Only the standard library: it runs before the command.
+unit — with no_new_privs (``NoNewPrivileges=yes``) and, given NOFILE, the
+descriptor limit (``LimitNOFILE=``), then execs COMMAND, which inherits them.  Only the standard library: it runs before the command.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import resource
 import socket
 import subprocess
 import sys
@@ -76,6 +77,8 @@ def main(argv: list[str]) -> None:
     sep = argv.index("--")
     names, command = argv[0].split(","), argv[sep + 1:]
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)  # a fresh namespace's loopback is down
+    if sep > 1:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (int(argv[1]), int(argv[1])))
     restrict_families(names)
     os.execvp(command[0], command)
 
