@@ -7,7 +7,8 @@ as a test machine without systemd as PID 1 can: run it inside ``unshare -n``
 It installs the seccomp filter systemd builds for ``RestrictAddressFamilies=``
 — ``socket()`` with any other family fails with EAFNOSUPPORT, as under the
 unit — with no_new_privs (``NoNewPrivileges=yes``) and, given NOFILE, the
-descriptor limit (``LimitNOFILE=``), then execs COMMAND, which inherits them.  Only the standard library: it runs before the command.
+descriptor limit (``LimitNOFILE=``), then execs COMMAND, which inherits
+them.  Only the standard library: it runs before the command.
 """
 
 from __future__ import annotations
