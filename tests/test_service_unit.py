@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -265,6 +266,8 @@ def run_the_pages_under(tmp_path: Path, names: list[str], nofile: str | None = N
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=ROOT)
     result: dict[str, object] = {}
+    watchdog = threading.Timer(60, proc.kill)  # a silent hang ends the readline below, and the test
+    watchdog.start()
     try:
         deadline = time.monotonic() + 30
         said = _read_event(proc, {"say"}, deadline)
@@ -287,6 +290,7 @@ def run_the_pages_under(tmp_path: Path, names: list[str], nofile: str | None = N
         assert proc.stderr is not None
         result["stderr"] = proc.stderr.read()
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
