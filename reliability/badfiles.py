@@ -86,7 +86,7 @@ TAGMAPS = [
     Bad("short-uid.yaml", 2),
     Bad("unknown-identity.yaml", 2),
     Bad("identity-not-a-string.yaml", 2),
-    Bad("uid-read-as-number.yaml", 3),
+    Bad("number-not-hex.yaml", 3),  # issue 18: named as written, not as the number YAML reads
     Bad("duplicate-uid.yaml", 3),
     Bad("duplicate-key.yaml", 3),
     Bad("root-is-a-list.yaml", 2),
@@ -97,6 +97,10 @@ TAGMAPS = [
     Bad("utf-16-bom.yaml", 1),
     Bad("is-a-directory.yaml", None),
 ]
+
+# Hand-written and valid: must load, UIDs as written.  name → the map.
+TAGMAPS_OK = {"ok-digit-only-uids.yaml": {"04123456": "player/red", "12345678": "skb/knight/2",
+                                          "04112233445566": "skb/knight/1"}}
 
 SCRIPTS = [
     Bad("unknown-step.yaml", 5),
@@ -117,6 +121,8 @@ SCRIPTS = [
     Bad("uid-empty.yaml", 4),
     Bad("yaml-tag-in-step.yaml", 4),
     Bad("yaml-tag-seed.yaml", 2),
+    # issue 18
+    Bad("uid-a-list.yaml", 4),
 ]
 
 

@@ -28,6 +28,7 @@ from reliability.badfiles import (  # noqa: E402
     CORPUS,
     SCRIPTS,
     TAGMAPS,
+    TAGMAPS_OK,
     Bad,
     make_huge,
     tag_map_config,
@@ -53,7 +54,7 @@ def assert_names_file_and_line(e: ConfigError, path: Path, line: int | None) -> 
 def test_the_corpus_is_complete() -> None:
     on_disk = {p.name for p in (CORPUS / "config").iterdir()}
     assert on_disk == {b.name for b in CONFIGS} | set(CONFIGS_OK)
-    assert {p.name for p in (CORPUS / "tagmap").iterdir()} == {b.name for b in TAGMAPS}
+    assert {p.name for p in (CORPUS / "tagmap").iterdir()} == {b.name for b in TAGMAPS} | set(TAGMAPS_OK)
     assert {p.name for p in (CORPUS / "script").iterdir()} == {b.name for b in SCRIPTS}
     assert (CORPUS / "config" / "is-a-directory.yaml").is_dir()
 
@@ -89,6 +90,28 @@ def test_a_bad_tag_map_is_refused_naming_file_and_line(bad: Bad) -> None:
     with pytest.raises(ConfigError) as info:
         config.load_tag_map(path)
     assert_names_file_and_line(info.value, path, bad.line)
+
+
+@pytest.mark.parametrize("name", sorted(TAGMAPS_OK))
+def test_item18_small_digit_only_uids_in_a_hand_written_tag_map_are_read_as_written(name: str) -> None:
+    """Issue 18 (small): ``04123456: player/red`` was read by YAML as the
+    octal 1091374 and refused as "1091374 is not a tag UID"."""
+    assert config.load_tag_map(CORPUS / "tagmap" / name) == TAGMAPS_OK[name]
+
+
+def test_item18_small_a_number_that_is_not_a_uid_is_named_as_written() -> None:
+    path = CORPUS / "tagmap" / "number-not-hex.yaml"
+    with pytest.raises(ConfigError) as info:
+        config.load_tag_map(path)
+    assert info.value.problem == "'0x04A1B2C3D4' is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)"
+
+
+def test_item18_small_a_script_uid_that_is_a_list_is_file_line_problem(tmp_path: Path) -> None:
+    """``uid: [1, 2]`` ended in a traceback (normalise_uid on a list)."""
+    path = CORPUS / "script" / "uid-a-list.yaml"
+    with pytest.raises(ConfigError) as info:
+        run_script(path, state=tmp_path, out=io.StringIO())
+    assert str(info.value) == f"{path}:4: uid takes a tag UID in hex (e.g. 04A1B2C3D4E5F6), not [1, 2]"
 
 
 def test_a_huge_tag_map_is_refused_unread(tmp_path: Path) -> None:

@@ -113,6 +113,40 @@ def test_the_lock_goes_with_the_process_and_is_taken_again(tmp_path: Path) -> No
     StateLock(path).release()
 
 
+def _read_only_mount_works() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount --make-rprivate / && mount -t tmpfs none /mnt"],
+                           capture_output=True, timeout=10, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.parametrize("with_journal", [False, True], ids=["a fresh card", "a card with a journal"])
+def test_item13_starting_on_a_read_only_card_is_one_line_and_exit_1(tmp_path: Path, with_journal: bool) -> None:
+    """Issue 18 item 13: the lock file on a card that is read-only (as root,
+    chmod stops nothing: a read-only bind mount in a mount namespace of the
+    test's own) was a raw ``OSError: [Errno 30]`` traceback."""
+    if not _read_only_mount_works():
+        pytest.skip("no mount namespace here (unshare -m needs CAP_SYS_ADMIN)")
+    state = tmp_path / "state"
+    if with_journal:
+        played(state, games=0, extra=GATHER)
+    else:
+        state.mkdir()
+    before = sorted((p.name, p.stat().st_size) for p in state.iterdir())
+    run = " ".join(companion_cmd("run", "--simulate", "--json", "--voice", "silent", "--state", str(state)))
+    script = (f"mount --make-rprivate / && mount --bind {state} {state} && mount -o remount,ro,bind {state} {state}"
+              f" && exec {run}")
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=60, env=child_env(), cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip() == (f"companion: {state} cannot be written (Read-only file system): the journal needs "
+                                "a writable state directory (a card that turned read-only needs fsck or "
+                                "replacing; a wrong owner, chown)"), p.stderr
+    assert not [ln for ln in p.stdout.splitlines() if '"accepted"' in ln]
+    assert sorted((p.name, p.stat().st_size) for p in state.iterdir()) == before
+
+
 # ---------------------------------------------- 2. a corrupt journal at start
 def _garbage_at_page(page: int | str) -> Any:
     """Random bytes over most of a page: a number (0: the header and schema),
@@ -396,6 +430,113 @@ def test_restore_refuses_a_damaged_file(tmp_path: Path) -> None:
     assert not aside_files(state)
 
 
+# Issue 18 item 14: restore trusted the file.  Each refused with one line, exit 1, nothing changed.
+def _state_now(state: Path) -> list[tuple[str, int, int]]:
+    return sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in state.iterdir() if p.is_file())
+
+
+def _restore_refused(tmp_path: Path, source: Path, reason: str) -> None:
+    """``companion restore source`` onto a state with a game in progress is
+    refused for ``reason``, and the journal is as it was."""
+    state = tmp_path / "state"
+    if not (state / "journal.sqlite").exists():
+        played(state, games=0, extra=GATHER)
+    j = Journal(state / "journal.sqlite", readonly=True)
+    n = j.count_inputs()
+    j.close()
+    before = _state_now(state)
+    p = subprocess.run(companion_cmd("restore", "--state", str(state), str(source)), capture_output=True, text=True,
+                       timeout=30, env=child_env(), cwd=tmp_path)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stderr.strip() == f"companion restore: {source}: {reason}; nothing changed", p.stderr
+    assert _state_now(state) == before
+    j = Journal(state / "journal.sqlite", readonly=True)
+    assert j.count_inputs() == n
+    j.close()
+
+
+def _a_backup(tmp_path: Path, name: str = "b.sqlite") -> Path:
+    """A good backup of one played game, as `companion backup FILE` makes it."""
+    src = tmp_path / "played"
+    played(src, games=1)
+    j = Journal(src / "journal.sqlite", readonly=True)
+    try:
+        return backups.make_backup(j, tmp_path / name)
+    finally:
+        j.close()
+
+
+def _edited(path: Path, *sql: str) -> Path:
+    db = sqlite3.connect(path, isolation_level=None)
+    for statement in sql:
+        db.execute(statement)
+    db.close()
+    return path
+
+
+def test_item14_restore_refuses_a_journal_with_a_trigger(tmp_path: Path) -> None:
+    """Restored, the table acknowledged three inputs and stored none."""
+    bad = _edited(_a_backup(tmp_path), "CREATE TRIGGER eat AFTER INSERT ON inputs BEGIN "
+                                       "DELETE FROM inputs WHERE seq = new.seq; END")
+    _restore_refused(tmp_path, bad, "it holds a trigger a journal never has (eat)")
+
+
+def test_item14_restore_refuses_a_journal_with_a_view(tmp_path: Path) -> None:
+    bad = _edited(_a_backup(tmp_path), "CREATE VIEW v AS SELECT * FROM inputs")
+    _restore_refused(tmp_path, bad, "it holds a view a journal never has (v)")
+
+
+def test_item14_restore_refuses_the_right_tables_with_the_wrong_columns(tmp_path: Path) -> None:
+    """Restored, then a crash loop: ``no such column: seq``."""
+    bad = _edited(tmp_path / "columns.sqlite",
+                  "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+                  "CREATE TABLE inputs (id INTEGER PRIMARY KEY, t REAL, wall REAL, input TEXT)",
+                  "CREATE TABLE plays (id INTEGER PRIMARY KEY, seq INTEGER, session INTEGER, game TEXT, play TEXT)",
+                  "CREATE TABLE checkpoint (id INTEGER PRIMARY KEY, seq INTEGER, state TEXT)",
+                  "INSERT INTO inputs VALUES (1, 0.0, 0.0, '{}')")
+    _restore_refused(tmp_path, bad, "its checkpoint, inputs, plays tables are not the journal's (other columns or constraints)")
+
+
+def test_item14_restore_refuses_a_journal_from_a_newer_release(tmp_path: Path) -> None:
+    """Restored, then refused at every start."""
+    bad = _edited(_a_backup(tmp_path), f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    _restore_refused(tmp_path, bad, f"it was written by a newer companion (journal version {SCHEMA_VERSION + 1}; "
+                                    f"this one reads up to {SCHEMA_VERSION}): restore it with that release")
+
+
+def test_item14_restore_refuses_a_fifo_without_opening_it(tmp_path: Path) -> None:
+    """It hung, opening a pipe nobody writes to."""
+    fifo = tmp_path / "pipe.sqlite"
+    os.mkfifo(fifo)
+    _restore_refused(tmp_path, fifo, "it is not a regular file (a FIFO)")
+
+
+@pytest.mark.parametrize("how", ["the path", "a symlink to it"])
+def test_item14_restore_refuses_the_journal_onto_itself(tmp_path: Path, how: str) -> None:
+    """It moved the journal aside, then failed with a traceback: 4 of 30
+    inputs and the game in progress were gone."""
+    state = tmp_path / "state"
+    played(state, games=1, extra=GATHER)
+    source = state / "journal.sqlite"
+    if how == "a symlink to it":
+        (tmp_path / "link.sqlite").symlink_to(source)
+        source = tmp_path / "link.sqlite"
+    _restore_refused(tmp_path, source,
+                     "it is the journal itself: restore a backup of it (backups/ in the state directory)")
+
+
+def test_item14_a_backup_of_an_older_version_is_still_restored(tmp_path: Path) -> None:
+    """The exact check knows each version's schema: a version-0 journal (no
+    quarantine table) is one this release reads, and migrates on open."""
+    old = _edited(_a_backup(tmp_path), "DROP TABLE quarantine", "PRAGMA user_version=0")
+    assert backups.restore_problem(tmp_path / "state" / "journal.sqlite", old) is None
+    state = tmp_path / "state"
+    what, _aside = backups.restore(state / "journal.sqlite", old)
+    j = Journal(state / "journal.sqlite")
+    assert j.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION and j.count_inputs() > 0
+    j.close()
+
+
 def test_a_flipped_byte_in_a_backup_is_caught_by_the_checksum_in_its_name(tmp_path: Path) -> None:
     """SQLite checks structure, not a row's text: 'skb/knight' → 'skb/jnight' passes its check."""
     state = tmp_path / "state"
@@ -433,3 +574,48 @@ def test_the_daemon_backs_up_on_a_thread_of_its_own_with_its_own_connections(tmp
     b.close()
     assert (state / "journal.sqlite-wal").stat().st_size == 0  # checkpointed (TRUNCATE) from the other connection
     journal.close()
+
+
+def test_item11_a_reader_beside_the_daemon_never_makes_the_next_tap_wait(tmp_path: Path) -> None:
+    """Issue 18 item 11: a read transaction open when a game ends (`companion
+    scores` beside the daemon) made the backup's wal_checkpoint(TRUNCATE) hold
+    the write lock while it waited on the reader: the next tap waited 5 s and
+    was refused "could not save".  The backup never holds the lock waiting."""
+    import threading
+
+    state = tmp_path / "state"
+    r = Runner(state)
+    reported: list[str] = []
+    try:
+        r.sim.loop.on_game_end = backups.GameEndBackups(r.sim.app.journal, reported.append, background=True)
+        steps = generate(40, games=["seven-knights"]).steps
+        for step in steps[:-1]:
+            r.run(step)
+        reader = sqlite3.connect(f"file:{state / 'journal.sqlite'}?mode=ro", uri=True, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM inputs").fetchone()  # a snapshot held, as `scores` holds one
+        r.run(steps[-1])  # the game ends: the backup thread starts
+        assert [e for e in r.events if e["event"] == "game_over"]
+        # Until the backup is done, or it holds the write lock (a tap would wait behind it).
+        probe = sqlite3.connect(state / "journal.sqlite", timeout=0, isolation_level=None)
+        for _ in range(500):
+            if not [t for t in threading.enumerate() if t.name == "backup"]:
+                break
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            except sqlite3.OperationalError:
+                break  # taken: the tap below finds it so
+            time.sleep(0.01)
+        probe.close()
+        before = r.sim.app.journal.count_inputs()
+        got = r.step(tap("game/seven-knights"))
+        assert got is not None and got["event"] == "accepted", got
+        assert r.sim.app.journal.count_inputs() == before + 1
+        reader.close()
+        for t in [t for t in threading.enumerate() if t.name == "backup"]:
+            t.join(30)
+        assert not reported and not errors(r.events)
+        assert backups.backups(state / "journal.sqlite")  # the backup was still made
+    finally:
+        r.close()

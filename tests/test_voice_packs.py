@@ -3,6 +3,7 @@ back to TTS; bad files are reported by name."""
 
 from __future__ import annotations
 
+import struct
 import wave
 from array import array
 from pathlib import Path
@@ -190,3 +191,56 @@ def test_a_pack_still_overrides_its_line_whatever_the_engine(tmp_path):
         voice = voice_with_pack(tmp_path / engine, pack, renderer, [])
         assert voice.prepare(seer()) == read_pcm(recorded), engine
         assert renderer.renders == 0, engine
+
+
+# Issue 18 item 15: crafted WAVs crashed the start (exit 1, a traceback).
+def _riff(*chunks: bytes) -> bytes:
+    body = b"WAVE" + b"".join(chunks)
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def _chunk(tag: bytes, data: bytes, size: int | None = None) -> bytes:
+    return tag + struct.pack("<I", len(data) if size is None else size) + data + b"\0" * (len(data) % 2)
+
+
+def _fmt(rate: int = RATE) -> bytes:
+    return struct.pack("<HHIIHH", 1, 1, rate, rate * 2, 2, 16)  # PCM, mono, 16-bit
+
+
+_AUDIO = _chunk(b"data", b"\x10\x00\xf0\xff" * 2000)
+CRAFTED = {  # file → what is said of it
+    "zero-rate": (_riff(_chunk(b"fmt ", _fmt(0)), _AUDIO), "a sample rate of 0 Hz"),  # was ZeroDivisionError
+    "huge-fmt": (_riff(b"fmt " + struct.pack("<I", 0xFFFFFFF0) + _fmt(), _AUDIO),  # was RuntimeError
+                 "a chunk's size runs past the end of the file"),
+    "list-overflow": (_riff(_chunk(b"fmt ", _fmt()), b"LIST" + struct.pack("<I", 0xFFFFFFF0) + b"INFO", _AUDIO),
+                      "a chunk's size runs past the end of the file"),  # was RuntimeError
+    "one-hertz": (_riff(_chunk(b"fmt ", _fmt(1)), _AUDIO), "a sample rate of 1 Hz"),  # 16 KB became 176 MB
+}
+
+
+@pytest.mark.parametrize("crafted", sorted(CRAFTED))
+def test_item15_a_crafted_wav_is_named_and_skipped(tmp_path, crafted):
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    recording(pack / "onw.seer.wake.wav")
+    data, said = CRAFTED[crafted]
+    (pack / "undo.done.wav").write_bytes(data)
+    loaded = VoicePack.load(pack, known_keys={"onw.seer.wake", "undo.done"}, convert_dir=tmp_path / "conv")
+    assert sorted(loaded) == ["onw.seer.wake"]
+    [problem] = loaded.problems
+    assert problem.name == "undo.done.wav" and said in problem.reason, problem
+
+
+def test_item15_the_voice_starts_past_every_crafted_wav_and_names_each(tmp_path):
+    """What `companion run` does at start: the pack loads, every crafted file
+    is reported by name, the lines they were for fall back to TTS."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    for name, (data, _said) in CRAFTED.items():
+        (pack / f"ambience.{name}.wav").write_bytes(data)
+    (pack / "undo.done.wav").write_bytes(CRAFTED["zero-rate"][0])
+    errors: list[str] = []
+    voice = voice_with_pack(tmp_path, pack, ToneRenderer(), errors)
+    named = sorted(f"ambience.{n}.wav" for n in CRAFTED) + ["undo.done.wav"]
+    assert len(errors) == len(named) and all(n in " ".join(errors) for n in named), errors
+    assert rms(voice.prepare(Line("undo.done", "Undone.", "en", "Undone."))) > 300  # TTS instead

@@ -39,6 +39,7 @@ import math
 import os
 import queue
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,10 @@ from typing import IO, Literal, Protocol
 RATE = 22050
 CHANNELS = 1
 WIDTH = 2
+# What read_pcm takes: telephone-quality to studio recordings, and no longer
+# than an ambience loop needs (a crafted 1 Hz file came out 22,050 times its size).
+MIN_RATE, MAX_RATE = 8000, 192000
+MAX_SECONDS = 600
 CHUNK_FRAMES = 1024  # ~46 ms: the mixing and pacing granularity
 LEAD = 0.2  # seconds we may write ahead of the wall clock
 APLAY_BUFFER_US = 100_000  # < LEAD, so aplay starts playing before we stop to pace
@@ -130,6 +135,7 @@ def read_pcm(path: Path) -> bytes:
     Refuses (``PcmError``) what the stdlib ``wave`` module cannot read —
     compressed or float WAVs, other containers — and empty or truncated files.
     """
+    name = Path(path).name
     try:
         with wave.open(str(path), "rb") as w:
             channels, width, rate, frames = (
@@ -138,11 +144,17 @@ def read_pcm(path: Path) -> bytes:
                 w.getframerate(),
                 w.getnframes(),
             )
+            if not MIN_RATE <= rate <= MAX_RATE:  # 0 Hz divided by zero below; 1 Hz made 22,050 times the data
+                raise PcmError(f"{name}: a sample rate of {rate} Hz (a WAV we play has {MIN_RATE}–{MAX_RATE} Hz)")
+            if frames > MAX_SECONDS * rate:
+                raise PcmError(f"{name}: {frames // rate // 60} minutes long; at most {MAX_SECONDS // 60} are played")
             data = w.readframes(frames)
-    except (OSError, EOFError, wave.Error) as exc:
-        raise PcmError(f"{Path(path).name}: not a readable WAV ({exc})") from exc
+    except (OSError, EOFError, wave.Error, struct.error) as exc:
+        raise PcmError(f"{name}: not a readable WAV ({exc})") from exc
+    except RuntimeError as exc:  # the stdlib's chunk reader, on a chunk size past the file's end (a crafted fmt, LIST)
+        raise PcmError(f"{name}: not a readable WAV (a chunk's size runs past the end of the file)") from exc
     if frames == 0 or not data:
-        raise PcmError(f"{Path(path).name}: no audio in the file")
+        raise PcmError(f"{name}: no audio in the file")
     if len(data) < frames * channels * width:
         raise PcmError(f"{Path(path).name}: truncated ({len(data)} of {frames * channels * width} bytes)")
     if (channels, width, rate) == (CHANNELS, WIDTH, RATE):

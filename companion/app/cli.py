@@ -48,14 +48,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.config = args.config_first + args.config
     from companion.app.config import ConfigError
     from companion.runtime.journal import JournalTooNew
-    from companion.runtime.state_lock import StateLocked
+    from companion.runtime.state_lock import StateLocked, StateUnwritable
 
     try:
         return int(args._run(args) or 0)
     except ConfigError as e:
         print(f"companion: {e}", file=sys.stderr)
         return 2
-    except (StateLocked, JournalTooNew) as e:  # another daemon has the journal; a newer release wrote it
+    # another daemon has the journal; a newer release wrote it; the state cannot be written
+    except (StateLocked, JournalTooNew, StateUnwritable) as e:
         print(f"companion: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -259,6 +259,14 @@ def plain(node: yaml.Node, file: str) -> Any:
     return value
 
 
+def as_written(node: yaml.Node, file: str) -> Any:
+    """A scalar as the text written in the file, anything else as ``plain``:
+    for tag UIDs, which YAML 1.1 reads as numbers when they are digits only
+    (``04123456`` is the octal 1091374, ``04:11:22:33`` base 60)."""
+    value = plain(node, file)  # still refuses YAML tags and NUL characters
+    return node.value if isinstance(node, yaml.ScalarNode) else value
+
+
 _COLLECTION_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null")}
 
@@ -361,7 +369,7 @@ def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[st
         raise ConfigError(name, _line(node), "a tag map must be a mapping UID: identity")
     out: dict[str, str] = {}
     for knode, vnode in node.value:
-        uid, ident = plain(knode, name), plain(vnode, name)
+        uid, ident = as_written(knode, name), plain(vnode, name)
         if not isinstance(uid, str) or not tags.valid_uid(uid):
             raise ConfigError(name, _line(knode), f"{uid!r} is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)")
         if not isinstance(ident, str) or not tags.is_known(ident, extra_players, components):

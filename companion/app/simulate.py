@@ -70,14 +70,14 @@ def load_script(path: Path) -> Script:
         if not isinstance(step, dict) or len(step) != 1:
             raise ConfigError(name, line, f"a step is one of {', '.join(STEP_KINDS)}: value")
         (kind, value), = step.items()
-        if kind == "uid":  # the raw text: YAML would read 04123456 as an octal number
-            value = item.value[0][1].value
+        if kind == "uid":  # as written: YAML would read 04123456 as an octal number
+            value = configmod.as_written(item.value[0][1], name)
         if kind not in STEP_KINDS:
             raise ConfigError(name, line, f"unknown step {kind!r} (steps: {', '.join(STEP_KINDS)})")
         if kind == "wait" and (isinstance(value, bool) or not isinstance(value, (int, float))
                                or not 0 <= value <= MAX_WAIT_S):  # also refuses .nan and .inf
             raise ConfigError(name, line, f"wait takes a number of seconds from 0 to {MAX_WAIT_S}, not {value!r}")
-        if kind == "uid" and not tags.valid_uid(value):
+        if kind == "uid" and not (isinstance(value, str) and tags.valid_uid(value)):
             raise ConfigError(name, line, f"uid takes a tag UID in hex (e.g. 04A1B2C3D4E5F6), not {value!r}")
         if kind in ("tap", "uid", "press", "hold") and not isinstance(value, str):
             raise ConfigError(name, line, f"{kind} takes a name")

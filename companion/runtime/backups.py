@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 import zlib
@@ -15,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.runtime.journal import Journal, fsync_dir, read_only
-from companion.runtime.journal_check import DB_ERRORS, Notice, file_problem, set_aside
+from companion.runtime.journal import Journal, checkpoint_without_waiting, fsync_dir, read_only
+from companion.runtime.journal_check import DB_ERRORS, Notice, file_problem, schema_problem, set_aside
 from companion.runtime.state_lock import StateLock
 
 BACKUPS_KEPT = 3  # the newest automatic backups kept, plus the last one of each earlier night…
@@ -164,9 +165,9 @@ class GameEndBackups:
     def _apart(self) -> None:
         def work() -> None:
             path = self.journal.path
-            db = sqlite3.connect(str(path), timeout=10, isolation_level=None)
+            db = sqlite3.connect(str(path), isolation_level=None)
             try:
-                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                checkpoint_without_waiting(db)  # a reader beside the daemon never holds up a tap
             finally:
                 db.close()
             reader = Journal(path, readonly=True)
@@ -185,10 +186,33 @@ class GameEndBackups:
                 self.report(f"backup after the game failed: {e}")
 
 
+def restore_problem(journal_path: Path, source: Path) -> str | None:
+    """Why ``source`` must not replace the journal (None: it may), found
+    before anything is moved: a regular file (a FIFO would hang the open),
+    not the journal itself (it would be moved aside under its own copy),
+    sound to SQLite, and exactly a journal this release reads."""
+    try:
+        st = os.stat(source)
+    except OSError as e:
+        return f"it cannot be read ({e.strerror or e})"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "special"
+        return f"it is not a regular file ({kind})"
+    try:
+        itself = os.path.samestat(st, os.stat(journal_path))
+    except OSError:  # no journal (yet): nothing to be the same as
+        itself = False
+    if itself:
+        return "it is the journal itself: restore a backup of it (backups/ in the state directory)"
+    return (file_problem(source, deep=True, tables=("meta", "inputs", "plays", "checkpoint"))
+            or schema_problem(source))
+
+
 def restore(journal_path: Path, source: Path) -> tuple[str, Path | None]:
     """Put ``source`` in place of the journal (refused while a daemon holds
-    it); the journal it replaces is kept aside.  (what was restored, aside)."""
-    if problem := file_problem(source, deep=True, tables=("meta", "inputs", "plays", "checkpoint")):
+    it); the journal it replaces is kept aside.  (what was restored, aside).
+    Raises ``ValueError`` with ``restore_problem``'s reason, nothing changed."""
+    if problem := restore_problem(journal_path, source):
         raise ValueError(f"{source}: {problem}")
     lock = StateLock(journal_path)  # StateLocked while the daemon runs
     try:

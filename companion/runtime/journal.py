@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS quarantine (
 # PRAGMA user_version.  0: the first journals (no version, no quarantine table);
 # 1: adds the quarantine.  A journal from a newer release is never written into.
 SCHEMA_VERSION = 1
+# The version that added each table version 0 did not have: what a restore
+# expects of an older backup (companion.runtime.journal_check.schema_problem).
+TABLES_SINCE = {"quarantine": 1}
 
 
 class JournalError(Exception):
@@ -166,8 +169,8 @@ class Journal:
     def checkpoint_wal(self) -> None:
         """Copy the WAL into the main file and empty it (at a game's end):
         until then the WAL *is* the data, and a copy of the main file alone
-        would save nothing."""
-        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        would save nothing.  Never waits: see ``checkpoint_without_waiting``."""
+        checkpoint_without_waiting(self.db)
 
     def backup_to(self, target: Path) -> None:
         """A consistent copy through SQLite's online backup API (safe while
@@ -188,6 +191,23 @@ class Journal:
 
     def close(self) -> None:
         self.db.close()
+
+
+def checkpoint_without_waiting(db: sqlite3.Connection) -> None:
+    """Fold the WAL into the main file, and empty it if no reader is using
+    it — without ever making a tap wait.  TRUNCATE alone holds the write
+    lock while its busy handler waits for readers to leave the WAL (a
+    `companion scores` beside the daemon): the next tap then waited 5 s and
+    was refused.  So PASSIVE first (copies what it can, takes no write
+    lock), then TRUNCATE with no busy wait: with a reader there it gives up
+    at once and the WAL stays (SQLite starts it over at a later write)."""
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    waited = int(db.execute("PRAGMA busy_timeout").fetchone()[0])
+    db.execute("PRAGMA busy_timeout=0")
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        db.execute(f"PRAGMA busy_timeout={waited}")
 
 
 def read_only(path: Path) -> sqlite3.Connection:

@@ -4,11 +4,13 @@ be read, and setting a bad file aside (renamed, never deleted)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sqlite3
 import struct
 import sys
+import tempfile
 import time
 import types
 import typing
@@ -19,7 +21,7 @@ from typing import Any
 
 from companion.core.events import input_from_json
 from companion.core.tags import printable
-from companion.runtime.journal import Journal, _json, fsync_dir, read_only
+from companion.runtime.journal import SCHEMA_VERSION, TABLES_SINCE, Journal, _json, fsync_dir, read_only
 
 # SQLite's own error text can quote a damaged page, and the stdlib raises
 # UnicodeDecodeError decoding it: both mean "this file cannot be read".
@@ -104,6 +106,59 @@ def _file_problem(path: Path, deep: bool, tables: tuple[str, ...], allow_empty: 
         return f"it cannot be read ({printable(str(e))})"
     finally:
         con.close()
+    return None
+
+
+Schema = frozenset[tuple[str, str, str, str | None]]  # (type, name, table, its SQL, blanks collapsed)
+
+
+def _schema(con: sqlite3.Connection) -> Schema:
+    rows = con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    return frozenset((t, n, tbl, " ".join(sql.split()) if isinstance(sql, str) else None) for t, n, tbl, sql in rows)
+
+
+@functools.lru_cache(maxsize=1)
+def fresh_schema() -> Schema:
+    """What ``Journal`` creates: the one schema a journal may have."""
+    with tempfile.TemporaryDirectory(prefix="companion-schema-") as tmp:
+        journal = Journal(Path(tmp) / "journal.sqlite")
+        try:
+            return _schema(journal.db)
+        finally:
+            journal.close()
+
+
+def schema_problem(path: Path) -> str | None:
+    """Why ``path`` is not exactly a journal this release reads (None: it
+    is): a version it knows, and the tables, columns and constraints a fresh
+    journal of that version has — nothing more.  A trigger can delete every
+    input the table then acknowledges; a table with the journal's name and
+    other columns restores, then fails at every start."""
+    try:
+        con = read_only(path)
+        try:
+            version = int(con.execute("PRAGMA user_version").fetchone()[0])
+            have = _schema(con)
+        finally:
+            con.close()
+    except DB_ERRORS as e:
+        return f"it cannot be read ({printable(str(e))})"
+    if version > SCHEMA_VERSION:
+        return (f"it was written by a newer companion (journal version {version}; this one reads up to "
+                f"{SCHEMA_VERSION}): restore it with that release")
+    if version < 0:
+        return f"its journal version {version} is not one companion writes"
+    want = frozenset(row for row in fresh_schema() if TABLES_SINCE.get(row[2], 0) <= version)
+    tables = {row[1] for row in want if row[0] == "table"}
+    for kind in ("trigger", "view", "index", "table"):
+        if extra := sorted(printable(row[1])[:60] for row in have - want if row[0] == kind
+                           and (kind != "table" or row[1] not in tables)):
+            return f"it holds {'an' if kind == 'index' else 'a'} {kind} a journal never has ({', '.join(extra)})"
+    if missing := sorted(t for t in tables if t not in {row[1] for row in have if row[0] == "table"}):
+        return f"it is not a companion journal (no {', '.join(missing)} table)"
+    if differ := sorted({row[2] for row in have ^ want}):
+        return (f"its {', '.join(differ)} {'table is' if len(differ) == 1 else 'tables are'} not the journal's "
+                "(other columns or constraints)")
     return None
 
 

@@ -16,14 +16,24 @@ class StateLocked(Exception):
     """Another process holds the journal.  ``str()`` is one line for the terminal."""
 
 
+class StateUnwritable(Exception):
+    """The state directory cannot be written (a card gone read-only, a wrong
+    owner): the table could accept nothing.  ``str()`` is one line."""
+
+
 class StateLock:
     """An exclusive ``flock`` on ``<journal>.lock`` for as long as this object
     lives; the file names its holder (pid and command line)."""
 
     def __init__(self, journal_path: Path) -> None:
         self.path = Path(str(journal_path) + ".lock")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
+        except OSError as e:  # EROFS, EACCES, ENOSPC…: the first write of a start, said plainly
+            raise StateUnwritable(f"{self.path.parent} cannot be written ({e.strerror or e}): the journal needs "
+                                  "a writable state directory (a card that turned read-only needs fsck or "
+                                  "replacing; a wrong owner, chown)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
