@@ -161,8 +161,9 @@ def test_turn_auction_every_explorer_pays_and_the_order_is_by_bid_ties_by_the_vp
 # ----------------------------------------------------------------- cave
 def test_cave_contents_by_explorer_count_and_the_ruling_for_other_counts() -> None:
     assert [R.cave_contents(n) for n in (4, 5, 6, 7)] == [(3, 3, 1), (4, 3, 1), (4, 4, 1), (4, 5, 1)]
-    # ruling: treasure min(4, explorers - 1), 1 disaster, the rest of explorers + 3 empty
-    assert [R.cave_contents(n) for n in (2, 3, 8)] == [(1, 3, 1), (2, 3, 1), (4, 6, 1)]
+    # ruling (revised, issue 20): treasure max(2, min(4, explorers - 1)), 1 disaster, the rest of
+    # explorers + 3 empty: 2 explorers, 5 boxes: 2 / 2 / 1; 3: 6 boxes, 2 / 3 / 1; 8: 11 boxes, 4 / 6 / 1
+    assert [R.cave_contents(n) for n in (2, 3, 8)] == [(2, 2, 1), (2, 3, 1), (4, 6, 1)]
 
 
 def test_the_caves_shuffle_keys_give_the_contents_and_the_sages_two_treasures() -> None:
@@ -408,7 +409,7 @@ def test_a_player_reaching_3_vp_exits_at_once_and_takes_no_further_part() -> Non
 def test_players_reaching_3_vp_at_the_same_moment_exit_more_gems_first() -> None:
     # 8 players: three role holders; red and green both sages, both reach 3 VP
     draws = {"r1:role:red": 1, "r1:role:green": 2, "r1:role:blue": 6,
-             "r1:cave": [1, 2, 6, 7, 8, 3, 4, 5], "r1:bonus:1": 1, "r1:bonus:2": 1,
+             "r1:cave": [1, 2, 6, 7, 8, 3, 4, 5], "r1:sage:green": [1, 2, 3, 4], "r1:bonus:1": 1, "r1:bonus:2": 1,
              "r1:bonus:6": 1, "r1:bonus:7": 1}
     d = Dealer(8, draws)
     d.st.vp.update(red=2, green=2)
@@ -429,7 +430,9 @@ def test_players_reaching_3_vp_at_the_same_moment_exit_more_gems_first() -> None
 @pytest.mark.parametrize("n", [6, 7, 8, 9, 10])
 def test_the_game_ends_when_floor_half_the_players_have_exited(n: int) -> None:
     boxes = {6: 7, 7: 8, 8: 8, 9: 9, 10: 10}[n]  # explorers (n - 2, or n - 3 from 8) + 3
-    d = Dealer(n, {f"r1:role:{p}": 1 for p in COLOURS} | {"r1:cave": list(range(1, boxes + 1))})
+    treasures = {6: 3, 7: 4, 8: 4, 9: 4, 10: 4}[n]  # 4 explorers: 3; 5–7: 4
+    d = Dealer(n, {f"r1:role:{p}": 1 for p in COLOURS} | {"r1:cave": list(range(1, boxes + 1))}
+               | {f"r1:sage:{p}": list(range(1, treasures + 1)) for p in COLOURS})  # every holder a sage
     d.bid(**{p: 0 for p in d.players})
     d.bid(**{p: 0 for p in d.st.explorers})
     d.tap(d.st.contents.index("disaster") + 1)
@@ -451,7 +454,8 @@ def test_a_refused_submit_changes_nothing() -> None:
     d = Dealer(6, DRAWS6)
     d.submit("red", "bid", 2)
     before = (repr(d.st), repr(d.e.sealed))
-    for fld, value in [("bid", 9), ("vp_bid", 1), ("gift", {"to": "blue", "gems": 1}), ("exchange", 1),
+    # red has 5 gems and has bid 2: a gift of 4 would give away bid gems (3 are free)
+    for fld, value in [("bid", 9), ("vp_bid", 1), ("gift", {"to": "blue", "gems": 4}), ("exchange", 1),
                        ("colour", "red")]:
         with pytest.raises(Refusal):
             d.submit("red", fld, value)

@@ -251,8 +251,16 @@ def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, 
             step, seen = st.step, len(table.public)
             private = {p: table.sim.loop.read_side.private(p) for p in players}
             forms = {p: v["legal"]["submits"] for p, v in private.items() if v.get("legal", {}).get("submits")}
+            givers = sorted(p for p in forms if "gift" in forms[p])
+            if givers and st.step != "trade" and rng.random() < 0.1:  # a gift at any moment of the round
+                p = rng.choice(givers)
+                ask = forms[p]["gift"]
+                table.step("submit", Submit(p, "gift", {"to": rng.choice(ask["choices"]),
+                                                        "gems": rng.randint(1, ask["high"])}))
+                assert table.public[seen:] == [] and table.snapshots[-1] == table.snapshots[-2]
+                continue
             if st.step in ("role_auction", "turn_auction"):
-                p = rng.choice(sorted(forms))
+                p = rng.choice(sorted(q for q in forms if "bid" in forms[q]))
                 ask = forms[p]["bid"]
                 table.step("submit", Submit(p, "bid", rng.randint(ask["low"], ask["high"])))
                 if engine.state.step == step:  # not closed: only the fact of the bid is public
