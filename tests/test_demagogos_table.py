@@ -320,3 +320,36 @@ def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, 
         assert [e for e in table.events if e["event"] == "game_over"], "the game did not end"
     finally:
         table.close()
+
+
+def test_ruling_the_box_count_is_said_with_the_pairing_prompt_and_again_when_the_cave_opens(tmp_path: Path) -> None:
+    """[ruling] six players: 2 role holders, 4 explorers, 4 + 3 = 7 boxes — said when
+    the game card's `next` asks for the phones (so the table lays them out while
+    they pair), on a restart while still pairing, and again when the cave opens."""
+    from test_pairing_gate import SIX, Gate
+
+    gate = Gate(tmp_path)
+    try:
+        gate.seat_down()
+        mark = len(gate.events)
+        gate.sim.step("press", "next")
+        assert [(s["key"], s["text"]) for s in gate.says(mark)][0] == (
+            "dt.pairing.boxes", "Demagogos' Trap: lay out 7 boxes, numbered 1 to 7, while the phones pair.")
+        gate.pair("red")
+    finally:
+        gate.close()
+    gate = Gate(tmp_path)  # a restart while the phones pair
+    try:
+        assert [s["key"] for s in gate.says()][-2:] == ["dt.pairing.boxes", "pairing.needed"]
+        for seat in SIX[1:]:
+            gate.pair(seat)
+        for seat in SIX:
+            gate.sim.step("submit", Submit(seat, "bid", 0))
+        engine = gate.sim.loop.table.engine
+        assert isinstance(engine, Demagogos)
+        for seat in list(engine.state.explorers):
+            gate.sim.step("submit", Submit(seat, "bid", 0))
+        (cave,) = [s for s in gate.says() if s["key"] == "dt.cave.start"]
+        assert cave["text"] == "The cave: boxes 1 to 7 hold 3 treasures, 3 empty boxes and 1 disaster."
+    finally:
+        gate.close()

@@ -350,8 +350,8 @@ class Table:
         game = self.state.game or ""
         cls = self.games[game]
         opts = dict(self.settings["options"]).get(game, {})
-        return [Say("pairing.needed", {"game": f"game/{game}", "players": self.unpaired()}),
-                *cls.pairing_lines(self.players, self.state.rules, opts)]
+        return [*cls.pairing_lines(self.players, self.state.rules, opts),
+                Say("pairing.needed", {"game": f"game/{game}", "players": self.unpaired()})]
 
     def _begin(self, back_to: TableState) -> list[Output]:
         st = self.state

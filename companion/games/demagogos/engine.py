@@ -297,6 +297,12 @@ class Demagogos(Engine):
         kind = {"role_auction": "role", "turn_auction": "turn", "vp_auction": "vp"}.get(st.step)
         return int(self.sealed.get(kind, {}).get(player, 0)) if kind else 0
 
+    def _at_stake(self, player: str) -> int:
+        """The treasure gems ``player`` found this round while the cave is open:
+        a disaster they open would void them, so they cannot be given away
+        until the exploration ends (else the void would leave them below 0)."""
+        return self.state.found.get(player, 0) if self.state.step in ("cave", "bonus") else 0
+
     def _gift(self, inp: Submit) -> list[Output]:
         """[ruling] at any moment of a round: gems, never VP, to another player
         still in; not the gems bid in the auction open now."""
@@ -306,9 +312,13 @@ class Demagogos(Engine):
         to = value["to"]
         if to == p or to not in self.active:
             raise Refusal("dt.refuse.gift_to", f"{to} cannot receive a gift", player=str(to))
-        if (bid := self._bid_now(p)) and isinstance(value["gems"], int) and value["gems"] > st.gems[p] - bid:
+        asked = value["gems"] if isinstance(value["gems"], int) else 0
+        if (bid := self._bid_now(p)) and asked > st.gems[p] - bid:
             raise Refusal("dt.refuse.gift_bid", f"{bid} of {p}'s gems are bid in the open auction",
                           bid=bid, high=st.gems[p] - bid)
+        if (found := self._at_stake(p)) and asked > st.gems[p] - found:
+            raise Refusal("dt.refuse.gift_found", f"{found} of {p}'s gems are this round's treasure",
+                          found=found, high=st.gems[p] - found)
         gems = self._whole(value["gems"], 1, st.gems[p], "dt.refuse.gift_gems", "a gift")
         self._given = (p, str(to), gems)
         self._give(st, *self._given)
@@ -742,7 +752,8 @@ class Demagogos(Engine):
             submits["exchange"] = Ask("dt.field.exchange", 1, gems // R.EXCHANGE_GEMS)
         if st.step == "vp_auction" and gems >= self._vp_low():
             submits["vp_bid"] = Ask("dt.field.vp_bid", self._vp_low(), gems)
-        free = gems - self._bid_now(player)  # [ruling] a gift at any moment, but not gems bid now
+        free = gems - self._bid_now(player) - self._at_stake(player)  # [ruling] a gift at any moment, but not
+        # gems bid now (nor the treasure a disaster may still void)
         others = tuple(p for p in self.active if p != player)
         if free >= 1 and others:
             submits["gift"] = Ask("dt.field.gift", 1, free, others)
