@@ -632,6 +632,9 @@ def test_ruling_gifts_at_any_moment_of_a_round_but_never_gems_bid_in_the_open_au
     d.submit("purple", "gift", {"to": "blue", "gems": 4})
     d.next()
     assert (d.st.gems["purple"], d.st.vp["purple"]) == (0, 1)
+    d = Dealer(6, DRAWS6)  # a gift before any bid: back still leaves the game, as without it
+    d.submit("red", "gift", {"to": "blue", "gems": 1})
+    assert d.e.at_start and (d.st.gems["red"], d.st.gems["blue"]) == (4, 6)
 
 
 def test_ruling_a_gift_to_or_from_a_player_who_has_exited_is_refused_at_any_moment() -> None:

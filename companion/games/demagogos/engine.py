@@ -204,15 +204,16 @@ class Demagogos(Engine):
         is: the table's ``back`` never takes it away, and the gift does not end
         what ``back`` may still take back (a pass) — a ``back`` gone from the
         public page would tell the table a gift was made.  So the gift goes
-        into the undo snapshots too."""
-        if not (isinstance(inp, Submit) and inp.field == "gift" and self._undo):
+        into the undo snapshots too; and it leaves ``back`` at the very start
+        as it was (leaving the game), for the same reason."""
+        if not (isinstance(inp, Submit) and inp.field == "gift"):
             return super().handle(inp)
         undo, final = self._undo, self._final
         self._undo = []
         try:
             out = super().handle(inp)
         finally:
-            self._undo, self._final = undo, final or self._final
+            self._undo, self._final = undo, final
         for snapshot in undo:
             self._give(snapshot, *self._given)
         return out
