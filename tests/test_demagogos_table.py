@@ -353,3 +353,25 @@ def test_ruling_the_box_count_is_said_with_the_pairing_prompt_and_again_when_the
         assert cave["text"] == "The cave: boxes 1 to 7 hold 3 treasures, 3 empty boxes and 1 disaster."
     finally:
         gate.close()
+
+
+def test_ruling_a_gift_mid_cave_and_its_refusal_reach_the_giver_s_page_only(tmp_path: Path) -> None:
+    """Round 1 of the 6-player script, after yellow's first treasure (box 1: 3 + 3 = 6;
+    yellow 5 − 2 + 6 = 9, of which 6 at stake): a gift of 4 is refused — on yellow's
+    page alone — and one of 3 to purple is taken; the table sees neither (no event, the
+    same public snapshot), purple's page is told of the gift."""
+    steps, draws, _ = script(SIX)
+    first_box = steps.index(("tap", "dt/box/1"))
+    table = play(tmp_path, steps[:first_box + 1], draws)
+    try:
+        public, snapshot = len(table.public), table.snapshots[-1]
+        mine = len(table.seats["yellow"])
+        table.step("submit", Submit("yellow", "gift", {"to": "purple", "gems": 4}))
+        refused = [e for e in table.seats["yellow"][mine:] if e["event"] == "rejected"]
+        assert len(refused) == 1 and "at most 3" in json.dumps(table.seats["yellow"][mine:])
+        table.step("submit", Submit("yellow", "gift", {"to": "purple", "gems": 3}))
+        assert table.public[public:] == [] and table.snapshots[-1] == snapshot
+        assert [e["key"] for e in table.seats["purple"] if e["event"] == "tell"][-1] == "dt.gift.received"
+        assert table.engine.state.gems["yellow"] == 6
+    finally:
+        table.close()
