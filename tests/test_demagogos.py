@@ -161,8 +161,9 @@ def test_turn_auction_every_explorer_pays_and_the_order_is_by_bid_ties_by_the_vp
 # ----------------------------------------------------------------- cave
 def test_cave_contents_by_explorer_count_and_the_ruling_for_other_counts() -> None:
     assert [R.cave_contents(n) for n in (4, 5, 6, 7)] == [(3, 3, 1), (4, 3, 1), (4, 4, 1), (4, 5, 1)]
-    # ruling: treasure min(4, explorers - 1), 1 disaster, the rest of explorers + 3 empty
-    assert [R.cave_contents(n) for n in (2, 3, 8)] == [(1, 3, 1), (2, 3, 1), (4, 6, 1)]
+    # ruling (revised, issue 20): treasure max(2, min(4, explorers - 1)), 1 disaster, the rest of
+    # explorers + 3 empty: 2 explorers, 5 boxes: 2 / 2 / 1; 3: 6 boxes, 2 / 3 / 1; 8: 11 boxes, 4 / 6 / 1
+    assert [R.cave_contents(n) for n in (2, 3, 8)] == [(2, 2, 1), (2, 3, 1), (4, 6, 1)]
 
 
 def test_the_caves_shuffle_keys_give_the_contents_and_the_sages_two_treasures() -> None:
@@ -408,7 +409,7 @@ def test_a_player_reaching_3_vp_exits_at_once_and_takes_no_further_part() -> Non
 def test_players_reaching_3_vp_at_the_same_moment_exit_more_gems_first() -> None:
     # 8 players: three role holders; red and green both sages, both reach 3 VP
     draws = {"r1:role:red": 1, "r1:role:green": 2, "r1:role:blue": 6,
-             "r1:cave": [1, 2, 6, 7, 8, 3, 4, 5], "r1:bonus:1": 1, "r1:bonus:2": 1,
+             "r1:cave": [1, 2, 6, 7, 8, 3, 4, 5], "r1:sage:green": [1, 2, 3, 4], "r1:bonus:1": 1, "r1:bonus:2": 1,
              "r1:bonus:6": 1, "r1:bonus:7": 1}
     d = Dealer(8, draws)
     d.st.vp.update(red=2, green=2)
@@ -429,7 +430,9 @@ def test_players_reaching_3_vp_at_the_same_moment_exit_more_gems_first() -> None
 @pytest.mark.parametrize("n", [6, 7, 8, 9, 10])
 def test_the_game_ends_when_floor_half_the_players_have_exited(n: int) -> None:
     boxes = {6: 7, 7: 8, 8: 8, 9: 9, 10: 10}[n]  # explorers (n - 2, or n - 3 from 8) + 3
-    d = Dealer(n, {f"r1:role:{p}": 1 for p in COLOURS} | {"r1:cave": list(range(1, boxes + 1))})
+    treasures = {6: 3, 7: 4, 8: 4, 9: 4, 10: 4}[n]  # 4 explorers: 3; 5–7: 4
+    d = Dealer(n, {f"r1:role:{p}": 1 for p in COLOURS} | {"r1:cave": list(range(1, boxes + 1))}
+               | {f"r1:sage:{p}": list(range(1, treasures + 1)) for p in COLOURS})  # every holder a sage
     d.bid(**{p: 0 for p in d.players})
     d.bid(**{p: 0 for p in d.st.explorers})
     d.tap(d.st.contents.index("disaster") + 1)
@@ -451,7 +454,8 @@ def test_a_refused_submit_changes_nothing() -> None:
     d = Dealer(6, DRAWS6)
     d.submit("red", "bid", 2)
     before = (repr(d.st), repr(d.e.sealed))
-    for fld, value in [("bid", 9), ("vp_bid", 1), ("gift", {"to": "blue", "gems": 1}), ("exchange", 1),
+    # red has 5 gems and has bid 2: a gift of 4 would give away bid gems (3 are free)
+    for fld, value in [("bid", 9), ("vp_bid", 1), ("gift", {"to": "blue", "gems": 4}), ("exchange", 1),
                        ("colour", "red")]:
         with pytest.raises(Refusal):
             d.submit("red", fld, value)
@@ -500,3 +504,193 @@ def test_the_public_board_shows_vp_holders_order_opened_boxes_and_the_open_aucti
     d.next()  # purple buys the VP for 4: round 2's role auction, its first board
     assert d.e.board() == [("dt.board.vp", {"scores": {**zero, "green": 1, "purple": 1}}),
                            ("dt.board.bids_in", {"players": []})]
+
+
+# ------------------------------------------- issue 20 (rules/demagogos-trap.md, [ruling]s)
+def unchanged(d: Dealer) -> tuple[str, str]:
+    return repr(d.st), repr(d.e.sealed)
+
+
+def test_item3_vp_auction_lowest_bid_is_1_gem_and_no_bid_leaves_the_vp_unsold() -> None:
+    """A 0-gem VP bid is refused (on the bidder's page: a refusal of a submit),
+    changing nothing; the form starts at 1; nobody bids → "not sold", nobody
+    gains a VP: the VP stays at green's 1 (the demagogue's)."""
+    d = Dealer(6, DRAWS6)
+    _to_trade(d)
+    d.next()
+    assert d.e.legal("blue").submits["vp_bid"].low == 1
+    before = unchanged(d)
+    with pytest.raises(Refusal) as zero:
+        d.submit("blue", "vp_bid", 0)
+    assert zero.value.key == "dt.refuse.vp_bid_first" and zero.value.params["low"] == 1
+    assert unchanged(d) == before
+    d.next()
+    assert "dt.vp_auction.unsold" in d.says() and d.st.vp == {**{p: 0 for p in d.players}, "green": 1}
+    assert d.st.step == "role_auction" and d.st.round == 2
+
+
+def test_item4_every_cave_has_at_least_two_treasures() -> None:
+    """Four players still in (red and yellow have won): 2 role holders, 2 explorers,
+    5 boxes: 2 treasures, 2 empty, 1 disaster (3 explorers: 2 / 3 / 1). Holders:
+    orange (bid 2) and, among the 0s (equal VP and gems), blue nearer the start;
+    blue the demagogue (5), orange the sage (2). Keys [2, 1, 3, 4, 5]: box 2 then
+    box 1 the treasures (told to the sage), box 3 the disaster. Green opens 2
+    (3 + 2 = 5), then 1, the last (3 + 1 × 2 = 5): both of the sage's found."""
+    assert (R.cave_contents(2), R.cave_contents(3)) == ((2, 2, 1), (2, 3, 1))
+    d = Dealer(6, {"r1:role:blue": 5, "r1:role:orange": 2, "r1:cave": [2, 1, 3, 4, 5],
+                   "r1:bonus:2": 2, "r1:bonus:1": 1})
+    d.st.exited = ["red", "yellow"]
+    d.bid(blue=0, green=0, purple=0, orange=2)
+    d.bid(green=1, purple=0)
+    assert Say("dt.cave.start", {"boxes": 5, "treasure": 2, "empty": 2}) in d.out
+    assert d.tells("orange")[-1].data == {"treasures": [1, 2]} and d.tells("blue")[-1].data == {"disaster": 3}
+    d.tap(2)
+    d.tap(1)
+    assert [b["gems"] for b in d.reports("dt_box")] == [5, 5]
+    assert {"player": "orange", "role": "sage", "outcome": "won", "vp": 1} in d.st.results
+
+
+def test_ruling_two_sages_each_get_their_own_pair_and_are_judged_on_it() -> None:
+    """red and green both sages (dice 2, 3). CAVE6: treasures 2, 4, 6, disaster 1.
+    red, the first sage in seat order, is told the cave's own pair: 2 and 4.
+    green's own draw r1:sage:green has a key per treasure box (2, 4, 6): [5, 9, 1]
+    → the two lowest, boxes 6 and 2. Yellow opens 2, 6, then the disaster (1):
+    red's 4 stayed closed → lost; green's 2 and 6 were opened → +1 VP."""
+    d = Dealer(6, {**DRAWS6, "r1:role:green": 3, "r1:sage:green": [5, 9, 1]})
+    to_cave(d)
+    assert d.asked[-2:] == ["r1:cave", "r1:sage:green"]
+    assert d.tells("red")[-1].data == {"treasures": [2, 4]} and d.tells("green")[-1].data == {"treasures": [2, 6]}
+    assert d.e.private_view("green")["told"] == {"treasures": [2, 6]}
+    assert d.e.private_view("red")["told"] == {"treasures": [2, 4]}
+    d.tap(2)
+    d.tap(6)
+    d.tap(1)
+    assert {"player": "red", "role": "sage", "outcome": "lost", "vp": 0} in d.st.results
+    assert {"player": "green", "role": "sage", "outcome": "won", "vp": 1} in d.st.results
+    # a single sage draws nothing more: the cave's pair is theirs (the scripts stay as they were)
+    d = Dealer(6, DRAWS6)
+    to_cave(d)
+    assert d.asked == ["r1:role:red", "r1:role:green", "r1:cave"]
+
+
+def test_ruling_gifts_at_any_moment_of_a_round_but_never_gems_bid_in_the_open_auction() -> None:
+    """By hand, 6 players, DRAWS6: red bids 3 of 5 (2 free): a gift of 3 is refused,
+    of 2 accepted (red 3, blue 7). The role auction closes: red (3) and green (4,
+    of 5) hold the roles; red pays 3 → 0, green → 1. In the turn auction yellow
+    bids 3 of 5: may give 2, not 3; green, a holder, gives red 1. In the cave
+    yellow finds box 2 (3 + 2: yellow 2 + 5 = 7) and passes: those 5 are at stake
+    (a disaster would void them), so a gift of 7 is refused, of 2 taken (yellow 5,
+    purple 5 + 2 = 7); back still takes the pass back and keeps the gift. Yellow
+    then opens the disaster: the 5 void, yellow 0. Stipend: purple 9. In the VP
+    auction purple bids 5: a gift of 5 is refused (4 free), of 4 taken; purple
+    pays 5 → 0 gems, 1 VP. An exchange outside the round's end is refused.
+    Every refusal changes nothing."""
+    d = Dealer(6, DRAWS6)
+    d.submit("red", "bid", 3)
+    before = unchanged(d)
+    with pytest.raises(Refusal) as bid_gems:
+        d.submit("red", "gift", {"to": "blue", "gems": 3})
+    assert bid_gems.value.key == "dt.refuse.gift_bid" and bid_gems.value.params == {"bid": 3, "high": 2}
+    assert unchanged(d) == before
+    d.submit("red", "gift", {"to": "blue", "gems": 2})
+    assert (d.st.gems["red"], d.st.gems["blue"]) == (3, 7)
+    assert "gift" not in d.e.legal("red").submits  # 3 gems, all bid
+    d.bid(blue=1, green=4, yellow=0, purple=2, orange=0)
+    assert d.st.holders == ["red", "green"] and (d.st.gems["red"], d.st.gems["green"]) == (0, 1)
+    d.submit("yellow", "bid", 3)
+    before = unchanged(d)
+    with pytest.raises(Refusal):
+        d.submit("yellow", "gift", {"to": "red", "gems": 3})
+    assert unchanged(d) == before
+    d.submit("green", "gift", {"to": "red", "gems": 1})  # a role holder bids nothing now
+    assert (d.st.gems["green"], d.st.gems["red"]) == (0, 1)
+    d.bid(blue=1, purple=0, orange=2)  # yellow 3, orange 2, blue 1, purple 0
+    d.tap(2)
+    d.next()  # yellow passes
+    assert d.st.gems["yellow"] == 7
+    before = unchanged(d)
+    with pytest.raises(Refusal) as at_stake:
+        d.submit("yellow", "gift", {"to": "purple", "gems": 7})
+    assert at_stake.value.key == "dt.refuse.gift_found" and at_stake.value.params == {"found": 5, "high": 2}
+    assert unchanged(d) == before
+    d.submit("yellow", "gift", {"to": "purple", "gems": 2})
+    assert "back" in d.e.legal().buttons  # the table cannot tell a gift was made
+    d.do(Press("back"))  # the pass is taken back, the gift is not
+    assert d.st.finder == "yellow" and (d.st.gems["yellow"], d.st.gems["purple"]) == (5, 7)
+    before = unchanged(d)
+    with pytest.raises(Refusal) as no_exchange:
+        d.submit("purple", "exchange", 1)  # exchanges are for the round's end
+    assert no_exchange.value.key == "dt.refuse.submit_not_now" and unchanged(d) == before
+    d.tap(1)  # yellow goes on: the disaster
+    assert (d.st.gems["yellow"], d.st.gems["purple"]) == (2, 9)  # after the stipend
+    d.next()  # the VP auction
+    d.submit("purple", "vp_bid", 5)
+    before = unchanged(d)
+    with pytest.raises(Refusal):
+        d.submit("purple", "gift", {"to": "blue", "gems": 5})
+    assert unchanged(d) == before
+    d.submit("purple", "gift", {"to": "blue", "gems": 4})
+    d.next()
+    assert (d.st.gems["purple"], d.st.vp["purple"]) == (0, 1)
+    d = Dealer(6, DRAWS6)  # a gift before any bid: back still leaves the game, as without it
+    d.submit("red", "gift", {"to": "blue", "gems": 1})
+    assert d.e.at_start and (d.st.gems["red"], d.st.gems["blue"]) == (4, 6)
+
+
+def test_ruling_a_gift_to_or_from_a_player_who_has_exited_is_refused_at_any_moment() -> None:
+    d = Dealer(6, DRAWS6)
+    _to_trade(d)
+    d.st.gems["blue"] = 30
+    d.submit("blue", "exchange", 3)  # blue exits
+    d.next()  # the VP auction
+    before = unchanged(d)
+    for giver, to in (("red", "blue"), ("blue", "red")):
+        with pytest.raises(Refusal) as no:
+            d.submit(giver, "gift", {"to": to, "gems": 1})
+        assert no.value.key == ("dt.refuse.gift_to" if giver == "red" else "dt.refuse.exited")
+    assert unchanged(d) == before
+
+
+def test_ruling_a_tie_broken_by_vp_or_gems_names_only_the_winner_never_a_count() -> None:
+    """VP auction: green (1 VP, 3 gems) bids 3, blue (0 VP, 6 gems) bids 3: equal,
+    fewer VP → blue; purple (0 VP, 7 gems) bids 3: equal VP, fewer gems → still
+    blue. Each tie is said with its winner only; blue wins the tie at 3. Exits at
+    the same moment: green (9 gems) before red (4) — only who goes first is said."""
+    d = Dealer(6, DRAWS6)
+    _to_trade(d)
+    d.next()
+    d.submit("green", "vp_bid", 3)
+    assert d.out[-1] == Say("dt.vp_auction.bid", {"player": "green", "bid": 3, "leader": "green"})
+    d.submit("blue", "vp_bid", 3)
+    assert d.out[-1] == Say("dt.vp_auction.bid_tie", {"player": "blue", "bid": 3, "leader": "blue"})
+    d.submit("purple", "vp_bid", 3)
+    assert d.out[-1] == Say("dt.vp_auction.bid_tie", {"player": "purple", "bid": 3, "leader": "blue"})
+    d.next()
+    assert Say("dt.vp_auction.won_tie", {"player": "blue", "bid": 3}) in d.out
+    # simultaneous exits (as in the 8-player test above)
+    draws = {"r1:role:red": 1, "r1:role:green": 2, "r1:role:blue": 6, "r1:cave": [1, 2, 6, 7, 8, 3, 4, 5],
+             "r1:sage:green": [1, 2, 3, 4], "r1:bonus:1": 1, "r1:bonus:2": 1, "r1:bonus:6": 1, "r1:bonus:7": 1}
+    d = Dealer(8, draws)
+    d.st.vp.update(red=2, green=2)
+    d.bid(red=1, blue=2, green=1, yellow=0, purple=0, orange=0, white=0, black=0)
+    d.st.gems.update(green=9)
+    d.bid(yellow=0, purple=0, orange=0, white=0, black=0)
+    for b in (1, 2, 6, 7):
+        d.tap(b)
+    assert Say("dt.exit.together", {"players": ["red", "green"], "player": "green"}) in d.out
+    # the sealed auctions' announcements name players only, never a bid, VP or gems
+    for say in (o for o in d.out if isinstance(o, Say) and o.key in ("dt.role_auction.holders",
+                                                                      "dt.turn_auction.order")):
+        assert set(say.params) == {"players"}
+    # and no line that announces a tie-break can speak a count of gems or VP, in either language
+    import re
+    from pathlib import Path
+
+    import yaml
+    lines = Path(R.__file__).parent / "lines"
+    for lang in ("en", "ja"):
+        table = yaml.safe_load((lines / f"{lang}.yaml").read_text())
+        for key in ("dt.role_auction.holders", "dt.turn_auction.order", "dt.vp_auction.bid_tie",
+                    "dt.vp_auction.won_tie", "dt.exit.together", "dt.exit"):
+            text = table[key] if lang == "en" else table[key]["text"] + table[key]["kana"]
+            assert set(re.findall(r"{(\w+)}", text)) <= {"player", "players", "leader", "bid", "place"}, key

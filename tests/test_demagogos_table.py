@@ -251,8 +251,16 @@ def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, 
             step, seen = st.step, len(table.public)
             private = {p: table.sim.loop.read_side.private(p) for p in players}
             forms = {p: v["legal"]["submits"] for p, v in private.items() if v.get("legal", {}).get("submits")}
+            givers = sorted(p for p in forms if "gift" in forms[p])
+            if givers and st.step != "trade" and rng.random() < 0.1:  # a gift at any moment of the round
+                p = rng.choice(givers)
+                ask = forms[p]["gift"]
+                table.step("submit", Submit(p, "gift", {"to": rng.choice(ask["choices"]),
+                                                        "gems": rng.randint(1, ask["high"])}))
+                assert table.public[seen:] == [] and table.snapshots[-1] == table.snapshots[-2]
+                continue
             if st.step in ("role_auction", "turn_auction"):
-                p = rng.choice(sorted(forms))
+                p = rng.choice(sorted(q for q in forms if "bid" in forms[q]))
                 ask = forms[p]["bid"]
                 table.step("submit", Submit(p, "bid", rng.randint(ask["low"], ask["high"])))
                 if engine.state.step == step:  # not closed: only the fact of the bid is public
@@ -310,5 +318,60 @@ def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, 
             if engine.state.step == "role_auction":
                 announced.clear()
         assert [e for e in table.events if e["event"] == "game_over"], "the game did not end"
+    finally:
+        table.close()
+
+
+def test_ruling_the_box_count_is_said_with_the_pairing_prompt_and_again_when_the_cave_opens(tmp_path: Path) -> None:
+    """[ruling] six players: 2 role holders, 4 explorers, 4 + 3 = 7 boxes — said when
+    the game card's `next` asks for the phones (so the table lays them out while
+    they pair), on a restart while still pairing, and again when the cave opens."""
+    from test_pairing_gate import SIX, Gate
+
+    gate = Gate(tmp_path)
+    try:
+        gate.seat_down()
+        mark = len(gate.events)
+        gate.sim.step("press", "next")
+        assert [(s["key"], s["text"]) for s in gate.says(mark)][0] == (
+            "dt.pairing.boxes", "Demagogos' Trap: lay out 7 boxes, numbered 1 to 7, while the phones pair.")
+        gate.pair("red")
+    finally:
+        gate.close()
+    gate = Gate(tmp_path)  # a restart while the phones pair
+    try:
+        assert [s["key"] for s in gate.says()][-2:] == ["dt.pairing.boxes", "pairing.needed"]
+        for seat in SIX[1:]:
+            gate.pair(seat)
+        for seat in SIX:
+            gate.sim.step("submit", Submit(seat, "bid", 0))
+        engine = gate.sim.loop.table.engine
+        assert isinstance(engine, Demagogos)
+        for seat in list(engine.state.explorers):
+            gate.sim.step("submit", Submit(seat, "bid", 0))
+        (cave,) = [s for s in gate.says() if s["key"] == "dt.cave.start"]
+        assert cave["text"] == "The cave: boxes 1 to 7 hold 3 treasures, 3 empty boxes and 1 disaster."
+    finally:
+        gate.close()
+
+
+def test_ruling_a_gift_mid_cave_and_its_refusal_reach_the_giver_s_page_only(tmp_path: Path) -> None:
+    """Round 1 of the 6-player script, after yellow's first treasure (box 1: 3 + 3 = 6;
+    yellow 5 − 2 + 6 = 9, of which 6 at stake): a gift of 4 is refused — on yellow's
+    page alone — and one of 3 to purple is taken; the table sees neither (no event, the
+    same public snapshot), purple's page is told of the gift."""
+    steps, draws, _ = script(SIX)
+    first_box = steps.index(("tap", "dt/box/1"))
+    table = play(tmp_path, steps[:first_box + 1], draws)
+    try:
+        public, snapshot = len(table.public), table.snapshots[-1]
+        mine = len(table.seats["yellow"])
+        table.step("submit", Submit("yellow", "gift", {"to": "purple", "gems": 4}))
+        refused = [e for e in table.seats["yellow"][mine:] if e["event"] == "rejected"]
+        assert len(refused) == 1 and "at most 3" in json.dumps(table.seats["yellow"][mine:])
+        table.step("submit", Submit("yellow", "gift", {"to": "purple", "gems": 3}))
+        assert table.public[public:] == [] and table.snapshots[-1] == snapshot
+        assert [e["key"] for e in table.seats["purple"] if e["event"] == "tell"][-1] == "dt.gift.received"
+        assert table.engine.state.gems["yellow"] == 6
     finally:
         table.close()

@@ -4,10 +4,13 @@ tables, never by asking the engine's own rules."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from companion.core.engine import Setup
 from companion.core.events import Output, Press, Refusal, Report, Say, Submit, Tap
@@ -233,11 +236,136 @@ def test_dead_before_the_climax_do_not_vote_and_do_not_fight() -> None:
     assert "mh.vote.unanimous_keep" in said(out)
 
 
-def test_everyone_dead_before_the_climax_the_girl_walks_out() -> None:
-    e = new_game(n=2, card="evil-god")
-    to_vote(e, dead=("blue",))
+# ------------------------------------------------- issue 20 (rules/madness-hour.md, [ruling]s)
+def mark_dead(e: MadnessHour, *players: str) -> list[Output]:
+    out: list[Output] = []
+    for p in players:
+        e.handle(Tap(f"player/{p}"))
+        out += e.handle(Tap("mh/state/dead"))
+    return out
+
+
+def test_item1_vote_closes_when_a_death_leaves_every_living_investigator_voted() -> None:
+    """The issue's case: three investigators, two have voted, the third is marked
+    dead. By hand: the living are blue and green, both voted keep → unanimous
+    keep, no battle, the Girl lives; nobody died in the climax (yellow died
+    before it). Human, alive: the Girl + sane survivors = red, blue, green."""
+    e = new_game(n=4, card="human")
+    to_vote(e)
+    vote(e, {"blue": "keep", "green": "keep"})
+    out = mark_dead(e, "yellow")
+    assert said(out) == ["mh.dead.marked", "mh.vote.unanimous_keep", "mh.outcome.girl_lives", "mh.ending.prompt"]
+    assert e.state.step == "ending" and e.state.girl_alive is True and e.state.dead == ["yellow"]
+    assert ending(e, {"blue": "sane", "green": "sane"}) == {
+        "girl": "human", "girl_alive": True, "dead": ["yellow"], "winners": ["red", "blue", "green"]}
+
+
+def test_item1_vote_a_death_that_leaves_a_split_vote_opens_the_battle() -> None:
+    """blue keep, green kill; yellow and purple not voted yet; purple dies, then
+    yellow votes kill → the living (blue, green, yellow) all voted, split → battle.
+    And a dead voter's vote is gone: blue voted then died → only green, yellow count."""
+    e = new_game(n=5)
+    to_vote(e)
+    vote(e, {"blue": "keep", "green": "kill"})
+    mark_dead(e, "purple")
+    assert e.state.step == "vote"  # yellow still to vote
+    out = vote(e, {"yellow": "kill"})
+    assert "mh.vote.split" in said(out) and e.state.step == "battle"
+    e = new_game(n=5)
+    to_vote(e)
+    vote(e, {"blue": "keep", "green": "kill", "yellow": "kill"})
+    out = mark_dead(e, "blue", "purple")  # blue's keep is gone; green, yellow kill: unanimous
+    assert "mh.vote.unanimous_kill" in said(out) and e.state.votes == {"green": "kill", "yellow": "kill"}
+    assert e.state.girl_alive is False and e.state.dead == ["blue", "purple"]
+
+
+def test_item1_vote_everyone_marked_dead_in_the_vote_the_girl_walks_out_alive() -> None:
+    """Blue votes kill, then blue and green are marked dead: nobody is alive → no
+    battle, the Girl walks out alive. Evil god, alive: the Girl + surviving mad
+    = red alone; dead: blue, green."""
+    e = new_game(n=3, card="evil-god")
+    to_vote(e)
+    vote(e, {"blue": "kill"})
+    out = mark_dead(e, "blue", "green")
+    assert said(out)[-3:] == ["mh.vote.nobody_left", "mh.outcome.girl_lives", "mh.ending.ready"]
+    assert e.state.step == "ending" and e.state.totals == {}
+    (report,) = [o for o in e.handle(Press("next")) if isinstance(o, Report)]
+    assert report.fields == {"girl": "evil-god", "girl_alive": True, "dead": ["blue", "green"], "winners": ["red"]}
+
+
+def test_item2_mystic_0_is_no_reveal_and_a_sane_investigator_stays_sane() -> None:
+    """blue (keep) sends strength 3 and mystic 0; green (kill) strength 2. By hand:
+    keep 3 > kill 2 → keep wins, green dies. Mystic 0 reveals nothing, so blue
+    shows sane at the ending: human, alive → the Girl + sane survivors = red, blue."""
+    e = new_game(n=3, card="human")
+    to_vote(e)
+    vote(e, {"blue": "keep", "green": "kill"})
+    out = fight(e, {"blue": {"strength": 3, "mystic": 0}, "green": {"strength": 2}})
+    assert "mh.battle.revealed" not in said(out) and e.state.revealed == []
+    assert Say("mh.battle.totals", {"keep": 3, "kill": 2}) in out
+    assert ending(e, {"blue": "sane"}) == {"girl": "human", "girl_alive": True, "dead": ["green"],
+                                           "winners": ["red", "blue"]}
+
+
+def test_item2_mystic_entries_may_be_changed_or_cleared_until_the_battle_is_counted() -> None:
+    """blue (keep): strength 3, items 2, mystic 2; then items 0 and mystic 0 take
+    them back. green (kill): strength 4. By hand: keep 3 (not 3 + 2 + 2 = 7),
+    kill 4 → kill wins, blue dies, nobody revealed; the Girl dies."""
+    e = new_game(n=3, card="human")
+    to_vote(e)
+    vote(e, {"blue": "keep", "green": "kill"})
+    for f, v in (("strength", 3), ("items", 2), ("mystic", 2), ("items", 0), ("mystic", 0)):
+        e.handle(Submit("blue", f, v))
+    assert e.sealed["blue"] == {"strength": 3}  # cleared, as the page shows
+    out = fight(e, {"green": {"strength": 4}})
+    assert Say("mh.battle.totals", {"keep": 3, "kill": 4}) in out and "mh.battle.revealed" not in said(out)
+    assert e.state.dead == ["blue"] and e.state.revealed == []
+    e = new_game(n=3, card="human")  # and mystic 1 is a reveal: +1, shown mad
+    to_vote(e)
+    vote(e, {"blue": "keep", "green": "kill"})
+    out = fight(e, {"blue": {"strength": 3, "mystic": 1}, "green": {"strength": 4}})
+    assert Say("mh.battle.totals", {"keep": 4, "kill": 4}) in out and e.state.revealed == ["blue"]
+
+
+@pytest.mark.parametrize("card", ["human", "evil-god"])
+def test_ruling_everyone_dead_before_the_climax_no_discussion_no_vote_the_girl_wins(card: str) -> None:
+    """Blue and green died exploring; the climax card: no discussion (no timer),
+    no vote; the Girl walks out alive and wins whichever card: winners [red],
+    dead [blue, green]."""
+    e = new_game(n=3, card=card)
+    mark_dead(e, "blue", "green")
+    out = e.handle(Tap("mh/climax"))
+    assert "mh.climax.discuss" not in said(out) and not [o for o in out if type(o).__name__ == "SetTimer"]
+    assert said(out) == ["mh.climax.nobody_left", "mh.outcome.girl_lives", "mh.ending.ready"]
     assert e.state.step == "ending" and e.state.girl_alive is True
-    assert ending(e, {})["winners"] == ["red"]  # evil god, alive: the Girl (+ no mad survivor)
+    (report,) = [o for o in e.handle(Press("next")) if isinstance(o, Report)]
+    assert report.fields == {"girl": card, "girl_alive": True, "dead": ["blue", "green"], "winners": ["red"]}
+
+
+def test_ruling_dead_at_the_ending_is_refused_for_a_voter_and_changes_nothing() -> None:
+    """A unanimous keep: blue, green, yellow all voted and all live. At the
+    ending `dead` for blue is refused (only a death before the climax is marked);
+    the state is as before the refusal."""
+    e = new_game(n=4, card="human")
+    to_vote(e)
+    vote(e, {"blue": "keep", "green": "keep", "yellow": "keep"})
+    e.handle(Tap("player/blue"))
+    before = copy.deepcopy(e.state)
+    with pytest.raises(Refusal) as no:
+        e.handle(Tap("mh/state/dead"))
+    assert no.value.key == "mh.refuse.dead_voter" and e.state == before
+    e.handle(Tap("mh/state/sane"))
+    assert ending(e, {"green": "mad", "yellow": "sane"}) == {
+        "girl": "human", "girl_alive": True, "dead": [], "winners": ["red", "blue", "yellow"]}
+
+
+def test_ruling_the_setup_tells_the_girl_to_put_her_other_card_back_in_the_box_unseen() -> None:
+    """The seed: もう１枚のカードは、箱にしまう — said in both languages."""
+    lines = Path(__file__).resolve().parent.parent / "companion" / "games" / "madness_hour" / "lines"
+    en = yaml.safe_load((lines / "en.yaml").read_text())["mh.girl.card_prompt"]
+    ja = yaml.safe_load((lines / "ja.yaml").read_text())["mh.girl.card_prompt"]
+    assert "other Girl card back in the box unseen" in en
+    assert "もう一枚は見ずに箱にしまって" in ja["text"] and "もういちまいはみずにはこにしまって" in ja["kana"]
 
 
 # -------------------------------------------------------------- turn calling

@@ -68,7 +68,9 @@ def test_demagogos_waits_for_every_phone_says_who_is_missing_and_starts_with_the
     gate.sim.step("press", "next")
     table = gate.sim.loop.table
     assert table.state.phase == PAIRING and table.engine is None
-    (needed,) = gate.says(mark)
+    boxes, needed = gate.says(mark)  # the boxes to lay out while the phones pair (issue 20), then who
+    assert (boxes["key"], boxes["text"]) == ("dt.pairing.boxes", "Demagogos' Trap: lay out 7 boxes, numbered 1 to 7, "
+                                                                 "while the phones pair.")
     assert needed["key"] == "pairing.needed"
     assert needed["text"].endswith("Still to pair: red, blue, green, yellow, purple and orange.")
     for n, seat in enumerate(SIX[:-1], 1):

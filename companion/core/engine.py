@@ -157,6 +157,13 @@ class Engine:
                           count=n, low=cls.min_players, high=cls.max_players)
 
     @classmethod
+    def pairing_lines(cls, players: Sequence[str], rules: Sequence[str],
+                      options: Mapping[str, Any]) -> list[Output]:
+        """Lines said with the pairing prompt of a game that needs pages: what
+        the table can set out while the phones pair.  Default: none."""
+        return []
+
+    @classmethod
     def known_rules(cls) -> tuple[str, ...]:
         """Rule-card names this game understands (``rules/<name>``)."""
         return ()

@@ -342,8 +342,16 @@ class Table:
         if cls.needs_pages and self.pages == PAGES_ON and self.unpaired():
             st.phase = PAIRING  # seated and counted: the game starts when the last phone is paired
             self._undo = [back_to]
-            return [Say("pairing.needed", {"game": f"game/{game}", "players": self.unpaired()})]
+            return self._pairing_prompt()
         return self._begin(back_to)
+
+    def _pairing_prompt(self) -> list[Output]:
+        """Who still has to pair, and what the game has the table set out meanwhile."""
+        game = self.state.game or ""
+        cls = self.games[game]
+        opts = dict(self.settings["options"]).get(game, {})
+        return [*cls.pairing_lines(self.players, self.state.rules, opts),
+                Say("pairing.needed", {"game": f"game/{game}", "players": self.unpaired()})]
 
     def _begin(self, back_to: TableState) -> list[Output]:
         st = self.state
@@ -522,5 +530,5 @@ class Table:
         if st.phase == GATHERING:
             return [Say("table.resumed_gathering", {"game": f"game/{st.game}", "players": self.players})]
         if st.phase == PAIRING:
-            return [Say("pairing.needed", {"game": f"game/{st.game}", "players": self.unpaired()})]
+            return self._pairing_prompt()
         return [Say("table.ready")]

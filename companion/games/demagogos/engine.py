@@ -7,16 +7,21 @@ Steps of a round, and what each takes (everything else is refused and changes no
     rolling       the draws ``r<n>:role:<player>`` (1–6, one per holder) → each holder
                   is told their role (1–3 sage, 4–6 demagogue)
     turn_auction  every explorer submits ``bid`` → all pay; the order is announced
-    cave_draw     the draw ``r<n>:cave`` (K shuffle keys, see ``rules.layout``) → the
-                  sage and the demagogue are told their boxes
+    cave_draw     the draw ``r<n>:cave`` (K shuffle keys, see ``rules.layout``: the
+                  first sage's pair too) and ``r<n>:sage:<player>`` for each further
+                  sage (T keys, one per treasure box: their own pair, ``rules.sage_pair``)
+                  → the sages and the demagogue are told their boxes
     cave          the explorer whose turn it is taps ``dt/box/<b>`` (b ≤ K); after a
                   treasure, another box goes on and ``next`` passes
     bonus         the draw ``r<n>:bonus:<b>`` (1–3) for the treasure just opened
-    trade         role results, +2 gems; ``gift`` ({to: <name>, gems: n}) and
-                  ``exchange`` (n VP for 10·n gems) submits; ``next`` → the VP auction
-    vp_auction    ``vp_bid`` submits (open: at least the top bid); ``next`` closes it
-                  → ``round_scored`` and the next round's role auction
+    trade         role results, +2 gems; ``exchange`` (n VP for 10·n gems) submits;
+                  ``next`` → the VP auction
+    vp_auction    ``vp_bid`` submits (open: at least the top bid, and 1 gem); ``next``
+                  closes it (no bid: unsold) → ``round_scored`` and the next round
     over          nothing (``game_over`` once floor(players / 2) have exited)
+
+In every step but ``over``, ``gift`` ({to: <name>, gems: n}) — never the gems bid
+in the auction open now (the kind ``gift``, from ``kind_of``).
 
 Secrecy (rules, *Who may know what*): gems, sealed bids, roles before the
 round's end, the sage's and demagogue's boxes, gifts go out only as ``Tell``
@@ -68,7 +73,8 @@ class DtState:
     turn: int = 0  # index into explorers: whose turn it is
     boxes: int = 0  # K: boxes dt/box/1 … K in play this round
     contents: list[str] = field(default_factory=list)  # by box, once drawn (secret until opened)
-    sage_boxes: list[int] = field(default_factory=list)
+    sage_boxes: dict[str, list[int]] = field(default_factory=dict)  # sage → the 2 treasure boxes they were told
+    sage_keys: dict[str, list[int]] = field(default_factory=dict)  # a further sage's own draw, until told
     opened: list[dict[str, Any]] = field(default_factory=list)  # {box, content, player, gems[, voided]}, in order
     found: dict[str, int] = field(default_factory=dict)  # treasure gems taken this round (void on disaster)
     pending: int | None = None  # the treasure box waiting for its bonus draw
@@ -78,6 +84,7 @@ class DtState:
     bids: dict[str, dict[str, int]] = field(default_factory=dict)  # this round's closed sealed bids (secret)
     gifts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # per player: their own gifts
     vp_sale: dict[str, Any] | None = None  # the VP auction's outcome this round, once closed
+    vp_gems: dict[str, int] = field(default_factory=dict)  # gems as the VP auction opened: its tie rule
     scored: list[dict[str, Any]] = field(default_factory=list)  # {round, points, totals} per round ended (public)
 
 
@@ -90,15 +97,16 @@ class Demagogos(Engine):
     min_players: ClassVar[int] = 6
     max_players: ClassVar[int] = 10
     # What is not taken is refused by what it is (``_not_taken``), the same in every step.
+    # [ruling] a gift (kind ``gift``, see ``kind_of``) is taken at any moment of a round.
     STEPS: ClassVar[dict[str, Step]] = {
-        "role_auction": Step({"submit": "_sealed_bid"}),
-        "rolling": Step({"draw": "_drawn"}),
-        "turn_auction": Step({"submit": "_sealed_bid"}),
-        "cave_draw": Step({"draw": "_drawn"}),
-        "cave": Step({"tap": "_open_box", "next": "_pass"}),
-        "bonus": Step({"draw": "_drawn"}),
-        "trade": Step({"submit": "_trade", "next": "_vp_auction"}),
-        "vp_auction": Step({"submit": "_vp_bid", "next": "_close_vp_auction"}),
+        "role_auction": Step({"submit": "_sealed_bid", "gift": "_gift"}),
+        "rolling": Step({"draw": "_drawn", "gift": "_gift"}),
+        "turn_auction": Step({"submit": "_sealed_bid", "gift": "_gift"}),
+        "cave_draw": Step({"draw": "_drawn", "gift": "_gift"}),
+        "cave": Step({"tap": "_open_box", "next": "_pass", "gift": "_gift"}),
+        "bonus": Step({"draw": "_drawn", "gift": "_gift"}),
+        "trade": Step({"submit": "_exchange", "next": "_vp_auction", "gift": "_gift"}),
+        "vp_auction": Step({"submit": "_vp_bid", "next": "_close_vp_auction", "gift": "_gift"}),
         "over": Step({}),
     }
     state: DtState
@@ -110,6 +118,7 @@ class Demagogos(Engine):
         st.vp = {p: 0 for p in self.players}
         st.vp_start = dict(st.vp)
         st.gifts = {p: [] for p in self.players}
+        self._given: tuple[str, str, int] = ("", "", 0)  # the last gift made: for ``handle``
 
     # ------------------------------------------------------------ queries
     @property
@@ -129,6 +138,10 @@ class Demagogos(Engine):
         st = self.state
         return st.finder or st.explorers[st.turn]
 
+    def _sages(self) -> list[str]:
+        """This round's sages, seat order: the first is told the cave's own pair."""
+        return [p for p in self.state.holders if self._role(p) == SAGE]
+
     def _treasures_left(self) -> int:
         opened = {o["box"] for o in self.state.opened}
         return sum(1 for b, c in enumerate(self.state.contents, 1) if c == TREASURE and b not in opened)
@@ -139,7 +152,11 @@ class Demagogos(Engine):
         if st.step == "rolling":
             return [Draw(f"r{st.round}:role:{p}", *R.DIE) for p in st.holders if p not in st.dice]
         if st.step == "cave_draw":
-            return [Draw(f"r{st.round}:cave", 1, R.KEY_HIGH, count=st.boxes)]
+            treasure, _, _ = R.cave_contents(len(st.explorers))
+            cave = [] if st.contents else [Draw(f"r{st.round}:cave", 1, R.KEY_HIGH, count=st.boxes)]
+            # [ruling] each further sage draws their own pair: one key per treasure box, in box order
+            return cave + [Draw(f"r{st.round}:sage:{p}", 1, R.KEY_HIGH, count=treasure)
+                           for p in self._sages()[1:] if p not in st.sage_keys]
         if st.step == "bonus" and st.pending is not None:
             return [Draw(f"r{st.round}:bonus:{st.pending}", *R.BONUS)]
         return []
@@ -157,9 +174,16 @@ class Demagogos(Engine):
         return (state.step, state.round, len(state.opened))
 
     # ---------------------------------------------------------- lifecycle
+    @classmethod
+    def pairing_lines(cls, players: Sequence[str], rules: Sequence[str],
+                      options: Mapping[str, Any]) -> list[Output]:
+        """[ruling] the boxes to lay out, said with the pairing prompt: the table
+        lays them out while the phones pair."""
+        return [Say("dt.pairing.boxes", {"boxes": R.boxes(len(players))})]
+
     def start(self) -> list[Output]:
-        explorers = len(self.players) - R.role_holder_count(len(self.players))
-        return [Say("dt.start", {"count": len(self.players), "boxes": explorers + 3, "gems": R.START_GEMS}),
+        return [Say("dt.start", {"count": len(self.players), "boxes": R.boxes(len(self.players)),
+                                 "gems": R.START_GEMS}),
                 *self._begin_round()]
 
     def _begin_round(self) -> list[Output]:
@@ -171,7 +195,28 @@ class Demagogos(Engine):
         """As the base has it; a player who has exited submits nothing."""
         if isinstance(inp, Submit) and inp.player in self.state.exited:
             raise Refusal("dt.refuse.exited", f"{inp.player} has won and takes no further part", player=inp.player)
+        if isinstance(inp, Submit) and inp.field == "gift":
+            return "gift", inp
         return super().kind_of(inp)
+
+    def handle(self, inp: Input) -> list[Output]:
+        """As the base's, but a gift is the players' business, as a sealed bid
+        is: the table's ``back`` never takes it away, and the gift does not end
+        what ``back`` may still take back (a pass) — a ``back`` gone from the
+        public page would tell the table a gift was made.  So the gift goes
+        into the undo snapshots too; and it leaves ``back`` at the very start
+        as it was (leaving the game), for the same reason."""
+        if not (isinstance(inp, Submit) and inp.field == "gift"):
+            return super().handle(inp)
+        undo, final = self._undo, self._final
+        self._undo = []
+        try:
+            out = super().handle(inp)
+        finally:
+            self._undo, self._final = undo, final
+        for snapshot in undo:
+            self._give(snapshot, *self._given)
+        return out
 
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
         """Refused by what it is: a submit, a draw, a box, a player card, ``next``."""
@@ -240,34 +285,60 @@ class Demagogos(Engine):
         st.explorers = R.ranked(st.explorers, bids, st.vp, st.gems)
         treasure, empty, _ = R.cave_contents(len(st.explorers))
         st.boxes = len(st.explorers) + 3
-        st.step = "cave_draw"
+        st.step = "cave_draw"  # the contents, and each further sage's own pair, are drawn now
         return [*out, Say("dt.turn_auction.order", {"players": list(st.explorers)}),
                 Say("dt.cave.start", {"boxes": st.boxes, "treasure": treasure, "empty": empty}),
                 *self._draws()]
 
-    def _trade(self, inp: Submit) -> list[Output]:
-        if inp.field not in TRADE_FIELDS:
-            raise self._not_taken("submit", inp)
-        return self._gift(inp.player, inp.value) if inp.field == "gift" else self._exchange(inp.player, inp.value)
-
-    def _gift(self, p: str, value: Any) -> list[Output]:
+    def _bid_now(self, player: str) -> int:
+        """The gems ``player`` has bid in the auction open now (0 if none): they
+        are spoken for, so cannot be given away — the sealed bid's gems, as the
+        ruling says, and a standing VP bid's, which must stay payable."""
         st = self.state
+        kind = {"role_auction": "role", "turn_auction": "turn", "vp_auction": "vp"}.get(st.step)
+        return int(self.sealed.get(kind, {}).get(player, 0)) if kind else 0
+
+    def _at_stake(self, player: str) -> int:
+        """The treasure gems ``player`` found this round while the cave is open:
+        a disaster they open would void them, so they cannot be given away
+        until the exploration ends (else the void would leave them below 0)."""
+        return self.state.found.get(player, 0) if self.state.step in ("cave", "bonus") else 0
+
+    def _gift(self, inp: Submit) -> list[Output]:
+        """[ruling] at any moment of a round: gems, never VP, to another player
+        still in; not the gems bid in the auction open now."""
+        st, p, value = self.state, inp.player, inp.value
         if not isinstance(value, Mapping) or set(value) != {"to", "gems"}:
             raise Refusal("dt.refuse.gift_form", "a gift is {to: <player>, gems: <n>}")
         to = value["to"]
         if to == p or to not in self.active:
             raise Refusal("dt.refuse.gift_to", f"{to} cannot receive a gift", player=str(to))
+        asked = value["gems"] if isinstance(value["gems"], int) else 0
+        if (bid := self._bid_now(p)) and asked > st.gems[p] - bid:
+            raise Refusal("dt.refuse.gift_bid", f"{bid} of {p}'s gems are bid in the open auction",
+                          bid=bid, high=st.gems[p] - bid)
+        if (found := self._at_stake(p)) and asked > st.gems[p] - found:
+            raise Refusal("dt.refuse.gift_found", f"{found} of {p}'s gems are this round's treasure",
+                          found=found, high=st.gems[p] - found)
         gems = self._whole(value["gems"], 1, st.gems[p], "dt.refuse.gift_gems", "a gift")
-        st.gems[p] -= gems
-        st.gems[to] += gems
-        st.gifts[p].append({"round": st.round, "to": to, "gems": gems})
-        st.gifts[to].append({"round": st.round, "from": p, "gems": gems})
+        self._given = (p, str(to), gems)
+        self._give(st, *self._given)
         return [Tell(p, "dt.gift.sent", {"player": to, "gems": gems, "left": st.gems[p]}, {"gems": st.gems[p]}),
                 Tell(to, "dt.gift.received", {"player": p, "gems": gems, "left": st.gems[to]},
                      {"gems": st.gems[to]})]
 
-    def _exchange(self, p: str, value: Any) -> list[Output]:
-        st = self.state
+    @staticmethod
+    def _give(st: DtState, giver: str, to: str, gems: int) -> None:
+        st.gems[giver] -= gems
+        st.gems[to] += gems
+        st.gifts[giver].append({"round": st.round, "to": to, "gems": gems})
+        st.gifts[to].append({"round": st.round, "from": giver, "gems": gems})
+
+    def _exchange(self, inp: Submit) -> list[Output]:
+        """10 gems for 1 VP, at the round's end only (as the seed places it)."""
+        if inp.field != "exchange":
+            raise self._not_taken("submit", inp)
+        st, p, value = self.state, inp.player, inp.value
         if st.gems[p] < R.EXCHANGE_GEMS:
             raise Refusal("dt.refuse.exchange_short", f"an exchange takes {R.EXCHANGE_GEMS} gems a VP",
                           gems=st.gems[p])
@@ -278,19 +349,34 @@ class Demagogos(Engine):
                 Say("dt.exchange.done", {"player": p, "n": n, "vp": st.vp[p]}), *self._exits([p])]
 
     def _vp_top(self) -> tuple[str | None, int]:
+        """The leader and the top bid.  Equal bids go by fewer VP, then fewer
+        gems as the auction opened: a gift during the auction cannot turn the
+        lead, which the table would see."""
         bids = self.sealed.get("vp", {})
-        order = R.ranked(self.active, bids, self.state.vp, self.state.gems)
+        order = R.ranked(self.active, bids, self.state.vp, self.state.vp_gems or self.state.gems)
         return (order[0], bids[order[0]]) if order else (None, 0)
+
+    def _vp_low(self) -> int:
+        """The lowest VP bid taken now: the top bid, and never below 1 gem."""
+        return max(R.VP_MIN_BID, self._vp_top()[1])
 
     def _vp_bid(self, inp: Submit) -> list[Output]:
         if inp.field != "vp_bid":
             raise self._not_taken("submit", inp)
         p, value = inp.player, inp.value
         _, top = self._vp_top()
-        bid = self._whole(value, top, self.state.gems[p], "dt.refuse.vp_bid", "a VP bid")
+        bid = self._whole(value, self._vp_low(), self.state.gems[p],
+                          "dt.refuse.vp_bid" if top else "dt.refuse.vp_bid_first", "a VP bid")
         self.sealed.setdefault("vp", {})[p] = bid
         leader, _ = self._vp_top()
+        if self._vp_tied():  # [ruling] a tie broken by VP or gems: only its winner is said
+            return [Say("dt.vp_auction.bid_tie", {"player": p, "bid": bid, "leader": leader})]
         return [Say("dt.vp_auction.bid", {"player": p, "bid": bid, "leader": leader})]
+
+    def _vp_tied(self) -> bool:
+        """Do several bidders share the top bid (the tie rule picks the leader)?"""
+        bids = self.sealed.get("vp", {})
+        return bool(bids) and list(bids.values()).count(max(bids.values())) > 1
 
     # -------------------------------------------------------------- draws
     def _drawn(self, inp: Drawn) -> list[Output]:
@@ -311,19 +397,34 @@ class Demagogos(Engine):
             st.step = "turn_auction"
             return [*out, Say("dt.turn_auction.start", {"players": list(st.explorers)}), *self.prompt()]
         if st.step == "cave_draw":
-            treasure, empty, _ = R.cave_contents(len(st.explorers))
-            st.contents, st.sage_boxes = R.layout(list(inp.value), treasure, empty)
-            disaster = st.contents.index(DISASTER) + 1
-            out = []
-            for p in st.holders:
-                if self._role(p) == SAGE:
-                    out.append(Tell(p, "dt.sage.boxes", {"boxes": list(st.sage_boxes)},
-                                    {"treasures": list(st.sage_boxes)}))
-                else:
-                    out.append(Tell(p, "dt.demagogue.box", {"box": disaster}, {"disaster": disaster}))
-            st.step, st.turn = "cave", 0
-            return [*out, *self.prompt()]
+            return self._cave_drawn(inp)
         return self._treasure(int(inp.value))
+
+    def _cave_drawn(self, inp: Drawn) -> list[Output]:
+        """The cave's contents (the first sage's pair with them), or a further
+        sage's own draw; once all are in, each role holder is told their boxes."""
+        st = self.state
+        if inp.name == f"r{st.round}:cave":
+            treasure, empty, _ = R.cave_contents(len(st.explorers))
+            st.contents, pair = R.layout(list(inp.value), treasure, empty)
+            if sages := self._sages():
+                st.sage_boxes[sages[0]] = pair
+        else:
+            st.sage_keys[inp.name.rsplit(":", 1)[1]] = list(inp.value)
+        if self._draws():
+            return []
+        treasures = [b for b, c in enumerate(st.contents, 1) if c == TREASURE]
+        st.sage_boxes.update({p: R.sage_pair(treasures, keys) for p, keys in st.sage_keys.items()})
+        disaster = st.contents.index(DISASTER) + 1
+        out: list[Output] = []
+        for p in st.holders:
+            if self._role(p) == SAGE:
+                out.append(Tell(p, "dt.sage.boxes", {"boxes": list(st.sage_boxes[p])},
+                                {"treasures": list(st.sage_boxes[p])}))
+            else:
+                out.append(Tell(p, "dt.demagogue.box", {"box": disaster}, {"disaster": disaster}))
+        st.step, st.turn = "cave", 0
+        return [*out, *self.prompt()]
 
     # --------------------------------------------------------------- cave
     def _open_box(self, inp: Tap) -> list[Output]:
@@ -390,6 +491,7 @@ class Demagogos(Engine):
 
     def _vp_auction(self, _: Press) -> list[Output]:
         self.state.step = "vp_auction"
+        self.state.vp_gems = dict(self.state.gems)
         return [Say("dt.vp_auction.start"), *self.prompt()]
 
     # ---------------------------------------------------------- round end
@@ -402,7 +504,7 @@ class Demagogos(Engine):
         for p in st.holders:
             role = self._role(p)
             if role == SAGE:
-                won = R.sage_wins(st.sage_boxes, opened)
+                won = R.sage_wins(st.sage_boxes[p], opened)  # [ruling] each on their own pair
                 st.vp[p] += int(won)
                 outcome = "won" if won else "lost"
             elif st.disaster_by is not None:
@@ -427,8 +529,11 @@ class Demagogos(Engine):
         moment: more gems first); the game ends at floor(players / 2) exits."""
         st = self.state
         reached = [p for p in candidates if p not in st.exited and st.vp[p] >= R.WIN_VP]
-        out: list[Output] = []
-        for p in R.exit_order(reached, self.players, st.gems):
+        order = R.exit_order(reached, self.players, st.gems)
+        # [ruling] at the same moment: only who goes first is said, never the gems that decided it
+        out: list[Output] = ([Say("dt.exit.together", {"players": list(reached), "player": order[0]})]
+                             if len(order) > 1 else [])
+        for p in order:
             if len(st.exited) == self.needed:
                 out.append(Say("dt.exit.too_late", {"player": p}))
                 continue
@@ -445,6 +550,7 @@ class Demagogos(Engine):
     def _close_vp_auction(self, _: Press) -> list[Output]:
         st = self.state
         winner, bid = self._vp_top()
+        tied = self._vp_tied()
         self.sealed.pop("vp", None)
         out: list[Output] = []
         if winner is None:
@@ -454,8 +560,9 @@ class Demagogos(Engine):
             st.gems[winner] -= bid
             st.vp[winner] += 1
             st.vp_sale = {"player": winner, "bid": bid}
-            out += [Say("dt.vp_auction.won", {"player": winner, "bid": bid, "vp": st.vp[winner]}),
-                    *self._exits([winner])]
+            won = (Say("dt.vp_auction.won_tie", {"player": winner, "bid": bid}) if tied
+                   else Say("dt.vp_auction.won", {"player": winner, "bid": bid, "vp": st.vp[winner]}))
+            out += [won, *self._exits([winner])]
         if self.finished:
             return out
         out += self._scored()
@@ -559,8 +666,8 @@ class Demagogos(Engine):
         role = self._role(player)
         if role is not None:
             view["role"] = role
-            if st.contents:
-                view["told"] = ({"treasures": list(st.sage_boxes)} if role == SAGE
+            if st.contents and st.step != "cave_draw":  # told once every draw of the cave is in
+                view["told"] = ({"treasures": list(st.sage_boxes[player])} if role == SAGE
                                 else {"disaster": st.contents.index(DISASTER) + 1})
         return view
 
@@ -588,7 +695,8 @@ class Demagogos(Engine):
         rows += [("dt.page.gift.to" if "to" in g else "dt.page.gift.from",
                   {"round": g["round"], "player": g.get("to", g.get("from")), "gems": g["gems"]})
                  for g in view["gifts"]]
-        if self.legal(player).submits:
+        submits = self.legal(player).submits
+        if set(submits) - {"gift"} or (submits and st.step == "trade"):  # a gift alone: its form says it
             rows.append((f"dt.page.now.{st.step}", {}))
         return rows
 
@@ -635,23 +743,22 @@ class Demagogos(Engine):
             taps = tuple(f"dt/box/{b}" for b in range(1, st.boxes + 1)
                          if all(o["box"] != b for o in st.opened)) if st.step == "cave" else ()
             return Legal(buttons=buttons, taps=taps)
-        if player not in self.active:
+        if player not in self.active or st.step == "over":
             return Legal()
         gems = st.gems[player]
+        submits: dict[str, Ask] = {}
         if st.step == "role_auction" or (st.step == "turn_auction" and player in st.explorers):
-            return Legal(submits={"bid": Ask("dt.field.bid", 0, gems)})
-        if st.step == "trade":
-            submits = {}
-            others = tuple(p for p in self.active if p != player)
-            if gems >= 1 and others:
-                submits["gift"] = Ask("dt.field.gift", 1, gems, others)
-            if gems >= R.EXCHANGE_GEMS:
-                submits["exchange"] = Ask("dt.field.exchange", 1, gems // R.EXCHANGE_GEMS)
-            return Legal(submits=submits)
-        if st.step == "vp_auction":
-            _, top = self._vp_top()
-            return Legal(submits={"vp_bid": Ask("dt.field.vp_bid", top, gems)} if gems >= top else {})
-        return Legal()
+            submits["bid"] = Ask("dt.field.bid", 0, gems)
+        if st.step == "trade" and gems >= R.EXCHANGE_GEMS:
+            submits["exchange"] = Ask("dt.field.exchange", 1, gems // R.EXCHANGE_GEMS)
+        if st.step == "vp_auction" and gems >= self._vp_low():
+            submits["vp_bid"] = Ask("dt.field.vp_bid", self._vp_low(), gems)
+        free = gems - self._bid_now(player) - self._at_stake(player)  # [ruling] a gift at any moment, but not
+        # gems bid now (nor the treasure a disaster may still void)
+        others = tuple(p for p in self.active if p != player)
+        if free >= 1 and others:
+            submits["gift"] = Ask("dt.field.gift", 1, free, others)
+        return Legal(submits=submits)
 
 
 def _box(inp: Tap) -> int:

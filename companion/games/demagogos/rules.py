@@ -12,6 +12,7 @@ START_GEMS = 5
 WIN_VP = 3
 STIPEND = 2
 EXCHANGE_GEMS = 10  # gems for one VP
+VP_MIN_BID = 1  # [ruling] the VP auction's lowest bid: a 0 would make the VP free every round
 TREASURE_GEMS = 3  # a treasure's fixed part; a secret 1–3 bonus comes on top
 BONUS = (1, 3)
 DIE = (1, 6)
@@ -28,13 +29,19 @@ def role_holder_count(players: int) -> int:
     return 3 if players >= 8 else 2
 
 
+def boxes(active: int) -> int:
+    """K = explorers + 3, the explorers being everyone still in but the role holders."""
+    return active - role_holder_count(active) + 3
+
+
 def cave_contents(explorers: int) -> tuple[int, int, int]:
     """(treasure, empty, disaster) for explorers + 3 boxes: the spec's table
-    for 4–7 explorers, and its ruling for any other count."""
+    for 4–7 explorers, and its ruling for any other count — at least 2
+    treasures, since the sage always learns where 2 are."""
     table = {4: (3, 3, 1), 5: (4, 3, 1), 6: (4, 4, 1), 7: (4, 5, 1)}
     if explorers in table:
         return table[explorers]
-    treasure = max(1, min(4, explorers - 1))
+    treasure = max(2, min(4, explorers - 1))
     return treasure, explorers + 3 - treasure - 1, 1
 
 
@@ -65,7 +72,16 @@ def layout(keys: Sequence[int], treasure: int, empty: int) -> tuple[list[str], l
     for rank, i in enumerate(order):
         contents[i] = TREASURE if rank < treasure else DISASTER if rank == treasure else EMPTY
     assert contents.count(EMPTY) == empty, "the shuffle does not fit the cave"
-    return contents, sorted(i + 1 for i in order[:min(2, treasure)])
+    return contents, sage_pair(list(range(1, len(keys) + 1)), keys)
+
+
+def sage_pair(candidates: Sequence[int], keys: Sequence[int]) -> list[int]:
+    """The two boxes of ``candidates`` with the lowest ``keys`` (one key per
+    candidate, in the same order; equal keys: the lower box), in box order —
+    a uniformly random pair.  The cave's own keys give the first sage's pair
+    (``layout``); another sage's own draw gives theirs, one key per treasure box."""
+    order = sorted(range(len(candidates)), key=lambda i: (keys[i], candidates[i]))
+    return sorted(candidates[i] for i in order[:2])
 
 
 def treasure_gems(bonus: int, last: bool) -> int:

@@ -8,13 +8,18 @@ Steps, and what each takes (everything else is refused and changes nothing):
     explore     `next` calls the next turn (the Girl, then the investigators clockwise; timers
                 ``turn:<n>:warn`` / ``turn:<n>:up`` when ``turn_s`` is set); ``player/<name>``
                 then ``mh/state/dead`` marks an investigator who died; ``mh/climax`` → discussion
+                (every investigator dead: no discussion, no vote — the Girl walks out alive)
     discussion  timer ``discussion`` (a tick each minute and at each warning); `next` ends it early
     vote        each living investigator's ``player/<name>`` then ``mh/side/keep|kill`` (changeable
-                until all have voted), or then ``mh/state/dead``; unanimous → ending, else battle
-    battle      submits ``strength``, ``items``, ``mystic`` (a mystic count reveals madness) from
-                the voters' pages, then `next`; or the table taps the winning side's card
+                until all have voted), or then ``mh/state/dead`` (their vote goes); it closes as
+                soon as every living investigator has voted: unanimous → ending, else battle;
+                nobody left alive → the Girl walks out alive
+    battle      submits ``strength``, ``items``, ``mystic`` (mystic ≥ 1 reveals madness; a 0 for
+                items or mystic clears it) from the voters' pages, then `next`; or the table taps
+                the winning side's card
     ending      the Girl's card (unless held), each survivor's ``player/<name>`` then
-                ``mh/state/sane|mad`` (or ``mh/state/dead``), then `next` → ``mh_result``
+                ``mh/state/sane|mad`` (``mh/state/dead`` only for one who did not vote: a voter
+                lives unless their side lost), then `next` → ``mh_result``
     done        nothing
 
 The Girl's card is the one secret: until ``done`` it is in ``state.card`` and
@@ -62,6 +67,7 @@ GIRL_CARDS = tuple(f"mh/girl/{g}" for g in GIRLS)
 SIDE_CARDS = ("mh/side/keep", "mh/side/kill")
 STATE_CARDS = ("mh/state/sane", "mh/state/mad", "mh/state/dead")
 CLIMAX = "mh/climax"
+CLEARED_BY_0 = ("items", "mystic")  # battle entries a 0 takes back (strength is always needed)
 
 
 @dataclass
@@ -195,6 +201,8 @@ class MadnessHour(Engine):
 
     def _explore(self, inp: Tap) -> list[Output]:
         if inp.identity == CLIMAX:
+            if not self.living:  # [ruling] nobody left to discuss or vote: the Girl walks out
+                return [*self._cancel_turn(), Say("mh.climax.nobody_left"), *self._outcome("keep")]
             return [*self._cancel_turn(), *self._begin_discussion()]
         if (dead := self._dead_card(inp)) is not None:
             return dead
@@ -274,8 +282,6 @@ class MadnessHour(Engine):
     # --------------------------------------------------------------- the vote
     def _begin_vote(self) -> list[Output]:
         self.state.step = "vote"
-        if not self.living:  # nobody left to vote: the Girl walks out
-            return self._outcome("keep")
         return self.prompt()
 
     def _vote(self, inp: Tap) -> list[Output]:
@@ -287,20 +293,30 @@ class MadnessHour(Engine):
             side = s.votes[player] = inp.identity.removeprefix("mh/side/")
             out: list[Output] = [Say(f"mh.vote.recorded_{side}",
                                      {"player": player, "n": len(s.votes), "count": len(self.living)})]
-            if len(s.votes) < len(self.living):
-                return out
-            agreed = unanimous(s.votes)
-            if agreed is not None:
-                return [*out, Say(f"mh.vote.unanimous_{agreed}"), *self._outcome(agreed)]
-            s.step = "battle"
-            return [*out, Say("mh.vote.split"), *self.prompt()]
+            return [*out, *self._close_vote()]
         if (voter := self._player_of(inp)) is not None and voter == s.girl:
             raise Refusal("mh.refuse.girl_votes", "the Girl does not vote", player=voter)
         if (dead := self._dead_card(inp)) is not None:
             if s.pending is not None:  # a player card: now their side card (or dead)
                 return [Say("mh.vote.which", {"player": s.pending})]
-            return [*dead, *self.prompt()]
+            return [*dead, *(self._close_vote() or self.prompt())]
         raise self._not_taken("tap", inp)
+
+    def _close_vote(self) -> list[Output]:
+        """[ruling] The vote closes as soon as every living investigator has
+        voted — after a vote or after a death marked meanwhile, which removes
+        the dead one's vote; nobody left alive: the Girl walks out.  Nothing
+        while votes are still missing."""
+        s = self.state
+        if not self.living:
+            return [Say("mh.vote.nobody_left"), *self._outcome("keep")]
+        if any(p not in s.votes for p in self.living):
+            return []
+        agreed = unanimous(s.votes)
+        if agreed is not None:
+            return [Say(f"mh.vote.unanimous_{agreed}"), *self._outcome(agreed)]
+        s.step = "battle"
+        return [Say("mh.vote.split"), *self.prompt()]
 
     # ------------------------------------------------------------- the battle
     def _fight(self, inp: Submit) -> list[Output]:
@@ -312,6 +328,12 @@ class MadnessHour(Engine):
         if problem := ask.check(inp.value):
             raise Refusal("mh.refuse.value", f"{inp.field} {problem}", field=inp.field)
         entry = dict(self.sealed.get(inp.player, {}))
+        if inp.value == 0 and inp.field in CLEARED_BY_0:
+            # [ruling] 0 items or mystic items is no entry: a mystic 0 is no reveal, and
+            # sending 0 clears what was sent before (until the battle is counted)
+            entry.pop(inp.field, None)
+            self.sealed[inp.player] = entry
+            return [Tell(inp.player, f"mh.battle.cleared_{inp.field}", {}, entry)]
         entry[inp.field] = inp.value
         self.sealed[inp.player] = entry
         return [Tell(inp.player, f"mh.battle.taken_{inp.field}", {"value": inp.value}, entry)]
@@ -324,7 +346,7 @@ class MadnessHour(Engine):
                           players=missing)
         entries = {p: self.sealed[p] for p in s.votes}
         s.totals, won = battle(s.votes, entries)
-        s.revealed = [p for p in s.votes if "mystic" in entries[p]]
+        s.revealed = [p for p in s.votes if entries[p].get("mystic", 0) >= 1]  # [ruling] a reveal is ≥ 1
         out: list[Output] = []
         if s.revealed:
             out.append(Say("mh.battle.revealed", {"players": list(s.revealed)}))
@@ -370,6 +392,11 @@ class MadnessHour(Engine):
                 raise Refusal("mh.refuse.player_first", "tap the player card first")
             player, s.pending = s.pending, None
             shown = inp.identity.removeprefix("mh/state/")
+            if shown == "dead" and player in s.votes:
+                # [ruling] dead at the ending only for one who died before the climax: a voter
+                # is alive unless their side lost the battle, and those are dead already
+                raise Refusal("mh.refuse.dead_voter", f"{player} voted at the climax and is alive",
+                              player=player)
             if shown == "dead":
                 s.dead.append(player)
                 s.states.pop(player, None)
