@@ -86,7 +86,7 @@ function renderBoard() {
 
 function renderScores() {
   // Round-by-round points and totals for a game that scores by round (its view
-  // has rounds); for one that does not (One Night, Madness Hour) just the seats.
+  // has rounds); for one that does not (a side wins) just the seats.
   // Whoever the table waits for is marked.
   const scored = !!(state.play && state.play.rounds);
   const rounds = (scored && state.play.rounds) || [];  // the read side's: the same rows after a restart
