@@ -319,3 +319,43 @@ def test_item2_the_pages_get_the_names_from_api_games(tmp_path: Path) -> None:
     assert games["ja"]["seven-knights"]["steps"]["captain_check"] == "隊長は虜？"
     assert games["en"]["one-night"]["steps"]["vote"] == "the vote"
 
+
+
+def test_item2_step_labels_are_the_pages_never_rendered_into_the_voice_cache() -> None:
+    """A game's ``step.<game>.<step>`` lines label its steps on the pages; the
+    prerender and the background fill render no WAV for them."""
+    from voice.prerender import fixed_lines
+
+    table = {"step.quiz-night.ask": ("answering", "answering"), "qz.all_in": ("All in.", "All in.")}
+    assert [line.key for line in fixed_lines("en", table)] == ["qz.all_in"]
+    shipped = catalogue.narrator().lines("ja")
+    assert not [line.key for line in fixed_lines("ja", shipped) if line.key.startswith("step.")]
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
+def test_item2_the_page_names_the_fifth_game_and_its_steps_in_a_browser(quiz: type[Engine], tmp_path: Path) -> None:
+    """The page's own script knows no game: its header names the fifth one
+    and its step in the table's language, and tonight's totals name it."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    live = LiveTable(tmp_path, language="ja")
+    try:
+        live.tap("game/quiz-night", "player/red", "player/blue")
+        live.press("next")
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            try:
+                page = browser.new_page()
+                page.goto(live.url + "/")
+                sync_api.expect(page.locator("#game")).to_have_text("クイズナイト")
+                sync_api.expect(page.locator("#step")).to_have_text("プレイ中 · 回答")
+                live.tap("qz/answer/a", "qz/answer/b")
+                sync_api.expect(page.locator("#step")).to_have_text("プレイ中 · 正解発表")  # live, over SSE
+                live.press("next")
+                sync_api.expect(page.locator("#tonight th")).to_have_text("クイズナイト")
+            finally:
+                browser.close()
+    finally:
+        live.close()

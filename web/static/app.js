@@ -28,9 +28,9 @@ const T = {
 // The games' names and their steps' labels, by language: the server's
 // (/api/games, from each game's own folder); this page names no game itself.
 let GAMES = {};
-const game = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
-const gameName = (id) => game(id).name || id;
-const stepLabel = (id, step) => (game(id).steps || {})[step] || step;  // a step without a label: its id
+const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
+const gameName = (id) => gameInfo(id).name || id;
+const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
 let state = {}, me = null, lang = "en";
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const who = (name) => (t("colours")[name] || name);
