@@ -27,9 +27,9 @@ def game_lines(count: int) -> list[Any]:
     """The first ``count // 2`` distinct lines the benchmark games say, fixed
     and dynamic alternately (so both kinds are in even a short list), in
     English and in Japanese."""
+    from companion.app.catalogue import narrator as table_narrator
     from companion.app.simulate import Simulation
     from voice.base import RecordingVoice
-    from voice.lines import Narrator
 
     voice = RecordingVoice()
     with tempfile.TemporaryDirectory(prefix="bench-lines-") as tmp:
@@ -47,7 +47,7 @@ def game_lines(count: int) -> list[Any]:
         seen.add(line.reading)
         (fixed if line.is_fixed else dynamic).append(line)
     mixed = [x for pair in zip(fixed, dynamic, strict=False) for x in pair][: max(1, count // 2)]
-    narrator = Narrator()
+    narrator = table_narrator()  # the shared lines and every game's
     return mixed + [narrator.render(line.key, line.params, "ja") for line in mixed]
 
 

@@ -79,11 +79,12 @@ class _Enough(Exception):
 
 
 def render(engine: str, limit: int | None = None) -> Render:
+    from companion.app.catalogue import line_folders
     from voice.prerender import warm
     from voice.tts_voice import line_entries
 
     renderer = SubprocessRenderer(settings_for(engine))
-    entries = line_entries()
+    entries = line_entries(line_folders())
     with tempfile.TemporaryDirectory(prefix=f"bench-{engine}-") as tmp:
         cache = _Bounded(Path(tmp), renderer, limit)
         started = time.perf_counter()
@@ -142,6 +143,7 @@ def background_fill() -> Iterator[tuple[dict[str, int], FillGate]]:
     and its gate, for the table's router (without it the fill never holds)."""
     from types import SimpleNamespace
 
+    from companion.app.catalogue import line_folders
     from voice.tts_voice import line_entries
 
     wanted = {lang: e for e in available() if e != "espeak" for lang in LANGS[e]}
@@ -159,7 +161,7 @@ def background_fill() -> Iterator[tuple[dict[str, int], FillGate]]:
         while not stop.is_set():
             with tempfile.TemporaryDirectory(prefix="bench-fill-") as tmp:
                 voice = SimpleNamespace(cache=WavCache(Path(tmp), SubprocessRenderer(RenderSettings(engines=wanted))),
-                                        entries=line_entries())
+                                        entries=line_entries(line_folders()))
                 try:
                     fill(voice, ["ja", "en"], bounded, gate=gate)  # type: ignore[arg-type]
                     done["fills"] += 1
@@ -220,6 +222,7 @@ def fill_worker_rss(files_per_lang: int) -> tuple[float, float]:
     renders each: (now: a worker per engine; before: one worker loading both)."""
     from types import SimpleNamespace
 
+    from companion.app.catalogue import line_folders
     from voice.tts_voice import line_entries
 
     wanted = {lang: e for e in available() if e != "espeak" for lang in LANGS[e]}
@@ -237,7 +240,7 @@ def fill_worker_rss(files_per_lang: int) -> tuple[float, float]:
     for make in (per_engine, one_for_both):
         with tempfile.TemporaryDirectory(prefix="bench-rss-") as tmp:
             voice = SimpleNamespace(cache=WavCache(Path(tmp), SubprocessRenderer(settings)),
-                                    entries=line_entries())
+                                    entries=line_entries(line_folders()))
             fill(voice, ["ja", "en"], make)  # type: ignore[arg-type]
     both.close()
     return max(w.peak_rss_kb for w in workers) / 1024, both.peak_rss_kb / 1024

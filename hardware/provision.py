@@ -348,7 +348,7 @@ def configure_parser(parser: argparse.ArgumentParser, sets: Iterable[str]) -> No
                         help="seconds to wait for a tap (check: for the whole walk; default %(default)s)")
     sub = parser.add_subparsers(dest="tags_command", metavar="ACTION", required=True)
     w = sub.add_parser("write", parents=[common], help="write identities to blank tags, one after another")
-    w.add_argument("identities", nargs="+", metavar="IDENTITY", help="e.g. skb/knight/3 player/red")
+    w.add_argument("identities", nargs="+", metavar="IDENTITY", help=f"e.g. {' '.join(examples(sets))}")
     w.add_argument("--force", action="store_true", help="overwrite a tag that already names another identity")
     learn = sub.add_parser("learn", parents=[common],
                            help="map the UIDs of read-only tags to identities in the tag map",
@@ -356,13 +356,22 @@ def configure_parser(parser: argparse.ArgumentParser, sets: Iterable[str]) -> No
                                        "tap each tag in turn when asked; its UID is saved in the tag map "
                                        "(--tag-map, default reader.tag_map) as that identity.")
     learn.add_argument("identities", nargs="+", metavar="IDENTITY",
-                       help="one identity per tag, in the order you will tap them, e.g. skb/witch player/red")
+                       help=f"one identity per tag, in the order you will tap them, e.g. {' '.join(examples(sets))}")
     learn.add_argument("--force", action="store_true", help="remap a UID already mapped to another identity")
     sub.add_parser("read", parents=[common], help="show what a tag holds and who the table takes it for")
     check = sub.add_parser("check", parents=[common],
                            help="tap a whole component set; report missing, duplicate and unknown tags")
     check.add_argument("set", metavar="SET", help=f"one of {', '.join(set_names(sets))}")
     check.add_argument("--in-order", action="store_true", help="ask for each piece in turn")
+
+
+def examples(sets: Iterable[str]) -> list[str]:
+    """Identities to show as examples: the first piece of the first set, a
+    player's card and the first game's card (this module names no game: the
+    sets are the app's)."""
+    found = [next((ids[0] for ids in sets.values() if ids), None)] if isinstance(sets, Mapping) else []
+    found += ["player/red", *(sets.get("games", ())[:1] if isinstance(sets, Mapping) else ())]
+    return [i for i in dict.fromkeys(found) if i]
 
 
 def set_names(sets: Iterable[str]) -> list[str]:
@@ -425,7 +434,7 @@ def run(args: argparse.Namespace, settings: Settings, *, reader_factory: Callabl
         unknown = [i for i in args.identities if not tags.is_known(i, extra, settings.components)]
         if unknown:
             print(f"unknown identit{'y' if len(unknown) == 1 else 'ies'}: {', '.join(unknown)} "
-                  f"(e.g. skb/knight/3, player/red, game/one-night)", file=out)
+                  f"(e.g. {', '.join(examples(settings.sets))})", file=out)
             return 2
     if action == "check" and args.set not in set_names(settings.sets):
         print(f"unknown set {args.set!r}: one of {', '.join(set_names(settings.sets))}", file=out)

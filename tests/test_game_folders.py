@@ -14,7 +14,7 @@ from companion.app import pretty
 from companion.core import tags
 from companion.core.engine import Engine, Setup, Step
 from companion.core.events import Drawn, Output, Press, Refusal, Say, Submit, Tap, TimerFired
-from companion.games import GAMES, all_components, component_sets
+from companion.games import GAMES, all_components, component_sets, identities
 from companion.games.demagogos import Demagogos
 from companion.games.madness_hour import MadnessHour
 from companion.games.one_night import OneNight
@@ -146,14 +146,21 @@ def test_the_tag_sets_are_each_games_components_then_the_tables_own() -> None:
                                     "mh/side/kill", "mh/state/sane", "mh/state/mad", "mh/state/dead")
     assert sets["demagogos"] == tuple(f"dt/box/{n}" for n in range(1, 11))
     assert set(all_components()) == {i for g in GAMES for i in g.components}
+    # the table's sets name the games' cards and rule cards from the engines
+    assert sets["games"] == ("game/seven-knights", "game/one-night", "game/madness-hour", "game/demagogos")
+    assert sets["cards"] == ("rules/basic", "rules/special", "rules/advanced", "rules/cooperative",
+                             "lang/en", "lang/ja")
     # the core keeps only the table's own: no game's identity is listed there
-    assert not any(i.startswith(g.tag_prefixes) for ids in tags.TABLE_SETS.values() for i in ids for g in GAMES)
+    own = (*tags.PLAYER_CARDS, *tags.LANGUAGE_CARDS)
+    assert not any(i.startswith((*g.tag_prefixes, "game/", "rules/")) for i in own for g in GAMES)
 
 
 def test_a_games_identity_is_known_only_when_its_components_are_handed_in() -> None:
     assert not tags.is_known("onw/seer/1")
     assert tags.is_known("onw/seer/1", components=all_components())
-    assert tags.is_known("player/aki", ["aki"]) and tags.is_known("game/demagogos") and tags.is_known("rules/x")
+    assert not tags.is_known("game/demagogos")  # a game's card is the game's, handed in like its components
+    assert tags.is_known("game/demagogos", components=identities())
+    assert tags.is_known("player/aki", ["aki"]) and tags.is_known("rules/x")
 
 
 def test_one_nights_tags_are_its_set_in_the_box() -> None:

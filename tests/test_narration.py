@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from companion.app import config
+from companion.app.catalogue import line_folders
 from companion.app.simulate import Simulation, load_script
 from voice.lines import Narrator, load_lines
 
 ROOT = Path(__file__).resolve().parent.parent
+LINES = line_folders()  # the shared lines and every game's
 KANJI = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 
 
@@ -22,16 +24,16 @@ def fields(template: str) -> set[str]:
 
 
 def test_both_languages_have_the_same_keys() -> None:
-    en, ja = load_lines("en"), load_lines("ja")
+    en, ja = load_lines("en", LINES), load_lines("ja", LINES)
     assert set(en) - set(ja) == set(), "missing in ja"
     assert set(ja) - set(en) == set(), "missing in en"
 
 
-@pytest.mark.parametrize("key", sorted(load_lines("ja")))
+@pytest.mark.parametrize("key", sorted(load_lines("ja", LINES)))
 def test_japanese_reading_is_kana_only_with_the_same_fields(key: str) -> None:
-    text, kana = load_lines("ja")[key]
+    text, kana = load_lines("ja", LINES)[key]
     assert not KANJI.search(kana), f"{key}: kanji in the reading: {kana}"
-    assert fields(text) == fields(kana) == fields(load_lines("en")[key][0]), key
+    assert fields(text) == fields(kana) == fields(load_lines("en", LINES)[key][0]), key
 
 
 @pytest.mark.parametrize("script", sorted((ROOT / "examples").rglob("*.yaml")), ids=lambda p: p.name)

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from companion.app import config
+from companion.app.catalogue import narrator as table_narrator
 from companion.app.simulate import Simulation
 from companion.core.events import Housekeeping, Press, Refusal, Tap
 from companion.core.messages import Command, PairRequest, seat_audience
 from companion.core.table import PAGES_OFF, PAGES_ON, PAIRING, PLAYING, Table
 from companion.games import ENGINES
-from voice.lines import Narrator
 from web.pairing import COOKIE_AGE_S, Pairings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,7 +150,7 @@ def test_with_the_pages_off_demagogos_is_refused_at_its_card_other_games_are_not
         t.handle(Tap("game/demagogos"))
     assert refused.value.key == "pairing.refuse.no_pages"
     assert t.state.phase == "idle"
-    narrate = Narrator()
+    narrate = table_narrator()
     en = narrate(refused.value.key, refused.value.params, "en").text
     ja = narrate(refused.value.key, refused.value.params, "ja").text
     assert en == "Demagogos' Trap needs the players' phones: turn the web pages on."

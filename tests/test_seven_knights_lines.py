@@ -149,9 +149,9 @@ SENTENCE_STARTS_LOWER = re.compile(r"(^|[.!?。！？]\s*)[a-z]")
 def test_no_sentence_starts_with_a_lower_case_name(lang: str) -> None:
     """Issue 8: "red, seat 1." → "Red, seat 1." — a colour or a config name
     (lower case) filled in at the start of a sentence is capitalised."""
-    from voice.lines import Narrator
+    from companion.app.catalogue import narrator as table_narrator
 
-    narrate = Narrator()
+    narrate = table_narrator()
     lines = [*SPOKEN, ("table.player_seated", {"player": "red", "n": 1}),
              ("table.player_seated", {"player": "alice", "n": 2})]
     for key, params in lines:

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import test_voice_cache as fixtures
 
+from companion.app import catalogue
 from companion.core.messages import Command
-from voice.lines import game_line_keys
+from voice.lines import line_keys
 from voice.player import _pcm, write_wav
 from voice.prerender import FillGate, fill, fixed_lines
 from voice.render import RenderSettings, SubprocessRenderer, ToneRenderer, espeak_available
@@ -108,12 +109,12 @@ def test_stopping_the_daemon_ends_a_fill_that_waits_for_the_table(tmp_path, line
 def test_the_fill_renders_the_lines_of_the_game_in_progress_first(tmp_path):
     renderer = QuickTone()
     voice = voice_on(tmp_path, renderer)
-    voice.entries = line_entries()  # the shipped lines: shared, Seven Knights' and One Night's
-    gate = FillGate()
+    voice.entries = line_entries(catalogue.line_folders())  # the shipped lines: shared and every game's
+    gate = FillGate(catalogue.game_line_folders())
     gate.receive(activity("one-night", False))
     fill(voice, ["en"], gate=gate)
     table = voice.entries("en")
-    night = {line.text for line in fixed_lines("en", table) if line.key in game_line_keys("one-night", "en")}
+    night = {line.text for line in fixed_lines("en", table) if line.key in line_keys(catalogue.game_line_folders()["one-night"], "en")}
     others = {line.text for line in fixed_lines("en", table)} - night
     said = [text for text, _ in renderer.calls]
     assert night and others

@@ -18,6 +18,7 @@ import tempfile
 
 import pytest
 
+from companion.app.catalogue import line_folders
 from voice.cache import WavCache
 from voice.ja import count, kana_numbers, number
 from voice.lines import load_lines
@@ -74,7 +75,7 @@ def filled(template: str, value: str = "3") -> str:
 
 def test_every_japanese_line_is_read_as_its_kana_reading_says(g2p):
     wrong = []
-    for key, (text, reading) in load_lines("ja").items():
+    for key, (text, reading) in load_lines("ja", line_folders()).items():
         said_as_written = g2p(filled(text))
         said_from_kana = g2p(kana_numbers(filled(reading)))
         if said_as_written != said_from_kana:
@@ -126,7 +127,7 @@ def test_open_jtalk_is_handed_the_text_as_written_and_espeak_the_kana(tmp_path):
                            ("espeak", ["とりけしました。", "このゲームは", "2にん", "までです。"])]:
         renderer = ToneRenderer(RenderSettings(engines={"ja": engine}))
         voice = TtsVoice(cache=WavCache(tmp_path / engine, renderer), player=NullPlayer(), packs={},
-                         entries=line_entries())
+                         entries=line_entries(line_folders()))
         voice.prepare(Line("undo.done", "取り消しました。", "ja", "とりけしました。"))
         line = Line("refuse.too_many_players", "このゲームは2人までです。", "ja", "このゲームは2にんまでです。",
                     {"high": 2})

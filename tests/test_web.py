@@ -271,8 +271,10 @@ def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch
     import time
     from urllib.parse import unquote
 
+    from companion.app import catalogue
     from web.bgstats import PUSH, push_url, record
 
+    games = catalogue.export_games(catalogue.narrator().lines)  # the name and scoring: the game's folder
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     time.tzset()
     try:
@@ -281,7 +283,7 @@ def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch
                              "role": "onw/werewolf/1"},
                             {"name": "ben", "score": 0, "winner": False, "startPlayer": False,
                              "sourcePlayerId": "blue", "role": "onw/seer/1"}]}
-        rec = record(play)
+        rec = record(play, games=games)
         assert rec["playDate"] == "2026-01-02 04:00:00"  # 19:00 UTC is 04:00 the next day in Tokyo
         assert rec["game"] == {"name": "One Night Werewolf", "sourceGameId": "one-night", "highestWins": True,
                                "noPoints": True}
@@ -290,7 +292,7 @@ def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch
         assert set(rec) == {"sourceName", "sourcePlayId", "playDate", "durationMin", "location", "game", "players"}
         assert rec["location"] == "Home" and rec["durationMin"] == 12  # the location is a name, as BG Stats has it
         assert "bggId" not in rec["game"]  # none we could vouch for: BG Stats matches the game by name
-        url = push_url(play)
+        url = push_url(play, games=games)
         assert url.startswith(PUSH) and json.loads(unquote(url[len(PUSH):])) == rec
     finally:
         os.environ.pop("TZ", None)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from companion.app.catalogue import narrator as table_narrator  # noqa: E402
 from voice import engines  # noqa: E402
-from voice.lines import Narrator  # noqa: E402
 from voice.render import RenderSettings, SubprocessRenderer  # noqa: E402
 
 LINES = [  # (name, key, params)
@@ -30,7 +30,7 @@ VOICES = [("openjtalk", "ja"), ("espeak", "ja"), ("piper", "en"), ("espeak", "en
 
 def main(out_dir: Path) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
-    narrator = Narrator()
+    narrator = table_narrator()  # the shared lines and every game's
     for engine, lang in VOICES:
         problem = engines.info(engine).missing()
         if problem:

@@ -183,7 +183,7 @@ def load_user_dict(pyopenjtalk: Any, work_dir: str) -> None:
     """Teach Open JTalk the words its dictionary gets wrong in our lines
     (``openjtalk_dict.csv``, MeCab's CSV format: surface, ids, cost, part of
     speech …, reading, pronunciation, accent).  Found by the readings test
-    (tests/test_voice_readings.py): ワンナイト人狼 was read ジンオカミ, 長押し
+    (tests/test_voice_readings.py): 人狼 was read ジンオカミ, 長押し
     ナゲシ, 叩き続け ハタキツヅケ.  Compiling it takes a few milliseconds."""
     compiled = os.path.join(work_dir, "user.dic")
     pyopenjtalk.mecab_dict_index(str(USER_DICT), compiled)  # prints progress: the worker's fd 1 is /dev/null

@@ -21,22 +21,28 @@ import yaml
 from voice.base import Line
 
 LINES_DIR = Path(__file__).resolve().parent / "lines"
-# A game package may carry its own lines (companion/games/<game>/lines/<lang>.yaml):
-# they are read after the shared file, and a key may be defined only once.
-GAME_LINES = Path(__file__).resolve().parent.parent / "companion" / "games"
+# The table's lines are the shared folder's (``LINES_DIR``: the table's own)
+# and each game's folder of lines, handed in by whoever knows the games (the
+# app: companion.app.catalogue): this module names no game and looks for none.
+Folders = Path | tuple[Path, ...]  # one folder, or several: the first must have every language
 FALLBACK = "en"
 # libyaml's parser where PyYAML has it (its wheels do): the pure-Python one takes
 # ~0.1 s of every start for the lines alone (measured on this machine).
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _folders(folders: Folders) -> tuple[Path, ...]:
+    return (folders,) if isinstance(folders, Path) else tuple(folders)
+
+
 @cache
-def load_lines(lang: str, directory: Path = LINES_DIR) -> dict[str, tuple[str, str]]:
-    """key → (text, reading) for one language: ``directory``'s file, and —
-    for the shipped lines — every game package's own file."""
-    files = [directory / f"{lang}.yaml"]
-    if directory == LINES_DIR:
-        files += sorted(GAME_LINES.glob(f"*/lines/{lang}.yaml"))
+def load_lines(lang: str, folders: Folders = LINES_DIR) -> dict[str, tuple[str, str]]:
+    """key → (text, reading) for one language: the first folder's
+    ``<lang>.yaml``, then each other folder's (a game's: a language it has
+    no file for falls back to English line by line); a key may be defined
+    only once."""
+    first, *others = _folders(folders)
+    files = [first / f"{lang}.yaml", *(f / f"{lang}.yaml" for f in others if (f / f"{lang}.yaml").exists())]
     out: dict[str, tuple[str, str]] = {}
     for path in files:
         with open(path, encoding="utf-8") as f:
@@ -52,12 +58,10 @@ def load_lines(lang: str, directory: Path = LINES_DIR) -> dict[str, tuple[str, s
 
 
 @cache
-def game_line_keys(game: str, lang: str) -> frozenset[str]:
-    """The keys of one game's own lines (its package's ``lines/<lang>.yaml``:
-    the package is the game's id with ``_`` for ``-``); empty if it has none."""
-    path = GAME_LINES / game.replace("-", "_") / "lines" / f"{lang}.yaml"
+def line_keys(folder: Path, lang: str) -> frozenset[str]:
+    """The keys of one folder's ``<lang>.yaml`` (a game's own lines); empty if it has none."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(folder / f"{lang}.yaml", encoding="utf-8") as f:
             return frozenset(str(k) for k in (yaml.load(f, Loader=_LOADER) or {}))
     except FileNotFoundError:
         return frozenset()
@@ -76,8 +80,11 @@ class _Blank(dict[str, str]):
 
 
 class Narrator:
-    def __init__(self, directory: Path = LINES_DIR) -> None:
-        self.directory = directory
+    """Lines rendered from ``folders`` (the shared folder alone by default;
+    the daemon's has every game's: companion.app.catalogue.line_folders)."""
+
+    def __init__(self, folders: Folders = LINES_DIR) -> None:
+        self.directory = _folders(folders)
         self.misses: set[tuple[str, str]] = set()  # (lang, key) not found: tests assert none
 
     def lines(self, lang: str) -> dict[str, tuple[str, str]]:

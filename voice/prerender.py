@@ -23,7 +23,7 @@ from companion.core.messages import Command, Message
 from voice.base import Line
 from voice.cache import Stats, WavCache, counted_fragments, fragments_of, split_template
 from voice.engines import ENGINES
-from voice.lines import game_line_keys
+from voice.lines import LINES_DIR, Folders, line_keys
 from voice.masking import masking_path
 from voice.render import Renderer, RenderError, RenderSettings, SubprocessRenderer, espeak_available
 from voice.tts_voice import TtsVoice, line_entries
@@ -31,10 +31,11 @@ from voice.tts_voice import TtsVoice, line_entries
 
 def fixed_lines(lang: str, entries: Mapping[str, tuple[str, str]]) -> list[Line]:
     """The lines that are the same every time: no ``{field}``, and not a
-    ``name.*``/``fmt.*`` piece (those are fragments of other lines)."""
+    ``name.*``/``fmt.*`` piece (those are fragments of other lines) nor a
+    ``step.*`` label (a game's step as the pages name it: never spoken)."""
     out = []
     for key, (text, reading) in entries.items():
-        if key.startswith(("name.", "fmt.")):
+        if key.startswith(("name.", "fmt.", "step.")):
             continue
         if any(field is not None for _, field in split_template(reading)):
             continue
@@ -69,10 +70,12 @@ class FillGate:
     the table runs on the clock (``timed``: One Night's night, discussion and
     vote count) the fill holds off between two renders, so no cue wakes late
     behind its CPU or waits on the journal's fsync behind its file writes;
-    ``game`` is the game being played, whose lines the fill renders first."""
+    ``game`` is the game being played, whose lines (its folder of them in
+    ``game_lines``, by game: handed in by the app) the fill renders first."""
 
-    def __init__(self) -> None:
+    def __init__(self, game_lines: Mapping[str, Path] | None = None) -> None:
         self.game: str | None = None
+        self.game_lines: Mapping[str, Path] = dict(game_lines or {})
         self.holds = 0  # how many times the fill waited for the table (tests, the bench)
         self._free = threading.Event()
         self._free.set()
@@ -120,12 +123,12 @@ class _Held:
         return held
 
 
-def game_first(table: Mapping[str, tuple[str, str]], game: str | None, lang: str
+def game_first(table: Mapping[str, tuple[str, str]], folder: Path | None, lang: str
                ) -> Mapping[str, tuple[str, str]]:
-    """The part of a language's lines that ``game`` says (its package's own
-    lines file) and the names and formats they are assembled with; empty
-    with no game, or a game without lines of its own."""
-    keys = game_line_keys(game, lang) if game else frozenset()
+    """The part of a language's lines that a game says (its ``folder`` of
+    lines) and the names and formats they are assembled with; empty with no
+    game, or a game without lines of its own."""
+    keys = line_keys(folder, lang) if folder else frozenset()
     if not keys:
         return {}
     return {k: v for k, v in table.items() if k in keys or k.startswith(("name.", "fmt."))}
@@ -163,7 +166,8 @@ def fill(voice: TtsVoice, langs: Iterable[str], make_cache: MakeCache = WavCache
                 renderer = SubprocessRenderer(live.settings, nice=FILL_NICE)
             cache = make_cache(voice.cache.root, _Held(renderer, gate))
             table = voice.entries(lang)
-            for part in (game_first(table, gate.game, lang), table):  # what is cached costs only a look
+            folder = gate.game_lines.get(gate.game) if gate.game else None
+            for part in (game_first(table, folder, lang), table):  # what is cached costs only a look
                 if part:
                     for stats in warm(cache, part, lang):
                         total.add(stats)
@@ -257,15 +261,16 @@ def run(args: argparse.Namespace) -> int:
         getattr(args, "cache_dir", None) or voice_cfg.get("cache_dir") or Path(state) / "voice-cache"
     )
     lines_dir: Path | None = getattr(args, "lines_dir", None)
+    # --lines-dir: that folder alone; else the folders the app hands in (the shared and every game's)
+    folders: Folders = lines_dir or getattr(args, "line_folders", None) or LINES_DIR
     if not espeak_available():
         print(
             "companion voice prerender: espeak-ng is not installed (apt install espeak-ng)", file=sys.stderr
         )
         return 2
-    from voice.lines import LINES_DIR
-
-    langs = getattr(args, "lang", None) or sorted(p.stem for p in (lines_dir or LINES_DIR).glob("*.yaml"))
-    entries = line_entries(lines_dir)
+    first = folders if isinstance(folders, Path) else folders[0]
+    langs = getattr(args, "lang", None) or sorted(p.stem for p in first.glob("*.yaml"))
+    entries = line_entries(folders)
     renderer = SubprocessRenderer(RenderSettings.from_config(voice_cfg))
     cache = WavCache(cache_dir, renderer)
     cleaned = cache.clean()
@@ -277,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
         for lang in langs:
             table = entries(lang)
             if not table:
-                print(f"{lang}: no line file in {lines_dir or LINES_DIR}", file=sys.stderr)
+                print(f"{lang}: no line file in {first}", file=sys.stderr)
                 return 1
             lines, frags = warm(cache, table, lang, fragments=not args.no_fragments)
             evicted = lines.evicted + frags.evicted
@@ -320,7 +325,7 @@ def render_one(args: argparse.Namespace) -> int:
     else:
         for note in settings.fallbacks:
             print(f"companion voice render: {note}", file=sys.stderr)
-    entry = line_entries(getattr(args, "lines_dir", None))(lang).get(args.text)
+    entry = line_entries(getattr(args, "lines_dir", None) or getattr(args, "line_folders", None))(lang).get(args.text)
     if entry is not None and "{" in entry[1]:
         print(f"companion voice render: {args.text} needs parameters ({entry[1]}); give the text instead",
               file=sys.stderr)

@@ -25,8 +25,9 @@ Entries = Callable[[str], Mapping[str, tuple[str, str]]]  # lang → key → (te
 GENERATED_AMBIENCE = frozenset({"table-tapping", "masking", "night"})
 
 
-def line_entries(lines_dir: Path | None = None) -> Entries:
-    """The narration files, read through ``voice.lines`` (a missing language → {})."""
+def line_entries(lines_dir: Path | tuple[Path, ...] | None = None) -> Entries:
+    """The narration files, read through ``voice.lines`` (a missing language → {});
+    ``lines_dir``: a folder, or the folders of the shared and the games' lines."""
 
     def entries(lang: str) -> Mapping[str, tuple[str, str]]:
         from voice.lines import LINES_DIR, load_lines
@@ -67,7 +68,7 @@ class TtsVoice:
         player: Player | None = None,
         packs: Mapping[str, VoicePack] | None = None,
         entries: Entries | None = None,
-        lines_dir: Path | None = None,
+        lines_dir: Path | tuple[Path, ...] | None = None,
         languages: Iterable[str] = ("en", "ja"),
     ) -> None:
         cfg: Mapping[str, Any] = config or {}

@@ -11,12 +11,16 @@ file export is the same records, so an import and a push agree.  No bggId is
 given: we know of none for these games we could vouch for, and a wrong one
 would file the plays under another game (BG Stats matches by name then, and
 remembers the user's match).
+
+No game is named here: each game's name and scoring come with the call
+(``games``: the app's ``catalogue.export_games``, from the games' folders).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -24,13 +28,15 @@ from urllib.parse import quote
 PUSH = "https://app.bgstatsapp.com/createPlay.html?data="
 SOURCE = "Table companion"
 
-# name, highestWins, noPoints: how each game is scored
-GAMES: dict[str, tuple[str, bool, bool]] = {
-    "seven-knights": ("Seven Knights Bewitched", True, False),  # points over rounds
-    "one-night": ("One Night Werewolf", True, True),  # a team wins; no points
-    "madness-hour": ("Madness Hour", True, True),
-    "demagogos": ("Demagogos' Trap", True, False),  # victory points
-}
+
+
+@dataclass(frozen=True)
+class ExportGame:
+    """A game as BG Stats files it: its name, and how it is scored."""
+
+    name: str
+    highest_wins: bool = True
+    no_points: bool = False  # a side wins; the totals are only 1 or 0
 
 
 def local_date(utc: str) -> str:
@@ -39,9 +45,11 @@ def local_date(utc: str) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
-def record(play: Mapping[str, Any], location: str = "Home") -> dict[str, Any]:
-    """One journal play as BG Stats' play (One Night's players carry their final role)."""
-    name, highest, no_points = GAMES.get(play["game"], (play["game"], True, False))
+def record(play: Mapping[str, Any], location: str = "Home",
+           games: Mapping[str, ExportGame] | None = None) -> dict[str, Any]:
+    """One journal play as BG Stats' play (a game with roles: its players
+    carry their final role); a game not in ``games`` goes by its id."""
+    game = (games or {}).get(play["game"]) or ExportGame(play["game"])
     players = []
     for p in play["players"]:
         player = {"name": p["name"], "score": p["score"], "winner": bool(p["winner"]),
@@ -55,11 +63,13 @@ def record(play: Mapping[str, Any], location: str = "Home") -> dict[str, Any]:
         "playDate": local_date(play["playDate"]),
         "durationMin": play["durationMin"],
         "location": location,
-        "game": {"name": name, "sourceGameId": play["game"], "highestWins": highest, "noPoints": no_points},
+        "game": {"name": game.name, "sourceGameId": play["game"], "highestWins": game.highest_wins,
+                 "noPoints": game.no_points},
         "players": players,
     }
 
 
-def push_url(play: Mapping[str, Any], location: str = "Home") -> str:
-    data = json.dumps(record(play, location), ensure_ascii=False, separators=(",", ":"))
+def push_url(play: Mapping[str, Any], location: str = "Home",
+             games: Mapping[str, ExportGame] | None = None) -> str:
+    data = json.dumps(record(play, location, games), ensure_ascii=False, separators=(",", ":"))
     return PUSH + quote(data, safe="")

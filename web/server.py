@@ -9,6 +9,10 @@ What leaves here for anyone (``/``, ``/api/table``, ``/api/events``) is built
 only from the read side's public snapshot and events whose audience is the
 table; a seat's events and snapshot go only to the page holding that seat's
 secret (``web.pairing``).
+
+The pages name no game themselves: ``/api/games`` gives each game's name and
+its steps' labels in every language, and the export each game's name and
+scoring — both handed in by the app, from the games' folders.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from starlette.routing import Route
 from companion.core import threads
 from companion.core.events import LOG, TABLE, ButtonPressed, Submit
 from companion.core.messages import Command, Event, Inbox, Message, PairRequest, ReadSide
+from web.bgstats import ExportGame, push_url, record
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
 
@@ -63,13 +68,17 @@ def sse(kind: str, data: Any) -> str:
 
 class WebServer:
     """The pages.  ``history()`` returns the finished plays (the journal's,
-    read-only); ``extra`` adds routes (the virtual table in a simulation)."""
+    read-only); ``extra`` adds routes (the virtual table in a simulation);
+    ``games``: the games' names and step labels by language (``/api/games``);
+    ``export``: how BG Stats files each game (web.bgstats)."""
 
     def __init__(self, read_side: ReadSide, inbox: Inbox, history: Callable[[], list[dict[str, Any]]],
                  host: str, port: int, *, pair_window_s: float = 30.0,
                  address: str | None = None, now: Callable[[], float] = time.monotonic,
-                 extra: Callable[[WebServer], list[Route]] | None = None, store: Path | None = None) -> None:
+                 extra: Callable[[WebServer], list[Route]] | None = None, store: Path | None = None,
+                 games: Mapping[str, Any] | None = None, export: Mapping[str, ExportGame] | None = None) -> None:
         self.read_side, self.inbox, self.history = read_side, inbox, history
+        self.games, self.export = dict(games or {}), dict(export or {})
         self.host, self.port = host, port
         self.address = address or f"http://{host}:{port}/"  # what the QR code and the start line say
         self.pair_window_s = pair_window_s
@@ -95,6 +104,7 @@ class WebServer:
         routes = [
             Route("/", self.page), Route("/seat", self.page), Route("/static/{name}", self.static),
             Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),
+            Route("/api/games", self.api_games),
             Route("/api/pair", self.api_pair, methods=["POST"]), Route("/api/me", self.api_me),
             Route("/api/me/events", self.api_me_events), Route("/api/press", self.api_press, methods=["POST"]),
             Route("/api/submit", self.api_submit, methods=["POST"]), Route("/api/export", self.api_export),
@@ -173,7 +183,7 @@ class WebServer:
         if self._public_changed():
             phase = self.read_side.public().get("phase")
             if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
-                self._send(None, sse("history", [public_play(p) for p in self.history()]))
+                self._send(None, sse("history", [public_play(p, self.export) for p in self.history()]))
             self._phase = phase
             self._send(None, sse("table", self.public_state(history=False)))
         for client in list(self._clients):
@@ -203,23 +213,26 @@ class WebServer:
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
         if history:
-            state["history"] = [public_play(p) for p in self.history()]
+            state["history"] = [public_play(p, self.export) for p in self.history()]
         return state
 
     async def api_table(self, request: Request) -> Response:
         return JSONResponse(self.public_state())
 
+    async def api_games(self, request: Request) -> Response:
+        """Every game's name and its steps' labels, by language: the page
+        names the game, the step and the plays of the history with these."""
+        return JSONResponse(self.games)
+
     async def api_export(self, request: Request) -> Response:
         """Every play, or one evening's (``?evening=N``), shaped as BG Stats'
         push (``companion scores --export json`` too)."""
-        from web.bgstats import record
-
         evening = request.query_params.get("evening")
         if evening is not None and not evening.isdigit():
             return _error(400, "no_evening", "evening is a number")
         plays = [p for p in self.history() if evening is None or p.get("evening") == int(evening)]
         name = f"plays-evening-{evening}.json" if evening is not None else "plays.json"
-        return JSONResponse({"plays": [record(p) for p in plays]},
+        return JSONResponse({"plays": [record(p, games=self.export) for p in plays]},
                             headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def api_events(self, request: Request) -> Response:
@@ -424,14 +437,12 @@ class WebServer:
 CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'"
 
 
-def public_play(play: Mapping[str, Any]) -> dict[str, Any]:
+def public_play(play: Mapping[str, Any], export: Mapping[str, ExportGame] | None = None) -> dict[str, Any]:
     """A finished play as anyone may see it (everything in it was said at the
     table), with its BG Stats link; ``playDate`` stays UTC: each page shows it
     in its phone's local time."""
-    from web.bgstats import push_url
-
     shown = {k: play[k] for k in ("id", "evening", "game", "rules", "playDate", "durationMin", "players") if k in play}
-    return {**shown, "bgstats": push_url(play)}
+    return {**shown, "bgstats": push_url(play, games=export)}
 
 
 def _plain(value: Any) -> bool:

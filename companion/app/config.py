@@ -355,12 +355,12 @@ def load(paths: Iterable[Path | str] = (), overrides: Mapping[str, Any] | None =
 def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[str, str]:
     """The UID → identity map.  A missing file is an empty map (tags that
     carry NDEF text need none); a bad entry is refused with its line."""
-    from companion.games import all_components
+    from companion.games import identities
 
     path = Path(path)
     if not path.exists():
         return {}
-    components = all_components()
+    components = identities()  # the games' cards and components: the core's tags name no game
     node = read_yaml(path)
     if node is None:
         return {}

@@ -6,26 +6,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import companion.games
 from companion.core.engine import Engine
 from companion.core.tags import printable
-from companion.games import GAMES
 
 
 def _scores(d: Mapping[str, int]) -> str:
     return "  ".join(f"{p} {n}" for p, n in d.items())
 
 
-def game_shows(games: Iterable[type[Engine]] = GAMES) -> dict[str, Callable[[Mapping[str, Any]], str]]:
-    """Every game's event renderers, by event name."""
-    return {kind: show for g in games for kind, show in g.shows.items()}
+Shows = Mapping[str, Callable[[Mapping[str, Any]], str]]
 
 
-_GAME_SHOWS = game_shows()
+def game_shows(games: Iterable[type[Engine]] | None = None) -> dict[str, Callable[[Mapping[str, Any]], str]]:
+    """Every game's event renderers, by event name (``games``: default ``GAMES`` as it is now)."""
+    return {kind: show for g in (companion.games.GAMES if games is None else games) for kind, show in g.shows.items()}
 
 
-def render(ev: Mapping[str, Any], shows: Mapping[str, Callable[[Mapping[str, Any]], str]] = _GAME_SHOWS) -> str:
+def render(ev: Mapping[str, Any], shows: Shows | None = None) -> str:
     """One event as one line or a small block (empty string: nothing to show);
-    a game's own event as its game shows it (``shows``: event → line)."""
+    a game's own event as its game shows it (``shows``: event → line; default
+    every game's in ``GAMES``)."""
+    shows = game_shows() if shows is None else shows  # GAMES as it is now (a few dozen entries)
     ev = {k: printable(v) if isinstance(v, str) else v for k, v in ev.items()}  # tag text is anyone's
     t = f"{ev['t']:8.1f}s"
     kind = ev["event"]

@@ -16,9 +16,14 @@ from typing import Any, TextIO
 
 from companion.app.wiring import state_dir
 from companion.runtime.journal import Journal
-from web.bgstats import GAMES, local_date, record
+from web.bgstats import ExportGame, local_date, record
 
-NAMES = {game: meta[0] for game, meta in GAMES.items()}
+
+def export_games() -> dict[str, ExportGame]:
+    """Each game's English name and scoring, from its folder (companion.app.catalogue)."""
+    from companion.app import catalogue
+
+    return catalogue.export_games(catalogue.narrator().lines)
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
@@ -29,7 +34,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
 
 
 def plays_json(plays: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"plays": [{**record(p), "rules": p.get("rules", [])} for p in plays]}
+    games = export_games()
+    return {"plays": [{**record(p, games=games), "rules": p.get("rules", [])} for p in plays]}
 
 
 def write_csv(plays: list[dict[str, Any]], out: TextIO) -> None:
@@ -44,10 +50,10 @@ def write_csv(plays: list[dict[str, Any]], out: TextIO) -> None:
 def current(cfg: dict[str, Any], journal: Journal) -> Any:
     """The table as the daemon has it now (replayed, no hardware)."""
     from companion.core.table import Table
-    from companion.games import ENGINES
+    from companion.games import registry
 
     # The settings in force come from the journal itself; these only fill a blank one.
-    table = Table(ENGINES, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
+    table = Table(registry(), lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"])
     seq, cp = journal.checkpoint()
     for _ in table.replay(cp, journal.entries(after=seq)):
         pass
@@ -90,24 +96,25 @@ def _show(args: argparse.Namespace, cfg: dict[str, Any], journal: Journal, out: 
         return 0
     table = current(cfg, journal)
     st = table.state
+    names = {game: g.name for game, g in export_games().items()}
     if table.engine is not None:
-        print(f"Playing now: {NAMES.get(st.game or '', st.game)} — {', '.join(table.players)}", file=out)
+        print(f"Playing now: {names.get(st.game or '', st.game)} — {', '.join(table.players)}", file=out)
         totals = getattr(table.engine.state, "totals", None)
         if totals:
             print("  so far: " + "  ".join(f"{p} {n}" for p, n in totals.items()), file=out)
     elif st.phase == "gathering":
-        print(f"Setting up: {NAMES.get(st.game or '', st.game)} — seated: {', '.join(table.players) or 'nobody'}",
+        print(f"Setting up: {names.get(st.game or '', st.game)} — seated: {', '.join(table.players) or 'nobody'}",
               file=out)
     else:
         print("No game in progress.", file=out)
     for game, totals in table.public_view()["tonight"].items():
         ranked = sorted(totals.items(), key=lambda kv: -kv[1])
-        print(f"Tonight, {NAMES.get(game, game)}: " + "  ".join(f"{p} {n}" for p, n in ranked), file=out)
+        print(f"Tonight, {names.get(game, game)}: " + "  ".join(f"{p} {n}" for p, n in ranked), file=out)
     skipped = f" ({len(journal.skipped)} unreadable rows left out)" if journal.skipped else ""
     print(f"History: {len(plays)} plays{skipped}", file=out)
     for p in plays[-20:]:
         winners = ", ".join(pl["name"] for pl in p["players"] if pl["winner"]) or "nobody"
         scores = "  ".join(f"{pl['name']} {pl['score']}" for pl in p["players"])
-        print(f"  #{p['id']:<4} {local_date(p['playDate'])}  {NAMES.get(p['game'], p['game']):24} {p['durationMin']:3} min  "
+        print(f"  #{p['id']:<4} {local_date(p['playDate'])}  {names.get(p['game'], p['game']):24} {p['durationMin']:3} min  "
               f"{scores}   winners: {winners}", file=out)
     return 0

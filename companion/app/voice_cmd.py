@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from companion.app import config
+from companion.app import catalogue, config
 from voice import prerender
 
 
@@ -17,4 +17,6 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "voice_config", None) is None:
         args.settings = config.load(config.default_paths() + list(getattr(args, "config", None) or []))
+    if getattr(args, "line_folders", None) is None:  # the shared lines and every game's
+        args.line_folders = catalogue.line_folders()
     return prerender.run(args)

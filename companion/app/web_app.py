@@ -98,18 +98,22 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
     """Serve the pages for ``app`` (its loop made with a ``WatchedReadSide``);
     ``virtual``: the simulated reader, whose components the page offers as buttons;
     ``sock``: bound already (``listen_socket``)."""
+    from companion.app import catalogue
     from web.server import WebServer
 
+    games = tuple(app.loop.table.games.values())  # the table's games: what the pages may name
+    lines = catalogue.narrator(games).lines
     extra = None
     if virtual is not None:
         from companion.games import component_sets
         from web.virtual import virtual_routes
 
-        components = [i for ids in component_sets().values() for i in ids]
+        components = [i for ids in component_sets(games).values() for i in ids]
         extra = virtual_routes(virtual, app.panel, components)
     server = WebServer(app.loop.read_side, app.loop, plays_reader(app.journal.path), host, port,
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,
-                       store=app.journal.path.parent / "pages.json")  # the pairings outlive a restart
+                       store=app.journal.path.parent / "pages.json",  # the pairings outlive a restart
+                       games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games))
     app.router.subscribe(server.receive, ALL)  # it sends on only what each page may see (web/server.py)
     app.sinks["web"] = server
     server.start(sock=sock)

@@ -78,10 +78,10 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     before this call (the voice) already reports into it; ``pages``: are the
     players' pages served (``on``, ``off``) or does a script stand for them
     (``assumed``; core.table)."""
-    from companion.games import ENGINES
-    from voice.lines import Narrator
+    from companion.app import catalogue
+    from companion.games import registry
 
-    games = games if games is not None else ENGINES
+    games = games if games is not None else registry()
     path = journal_path or state_dir(cfg) / "journal.sqlite"
     lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
     try:
@@ -99,7 +99,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     if hasattr(voice, "cache"):  # a voice with a WAV cache: its background fill keeps out of the table's way
         from voice.prerender import FillGate
 
-        sinks["fill"] = FillGate()
+        sinks["fill"] = FillGate(catalogue.game_line_folders(games.values()))
         router.subscribe(sinks["fill"].receive, TABLE)
     # The inbox comes first, so each part is handed its way in as it is built.
     inbox = inbox if inbox is not None else Inbox()
@@ -108,7 +108,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
                                      lambda name: inbox.submit(ButtonPressed(name)))
     if panel_error:
         inbox.report_error(panel_error)
-    loop = TableLoop(table, journal, clock, narrate=Narrator(), router=router,
+    loop = TableLoop(table, journal, clock, narrate=catalogue.narrator(games.values()), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
                      on_game_end=backups, read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
@@ -126,10 +126,11 @@ def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Calla
     if simulate and backend == "tts" and not asked_for_tts:
         backend = "console"  # a simulation speaks only when asked to (--voice tts)
     if backend == "tts":
+        from companion.app.catalogue import line_folders
         from voice.tts_voice import TtsVoice
 
         return TtsVoice({**cfg["voice"], "cache_dir": cfg["voice"]["cache_dir"]
-                         or str(state_dir(cfg) / "voice-cache")}, on_error=on_error)
+                         or str(state_dir(cfg) / "voice-cache")}, on_error=on_error, lines_dir=line_folders())
     from voice.console import ConsoleVoice, SilentVoice
 
     return SilentVoice() if backend == "silent" or shown else ConsoleVoice(out)

@@ -123,6 +123,11 @@ class Engine:
     # phone): the table starts it only once every seat is paired, and refuses
     # its game card when the pages are off (DESIGN, Demagogos' Trap).
     needs_pages: ClassVar[bool] = False
+    # How the export (a BG Stats play, web/bgstats.py) scores this game: the
+    # highest total wins; ``no_points``: a side wins, and the totals are only
+    # 1 for a winner, 0 for the others.  Its name there is its English name line.
+    highest_wins: ClassVar[bool] = True
+    no_points: ClassVar[bool] = False
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)
     not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
     unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game

@@ -12,26 +12,30 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
-GAMES = ("seven-knights", "one-night", "madness-hour", "demagogos")
 LANGUAGES = ("en", "ja")
-RULE_CARDS = ("basic", "special", "advanced", "cooperative")
 
-# The table's own sets; each game's components are its engine's ``components``
-# (companion/games), handed to whoever needs every identity by the app.
-TABLE_SETS: dict[str, tuple[str, ...]] = {
-    "players": tuple(f"player/{c}" for c in COLOURS),
-    "games": tuple(f"game/{g}" for g in GAMES),
-    "cards": tuple(f"rules/{r}" for r in RULE_CARDS) + tuple(f"lang/{lang}" for lang in LANGUAGES),
-}
+# The table's own cards.  No game is named here: a game's card (``game/<game>``),
+# its rule cards and its components come from its engine (companion/games),
+# handed to whoever needs every identity by the app — so adding a game touches
+# no line of the core.
+PLAYER_CARDS = tuple(f"player/{c}" for c in COLOURS)
+LANGUAGE_CARDS = tuple(f"lang/{lang}" for lang in LANGUAGES)
+
+
+def table_sets(games: Iterable[str], rule_cards: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The table's sets of tags for these games: the players' cards, the
+    games' cards, the rule cards (``rules/<name>``) and the language cards."""
+    return {"players": PLAYER_CARDS, "games": tuple(f"game/{g}" for g in games),
+            "cards": tuple(f"rules/{r}" for r in dict.fromkeys(rule_cards)) + LANGUAGE_CARDS}
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 _UID = re.compile(r"^[0-9A-F]{8,20}$")
 
 
 def known_identities(extra_players: Iterable[str] = (), components: Iterable[str] = ()) -> frozenset[str]:
-    """The table's identities, the config's extra players' cards and the
-    games' ``components``."""
-    ids = {i for ids in TABLE_SETS.values() for i in ids}
+    """The table's own identities, the config's extra players' cards and the
+    games' (``components``: their cards and components)."""
+    ids = {*PLAYER_CARDS, *LANGUAGE_CARDS}
     ids.update(f"player/{p}" for p in extra_players)
     ids.update(components)
     return frozenset(ids)

@@ -1,31 +1,58 @@
 """The games the companion hosts: one package each, listed here.
 
 Adding a game is one package under ``companion/games/`` (its engine with its
-steps and its ``components``, its pure rules, its lines, its ``show`` of its
-own log events) and one line in ``GAMES``.  The core never imports a game:
-whoever needs to know every game's tags or events gets them from here, by the
-app (``companion/app``).
+steps, its ``components`` and its rule cards, its pure rules, its lines —
+its name, its step labels and what it says, in every language — and its
+``show`` of its own log events) and one line in ``GAMES``.  The core never
+imports a game, and the shell (voice, web, the core's tags) names none:
+whoever needs to know every game's tags, names or events gets them from
+here, by the app (``companion/app``, the folders' files by
+``companion.app.catalogue``).
+
+``GAMES`` is read when it is needed, not copied when this is imported: the
+functions here take it as it is then (a test may append a game to it).
 """
 
 from __future__ import annotations
 
 from companion.core.engine import Engine
-from companion.core.tags import TABLE_SETS
+from companion.core.tags import table_sets
 from companion.games.demagogos import Demagogos
 from companion.games.madness_hour import MadnessHour
 from companion.games.one_night import OneNight
 from companion.games.seven_knights import SevenKnights
 
 GAMES: tuple[type[Engine], ...] = (SevenKnights, OneNight, MadnessHour, Demagogos)
-ENGINES: dict[str, type[Engine]] = {g.game: g for g in GAMES}
 
 
-def component_sets(games: tuple[type[Engine], ...] = GAMES) -> dict[str, tuple[str, ...]]:
+def registry(games: tuple[type[Engine], ...] | None = None) -> dict[str, type[Engine]]:
+    """The games by their id (``game/<id>``): ``GAMES`` as it is now."""
+    return {g.game: g for g in (GAMES if games is None else games)}
+
+
+def component_sets(games: tuple[type[Engine], ...] | None = None) -> dict[str, tuple[str, ...]]:
     """Every set of tags a table may hold, by name: each game's components,
-    then the table's own (players, game cards, rule and language cards)."""
-    return {g.game: g.components for g in games} | TABLE_SETS
+    then the table's own (players, the games' cards, their rule cards and
+    the language cards)."""
+    games = GAMES if games is None else games
+    return {g.game: g.components for g in games} | table_sets(
+        (g.game for g in games), (r for g in games for r in g.known_rules()))
 
 
-def all_components(games: tuple[type[Engine], ...] = GAMES) -> tuple[str, ...]:
+def all_components(games: tuple[type[Engine], ...] | None = None) -> tuple[str, ...]:
     """Every game's component identities (the tags the reader may see besides the table's)."""
-    return tuple(i for g in games for i in g.components)
+    return tuple(i for g in (GAMES if games is None else games) for i in g.components)
+
+
+def identities(games: tuple[type[Engine], ...] | None = None) -> tuple[str, ...]:
+    """Every identity the games bring to the table: their game cards and
+    their components (rule cards are any ``rules/<name>``: core.tags)."""
+    games = GAMES if games is None else games
+    return tuple(f"game/{g.game}" for g in games) + all_components(games)
+
+
+def __getattr__(name: str) -> dict[str, type[Engine]]:
+    # ``ENGINES`` (the registry by id) is made from ``GAMES`` when asked for, so it is never stale.
+    if name == "ENGINES":
+        return registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,8 +13,6 @@ const T = {
         pairing: "Pairing the phones", board: "On the table", playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
         evening: "Evening {n}", export_evening: "export",
         unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
-        games: { "seven-knights": "Seven Knights Bewitched", "one-night": "One Night Werewolf",
-                 "madness-hour": "Madness Hour", demagogos: "Demagogos' Trap" },
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
@@ -25,30 +23,14 @@ const T = {
         pairing: "スマホのペアリング", board: "卓の上", playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
         evening: "{n}回目の夜", export_evening: "エクスポート",
         unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
-        games: { "seven-knights": "セブンナイツ ビウィッチド", "one-night": "ワンナイト人狼",
-                 "madness-hour": "マッドネスアワー", demagogos: "デマゴゴスの罠" },
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
 };
-// The games' steps as the public header names them (a step not here is shown as its id).
-const STEPS = {
-  en: { quest: "the quest", questions: "questions", recommendation: "recommending a captain",
-        captain_ready: "the captain is ready", command: "the command", formation: "the formation",
-        left_out: "tiles left out", witch_team: "the witch team shows itself", captain_check: "was the captain bewitched?",
-        witch_holder: "who held the witch?", round_over: "round over", game_over: "game over",
-        deal: "dealing", night: "night", discussion: "discussion", vote: "the vote", reveal: "the reveal", done: "done",
-        girl: "who is the Girl?", card: "the Girl's card", explore: "exploring", battle: "the battle", ending: "the ending",
-        role_auction: "role auction (sealed)", rolling: "the dealer rolls", turn_auction: "turn auction (sealed)",
-        cave_draw: "the dealer fills the cave", cave: "in the cave", bonus: "the dealer draws a bonus",
-        trade: "trading", vp_auction: "VP auction (open)", over: "game over" },
-  ja: { quest: "探求", questions: "質問", recommendation: "隊長の推薦", captain_ready: "隊長の準備", command: "号令",
-        formation: "陣形", left_out: "外したタイル", witch_team: "魔女陣営の確認", captain_check: "隊長は虜？",
-        witch_holder: "魔女タイルの持ち主", round_over: "ラウンド終了", game_over: "ゲーム終了",
-        deal: "配布", night: "夜", discussion: "議論", vote: "投票", reveal: "公開", done: "終了",
-        girl: "少女は誰？", card: "少女のカード", explore: "探索", battle: "戦闘", ending: "結末",
-        role_auction: "役職の入札（秘密）", rolling: "ディーラーがダイスを振る", turn_auction: "手番の入札（秘密）",
-        cave_draw: "洞窟の準備", cave: "洞窟", bonus: "ボーナスの抽選", trade: "取引", vp_auction: "VPの競り（公開）",
-        over: "ゲーム終了" },
-};
+// The games' names and their steps' labels, by language: the server's
+// (/api/games, from each game's own folder); this page names no game itself.
+let GAMES = {};
+const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
+const gameName = (id) => gameInfo(id).name || id;
+const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
 let state = {}, me = null, lang = "en";
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const who = (name) => (t("colours")[name] || name);
@@ -75,9 +57,9 @@ function render() {
   lang = state.lang || "en";
   document.documentElement.lang = lang;
   document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
-  $("game").textContent = state.game ? (t("games")[state.game] || state.game) : t("no_game");
+  $("game").textContent = state.game ? gameName(state.game) : t("no_game");
   const step = state.play && state.play.step;
-  $("step").textContent = [t(state.phase) || "", step ? "· " + ((STEPS[lang] || STEPS.en)[step] || step) : ""].join(" ");
+  $("step").textContent = [t(state.phase) || "", step ? "· " + stepLabel(state.game, step) : ""].join(" ");
   $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
   $("address").textContent = state.address || "";
@@ -104,7 +86,7 @@ function renderBoard() {
 
 function renderScores() {
   // Round-by-round points and totals for a game that scores by round (its view
-  // has rounds); for one that does not (One Night, Madness Hour) just the seats.
+  // has rounds); for one that does not (a side wins) just the seats.
   // Whoever the table waits for is marked.
   const scored = !!(state.play && state.play.rounds);
   const rounds = (scored && state.play.rounds) || [];  // the read side's: the same rows after a restart
@@ -167,7 +149,7 @@ function renderTonight() {
   const table = $("tonight"); table.replaceChildren();
   $("tonight-section").hidden = !Object.keys(state.tonight || {}).length;
   for (const [game, totals] of Object.entries(state.tonight || {})) {
-    table.append(el("tr", {}, el("th", { text: t("games")[game] || game, colspan: 2 })));
+    table.append(el("tr", {}, el("th", { text: gameName(game), colspan: 2 })));
     for (const [name, n] of Object.entries(totals)) table.append(el("tr", {}, el("td", { text: who(name) }), el("td", { text: String(n) })));
   }
 }
@@ -188,7 +170,7 @@ function renderHistory() {
     for (const play of [...plays].reverse()) {
       const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
       const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
-      const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${t("games")[play.game] || play.game}` }),
+      const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${gameName(play.game)}` }),
         el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);
       if (play.bgstats) item.append(el("a", { href: play.bgstats, text: t("bgstats"), rel: "noreferrer" }));
       games.append(item);
@@ -363,4 +345,5 @@ source.addEventListener("event", (e) => { const ev = JSON.parse(e.data);
 source.addEventListener("leds", (e) => leds(JSON.parse(e.data)));
 source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
 
-fetch("/api/table").then((r) => r.json()).then((s) => { state = s; render(); loadMe(); loadVirtual(); });
+Promise.all([fetch("/api/table").then((r) => r.json()), fetch("/api/games").then((r) => r.json()).catch(() => ({}))])
+  .then(([s, games]) => { state = s; GAMES = games; render(); loadMe(); loadVirtual(); });

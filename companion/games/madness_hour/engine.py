@@ -98,6 +98,7 @@ class MadnessHour(Engine):
     settings: ClassVar[Mapping[str, Any]] = SETTINGS
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
+    no_points: ClassVar[bool] = True  # the winners win; no points (the export)
     unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
     STEPS: ClassVar[dict[str, Step]] = {
         "girl": Step({"tap": "_pick_girl"}, ("mh.refuse.girl_first", "the Girl taps her player card first")),

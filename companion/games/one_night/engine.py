@@ -82,6 +82,7 @@ class OneNight(Engine):
     settings: ClassVar[Mapping[str, Any]] = settings_for(components)  # a deck is bounded by the cards
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 7
+    no_points: ClassVar[bool] = True  # a team wins (the export)
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
     STEPS: ClassVar[dict[str, Step]] = {
         "deal": Step({"next": "_nightfall"}, ("onw.refuse.deal", "deal the cards, then press next for the night")),
