@@ -441,11 +441,19 @@ class TableLoop:
         self._input(Drawn(request.name, value), at=at)
 
     def _audience(self, audience: str) -> str:
-        """An engine's audience (players by name) as the router's (seats by id)."""
+        """An engine's audience (players by name) as the router's (seats by
+        id).  Only the one seat answering to the name gets it: a name no seat
+        has is the log's, and a name two seats share (settings forced past the
+        config's check) reaches neither page — said in the log, never guessed."""
         if audience in (TABLE, LOG):
             return audience
         seat = self.table.audience_id(audience)
-        return seat_audience(seat) if seat is not None else LOG
+        if seat is not None:
+            return seat_audience(seat)
+        if len(seats := self.table.seats_named(audience.removeprefix("player:"))) > 1:
+            self._emit("error", LOG, message=f"a private line for {audience.removeprefix('player:')} went to no "
+                       f"page: two seats ({', '.join(seats)}) answer to that name")
+        return LOG
 
     def _tell(self, out: Tell) -> None:
         line = self.narrate(out.key, out.params, self.table.lang)
