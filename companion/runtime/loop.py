@@ -101,7 +101,7 @@ class TableLoop:
         self._last_says: list[Say] = []
         self._reader_connected: bool | None = None
         self._reader_announced: bool | None = None
-        self._game_start: tuple[float, float] | None = None  # the game in progress began at (t, wall)
+        self._game_start: float | None = None  # the table time (the journal's t) the game in progress began
         self.on_game_end = on_game_end  # after a game's result is heard (backups)
         self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
         self._activity: dict[str, Any] | None = None  # as last published (``_publish_activity``)
@@ -326,7 +326,7 @@ class TableLoop:
         finished = self.table.finished
         t, wall = self.times.t(now), self.times.wall(now)
         game_start = self._game_start
-        self._track_game_start(outputs, t, wall)
+        self._track_game_start(outputs, t)
         play = checkpoint = None
         if finished is not None:
             play = (self.table.state.evening, finished.game, self._play_record(finished, t, wall))
@@ -523,9 +523,9 @@ class TableLoop:
                 self._input(Housekeeping("new-evening"))
 
     # ---------------------------------------------------- journal replay
-    def _track_game_start(self, outputs: Iterable[Output], t: float, wall: float) -> None:
+    def _track_game_start(self, outputs: Iterable[Output], t: float) -> None:
         if any(isinstance(o, Report) and o.event == "game_started" for o in outputs):
-            self._game_start = (t, wall)
+            self._game_start = t
 
     def _play_record(self, play: Any, t: float, wall: float) -> dict[str, Any]:
         """A finished game shaped like BG Stats' play import.  Its length is
@@ -533,8 +533,7 @@ class TableLoop:
         clocks that may have been set in between; its date is the start as
         best known: the wall of record at the end, less that length (a Pi's
         clock is set right mid-game far more often than it is set wrong)."""
-        start_t = self._game_start[0] if self._game_start is not None else t
-        duration = max(0.0, t - start_t)
+        duration = max(0.0, t - (self._game_start if self._game_start is not None else t))
         players = []
         for i, (name, seat) in enumerate(zip(play.players, play.ids, strict=True)):
             player = {"name": name, "score": play.totals.get(name, 0), "winner": name in play.winners,
@@ -557,7 +556,7 @@ class TableLoop:
             if isinstance(result, Refusal):
                 self._emit("error", LOG, message=f"journal input {entry.seq} no longer applies: {result.reason}")
                 continue
-            self._track_game_start(result, entry.t, entry.wall)
+            self._track_game_start(result, entry.t)
             n += 1
         return n
 
