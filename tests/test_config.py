@@ -247,3 +247,45 @@ def test_each_game_declares_its_own_section() -> None:
     assert {g: s for g, s in config.SCHEMA["games"].items()} == {cls.game: cls.settings for cls in GAMES
                                                                   if cls.settings}
     assert set(config.SCHEMA["games"]) == {"seven-knights", "one-night", "madness-hour"}
+
+
+# Item 6 (issue 18): private messages, scores and pages find a seat by its name, so two
+# seats answering to one name would mix them.  Names are lower-case only, so comparing
+# them as written is comparing them case-insensitively.
+@pytest.mark.parametrize("text, line, seats", [
+    ("players:\n  names: {red: blue}\n", 2, ("red", "blue")),  # blue's own name, blue still a seat
+    ("players:\n  names: {red: aki, green: aki}\n", 2, ("red", "green")),
+    ("players:\n  extra: [pink]\n  names:\n    red: pink\n", 4, ("red", "pink")),  # an extra player's name
+    ("players:\n  names: {red: pink}\n  extra: [pink]\n", 3, ("red", "pink")),  # the line set last
+    ("players:\n  names: {red: blue, blue: ben}\n", 2, ("red", "blue")),  # another seat's colour, renamed
+    ("players:\n  extra: [blue]\n", 2, ("blue",)),  # a colour's card already
+    ("players:\n  extra: [pink, pink]\n", 2, ("pink",)),
+])
+def test_item6_two_seats_with_one_name_are_refused_naming_both(tmp_path: Path, text: str, line: int,
+                                                                seats: tuple[str, ...]) -> None:
+    p = write(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        config.load([p])
+    assert str(e.value).startswith(f"{p}:{line}: players."), e.value
+    for seat in seats:
+        assert seat in e.value.problem
+
+
+def test_item6_a_seat_may_keep_its_own_colour_as_its_name(tmp_path: Path) -> None:
+    cfg = config.load([write(tmp_path, "players:\n  names: {red: red, blue: aki}\n  extra: [pink]\n")])
+    assert cfg["players"] == {"names": {"red": "red", "blue": "aki"}, "extra": ["pink"]}
+
+
+def test_item6_the_six_player_demagogos_with_a_colliding_name_is_refused_at_load(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from companion.app.cli import main
+
+    lines = (ROOT / "examples" / "demagogos" / "6p.yaml").read_text().splitlines()
+    at = lines.index(next(s for s in lines if s.startswith("title:"))) + 1
+    lines[at:at] = ["config:", "  players: {names: {red: blue}}"]
+    p = write(tmp_path, "\n".join(lines) + "\n", "6p.yaml")
+    assert main(["simulate", str(p)]) == 2  # a bad setting
+    out = capsys.readouterr()
+    assert out.err.startswith(f"companion: {p}:{at + 2}: players.names "), out.err
+    assert "red" in out.err and "blue" in out.err and "Traceback" not in out.err
+    assert '"event"' not in out.out  # not one step was played

@@ -375,3 +375,62 @@ def test_ruling_a_gift_mid_cave_and_its_refusal_reach_the_giver_s_page_only(tmp_
         assert table.engine.state.gems["yellow"] == 6
     finally:
         table.close()
+
+
+class HandBuilt(Table):
+    """The recorded table on settings the config loader never saw (``names`` forced)."""
+
+    def __init__(self, state: Path, draws: dict[str, Any], names: dict[str, str]) -> None:
+        from companion.app import config
+        from companion.app.simulate import Simulation
+
+        self.public, self.seats, self.snapshots, self.state, self.events = [], {}, [], state, []
+        cfg = config.load([ROOT / "config" / "companion.yaml"])
+        cfg["players"] = {**cfg["players"], "names": names}  # past the config's check (item 6)
+        self.sim = Simulation(cfg, state, self.events.append, draws=draws)
+        self.sim.app.router.subscribe(self._public, TABLE)
+        for seat in SEATS:
+            self.sim.app.router.subscribe(self._seat(seat), seat_audience(seat))
+
+
+def _misaddressed(table: Table) -> list[tuple[str, dict[str, Any]]]:
+    """Every private line (an engine's, addressed by name) on a seat's page that is not
+    the one and only seated player answering to that name."""
+    t = table.sim.loop.table
+    return [(seat, e) for seat, events in table.seats.items() for e in events
+            if e["event"] == "tell" and [s for s in t.state.seats if t.name_of(s) == e["to"]] != [seat]]
+
+
+def test_item6_two_seats_forced_to_one_name_are_never_both_seated(tmp_path: Path) -> None:
+    steps, draws, _ = script(SIX)
+    table = HandBuilt(tmp_path, draws, {"red": "blue"})  # red answers to "blue", and so does blue
+    try:
+        for kind, value in steps:
+            table.step(kind, value)
+        assert {"event": "rejected", "input": "player/blue", "reason": "blue is already seated"} in table.public
+        t = table.sim.loop.table
+        assert len({t.name_of(s) for s in t.state.seats}) == len(t.state.seats)
+        assert not _misaddressed(table)
+    finally:
+        table.close()
+
+
+def test_item6_a_private_message_for_a_name_two_seats_share_reaches_neither(tmp_path: Path) -> None:
+    """A table whose names were forced equal mid-game (as no config allows): the loop
+    addresses by seat and refuses to guess, so each private line reaches its seat or none."""
+    steps, draws, _ = script(SIX)
+    table = play(tmp_path, steps[:19], draws)  # the next bid closes an auction: everyone pays, privately
+    try:
+        t = table.sim.loop.table
+        assert t.state.phase == "playing" and {"red", "blue"} <= set(t.state.seats)
+        t.settings["names"] = {**t.settings["names"], "red": "blue"}  # in force, past every check
+        before = {seat: len(evs) for seat, evs in table.seats.items()}
+        for kind, value in steps[19:]:
+            table.step(kind, value)
+        after = {seat: evs[before.get(seat, 0):] for seat, evs in table.seats.items()}
+        assert not [e for seat in ("red", "blue") for e in after.get(seat, []) if e["event"] == "tell"]
+        assert not [(s, e) for s, e in _misaddressed(table) if e in after.get(s, [])]
+        assert any(e["event"] == "error" and "two seats" in e["message"] for e in table.events)
+        assert any(e["event"] == "tell" for s in SEATS[2:6] for e in after.get(s, []))  # the others still told
+    finally:
+        table.close()

@@ -314,3 +314,28 @@ def test_back_to_seating_survives_a_restart(make_table) -> None:
     again.tap("player/yellow")
     again.press("next")
     assert again.last("game_started")["players"] == ["red", "blue", "green", "yellow"]
+
+
+def test_item6_play_again_after_a_rename_that_makes_two_seats_one_name_is_refused() -> None:
+    """The config refuses such names; a table handed them anyway (a journal's settings,
+    a test) seats no second player answering to a seated name, not even by 'play again'."""
+    from companion.core.events import Housekeeping, Press, Refusal, Tap
+    from companion.core.table import Table
+    from companion.games.seven_knights import SevenKnights
+
+    t = Table({"seven-knights": SevenKnights})
+    for inp in (Tap("game/seven-knights"), *(Tap(s) for s in SEATS), Press("next"), Press("hold-back"),
+                Press("next")):
+        t.handle(inp)
+    assert t.state.phase == "idle" and t.state.last is not None  # abandoned: "next" would play again
+    t.handle(Housekeeping("configure", {**t.wanted, "names": {"red": "blue"}}))
+    before = copy.deepcopy(t.state)
+    with pytest.raises(Refusal) as e:
+        t.handle(Press("next"))
+    assert (e.value.key, e.value.params) == ("refuse.player_twice", {"player": "blue"})
+    assert t.state == before and t.engine is None
+    t.handle(Tap("game/seven-knights"))
+    t.handle(Tap("player/red"))
+    with pytest.raises(Refusal, match="blue is already seated"):
+        t.handle(Tap("player/blue"))
+    assert t.state.seats == ["red"] and t.id_of("blue") == "red"

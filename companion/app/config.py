@@ -53,8 +53,6 @@ def _names(v: Any) -> str | None:
             return f"{colour!r} is not a player colour ({', '.join(tags.COLOURS)})"
         if not isinstance(name, str) or not tags.valid_player_name(name):
             return f"name for {colour} must be lower-case letters, digits or '-', not {name!r}"
-    if len(set(v.values())) != len(v):
-        return "two colours have the same name"
     return None
 
 
@@ -63,6 +61,32 @@ def _extra_players(v: Any) -> str | None:
         return f"must be a list of lower-case names, not {v!r}"
     if len(v) > 64:
         return f"lists {len(v)} players; at most 64"
+    if twice := next((n for i, n in enumerate(v) if n in v[:i]), None):
+        return f"lists {twice} twice"
+    if colour := next((n for n in v if n in tags.COLOURS), None):
+        return f"lists {colour}, whose card player/{colour} is a colour's seat already"
+    return None
+
+
+def _one_name_per_seat(players: Mapping[str, Any]) -> settings.Problem | None:
+    """Every seat (a colour, an extra player) answers to a name of its own,
+    which is no other seat's id either: the engines know players by name, and
+    a line, a score or a page for that name must find one seat, never guess
+    (issue 18, item 6).  Names are lower-case only, so comparing them as
+    written compares them regardless of case."""
+    names, extra = players["names"], players["extra"]
+    seats = {**{c: names.get(c, c) for c in tags.COLOURS}, **{e: e for e in extra}}  # id → name
+    keys = ("names", "extra") if extra else ("names",)
+    called: dict[str, str] = {}  # name → the seat answering to it
+    for seat, name in seats.items():
+        if name in called:
+            return settings.Problem(keys, f"give {called[name]} and {seat} the same name {name!r}: "
+                                          "each seat needs a name of its own")
+        called[name] = seat
+    for seat, name in seats.items():
+        if name != seat and name in seats:
+            return settings.Problem(keys, f"name {seat} {name!r}, the id of the seat {name} "
+                                          f"(player/{name}): each seat needs a name no other seat has")
     return None
 
 
@@ -98,10 +122,10 @@ SCHEMA: dict[str, Any] = {
     "language": Field("en", choice(*tags.LANGUAGES), "narration language: en | ja"),
     "seed": Field(None, optional(whole(0, 2 ** 63 - 1)), "fixes random choices (jitter); none: chosen once per journal"),
     "state_dir": Field(None, optional(is_(str, "a path")), "journal and caches; default $STATE_DIRECTORY or ./state"),
-    "players": {
+    "players": settings.Section({
         "names": Field({}, _names, "colour → name, e.g. {red: aki}"),
         "extra": Field([], _extra_players, "player cards beyond the 8 colours: player/<name>"),
-    },
+    }, check=_one_name_per_seat),
     "reader": {
         "backend": Field("nfc", choice("nfc", "simulated")),
         "tag_map": Field("tags.yaml", is_(str, "a path"), "UID → identity file, relative to this config file"),

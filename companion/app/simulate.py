@@ -131,6 +131,10 @@ class Simulation:
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
                               journal_path=state / "journal.sqlite", draws=draws, games=games,
                               read_side=read_side, pages=pages)  # the pages' (tests/test_web_privacy.py)
+        if (last := self.app.journal.last_wall()) is not None:
+            # A resumed journal: the table comes back later the same evening, as a Pi
+            # whose clock is right would (a test sets it wrong with jump_wall).
+            self.clock.jump_wall(max(0.0, last - self.clock.wall()))
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)

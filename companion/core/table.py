@@ -9,7 +9,11 @@ Seats hold each player's stable id — the suffix of their player card,
 ``player/red`` → ``red`` — and the settings give each id a display name.
 Engines know players by name (it is what they say and report, DESIGN.md:
 "players appear in events by name"); the table translates at its edges,
-so a renamed player keeps their standings, history and page.
+so a renamed player keeps their standings, history and page.  That needs
+one seat per name: the config refuses two seats with one name, the table
+never seats a second player answering to a seated one's name, and a name
+that two seats share anyway (settings forced past both) maps to no seat —
+its lines reach nobody and its page shows nothing, rather than a guess.
 """
 
 from __future__ import annotations
@@ -111,13 +115,25 @@ class Table:
     def name_of(self, player_id: str) -> str:
         return str(dict(self.settings["names"]).get(player_id, player_id))
 
+    def seats_named(self, name: str) -> list[str]:
+        """The seated players' ids answering to ``name`` (one, or none; more only
+        if the settings were forced past the config's check)."""
+        return [i for i in self.state.seats if self.name_of(i) == name]
+
     def id_of(self, name: str) -> str | None:
-        """The seat id of a seated player known by ``name``."""
-        return next((i for i in self.state.seats if self.name_of(i) == name), None)
+        """The seat id of the one seated player known by ``name``; None if no
+        seat, or more than one, answers to it: never a guess."""
+        seats = self.seats_named(name)
+        return seats[0] if len(seats) == 1 else None
 
     def audience_id(self, audience: str) -> str | None:
         """``player:<name>`` (an engine's audience) → that seat's id."""
         return self.id_of(audience.removeprefix("player:")) if audience.startswith("player:") else None
+
+    def _engine_name(self, player_id: str) -> str | None:
+        """The name the engine knows a seated ``player_id`` by, if it is that seat's alone."""
+        name = self.name_of(player_id)
+        return name if player_id in self.state.seats and self.id_of(name) == player_id else None
 
     @property
     def lang(self) -> str:
@@ -195,15 +211,17 @@ class Table:
 
     def private_view(self, player_id: str) -> dict[str, Any]:
         """What the player seated as ``player_id`` alone may see now."""
-        if self.engine is None or player_id not in self.state.seats:
+        name = self._engine_name(player_id)
+        if self.engine is None or name is None:
             return {}
-        return self.engine.private_view(self.name_of(player_id))
+        return self.engine.private_view(name)
 
     def page(self, player_id: str) -> list[tuple[str, dict[str, Any]]]:
         """The player's page as lines (keys and params), ``private_view`` labelled."""
-        if self.engine is None or player_id not in self.state.seats:
+        name = self._engine_name(player_id)
+        if self.engine is None or name is None:
             return []
-        return self.engine.page(self.name_of(player_id))
+        return self.engine.page(name)
 
     def board(self) -> list[tuple[str, dict[str, Any]]]:
         """The game's public lines (keys and params), ``public_view`` labelled."""
@@ -214,9 +232,8 @@ class Table:
         if self.engine is not None and self.state.confirm is None:
             if player_id is None:
                 return self.engine.legal(None)
-            if player_id in self.state.seats:
-                return self.engine.legal(self.name_of(player_id))
-            return Legal()
+            name = self._engine_name(player_id)
+            return self.engine.legal(name) if name is not None else Legal()
         if player_id is not None:
             return Legal()
         if self.state.confirm is not None:
@@ -318,7 +335,7 @@ class Table:
             return [Say("table.rules_added", {"rules": name})]
         if kind == "player":
             seat, player = name, self.player_name(inp.identity)
-            if seat in st.seats:
+            if seat in st.seats or player in self.players:  # one seat per name: the engine knows names
                 raise Refusal("refuse.player_twice", f"{player} is already seated", player=player)
             if len(st.seats) >= cls.max_players:
                 raise Refusal("refuse.too_many_players", f"at most {cls.max_players} players",
@@ -337,6 +354,9 @@ class Table:
         cls = self.games[game]
         opts = dict(self.settings["options"]).get(game, {})
         players = self.players
+        if twice := next((p for i, p in enumerate(players) if p in players[:i]), None):
+            # "play again" after the names changed so that two seats share one
+            raise Refusal("refuse.player_twice", f"{twice} is already seated", player=twice)
         cls.check_setup(players, st.rules, opts)
         self._check_pages(game)
         if cls.needs_pages and self.pages == PAGES_ON and self.unpaired():
@@ -404,13 +424,16 @@ class Table:
                 raise Refusal("refuse.no_game", "no game is being played", player=inp.player)
             raise Refusal("refuse.not_now", f"{inp.label} is not expected now")
         if isinstance(inp, Submit):
-            if inp.player not in self.state.seats:
+            if (name := self._engine_name(inp.player)) is None:
                 raise Refusal("refuse.not_seated", f"{inp.player} is not playing this game")
-            inp = Submit(self.name_of(inp.player), inp.field, inp.value)
+            inp = Submit(name, inp.field, inp.value)
         if isinstance(inp, Tap):
             kind = inp.identity.split("/", 1)[0]
             if kind == "player":
-                inp = Tap(f"player/{self.player_name(inp.identity)}")
+                seat, player = inp.identity.split("/", 1)[1], self.player_name(inp.identity)
+                if self.seats_named(player) not in ([], [seat]):  # the engine would take it for another seat
+                    raise Refusal("refuse.not_now", f"two seats answer to {player}: give each a name of its own")
+                inp = Tap(f"player/{player}")
             elif kind == "rules":
                 raise Refusal("refuse.rules_in_game", "rule cards go before the game starts")
             elif not inp.identity.startswith(engine.tag_prefixes):

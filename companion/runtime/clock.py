@@ -1,5 +1,11 @@
 """Time, injected.  Every timer and timestamp goes through a clock object, so
-the simulation replays an hour-long game in milliseconds and tests never sleep."""
+the simulation replays an hour-long game in milliseconds and tests never sleep.
+
+A Pi has no real-time clock: its wall clock is wrong at boot (1970, or the
+last time it saved) and jumps when the network sets it.  Timers and durations
+therefore run on the monotonic ``now``; the wall only dates things, through
+``Record``, which never lets a date go back before the journal's.
+"""
 
 from __future__ import annotations
 
@@ -28,18 +34,77 @@ class RealClock:
 
 
 class VirtualClock:
-    """Time moves only when told to."""
+    """Time moves only when told to.  Its wall runs with it from
+    ``VIRTUAL_EPOCH`` unless ``jump_wall`` sets it (a network setting the
+    clock of a Pi without a real-time clock)."""
 
     def __init__(self, start: float = 0.0) -> None:
         self.t = start
+        self.wall_offset = 0.0
 
     def now(self) -> float:
         return self.t
 
     def wall(self) -> float:
-        return VIRTUAL_EPOCH + self.t
+        return VIRTUAL_EPOCH + self.wall_offset + self.t
+
+    def jump_wall(self, seconds: float) -> None:
+        """The wall clock alone moves by ``seconds`` (either way); ``now`` does not."""
+        self.wall_offset += seconds
 
     def set(self, t: float) -> None:
         if t < self.t:
             raise ValueError("virtual time does not go backwards")
         self.t = t
+
+
+BEHIND_S = 60.0  # a wall clock this far behind the journal is wrong, not merely slewed
+
+
+class Record:
+    """The two times the journal keeps with each input, from a clock whose
+    wall may be wrong (issue 18, items 16 and 18).
+
+    ``t(now)``: the table's running time, monotonic, continued from the
+    journal's last ``t``: a game lasts ``t(end) - t(start)``, even across a
+    restart.  The time the table was off counts nothing (at boot the wall
+    cannot say how long that was).  Journals from before kept ``t`` from 0 in
+    each run; continuing from their last one is as good.
+
+    ``wall(now)``: the wall of record — the wall clock, but never behind the
+    last wall of record plus the monotonic time since.  A clock behind the
+    journal (1970 at boot) dates inputs from the journal instead, so plays
+    stay in order; once the clock is set forward past that, it is used again.
+    A clock set wrongly *forward* cannot be told from a right one and is
+    taken at its word: every later date stays at or after it.
+    """
+
+    def __init__(self, clock: Clock, last: tuple[float, float] | None) -> None:
+        """``last``: the journal's last (t, wall), None for an empty journal."""
+        self.clock = clock
+        self.start = clock.now()
+        self.last_wall = last[1] if last is not None else None  # the journal's, when this run began
+        self._t0 = self.start - (last[0] if last is not None else 0.0)
+        self._floor = (last[1], self.start) if last is not None else None  # (wall of record, at now)
+
+    def t(self, now: float) -> float:
+        return now - self._t0
+
+    def clock_wall(self, now: float) -> float:
+        """What the wall clock reads for the moment ``now`` (a timer's due time may be past)."""
+        return self.clock.wall() - (self.clock.now() - now)
+
+    def behind(self, now: float) -> float:
+        """How many seconds the wall clock reads behind the wall of record (0: not)."""
+        if self._floor is None:
+            return 0.0
+        behind = self._floor[0] + (now - self._floor[1]) - self.clock_wall(now)
+        return behind if behind > 1e-3 else 0.0  # not the rounding of two sums that should be equal
+
+    def wall(self, now: float) -> float:
+        return self.clock_wall(now) + self.behind(now)
+
+    def recorded(self, now: float, wall: float) -> None:
+        """``wall`` was journaled for ``now``: later walls of record are not before it."""
+        if self._floor is None or wall - now > self._floor[0] - self._floor[1]:
+            self._floor = (wall, now)

@@ -160,8 +160,13 @@ class Journal:
 
     def last_wall(self) -> float | None:
         """When the last input was taken (wall clock), if any."""
-        row = self.db.execute("SELECT wall FROM inputs ORDER BY seq DESC LIMIT 1").fetchone()
-        return float(row[0]) if row else None
+        last = self.last_times()
+        return last[1] if last else None
+
+    def last_times(self) -> tuple[float, float] | None:
+        """The last input's (t, wall), if any: where the next run's times go on from."""
+        row = self.db.execute("SELECT t, wall FROM inputs ORDER BY seq DESC LIMIT 1").fetchone()
+        return (float(row[0]), float(row[1])) if row else None
 
     def count_inputs(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM inputs").fetchone()[0])

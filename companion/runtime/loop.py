@@ -46,7 +46,7 @@ from companion.core.events import (
 )
 from companion.core.messages import Command, Event, PairRequest, ReadSide, seat_audience
 from companion.core.table import PLAYING, Table
-from companion.runtime.clock import Clock
+from companion.runtime.clock import BEHIND_S, Clock, Record
 from companion.runtime.draws import Drawer, DrawError
 from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal, JournalError
@@ -91,13 +91,17 @@ class TableLoop:
         self._order = itertools.count()
         self._draw_retries: dict[str, Draw] = {}  # a draw whose journal write failed, by retry timer
         self._last_draw: Draw | None = None  # the request behind the Drawn being handled
-        self._t0 = clock.now()
+        self._t0 = clock.now()  # the events' ``t``: seconds since this run began
+        self.times = Record(clock, journal.last_times())  # what the journal records: clock.Record
+        self._clock_said = False  # "the clock is behind the saved games", once a run
+        self._evening_unknown = False  # the clock was behind at start: was that a new evening?
+        self._played = False  # a game ended in this run
         # The table's lines of the last accepted input: what repeat says again,
         # in the language of the moment.
         self._last_says: list[Say] = []
         self._reader_connected: bool | None = None
         self._reader_announced: bool | None = None
-        self._game_start_wall: float | None = None
+        self._game_start: float | None = None  # the table time (the journal's t) the game in progress began
         self.on_game_end = on_game_end  # after a game's result is heard (backups)
         self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
         self._activity: dict[str, Any] | None = None  # as last published (``_publish_activity``)
@@ -305,6 +309,8 @@ class TableLoop:
         """One input through the table; ``at`` is a timer's scheduled time,
         from which the timers it sets are measured (so schedules don't drift)."""
         self._observe("input", inp, at)
+        now = self.clock.now() if at is None else at
+        self._watch_clock(now)
         public = self.table.public_label(inp)  # asked before the input changes the table; refusals too
         if isinstance(inp, Press) and inp.button == "repeat":
             return self._repeat()
@@ -318,19 +324,20 @@ class TableLoop:
                 return self._emit("error", LOG, message=f"draw {inp.name} refused: {refusal.reason}")
             return self._reject(public, refusal, inp if isinstance(inp, Submit) else None)
         finished = self.table.finished
-        now = self.clock.now() if at is None else at
-        wall = self.clock.wall() - (self.clock.now() - now)
-        self._track_game_start(outputs, wall)
+        t, wall = self.times.t(now), self.times.wall(now)
+        game_start = self._game_start
+        self._track_game_start(outputs, t)
         play = checkpoint = None
         if finished is not None:
-            play = (self.table.state.evening, finished.game, self._play_record(finished, wall))
+            play = (self.table.state.evening, finished.game, self._play_record(finished, t, wall))
         if was_playing and self.table.engine is None:
             checkpoint = self.table.checkpoint()
         started = time.perf_counter()  # work done, not table time: real even on a virtual clock
         try:
-            self.journal.append(inp, now - self._t0, wall, play=play, checkpoint=checkpoint)
+            self.journal.append(inp, t, wall, play=play, checkpoint=checkpoint)
         except JournalError as e:
             # Not durable, so not accepted: rebuild the table as the journal has it.
+            self._game_start = game_start
             self._rebuild()
             if isinstance(inp, TimerFired):  # nobody can tap a timer again: try it again shortly
                 self._arm(inp.name, now + TIMER_RETRY_S)
@@ -346,6 +353,8 @@ class TableLoop:
             return self._reject(public, Refusal("refuse.not_saved", "could not save; tap again"),
                                 inp if isinstance(inp, Submit) else None)
         self._observe("journaled", inp, time.perf_counter() - started)
+        self.times.recorded(now, wall)
+        self._played = self._played or finished is not None
         if isinstance(inp, Housekeeping) and not outputs:
             return None  # the daemon's own bookkeeping: nothing to show or say
         if isinstance(inp, Submit):
@@ -441,11 +450,19 @@ class TableLoop:
         self._input(Drawn(request.name, value), at=at)
 
     def _audience(self, audience: str) -> str:
-        """An engine's audience (players by name) as the router's (seats by id)."""
+        """An engine's audience (players by name) as the router's (seats by
+        id).  Only the one seat answering to the name gets it: a name no seat
+        has is the log's, and a name two seats share (settings forced past the
+        config's check) reaches neither page — said in the log, never guessed."""
         if audience in (TABLE, LOG):
             return audience
         seat = self.table.audience_id(audience)
-        return seat_audience(seat) if seat is not None else LOG
+        if seat is not None:
+            return seat_audience(seat)
+        if len(seats := self.table.seats_named(audience.removeprefix("player:"))) > 1:
+            self._emit("error", LOG, message=f"a private line for {audience.removeprefix('player:')} went to no "
+                       f"page: two seats ({', '.join(seats)}) answer to that name")
+        return LOG
 
     def _tell(self, out: Tell) -> None:
         line = self.narrate(out.key, out.params, self.table.lang)
@@ -485,14 +502,38 @@ class TableLoop:
         return {**table.private_view(seat), "legal": legal,
                 "page": [{"key": line.key, "text": line.text} for line in page]}
 
-    # ---------------------------------------------------- journal replay
-    def _track_game_start(self, outputs: Iterable[Output], wall: float) -> None:
-        if any(isinstance(o, Report) and o.event == "game_started" for o in outputs):
-            self._game_start_wall = wall
+    # -------------------------------------------------------------- clock
+    def _watch_clock(self, now: float) -> None:
+        """Say once in the log that the wall clock is behind the journal (its
+        dates then come from the journal: clock.Record).  If it was behind
+        when this run began, whether that start was a new evening was not
+        known: the first input after the clock is set decides it as start()
+        would have, unless a game has ended since (tonight is shared by then)."""
+        behind = self.times.behind(now)
+        if behind > BEHIND_S and not self._clock_said:
+            self._clock_said = True
+            self._emit("error", LOG, message=f"the clock is behind the saved games: it reads "
+                       f"{_utc(self.times.clock_wall(now))} UTC, the journal is at {_utc(self.times.wall(now))} "
+                       "UTC; until the clock is set (the network sets it), games are dated from the journal")
+        elif behind == 0 and self._evening_unknown:
+            self._evening_unknown = False
+            began = self.times.clock_wall(self.times.start)  # the start, by the clock now set
+            if (not self._played and self.times.last_wall is not None
+                    and began - self.times.last_wall > SESSION_GAP_S):
+                self._input(Housekeeping("new-evening"))
 
-    def _play_record(self, play: Any, wall: float) -> dict[str, Any]:
-        """A finished game shaped like BG Stats' play import."""
-        start = self._game_start_wall if self._game_start_wall is not None else wall
+    # ---------------------------------------------------- journal replay
+    def _track_game_start(self, outputs: Iterable[Output], t: float) -> None:
+        if any(isinstance(o, Report) and o.event == "game_started" for o in outputs):
+            self._game_start = t
+
+    def _play_record(self, play: Any, t: float, wall: float) -> dict[str, Any]:
+        """A finished game shaped like BG Stats' play import.  Its length is
+        table time (monotonic, clock.Record), never a difference of wall
+        clocks that may have been set in between; its date is the start as
+        best known: the wall of record at the end, less that length (a Pi's
+        clock is set right mid-game far more often than it is set wrong)."""
+        duration = max(0.0, t - (self._game_start if self._game_start is not None else t))
         players = []
         for i, (name, seat) in enumerate(zip(play.players, play.ids, strict=True)):
             player = {"name": name, "score": play.totals.get(name, 0), "winner": name in play.winners,
@@ -502,8 +543,8 @@ class TableLoop:
             players.append(player)
         return {
             "rules": list(play.rules),
-            "playDate": datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%d %H:%M:%S"),
-            "durationMin": max(0, round((wall - start) / 60)),
+            "playDate": _utc(wall - duration, "%Y-%m-%d %H:%M:%S"),
+            "durationMin": round(duration / 60),
             "players": players,
         }
 
@@ -515,7 +556,7 @@ class TableLoop:
             if isinstance(result, Refusal):
                 self._emit("error", LOG, message=f"journal input {entry.seq} no longer applies: {result.reason}")
                 continue
-            self._track_game_start(result, entry.wall)
+            self._track_game_start(result, entry.t)
             n += 1
         return n
 
@@ -524,12 +565,16 @@ class TableLoop:
         new games night), then say where the table is."""
         n = self._rebuild()
         self._emit("started", LOG, replayed=n)
+        # A clock behind the journal (a Pi at boot) says nothing of how long the
+        # table was off: no new evening now; _watch_clock decides once it is set.
+        self._evening_unknown = self.times.behind(self.clock.now()) > 0
+        self._watch_clock(self.clock.now())
         st = self.table.state
         coming = (st.pending or {}).get("configure", st.settings)
         if coming != self.table.wanted:
             self._input(Housekeeping("configure", self.table.wanted))
-        last = self.journal.last_wall()
-        if last is not None and self.clock.wall() - last > SESSION_GAP_S:
+        last = self.times.last_wall
+        if last is not None and not self._evening_unknown and self.clock.wall() - last > SESSION_GAP_S:
             self._input(Housekeeping("new-evening"))
         for _, message in self.notices:
             self._emit("error", LOG, message=message)
@@ -537,6 +582,14 @@ class TableLoop:
         self._outputs(self.table.resume(), base=self.clock.now())
         self._refresh_read_side()
         self._publish_activity()
+
+
+def _utc(wall: float, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A wall time as UTC text; a clock so wrong that no date fits reads as the epoch."""
+    try:
+        return datetime.fromtimestamp(wall, UTC).strftime(fmt)
+    except (OverflowError, OSError, ValueError):
+        return datetime.fromtimestamp(0, UTC).strftime(fmt)
 
 
 def _legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[str, Any]:
