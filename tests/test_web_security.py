@@ -488,3 +488,28 @@ def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path
               if e["event"] == "error" and "flood" in e.get("message", "")]
     assert len(floods) == 1, floods  # logged once, however many connections it was
     assert len(err) < 4000
+
+
+def test_item8_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second() -> None:
+    import errno
+
+    from web.guard import Doorman
+
+    said: list[str] = []
+    door = Doorman(None, frozenset(), said.append)
+    now = [0.0]
+    door.clock = lambda: now[0]
+
+    class Loop:
+        def default_exception_handler(self, context: dict[str, Any]) -> None:
+            said.append("traceback")
+
+    for _ in range(1000):  # asyncio's accept loop, out of descriptors, once a millisecond
+        now[0] += 0.001
+        door.loop_exception(Loop(), {"message": "socket.accept() out of system resource",
+                                     "exception": OSError(errno.EMFILE, "Too many open files")})
+    assert len(said) == 1 and "out of descriptors" in said[0]
+    now[0] += 61  # a later flood is told again
+    door.loop_exception(Loop(), {"exception": OSError(errno.EMFILE, "Too many open files")})
+    door.loop_exception(Loop(), {"message": "something else"})
+    assert len(said) == 3 and said[-1] == "traceback"
