@@ -513,3 +513,13 @@ def test_item8_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second
     door.loop_exception(Loop(), {"exception": OSError(errno.EMFILE, "Too many open files")})
     door.loop_exception(Loop(), {"message": "something else"})
     assert len(said) == 3 and said[-1] == "traceback"
+
+
+def test_item9_a_page_token_that_is_no_ascii_is_a_403_not_a_500(live: LiveTable) -> None:
+    body = b'{"seat": "red"}'
+    for tok in (b"\xff.\xff", "é.é".encode(), b"x." + b"\xe9" * 32):
+        got = raw(live.web.port, b"POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                  b"Content-Type: application/json\r\nX-CSRF-Token: " + tok
+                  + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        code, answer = status_and_body(got)
+        assert code == 403 and json.loads(answer)["error"] == "csrf", got[:200]

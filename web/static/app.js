@@ -297,15 +297,15 @@ async function loadMe() {
   me = await r.json(); render();
   if (meSource) meSource.close();
   meSource = new EventSource("/api/me/events");
-  // the server ends a seat's feed when the seat is no longer this phone's: its private text goes
-  meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) loadMe(); };
   meSource.addEventListener("me", (e) => { me = { seat: me.seat, ...JSON.parse(e.data) }; render(); });
   meSource.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
     if (ev.event === "tell") tell(ev.text, "tell");
     else if (ev.event === "rejected") tell(ev.text || ev.reason, "tell refused");
   });
-  meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) { me = null; render(); } };
+  // the server ends a seat's feed when the seat is no longer this phone's (another phone
+  // took it, the evening ended): asked again, the page drops its private text and says so
+  meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) loadMe(); };
 }
 
 document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", async () => {
