@@ -523,3 +523,14 @@ def test_item9_a_page_token_that_is_no_ascii_is_a_403_not_a_500(live: LiveTable)
                   + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         code, answer = status_and_body(got)
         assert code == 403 and json.loads(answer)["error"] == "csrf", got[:200]
+
+
+def test_item2_the_address_a_request_arrived_on_is_the_pi_s_own() -> None:
+    from web.guard import Doorman
+
+    door = Doorman(None, frozenset({"localhost"}), print)
+    assert door.allows("192.168.1.20:8080", ("192.168.1.20", 8080))
+    assert door.allows("192.168.1.20", ("::ffff:192.168.1.20", 8080, 0, 0))  # a dual-stack socket
+    assert door.allows("[fe80::1]:8080", ("fe80::1%eth0", 8080, 0, 2))
+    assert not door.allows("192.168.1.21:8080", ("192.168.1.20", 8080))
+    assert not door.allows("", ("192.168.1.20", 8080)) and not door.allows("evil.example", None)

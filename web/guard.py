@@ -118,8 +118,10 @@ class Doorman:
             return False
         if host in self.names:
             return True
-        # the address this very connection arrived on is one of the Pi's own
-        return bool(server) and host == str(server[0]).lower().partition("%")[0]
+        # the address this very connection arrived on is one of the Pi's own (an IPv4
+        # client of a dual-stack socket arrives on ::ffff:a.b.c.d; a link-local one names its zone)
+        local = str(server[0]).lower().partition("%")[0].removeprefix("::ffff:") if server else ""
+        return host == local
 
     # ----------------------------------------------------- connections
     def too_many(self, connections: Iterable[Any], client: Any) -> str | None:
