@@ -534,3 +534,17 @@ def test_item2_the_address_a_request_arrived_on_is_the_pi_s_own() -> None:
     assert door.allows("[fe80::1]:8080", ("fe80::1%eth0", 8080, 0, 2))
     assert not door.allows("192.168.1.21:8080", ("192.168.1.20", 8080))
     assert not door.allows("", ("192.168.1.20", 8080)) and not door.allows("evil.example", None)
+
+
+def test_item3_a_seat_paired_again_is_said_aloud_and_the_old_phone_told(live: LiveTable) -> None:
+    """Taken over only by the card again, and never silently (DESIGN, *Web*)."""
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as first, httpx.Client(base_url=live.url) as second:
+        assert pair(live, first, "red").status_code == 200
+        said = [e["text"] for e in live.events if e["event"] == "say"]
+        assert not any("earlier phone" in t for t in said)
+        assert pair(live, second, "red").status_code == 200
+        said = [e["text"] for e in live.events if e["event"] == "say"]
+        assert said[-2:] == ["Red's phone is paired.", "Red's earlier phone is no longer red's page."]
+        r = first.get("/api/me")
+        assert r.status_code == 403 and r.json()["error"] == "not_paired"

@@ -310,12 +310,15 @@ class TableLoop:
             return True
         if not stored:
             return False  # the phone stopped waiting: the card is an ordinary tap again
+        replaced = seat in self.table.state.paired  # another phone was this seat's page
         self._input(Housekeeping("paired", {"seat": seat}))  # journaled; says so (and may start the game)
         if seat not in self.table.state.paired:  # not durable (said aloud already): the phone asks again
             if request.undo is not None:
                 request.undo()
             self._pair_failed(request, "not_saved", "pairing.refuse.not_saved", "could not save")
             return True
+        if replaced:  # a seat is never taken over silently: its earlier phone stops being its page
+            self._say_batch([Say("pairing.replaced", {"player": self.table.name_of(seat)})])
         self._emit("paired", player=self.table.name_of(seat))
         self.router.publish(Command("feedback", {"ok": True}))
         self.router.publish(Command("paired", {"seat": seat, "nonce": request.nonce}, seat_audience(seat)))
