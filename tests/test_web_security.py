@@ -562,3 +562,22 @@ def test_item3_a_seat_paired_again_is_said_aloud_and_the_old_phone_told(live: Li
         assert said[-2:] == ["Red's phone is paired.", "Red's earlier phone is no longer red's page."]
         r = first.get("/api/me")
         assert r.status_code == 403 and r.json()["error"] == "not_paired"
+
+
+def test_item8_a_request_head_over_8_kib_is_refused_and_logged_at_most_once_a_minute(live: LiveTable) -> None:
+    seen = _Records()
+    logging.getLogger("uvicorn.error").addHandler(seen)
+    try:
+        for _ in range(5):  # a head that keeps coming: h11 holds at most 8 KiB of it
+            with socket.create_connection(("127.0.0.1", live.web.port), timeout=5) as s:
+                s.sendall(b"GET /api/table HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 12000)
+                time.sleep(0.05)
+                try:
+                    s.sendall(b"\r\nConnection: close\r\n\r\n")
+                except OSError:
+                    pass
+                got = s.recv(100)
+            assert got.startswith(b"HTTP/1.1 400"), got[:100]
+    finally:
+        logging.getLogger("uvicorn.error").removeHandler(seen)
+    assert len([r for r in seen.records if "Invalid HTTP request" in r.getMessage()]) <= 1
