@@ -8,7 +8,9 @@ back the way a tap does, through ``inbox.submit``.
 What leaves here for anyone (``/``, ``/api/table``, ``/api/events``) is built
 only from the read side's public snapshot and events whose audience is the
 table; a seat's events and snapshot go only to the page holding that seat's
-secret (``web.pairing``).
+secret (``web.pairing``).  Before any of it, the door (``web.guard``) lets in
+only the Pi's own names, bodies of a few KiB and a bounded number of
+connections, each request arriving in time.
 """
 
 from __future__ import annotations
