@@ -417,7 +417,8 @@ def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path
     """600 half-sent requests against a daemon allowed 256 descriptors — 300
     from one address, then 300 from ten others: the daemon stays far below
     its limit, the table takes taps and the page open before hears of them,
-    another address is answered while one floods, every half-sent request is
+    another address is answered while one floods, a game played to its end
+    meanwhile is backed up and its end pushed, every half-sent request is
     dropped after the timeout, the pages answer after, the flood is one line."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -426,9 +427,10 @@ def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
+    log = (tmp_path / "events.jsonl").open("w")  # a file, not a pipe: a whole game's log fits
     proc = subprocess.Popen([sys.executable, "-m", "companion.app.cli", "run", "--simulate", "--json",
-                             "--web", f"127.0.0.1:{port}", "--state", str(tmp_path / "state")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--voice", "silent", "--web", f"127.0.0.1:{port}", "--state", str(tmp_path / "state")],
+                            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=limit)
     held: list[socket.socket] = []
 
@@ -474,6 +476,20 @@ def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path
         many = _fds(proc.pid)
         assert many < 200, many  # 128 connections at most: the journal and its backups keep their descriptors
         assert tap_heard("player/red", lines)
+        # a whole game, to its end: its backup is written and its end pushed to the open page
+        from companion.app.simulate import load_script
+
+        script = load_script(ROOT / "examples" / "seven-knights" / "basic-4p.yaml")
+        assert proc.stdin is not None
+        proc.stdin.write("".join(f"{value}\n" for _, _, value in script.steps))
+        proc.stdin.flush()
+        assert any(line == "event: history" for line in lines)  # the finished play, pushed
+        backups = tmp_path / "state" / "backups"
+        for _ in range(100):
+            if list(backups.glob("journal-*.sqlite")):
+                break
+            time.sleep(0.1)
+        assert list(backups.glob("journal-*.sqlite")), "no backup after the game"
         feed.__exit__(None, None, None)
         time.sleep(11)  # the request timeout: every half-sent request is dropped
         dropped = 0
@@ -493,15 +509,17 @@ def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path
             s.close()
         proc.terminate()
         try:
-            out, err = proc.communicate(timeout=10)
+            _, err = proc.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-            out, err = proc.communicate()
+            _, err = proc.communicate()
+        log.close()
+    out = (tmp_path / "events.jsonl").read_text()
     assert "Traceback" not in err and "Too many open files" not in err, err[-2000:]
     floods = [e for e in map(json.loads, filter(None, out.splitlines()))
               if e["event"] == "error" and "flood" in e.get("message", "")]
     assert len(floods) == 1, floods  # logged once, however many connections it was
-    assert len(err) < 4000
+    assert len(err) < 4000, err
 
 
 def test_item8_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second() -> None:
