@@ -333,6 +333,9 @@ def test_a_renamed_player_keeps_their_history_and_tonights_totals(tmp_path: Path
 
 
 def test_pairing_takes_the_seats_card_as_proof_not_as_an_input(harness: Harness) -> None:
+    """The card proves a pairing only when the table would refuse it (issue 18,
+    item 4): while the players are seated, red's first tap seats red and the
+    phone keeps waiting; the second (red is seated already) is the proof."""
     from companion.core.messages import Command, PairRequest
 
     got: list[Any] = []
@@ -340,16 +343,18 @@ def test_pairing_takes_the_seats_card_as_proof_not_as_an_input(harness: Harness)
                                      seat_audience("red"))
     harness.sim.loop.submit(PairRequest("red", "n-1"))
     harness.sim.step("tap", "game/auction")
+    harness.sim.step("tap", "player/red")  # the table takes it: red sits down
+    assert harness.sim.loop.table.players == ["red"] and got == []
     inputs = harness.sim.app.journal.count_inputs()
-    harness.sim.step("tap", "player/red")  # the proof: not seated, not a tap; the fact alone is journaled
+    harness.sim.step("tap", "player/red")  # the table would refuse it: the proof; the fact alone is journaled
     from companion.core.events import Housekeeping
 
     assert [e.input for e in harness.sim.app.journal.entries()][inputs:] == [Housekeeping("paired", {"seat": "red"})]
-    assert harness.sim.loop.table.players == []
+    assert harness.sim.loop.table.players == ["red"]
     assert [(c.name, dict(c.args)) for c in got] == [("paired", {"seat": "red", "nonce": "n-1"})]
     assert [e["key"] for e in harness.events if e["event"] == "say"][-1] == "pairing.done"
-    harness.sim.step("tap", "player/red")  # the next tap of the card is a tap again
-    assert harness.sim.loop.table.players == ["red"]
+    harness.sim.step("tap", "player/red")  # the next tap of the card is a tap again (refused: seated)
+    assert [e["event"] for e in harness.events][-2:] == ["rejected", "say"]
 
 
 def test_a_pairing_window_runs_out(harness: Harness) -> None:

@@ -238,17 +238,17 @@ def test_a_new_games_night_forgets_the_paired_phones() -> None:
 # -------------------------------------------- the page server's side (web/pairing.py)
 def test_pairings_outlive_a_restart_with_their_page_tokens_and_hold_no_secret(tmp_path: Path) -> None:
     store = tmp_path / "pages.json"
-    now = [1000.0]
-    first = Pairings(store, wall=lambda: now[0])
+    now = [1000.0]  # a monotonic clock (item 17: never the wall clock)
+    first = Pairings(store, now=lambda: now[0])
     secret = first.pair("red")
     token = first.csrf_token()
     assert secret not in store.read_text()  # only the digest
     assert store.stat().st_mode & 0o777 == 0o600
-    second = Pairings(store, wall=lambda: now[0])
+    second = Pairings(store, now=lambda: now[0])
     assert second.seat_of(secret) == "red"
     assert second.csrf_ok(token)  # the page open across the restart still posts
     newer = second.pair("red")  # a second phone replaces the first, after a restart too
-    third = Pairings(store, wall=lambda: now[0])
+    third = Pairings(store, now=lambda: now[0])
     assert third.seat_of(secret) is None and third.seat_of(newer) == "red"
     now[0] += COOKIE_AGE_S + 1  # as long as the cookie lives, no longer
     assert third.seat_of(newer) is None and third.paired_seats() == set()

@@ -155,3 +155,38 @@ def test_the_virtual_table_has_the_panels_buttons_back_held_and_the_readers_cabl
         assert [e["state"] for e in live.events if e["event"] == "reader"][-2:] == ["disconnected", "connected"]
     finally:
         live.close()
+
+
+def test_item5_a_phone_whose_seat_is_taken_over_or_whose_evening_ends_clears_its_private_text(
+        browser: Any, tmp_path: Path) -> None:
+    """Issue 18: a seat taken over by another phone is not silent on the old one,
+    and a new evening ends every pairing: the old page drops what only the seat
+    may see and says it is no longer the seat's page."""
+    from companion.core.events import Housekeeping
+
+    expect = sync_api.expect
+    live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
+    try:
+        live.tap("game/auction", "player/red", "player/blue")  # seated: red's card again pairs
+
+        def paired_phone() -> Any:
+            page = browser.new_context(viewport=PHONE).new_page()
+            page.goto(live.url + "/")
+            page.click("#seats button[data-seat=red]")
+            expect(page.locator("#status")).to_contain_text("Tap your player card")
+            live.tap("player/red")
+            expect(page.locator("#me")).to_be_visible()
+            return page
+
+        old = paired_phone()
+        new = paired_phone()
+        expect(old.locator("#me")).to_be_hidden()
+        expect(old.locator("#status")).to_contain_text("no longer a seat's page")
+        expect(new.locator("#me")).to_be_visible()
+        live.press("back", "back", "back")  # between games, where an evening may begin
+        live.loop.call_soon(lambda: live.loop._input(Housekeeping("new-evening")))
+        live.settle()
+        expect(new.locator("#me")).to_be_hidden()
+        expect(new.locator("#status")).to_contain_text("no longer a seat's page")
+    finally:
+        live.close()

@@ -6,12 +6,18 @@ SameSite=Strict cookie; we keep only its SHA-256, so neither a log nor a
 look at memory dumps gives a cookie away.  Pairing a seat again replaces
 its secret: the earlier phone is no longer that seat's page.
 
-With a ``store`` (a file in the state directory) the digests and the token
-key outlive a restart, as the journal's "seat paired" facts do: a phone
-paired before a power cut is still its seat's page after it, and its page's
-token still posts.  The file holds no cookie (only digests), is the daemon's
-alone (0600), and a pairing is forgotten after ``COOKIE_AGE_S``, as the
-phone forgets its cookie.
+A pairing belongs to its evening (the games night the table counts): when
+the table starts a new evening every pairing ends, as the table's own
+"seat paired" facts do.  Within a run a pairing is also aged by a monotonic
+clock (``COOKIE_AGE_S``), never by the wall clock, which a Pi without a
+real-time clock sets late and jumps.
+
+With a ``store`` (a file in the state directory) the digests, their evening
+and the token key outlive a restart: a phone paired before a power cut is
+still its seat's page after it, in the same evening.  The file holds no
+cookie (only digests), is the daemon's alone (0600), and is written
+durably before anything changes in memory: a pairing that could not be
+stored did not happen.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 COOKIE = "companion_seat"
-COOKIE_AGE_S = 12 * 3600  # a games night, with room to spare
+COOKIE_AGE_S = 12 * 3600  # a games night, with room to spare (the browser forgets the cookie then too)
 
 
 def _digest(secret: str) -> str:
@@ -36,51 +43,98 @@ def _digest(secret: str) -> str:
 
 
 class Pairings:
-    def __init__(self, store: Path | None = None, wall: Callable[[], float] = time.time) -> None:
-        self._by_digest: dict[str, tuple[str, float]] = {}  # sha256(secret) → (seat, paired at)
+    """``now``: a monotonic clock; ``evening``: the table's evening now (the
+    read side's), None where no table says (every pairing is then of one evening)."""
+
+    def __init__(self, store: Path | None = None, now: Callable[[], float] = time.monotonic,
+                 evening: Callable[[], Any] = lambda: None) -> None:
+        self._by_digest: dict[str, tuple[str, float]] = {}  # sha256(secret) → (seat, paired at, monotonic)
         self._key = secrets.token_bytes(32)  # signs page tokens
         self._lock = threading.Lock()
-        self.store, self.wall = store, wall
+        self.store, self.now, self.evening = store, now, evening
+        self._evening = evening()  # the evening the pairings belong to
         if store is not None:
             self._load(store)
 
     def pair(self, seat: str) -> str:
-        """A new secret for ``seat``, replacing the one before."""
+        """A new secret for ``seat``, replacing the one before, stored first:
+        raises ``OSError`` (and nothing changed) if it cannot be."""
         secret = secrets.token_urlsafe(32)
         with self._lock:
-            self._by_digest = {d: v for d, v in self._by_digest.items() if v[0] != seat}
-            self._by_digest[_digest(secret)] = (seat, self.wall())
-            self._save()
+            self._start_evening()
+            seats = {d: v for d, v in self._by_digest.items() if v[0] != seat}
+            seats[_digest(secret)] = (seat, self.now())
+            self._save(seats)
+            self._by_digest = seats
         return secret
 
+    def snapshot(self) -> dict[str, tuple[str, float]]:
+        return dict(self._by_digest)
+
+    def restore(self, seats: dict[str, tuple[str, float]]) -> None:
+        """Back to a ``snapshot`` (a pairing stored, then not journaled)."""
+        with self._lock:
+            self._by_digest = dict(seats)
+            try:
+                self._save(self._by_digest)
+            except OSError:  # the digest on disk is of a cookie no phone was given: harmless
+                pass
+
     def seat_of(self, secret: str) -> str | None:
-        if not secret:
+        if not secret or self.evening() != self._evening:
             return None
         seat, at = self._by_digest.get(_digest(secret), ("", 0.0))
-        return seat if seat and self.wall() - at < COOKIE_AGE_S else None
+        return seat if seat and self.now() - at < COOKIE_AGE_S else None
 
     def paired_seats(self) -> set[str]:
-        now = self.wall()
+        if self.evening() != self._evening:
+            return set()
+        now = self.now()
         return {seat for seat, at in self._by_digest.values() if now - at < COOKIE_AGE_S}
 
+    def new_evening(self) -> bool:
+        """If the table has started a new evening: forget every pairing (and
+        the file).  True if it did."""
+        with self._lock:
+            return self._start_evening()
+
+    def _start_evening(self) -> bool:
+        evening = self.evening()
+        if evening == self._evening:
+            return False
+        self._evening, self._by_digest = evening, {}
+        try:
+            self._save({})
+        except OSError:  # memory forgot them: no cookie opens a seat; the file is tried again at the next pairing
+            pass
+        return True
+
     def _load(self, store: Path) -> None:
-        """What an earlier run kept; a missing or damaged file is an empty one
-        (the phones pair again, nothing worse)."""
+        """What an earlier run kept, if it is of this evening; a missing or
+        damaged file, or one of an earlier evening, is an empty one (the
+        phones pair again, nothing worse)."""
         try:
             data = json.loads(store.read_text(encoding="utf-8"))
             key = bytes.fromhex(data["key"])
-            seats = {str(d): (str(v[0]), float(v[1])) for d, v in data["seats"].items()}
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            evening = data.get("evening")
+            seats = {str(d): str(v) for d, v in data["seats"].items() if isinstance(v, str)}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return
-        now = self.wall()
-        self._key = key
-        self._by_digest = {d: v for d, v in seats.items() if now - v[1] < COOKIE_AGE_S}
+        self._key = key  # a page open across the restart still posts
+        if evening != self._evening:
+            try:
+                self._save({})
+            except OSError:
+                pass
+            return
+        now = self.now()  # a stored pairing is aged from this run's start: no wall clock needed
+        self._by_digest = {d: (seat, now) for d, seat in seats.items()}
 
-    def _save(self) -> None:
-        """Atomically, and durably before the phone gets its cookie."""
+    def _save(self, seats: dict[str, tuple[str, float]]) -> None:
+        """Atomically and durably, before the phone gets its cookie."""
         if self.store is None:
             return
-        data = {"key": self._key.hex(), "seats": {d: list(v) for d, v in self._by_digest.items()}}
+        data = {"key": self._key.hex(), "evening": self._evening, "seats": {d: v[0] for d, v in seats.items()}}
         tmp = self.store.with_name(self.store.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -97,7 +151,7 @@ class Pairings:
 
     def csrf_ok(self, token: str) -> bool:
         nonce, _, mac = token.partition(".")
-        return bool(nonce) and hmac.compare_digest(mac, self._sign(nonce))
+        return bool(nonce) and hmac.compare_digest(mac.encode(), self._sign(nonce).encode())  # bytes: any header
 
     def _sign(self, nonce: str) -> str:
         return hmac.new(self._key, nonce.encode(), hashlib.sha256).hexdigest()[:32]

@@ -8,7 +8,9 @@ back the way a tap does, through ``inbox.submit``.
 What leaves here for anyone (``/``, ``/api/table``, ``/api/events``) is built
 only from the read side's public snapshot and events whose audience is the
 table; a seat's events and snapshot go only to the page holding that seat's
-secret (``web.pairing``).
+secret (``web.pairing``).  Before any of it, the door (``web.guard``) lets in
+only the Pi's own names, bodies of a few KiB and a bounded number of
+connections, each request arriving in time.
 
 The pages name no game themselves: ``/api/games`` gives each game's name and
 its steps' labels in every language, and the export each game's name and
@@ -22,7 +24,7 @@ import json
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -34,14 +36,18 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from companion.core import threads
-from companion.core.events import LOG, TABLE, ButtonPressed, Submit
-from companion.core.messages import Command, Event, Inbox, Message, PairRequest, ReadSide
+from companion.core.events import LOG, TABLE, ButtonPressed, ShellError, Submit
+from companion.core.messages import Claim, Command, Event, Inbox, Message, PageInput, PairRequest, ReadSide
 from web.bgstats import ExportGame, push_url, record
+from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
 
 SSE_QUEUE = 256  # messages a slow page may fall behind before it is dropped (it reconnects)
-ANSWER_S = 5.0  # how long a control waits for the table's verdict
+ANSWER_S = 5.0  # how long a control waits in the table's inbox before it is withdrawn ("too late")
+TAKEN_S = 60.0  # once the table has taken a control or a pairing, how long its verdict may take (a slow card)
+# A pairing's refusals (the loop's ``error``) as HTTP statuses
+PAIR_STATUS = {"busy": 409, "too_many": 429, "night": 409, "no_seat": 400, "not_saved": 503}
 BUTTONS = ("next", "back", "repeat")
 STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
 
@@ -76,13 +82,16 @@ class WebServer:
                  host: str, port: int, *, pair_window_s: float = 30.0,
                  address: str | None = None, now: Callable[[], float] = time.monotonic,
                  extra: Callable[[WebServer], list[Route]] | None = None, store: Path | None = None,
-                 games: Mapping[str, Any] | None = None, export: Mapping[str, ExportGame] | None = None) -> None:
+                 games: Mapping[str, Any] | None = None, export: Mapping[str, ExportGame] | None = None,
+                 hosts: Iterable[str] = ()) -> None:
         self.read_side, self.inbox, self.history = read_side, inbox, history
         self.games, self.export = dict(games or {}), dict(export or {})
         self.host, self.port = host, port
         self.address = address or f"http://{host}:{port}/"  # what the QR code and the start line say
         self.pair_window_s = pair_window_s
-        self.pairings = Pairings(store)  # ``store``: kept across restarts (web.pairing)
+        self.answer_s = ANSWER_S
+        # ``store``: kept across restarts; a pairing is of the table's evening (web.pairing)
+        self.pairings = Pairings(store, evening=lambda: self.read_side.public().get("evening"))
         self.pair_limit = RateLimit(5, 60.0, now)  # attempts per client address per minute
         self._clients: list[_Client] = []
         self._waiting: list[_Waiting] = []
@@ -111,6 +120,8 @@ class WebServer:
             *(extra(self) if extra else []),
         ]
         self.app = Starlette(routes=routes)
+        # What uvicorn serves: the door (Host, body size) in front of the pages (web.guard)
+        self.door = Doorman(self.app, own_names(host, hosts), self.report)
 
     # ------------------------------------------------------ the router's side
     def receive(self, message: Message) -> None:
@@ -118,6 +129,10 @@ class WebServer:
         loop = self._loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._dispatch, message)
+
+    def report(self, message: str) -> None:
+        """Something the pages survived, for the table's log (from any thread)."""
+        self.inbox.submit(ShellError(message))
 
     def _read_side_changed(self) -> None:
         loop = self._loop
@@ -180,6 +195,10 @@ class WebServer:
         return True
 
     def _push_snapshots(self) -> None:
+        if self.pairings.new_evening():  # every pairing ended with its evening: their private feeds too
+            for client in list(self._clients):
+                if client.seat is not None:
+                    self._put(client, None)
         if self._public_changed():
             phase = self.read_side.public().get("phase")
             if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
@@ -228,8 +247,8 @@ class WebServer:
         """Every play, or one evening's (``?evening=N``), shaped as BG Stats'
         push (``companion scores --export json`` too)."""
         evening = request.query_params.get("evening")
-        if evening is not None and not evening.isdigit():
-            return _error(400, "no_evening", "evening is a number")
+        if evening is not None and not (evening.isascii() and evening.isdigit() and len(evening) <= 9):
+            return _error(400, "no_evening", "evening is a number (1, 2, …)")  # '²' is a digit int() refuses
         plays = [p for p in self.history() if evening is None or p.get("evening") == int(evening)]
         name = f"plays-evening-{evening}.json" if evening is not None else "plays.json"
         return JSONResponse({"plays": [record(p, games=self.export) for p in plays]},
@@ -301,33 +320,55 @@ class WebServer:
 
     async def api_pair(self, request: Request) -> Response:
         """A phone asks for a seat; the answer comes when that player's card is
-        tapped (the loop's ``paired``), or the window closes."""
+        tapped (the loop's ``paired``), or the window closes.  The secret is
+        stored by ``commit``, which the loop calls once the card proved it and
+        before it journals or says anything (a store that fails changes nothing)."""
         if (refused := self._refused(request, need_seat=False)) is not None:
             return refused
-        body = await _json(request)
+        body = await read_json(request)
+        if isinstance(body, Response):
+            return body
         seat = body.get("seat") if isinstance(body, dict) else None
         if not isinstance(seat, str) or seat not in self.seats():
             return _error(400, "no_seat", "pick a seat at the table")
         who = request.client.host if request.client else "?"
         if not self.pair_limit.allow(who):
-            return _error(429, "too_many", "too many pairing attempts; wait a minute")
+            return _error(429, "too_many", "too many pairing attempts from this phone; wait a minute")
         nonce = secrets.token_urlsafe(16)
         assert self._loop is not None
         future: asyncio.Future[Command] = self._loop.create_future()
         self._pending_pairs[nonce] = future
-        self.inbox.submit(PairRequest(seat, nonce))
+        claim, secret, before = Claim(), [], self.pairings.snapshot()
+
+        def commit() -> bool:  # on the loop's thread
+            nonlocal before
+            if not claim.take():
+                return False  # this phone stopped waiting
+            before = self.pairings.snapshot()
+            secret.append(self.pairings.pair(seat))  # durable, or OSError and nothing changed
+            return True
+
+        self.inbox.submit(PairRequest(seat, nonce, commit=commit, undo=lambda: self.pairings.restore(before),
+                                      claim=claim))
         try:
-            answer = await asyncio.wait_for(future, self.pair_window_s + 2.0)
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(future), self.pair_window_s + 2.0)
+            except TimeoutError:
+                if claim.withdraw():
+                    return _error(408, "timeout", "no card was tapped in time; try again")
+                answer = await asyncio.wait_for(future, TAKEN_S)  # the card proved it just now: its answer comes
         except TimeoutError:
-            return _error(408, "timeout", "no card was tapped in time; try again")
+            return _error(504, "no_answer", "the table took the card but has not answered; look at the table")
         finally:
+            claim.withdraw()  # however this ends, a card tapped later pairs no phone that is not waiting
             self._pending_pairs.pop(nonce, None)
         if answer.name != "paired":
-            return _error(409, "refused", str(answer.args.get("reason", "refused")))
-        secret = self.pairings.pair(seat)  # replaces the seat's earlier phone
+            error = str(answer.args.get("error", "refused"))
+            return _error(PAIR_STATUS.get(error, 409), error, str(answer.args.get("reason", "refused")),
+                          answer.args.get("text"))
         self._send(seat, None)  # the replaced phone's private feed ends
         response = JSONResponse({"ok": True, "seat": seat})
-        response.set_cookie(COOKIE, secret, httponly=True, samesite="strict", path="/",
+        response.set_cookie(COOKIE, secret[0], httponly=True, samesite="strict", path="/",
                             max_age=COOKIE_AGE_S)
         return response
 
@@ -347,7 +388,9 @@ class WebServer:
     async def api_press(self, request: Request) -> Response:
         if (refused := self._refused(request)) is not None:
             return refused
-        body = await _json(request)
+        body = await read_json(request)
+        if isinstance(body, Response):
+            return body
         button = body.get("button") if isinstance(body, dict) else None
         if button not in BUTTONS:
             return _error(400, "no_button", "next, back or repeat")
@@ -357,7 +400,9 @@ class WebServer:
         if (refused := self._refused(request)) is not None:
             return refused
         seat = self._seat(request)
-        body = await _json(request)
+        body = await read_json(request)
+        if isinstance(body, Response):
+            return body
         if not isinstance(body, dict) or not isinstance(body.get("field"), str) or "value" not in body:
             return _error(400, "bad_submit", "a field and a value")
         value = body["value"]
@@ -368,15 +413,23 @@ class WebServer:
 
     async def _control(self, name: str, seat: str | None, fieldname: str | None, item: Any) -> Response:
         """Submit ``item`` the way a tap goes, and answer with the table's verdict:
-        accepted only once journaled, refused with the reason."""
+        accepted only once journaled, refused with the reason.  A control the
+        busy table has not taken within ``answer_s`` is withdrawn, and the page
+        told so: what the page is told is what happened."""
         assert self._loop is not None
         waiting = _Waiting(name, seat, fieldname, self._loop.create_future())
         self._waiting.append(waiting)
-        self.inbox.submit(item)
+        control = PageInput(item)
+        self.inbox.submit(control)
         try:
-            verdict = await asyncio.wait_for(waiting.future, ANSWER_S)
+            try:
+                verdict = await asyncio.wait_for(asyncio.shield(waiting.future), self.answer_s)
+            except TimeoutError:
+                if control.claim.withdraw():
+                    return _error(504, "too_late", "the table was busy: nothing was done; try again")
+                verdict = await asyncio.wait_for(waiting.future, TAKEN_S)  # taken: its verdict is coming
         except TimeoutError:
-            return _error(504, "no_answer", "the table did not answer")
+            return _error(504, "no_answer", "the table took it but has not answered; look at the table")
         finally:
             if waiting in self._waiting:
                 self._waiting.remove(waiting)
@@ -392,15 +445,21 @@ class WebServer:
 
         import uvicorn
 
-        config = uvicorn.Config(self.app, host=self.host, port=self.port, log_level="warning",
-                                access_log=False, lifespan="off", loop="asyncio", http="h11",
-                                timeout_graceful_shutdown=1)
+        # The door's protocol closes connections over MAX_CONNECTIONS at once and
+        # any whose request has not arrived whole in time; uvicorn's own limits
+        # stand behind it (its 503 counts tasks too).  web.guard says why 128.
+        quiet_uvicorn()
+        config = uvicorn.Config(self.door, host=self.host, port=self.port, log_level="warning",
+                                access_log=False, lifespan="off", loop="asyncio", http=guarded_protocol(self.door),
+                                limit_concurrency=MAX_CONNECTIONS + 1, timeout_keep_alive=5,
+                                h11_max_incomplete_event_size=MAX_HEADERS, timeout_graceful_shutdown=1)
         self._server = server = uvicorn.Server(config)
         failed: list[BaseException] = []
         done = threading.Event()
 
         def serve() -> None:
             loop = asyncio.new_event_loop()
+            loop.set_exception_handler(self.door.loop_exception)  # out of descriptors: one line, no traceback
             self._loop = loop
             try:
                 loop.run_until_complete(server.serve(sockets=[sock] if sock is not None else None))
@@ -449,15 +508,22 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _error(status: int, code: str, reason: str) -> Response:
-    return JSONResponse({"ok": False, "error": code, "reason": reason}, status_code=status)
+def _error(status: int, code: str, reason: str, text: Any = None) -> Response:
+    """A refusal: ``reason`` in plain words; ``text``, where the table has one,
+    the sentence the table would say, in its language (what the page shows)."""
+    body = {"ok": False, "error": code, "reason": reason}
+    if text:
+        body["text"] = str(text)
+    return JSONResponse(body, status_code=status)
 
 
-async def _json(request: Request) -> Any:
+async def read_json(request: Request) -> Any:
+    """The request's JSON, or the 400 to answer (the door has limited its size
+    already): not JSON, not UTF-8, or nested deeper than the parser recurses."""
     try:
-        return await request.json()
-    except ValueError:
-        return None
+        return json.loads(await request.body())
+    except (ValueError, RecursionError):
+        return _error(400, "bad_json", "the request is not the JSON a page sends")
 
 
-__all__ = ["LOG", "WatchedReadSide", "WebServer", "public_play", "sse"]
+__all__ = ["LOG", "WatchedReadSide", "WebServer", "public_play", "read_json", "sse"]

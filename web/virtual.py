@@ -18,6 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from web.server import read_json
+
 BUTTONS = ("next", "back", "repeat")
 
 
@@ -32,7 +34,9 @@ def virtual_routes(reader: Any, panel: Any, components: list[str]) -> Callable[[
         async def tap(request: Request) -> Response:
             if (refused := server._refused(request, need_seat=False)) is not None:
                 return refused
-            body = await _body(request)
+            body = await read_json(request)
+            if isinstance(body, Response):
+                return body
             identity = body.get("identity") if isinstance(body, dict) else None
             if identity not in known:
                 return JSONResponse({"ok": False, "reason": "no such component"}, status_code=400)
@@ -46,7 +50,9 @@ def virtual_routes(reader: Any, panel: Any, components: list[str]) -> Callable[[
             on a worker thread: a held button must not stall the pages."""
             if (refused := server._refused(request, need_seat=False)) is not None:
                 return refused
-            body = await _body(request)
+            body = await read_json(request)
+            if isinstance(body, Response):
+                return body
             button = body.get("button") if isinstance(body, dict) else None
             if button not in BUTTONS:
                 return JSONResponse({"ok": False, "reason": "next, back or repeat"}, status_code=400)
@@ -63,7 +69,9 @@ def virtual_routes(reader: Any, panel: Any, components: list[str]) -> Callable[[
             of a real reader's cable)."""
             if (refused := server._refused(request, need_seat=False)) is not None:
                 return refused
-            body = await _body(request)
+            body = await read_json(request)
+            if isinstance(body, Response):
+                return body
             plugged = body.get("plugged") if isinstance(body, dict) else None
             if not isinstance(plugged, bool):
                 return JSONResponse({"ok": False, "reason": "plugged: true or false"}, status_code=400)
@@ -75,9 +83,3 @@ def virtual_routes(reader: Any, panel: Any, components: list[str]) -> Callable[[
                 Route("/api/virtual/reader", cable, methods=["POST"])]
     return routes
 
-
-async def _body(request: Request) -> Any:
-    try:
-        return await request.json()
-    except ValueError:
-        return None

@@ -19,6 +19,7 @@ overrides (a table script's ``config:``).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,16 @@ def _listen(v: Any) -> str | None:
     return None
 
 
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,252}))(:[0-9]{1,5})?")
+
+
+def _hosts(v: Any) -> str | None:
+    if not isinstance(v, list) or len(v) > 32 or not all(isinstance(h, str) and _HOST.fullmatch(h) for h in v):
+        return ("must be a list of up to 32 host names or addresses the pages are reached by "
+                f"(e.g. [table.example.org, 192.168.1.20]), not {v!r}")
+    return None
+
+
 def _games() -> dict[str, Any]:
     """Each game's own section (``settings`` on its engine class), under its name."""
     from companion.games import GAMES
@@ -139,6 +150,8 @@ SCHEMA: dict[str, Any] = {
         "listen": Field("auto", _listen, "HOST:PORT for the pages; auto: 0.0.0.0:8080 on a Pi, off elsewhere; "
                         "null: off"),
         "pair_window_s": Field(30.0, number(5, 300), "how long after a phone asks a player may tap their card"),
+        "hosts": Field([], _hosts, "names the pages are served under beyond the Pi's own (its host name, "
+                       "<host>.local, its addresses, localhost); any other Host gets 421"),
     },
     "voice": {
         "backend": Field("tts", choice("tts", "console", "silent")),

@@ -113,7 +113,8 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
     server = WebServer(app.loop.read_side, app.loop, plays_reader(app.journal.path), host, port,
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,
                        store=app.journal.path.parent / "pages.json",  # the pairings outlive a restart
-                       games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games))
+                       games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games),
+                       hosts=cfg["web"]["hosts"])
     app.router.subscribe(server.receive, ALL)  # it sends on only what each page may see (web/server.py)
     app.sinks["web"] = server
     server.start(sock=sock)

@@ -20,7 +20,7 @@ protocols below: ``Sink`` to receive, ``Inbox`` to send inputs back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,16 +59,55 @@ class Command:
 Message = Event | Command
 
 
+class Claim:
+    """Who has a page's request: the table (``take``, on the loop's thread,
+    as it handles it) or the page (``withdraw``, when it stops waiting) —
+    whichever comes first, once.  So a page told "too late, nothing was done"
+    is never overtaken by the table doing it.  (``dict.setdefault`` is one
+    atomic step: no lock, and the core imports no threading.)"""
+
+    def __init__(self) -> None:
+        self._by: dict[str, str] = {}
+
+    def take(self) -> bool:
+        return self._by.setdefault("by", "table") == "table"
+
+    def withdraw(self) -> bool:
+        return self._by.setdefault("by", "page") == "page"
+
+    @property
+    def withdrawn(self) -> bool:
+        return self._by.get("by") == "page"
+
+
+@dataclass(frozen=True)
+class PageInput:
+    """A page's control (a button, a submit) that its page waits for: the
+    loop handles ``item`` only if it takes ``claim`` before the page withdraws."""
+
+    item: Any
+    claim: Claim = field(default_factory=Claim)
+
+
 @dataclass(frozen=True)
 class PairRequest:
     """From a page: the phone asking to become seat ``seat``'s private page.
     The loop then takes that player's card, tapped within the pairing window,
     as the proof (not as a game input) and answers with a ``paired`` command
     carrying ``nonce`` to the seat's audience, which the page's server is
-    listening for."""
+    listening for (or ``pair_failed`` with ``error``, ``reason`` and ``text``).
+
+    ``commit``, called on the loop's thread once the card proved it and before
+    anything is journaled or said, stores the phone's secret durably: False if
+    the phone stopped waiting (nothing stored), ``OSError`` if it could not be
+    stored (nothing changed).  ``undo`` forgets it again when the journal then
+    fails.  ``claim``: withdrawn when the phone stops waiting."""
 
     seat: str
     nonce: str
+    commit: Callable[[], bool] | None = None
+    undo: Callable[[], None] | None = None
+    claim: Claim | None = None
 
 
 class Sink(Protocol):
@@ -104,5 +143,5 @@ class ReadSide:
         return self._snapshot[2].get(player_id, {})
 
 
-__all__ = ["ALL", "LOG", "TABLE", "Command", "Event", "Inbox", "Message", "PairRequest", "ReadSide", "Sink",
-           "seat_audience"]
+__all__ = ["ALL", "LOG", "TABLE", "Claim", "Command", "Event", "Inbox", "Message", "PageInput", "PairRequest",
+           "ReadSide", "Sink", "seat_audience"]

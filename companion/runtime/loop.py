@@ -11,10 +11,12 @@ or web module: the wiring subscribes those to the router.
 
 from __future__ import annotations
 
+import copy
 import heapq
 import itertools
 import queue
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -44,7 +46,7 @@ from companion.core.events import (
     Tell,
     TimerFired,
 )
-from companion.core.messages import Command, Event, PairRequest, ReadSide, seat_audience
+from companion.core.messages import Command, Event, PageInput, PairRequest, ReadSide, seat_audience
 from companion.core.table import PLAYING, Table
 from companion.runtime.clock import BEHIND_S, Clock, Record
 from companion.runtime.draws import Drawer, DrawError
@@ -63,6 +65,9 @@ _STOP = object()
 SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
 NOT_REPEATED = frozenset({"table.language", "undo.done", "pairing.done"})  # lines repeat never says again
 TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
+# "Red, tap your player card…" at most this often, table-wide: a flood of
+# requests from many phones is refused, not spoken (ten seats pairing at once fit).
+PAIR_PROMPTS_PER_MIN = 12
 
 
 class TableLoop:
@@ -84,7 +89,9 @@ class TableLoop:
         self.extra_identities = frozenset(extra_identities)  # games' cards beyond the contract's
         self.observers: list[Observer] = []
         self.pair_window_s = pair_window_s
-        self._pairing: dict[str, tuple[str, float]] = {}  # seat → (nonce, until): a phone waits for the card
+        self._pairing: dict[str, tuple[PairRequest, float]] = {}  # seat → (request, until): a phone waits
+        self.pair_prompts_per_min = PAIR_PROMPTS_PER_MIN
+        self._prompted: deque[float] = deque()  # when the last prompts were said (the loop's clock)
         self.inbox = inbox if inbox is not None else Inbox()  # made first by the wiring, for every part
         self._timers: list[tuple[float, int, str]] = []  # heap of (due, order, name)
         self._live: dict[str, tuple[float, int]] = {}  # name → the heap entry that counts
@@ -217,6 +224,11 @@ class TableLoop:
 
     # ------------------------------------------------------------ events
     def _event(self, event: Any) -> None:
+        if isinstance(event, PageInput):
+            if not event.claim.take():  # its page stopped waiting and was told nothing was done
+                self._emit("error", LOG, message=f"a page's {_label(event.item)} came too late: not applied")
+                return
+            event = event.item
         self._observe("event", event)
         if isinstance(event, ButtonPressed):
             self._input(Press(event.name))
@@ -253,33 +265,76 @@ class TableLoop:
         """A phone asks to be ``request.seat``'s page: that player's card,
         tapped within the window, proves it.  The secret belongs to the page's
         server, which keeps it; the table journals only the fact that the seat
-        is paired (a game that needs pages waits for every seat's)."""
+        is paired (a game that needs pages waits for every seat's).  The first
+        phone asking holds the seat's window; prompts are limited table-wide."""
         seat = request.seat
+        if request.claim is not None and request.claim.withdrawn:
+            return  # the phone stopped waiting before the table heard it: nothing to say
         if not tags.is_known(f"player/{seat}", self.extra_players):
-            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": request.nonce,
-                                                        "reason": "no such seat"}, seat_audience(seat)))
-            return
+            return self._pair_failed(request, "no_seat", "pairing.refuse.no_seat", "no such seat")
         if self.table.eyes_closed:  # a line now would break the night's silence
-            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": request.nonce,
-                                                        "reason": "not during the night"}, seat_audience(seat)))
-            return
-        self._pairing[seat] = (request.nonce, self.clock.now() + self.pair_window_s)
+            return self._pair_failed(request, "night", "pairing.refuse.night", "not during the night")
+        now = self.clock.now()
+        held = self._pairing.get(seat)
+        if held is not None and now <= held[1] and not (held[0].claim is not None and held[0].claim.withdrawn):
+            return self._pair_failed(request, "busy", "pairing.refuse.busy", "this seat is being paired")
+        while self._prompted and self._prompted[0] <= now - 60.0:
+            self._prompted.popleft()
+        if len(self._prompted) >= self.pair_prompts_per_min:
+            return self._pair_failed(request, "too_many", "pairing.refuse.too_many", "too many pairing requests")
+        self._prompted.append(now)
+        self._pairing[seat] = (request, now + self.pair_window_s)
         self._say_batch([Say("pairing.tap_card", {"player": self.table.name_of(seat)})])
 
+    def _pair_failed(self, request: PairRequest, error: str, key: str, reason: str, say: bool = False) -> None:
+        """Tell the waiting page why, in the table's language (and the table, ``say``)."""
+        params = {"player": self.table.name_of(request.seat)}
+        text = self.narrate(key, params, self.table.lang).text
+        if say and not self.table.eyes_closed:
+            self._say_batch([Say(key, params)])
+        self.router.publish(Command("pair_failed", {"seat": request.seat, "nonce": request.nonce, "error": error,
+                                                    "reason": reason, "text": text}, seat_audience(request.seat)))
+
     def _pairs(self, seat: str) -> bool:
-        """Is this player-card tap the proof a waiting phone asked for?"""
-        nonce, until = self._pairing.get(seat, ("", 0.0))
-        if not nonce or self.clock.now() > until or self.table.eyes_closed:
+        """Is this player-card tap the proof a waiting phone asked for?  Only
+        if the table would refuse the tap: a card the game takes now (One
+        Night's reveal) goes to the game, and the window stays open.  The
+        phone's secret is stored before anything is journaled or said."""
+        request, until = self._pairing.get(seat, (None, 0.0))
+        if request is None or self.clock.now() > until or self.table.eyes_closed:
+            return False
+        if self._table_takes(Tap(f"player/{seat}")):
             return False
         del self._pairing[seat]
-        self._input(Housekeeping("paired", {"seat": seat}))  # journaled; says so (and may start the game)
-        if seat not in self.table.state.paired:  # not durable: the phone asks again
-            self.router.publish(Command("pair_failed", {"seat": seat, "nonce": nonce, "reason": "could not save"},
-                                        seat_audience(seat)))
+        try:
+            stored = request.commit() if request.commit is not None else True
+        except OSError as e:
+            self._emit("error", LOG, message=f"the pairing of {seat} was not stored: {e}")
+            self._pair_failed(request, "not_saved", "pairing.refuse.not_saved", "could not save", say=True)
             return True
+        if not stored:
+            return False  # the phone stopped waiting: the card is an ordinary tap again
+        replaced = seat in self.table.state.paired  # another phone was this seat's page
+        self._input(Housekeeping("paired", {"seat": seat}))  # journaled; says so (and may start the game)
+        if seat not in self.table.state.paired:  # not durable (said aloud already): the phone asks again
+            if request.undo is not None:
+                request.undo()
+            self._pair_failed(request, "not_saved", "pairing.refuse.not_saved", "could not save")
+            return True
+        if replaced:  # a seat is never taken over silently: its earlier phone stops being its page
+            self._say_batch([Say("pairing.replaced", {"player": self.table.name_of(seat)})])
         self._emit("paired", player=self.table.name_of(seat))
         self.router.publish(Command("feedback", {"ok": True}))
-        self.router.publish(Command("paired", {"seat": seat, "nonce": nonce}, seat_audience(seat)))
+        self.router.publish(Command("paired", {"seat": seat, "nonce": request.nonce}, seat_audience(seat)))
+        return True
+
+    def _table_takes(self, tap: Tap) -> bool:
+        """Would the table accept ``tap`` now?  Asked of a copy (the table is
+        pure: a copy handles it exactly as the table would, and is dropped)."""
+        try:
+            copy.deepcopy(self.table).handle(tap)
+        except Refusal:
+            return False
         return True
 
     def _reader(self, status: ReaderStatus) -> None:
@@ -356,6 +411,7 @@ class TableLoop:
         self.times.recorded(now, wall)
         self._played = self._played or finished is not None
         if isinstance(inp, Housekeeping) and not outputs:
+            self._refresh_read_side()  # nothing to say, but a new evening is in force: the pages know at once
             return None  # the daemon's own bookkeeping: nothing to show or say
         if isinstance(inp, Submit):
             # Everyone may know that a player has submitted, never what — unless the
@@ -590,6 +646,10 @@ def _utc(wall: float, fmt: str = "%Y-%m-%d %H:%M") -> str:
         return datetime.fromtimestamp(wall, UTC).strftime(fmt)
     except (OverflowError, OSError, ValueError):
         return datetime.fromtimestamp(0, UTC).strftime(fmt)
+
+
+def _label(item: Any) -> str:
+    return str(getattr(item, "label", None) or getattr(item, "name", None) or type(item).__name__)
 
 
 def _legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ const T = {
         your_seat: "Your seat", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
+        unpaired: "This phone is no longer a seat's page: pair it again.",
         no_game: "No game yet: tap a game card.", idle: "Between games", gathering: "Players, tap your cards",
         pairing: "Pairing the phones", board: "On the table", playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
         evening: "Evening {n}", export_evening: "export",
@@ -19,6 +20,7 @@ const T = {
         your_seat: "あなたの席", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
+        unpaired: "この端末はもう席の画面ではありません。もう一度ペアリングしてください。",
         no_game: "ゲームカードをタッチしてください。", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
         pairing: "スマホのペアリング", board: "卓の上", playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
         evening: "{n}回目の夜", export_evening: "エクスポート",
@@ -196,7 +198,7 @@ function renderSeats() {
 async function pair(seat, name) {
   status(t("waiting"), true);
   const r = await post("/api/pair", { seat });
-  if (!r.ok) return status(r.reason, false);
+  if (!r.ok) return status(r.text || r.reason, false);  // the table's sentence, in its language
   status(t("paired").replace("{seat}", who(name)), true);
   await loadMe();
 }
@@ -270,7 +272,10 @@ function tell(text, cls) {
 let meSource = null;
 async function loadMe() {
   const r = await fetch("/api/me", { credentials: "same-origin" });
-  if (!r.ok) { me = null; render(); return; }
+  if (!r.ok) {  // never paired, or no longer: another phone took the seat, or the evening ended
+    if (me) { $("me-tells").replaceChildren(); status(t("unpaired"), false); }
+    me = null; render(); return;
+  }
   me = await r.json(); render();
   if (meSource) meSource.close();
   meSource = new EventSource("/api/me/events");
@@ -280,12 +285,14 @@ async function loadMe() {
     if (ev.event === "tell") tell(ev.text, "tell");
     else if (ev.event === "rejected") tell(ev.text || ev.reason, "tell refused");
   });
-  meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) { me = null; render(); } };
+  // the server ends a seat's feed when the seat is no longer this phone's (another phone
+  // took it, the evening ended): asked again, the page drops its private text and says so
+  meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) loadMe(); };
 }
 
 document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", async () => {
   const r = await post("/api/press", { button: b.dataset.press });
-  status(r.ok ? "✓ " + t(b.dataset.press) : r.reason, r.ok);
+  status(r.ok ? "✓ " + t(b.dataset.press) : (r.text || r.reason), r.ok);
 }));
 
 // The virtual table (simulation only): every component a button, the panel's
