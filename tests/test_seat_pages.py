@@ -47,7 +47,11 @@ def test_in_the_cave_each_page_shows_its_own_gems_role_boxes_and_bids(tmp_path: 
                                        "The disaster is in box 4", "Your role-auction bid: 2"]
         assert lines(sim, "yellow") == ["Gems: 3", "VP: 0", "This round you are an explorer",
                                         "Your role-auction bid: 0", "Your turn-auction bid: 2"]
-        assert sim.loop.read_side.private("yellow")["legal"]["submits"] == {}  # nothing to send in the cave
+        # in the cave only a gift may be sent ([ruling] gifts at any moment of a round): up to
+        # yellow's 3 gems, none bid in an open auction, to any other player still in the game
+        assert sim.loop.read_side.private("yellow")["legal"]["submits"] == {"gift": {
+            "label": "dt.field.gift", "low": 1, "high": 3, "choices": ["red", "blue", "green", "purple", "orange"],
+            "text": "Give gems: to whom, how many"}}
     finally:
         sim.close()
 
