@@ -2,7 +2,7 @@
 loud, once per presence, and a reader that may come and go.
 
 Most tests run nfcpy's real reader path against a Type 3 tag that nfcpy
-itself emulates over its UDP driver (``tests/nfc_emulation.py``); the
+itself emulates over its UDP driver (``hardware/nfc_emulation.py``); the
 presence bookkeeping is also pinned with fake tags and a fake clock, where
 timing would otherwise decide."""
 
@@ -17,7 +17,10 @@ from typing import Any
 
 import ndef
 import pytest
-from nfc_emulation import (
+
+from companion.core.tags import identify, valid_uid
+from hardware.base import ReaderStatus, TagSeen
+from hardware.nfc_emulation import (
     EmulatedTag,
     Type3Emulator,
     blank_tag,
@@ -26,9 +29,6 @@ from nfc_emulation import (
     no_ndef_tag,
     text_tag,
 )
-
-from companion.core.tags import identify, valid_uid
-from hardware.base import ReaderStatus, TagSeen
 from hardware.nfc_reader import (
     NfcConfig,
     NfcConnection,
