@@ -80,6 +80,9 @@ class TimedFeedback:
         self.panel.beep(long=long)
         self.panel_ms.append((time.perf_counter_ns() - t0) / 1e6)
 
+    def close(self) -> None:
+        self.panel.close()
+
 
 class TimedVoice:
     def __init__(self, probe: Probe) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from companion.core.messages import Command, Message
+from companion.core.messages import TABLE, Command, Message, wants
 from voice.base import Line
 from voice.cache import Stats, WavCache, counted_fragments, fragments_of, split_template
 from voice.engines import ENGINES
@@ -71,6 +71,8 @@ class FillGate:
     behind its CPU or waits on the journal's fsync behind its file writes;
     ``game`` is the game being played, whose lines the fill renders first."""
 
+    wants = wants(TABLE, ("activity",))
+
     def __init__(self) -> None:
         self.game: str | None = None
         self.holds = 0  # how many times the fill waited for the table (tests, the bench)
@@ -97,6 +99,8 @@ class FillGate:
     def stop(self) -> None:
         self._stopped = True
         self._free.set()
+
+    close = stop  # as a router device: the daemon closing ends the fill where it is
 
 
 class _Held:

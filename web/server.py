@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from companion.core import threads
 from companion.core.events import LOG, TABLE, ButtonPressed, Submit
-from companion.core.messages import Command, Event, Inbox, Message, PairRequest, ReadSide
+from companion.core.messages import Command, Event, Inbox, Message, PairRequest, ReadSide, Wants
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
 
@@ -63,7 +63,11 @@ def sse(kind: str, data: Any) -> str:
 
 class WebServer:
     """The pages.  ``history()`` returns the finished plays (the journal's,
-    read-only); ``extra`` adds routes (the virtual table in a simulation)."""
+    read-only); ``extra`` adds routes (the virtual table in a simulation).
+    A router device: it hears every audience and sends on only what each page
+    may see."""
+
+    wants = Wants()
 
     def __init__(self, read_side: ReadSide, inbox: Inbox, history: Callable[[], list[dict[str, Any]]],
                  host: str, port: int, *, pair_window_s: float = 30.0,
@@ -415,6 +419,10 @@ class WebServer:
             loop = self._loop
             if loop is not None and not loop.is_closed():
                 loop.call_soon_threadsafe(self._end_streams)
+
+    def close(self) -> None:
+        """As a router device: the app closing stops the pages (``stop``)."""
+        self.stop()
 
     def _end_streams(self) -> None:
         for client in list(self._clients):

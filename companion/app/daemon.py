@@ -199,7 +199,7 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
         pass
     print("Type a tag (tab completes, 'menu' lists numbers), next/back/repeat/hold, unplug/plug, quit.",
           file=out, flush=True)
-    reader, panel, loop = app.reader, app.panel, app.loop
+    (reader, panel), loop = wiring.simulated(app), app.loop
     while not stopping.is_set():
         try:
             if interactive and screen is not None:

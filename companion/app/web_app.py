@@ -16,7 +16,6 @@ from typing import Any
 
 from companion.app import config as configmod
 from companion.app.wiring import App, state_dir
-from companion.core.messages import ALL
 
 PI_PORT = 8080  # `listen: auto` on a Pi
 
@@ -110,8 +109,7 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
     server = WebServer(app.loop.read_side, app.loop, plays_reader(app.journal.path), host, port,
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,
                        store=app.journal.path.parent / "pages.json")  # the pairings outlive a restart
-    app.router.subscribe(server.receive, ALL)  # it sends on only what each page may see (web/server.py)
-    app.sinks["web"] = server
+    app.attach("web", server)  # it hears every audience, and sends on only what each page may see (web/server.py)
     server.start(sock=sock)
     app.loop.announce("web.address", spoken_address(host, port if port else server.port))
     return server
