@@ -122,14 +122,16 @@ class Simulation:
 
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
                  voice: Any = None, draws: dict[str, Any] | None = None,
-                 games: Any = None, read_side: Any = None, pages: str = PAGES_ASSUMED) -> None:
+                 games: Any = None, read_side: Any = None, pages: str = PAGES_ASSUMED,
+                 journal_class: Any = None) -> None:
         cfg = dict(cfg)
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
         self.clock = VirtualClock()
         self.voice = voice or recording_voice()
         self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=make_reader(cfg, simulate=True),
                               journal_path=state / "journal.sqlite", draws=draws, games=games,
-                              read_side=read_side, pages=pages)  # the pages' (tests/test_web_privacy.py)
+                              read_side=read_side, pages=pages,  # the pages' (tests/test_web_privacy.py)
+                              journal_class=journal_class)
         self.reader, self.panel = simulated(self.app)
         self.loop = self.app.loop
         self.loop.start()

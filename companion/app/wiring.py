@@ -123,7 +123,8 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
           games: Mapping[str, Any] | None = None, background_backups: bool = False,
           read_side: ReadSide | None = None, inbox: Inbox | None = None,
-          pages: str = PAGES_ASSUMED, devices: Sequence[DevicePlan] = DEVICES) -> App:
+          pages: str = PAGES_ASSUMED, devices: Sequence[DevicePlan] = DEVICES,
+          journal_class: type[Journal] | None = None) -> App:
     """The daemon's parts, wired: the journal (locked to this process,
     checked, recovered), the table loop in the middle, the reader and the
     panel's buttons feeding it, and the output ``devices`` (log, speaker,
@@ -132,7 +133,8 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     (companion.app.web_app); ``inbox``: the loop's, when a part built
     before this call (the voice) already reports into it; ``pages``: are the
     players' pages served (``on``, ``off``) or does a script stand for them
-    (``assumed``; core.table)."""
+    (``assumed``; core.table); ``journal_class``: the journal's (a modeled
+    SD card, bench/tap_feedback.py)."""
     from companion.games import ENGINES
     from voice.lines import Narrator
 
@@ -140,7 +142,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     path = journal_path or state_dir(cfg) / "journal.sqlite"
     lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
     try:
-        journal, notices = open_journal(path, Journal)  # checked, recovered, bad rows quarantined
+        journal, notices = open_journal(path, journal_class or Journal)  # checked, recovered, bad rows quarantined
     except BaseException:
         lock.release()
         raise
