@@ -119,7 +119,7 @@ def test_item4_app_close_closes_the_reader_then_each_device_last_attached_first(
     plans = [DevicePlan(n, lambda p, n=n: Closing(n, order, fail=n == "b")) for n in ("a", "b", "c")]
     reader = SimulatedReader()
     app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=reader,
-                journal_path=tmp_path / "journal.sqlite", devices=plans)
+                journal_path=tmp_path / "journal.sqlite", devices=[*DEVICES, *plans])
     app.loop.start()
     reader.start(app.loop.submit)
     supervising = [t for t in threading.enumerate() if t.name == "simulated reader-supervisor"]
