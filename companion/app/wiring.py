@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the shell's types; its modules are imported where a part is
     from hardware.sim_panel import SimulatedPanel
     from hardware.sim_reader import SimulatedReader
     from voice.base import Voice
+    from voice.prerender import FillGate
 
 Log = Callable[[dict[str, Any]], None]
 
@@ -225,7 +226,8 @@ def start_voice_fill(app: App, lang: str, on_error: Callable[[str], None]) -> No
         threads.spawn("prerender", _fill, app.voice, lang, on_error, gate, stop=gate.close)
 
 
-def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: Any = None) -> None:
+def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: FillGate | None = None) -> None:
+    """``voice``: one with a WAV cache (the fill gate is made only for such a one)."""
     from voice.prerender import fill
 
     try:
