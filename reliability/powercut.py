@@ -85,8 +85,9 @@ def _make_vfs() -> Any:
         def xSync(self, flags: int) -> None:  # noqa: N802
             if self.path is not None:
                 self.vfs.tick()
-                if self.vfs.sync_delay is not None:  # a slow card: the fsync returns late
+                if self.vfs.sync_delay is not None:  # a modeled card: its sync, in place of this disk's
                     time.sleep(self.vfs.sync_delay())
+                    return
             super().xSync(flags)
             if self.path is not None:
                 self.vfs.synced(self.path)
@@ -99,7 +100,9 @@ def _make_vfs() -> Any:
     class CrashVFS(apsw.VFS):  # type: ignore[misc]
         """Counts writes/syncs/truncates/deletes; at ``cut_after`` it cuts the
         power (None: never, and what was synced need not be remembered);
-        ``sync_delay()``: seconds each sync takes longer (None: none)."""
+        ``sync_delay()``: a modeled card — each sync takes that many seconds
+        instead of going to this machine's disk (whose own stalls would blur
+        the model); None: the real sync."""
 
         def __init__(self, cut_after: int | None, rng: random.Random, on_cut: Callable[[], None],
                      sync_delay: Callable[[], float] | None = None) -> None:
@@ -215,9 +218,9 @@ SD_SYNC_MS = (7.0, 76.0)  # one fsync on the microSD cards measured: the fastest
 
 def sd_card_journal(seed: int = 0, sync_ms: tuple[float, float] = SD_SYNC_MS) -> type[Any]:
     """A ``Journal`` on a modeled SD card: its connection through the crash
-    VFS, never cut, every sync made longer by a draw from ``sync_ms``
-    (uniform, seeded): what a table on a Pi waits for before its feedback
-    (bench/tap_feedback.py)."""
+    VFS, never cut, every sync taking a draw from ``sync_ms`` (uniform,
+    seeded) in place of this disk's: what a table on a Pi waits for before
+    its feedback (bench/tap_feedback.py)."""
     from companion.runtime.journal import Journal
 
     rng = random.Random(seed)
