@@ -12,7 +12,9 @@ Between steps we wait until the loop is idle (a barrier event it handles after
 everything before it), so each tap meets an idle loop, as a human-paced tap
 does, and its latency is its own.  The journal's ``append`` (one fsynced
 transaction per accepted input) is timed too: it is the cost the DESIGN puts
-before feedback on purpose.
+before feedback on purpose.  ``journal_class``: the journal on a modeled SD
+card instead of this disk (``reliability.powercut.sd_card_journal``: every
+sync 7–76 ms longer), for what a table on a Pi waits for.
 """
 
 from __future__ import annotations
@@ -80,6 +82,9 @@ class TimedFeedback:
         self.panel.beep(long=long)
         self.panel_ms.append((time.perf_counter_ns() - t0) / 1e6)
 
+    def close(self) -> None:
+        self.panel.close()
+
 
 class TimedVoice:
     def __init__(self, probe: Probe) -> None:
@@ -118,14 +123,14 @@ class TapRun:
 class ThreadedTable:
     """A ``Simulation`` whose loop runs on its own thread, driven like a table."""
 
-    def __init__(self, state: Path, run: TapRun) -> None:
+    def __init__(self, state: Path, run: TapRun, journal_class: Any = None) -> None:
         from companion.app.simulate import Simulation
         from hardware.sim_reader import SimulatedReader
 
         self.run_stats = run
         self.probe = Probe()
         self._devnull = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
-        self.sim = Simulation(config(), state, self._log, voice=TimedVoice(self.probe))
+        self.sim = Simulation(config(), state, self._log, voice=TimedVoice(self.probe), journal_class=journal_class)
         self.loop = self.sim.loop
         self.reader: SimulatedReader = self.sim.reader
         sink = self.sim.app.sinks["panel"]  # the panel, as the router's panel sink drives it
@@ -216,14 +221,14 @@ class ThreadedTable:
         self._devnull.close()
 
 
-def measure(taps: int) -> TapRun:
+def measure(taps: int, journal_class: Any = None) -> TapRun:
     """Play Seven Knights and One Night games back to back on one journal
     until at least ``taps`` taps were answered."""
     run = TapRun()
     games = [flows.seven_knights(), flows.one_night()]
     expected_games = 0
     with tempfile.TemporaryDirectory(prefix="bench-taps-") as tmp:
-        table = ThreadedTable(Path(tmp), run)
+        table = ThreadedTable(Path(tmp), run, journal_class)
         try:
             i = 0
             while len(run.feedback_ms) < taps:

@@ -23,6 +23,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+INSTALL = "pip install '.[bench]'"  # httpx: the pages' feeds and files are read over HTTP
+
+
+def missing() -> str | None:
+    """What this part needs and this install lacks, said with how to get it; None: nothing."""
+    try:
+        import httpx  # noqa: F401
+    except ImportError:
+        return f"the pages are read with httpx, which is not installed: {INSTALL}"
+    return None
 
 CHROMIUM = "/usr/bin/chromium"
 SSE_CLIENTS = 20

@@ -24,5 +24,5 @@ class Reader(Protocol):
     def start(self, emit: Emit) -> None:
         """Begin reporting; returns at once (work happens on a thread)."""
 
-    def stop(self) -> None:
-        """Stop and join the thread; idempotent."""
+    def close(self) -> None:
+        """Stop reporting, join the thread, let go of the device; idempotent."""

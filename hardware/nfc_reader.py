@@ -319,5 +319,5 @@ class NfcReader:
     def start(self, emit: Emit) -> None:
         self.supervisor.start(emit)
 
-    def stop(self) -> None:
+    def close(self) -> None:
         self.supervisor.stop()

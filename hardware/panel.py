@@ -150,6 +150,12 @@ class Panel:
         self._on_button = on_button
         self._clock = clock
         self._lock = threading.Lock()
+        # close() against the output worker: a request is applied whole before
+        # the pins go, and none after (a blink started on a closed LED dies on
+        # its gpiozero thread with GPIODeviceClosed, a traceback in the log).
+        self._applying = threading.Lock()
+        self._closing = threading.Lock()
+        self._closed = False
         self._state = {name: _ButtonState() for name in BUTTON_NAMES}
         self._outbox: queue.Queue[Any] = queue.Queue()
         self._worker: threading.Thread | None = threads.spawn(
@@ -250,10 +256,13 @@ class Panel:
             if item is None:
                 return
             fn, args = item
-            try:
-                fn(*args)
-            except Exception:  # a closed or failing device must not stop the feedback thread
-                pass
+            with self._applying:
+                if self._closed:
+                    return
+                try:
+                    fn(*args)
+                except Exception:  # a failing device must not stop the feedback thread
+                    pass
 
     def _apply_led(self, name: str, on: bool, flash: bool) -> None:
         led = self.leds[name]
@@ -273,14 +282,21 @@ class Panel:
         return {name: bool(led.value) for name, led in self.leds.items()}
 
     def close(self) -> None:
-        """Release every pin (LEDs and buzzer off first); idempotent."""
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            self._outbox.put(None)
-            worker.join(timeout=2.0)
-        for dev in [*self.buttons.values(), *self.leds.values(), self.buzzer]:
-            if dev is not None:
-                dev.close()
+        """Release every pin (LEDs and buzzer off first); idempotent, and a
+        second close at the same time waits for the first.  Requests made
+        after it are dropped; no device thread outlives its pin."""
+        with self._closing:
+            if self._closed:
+                return
+            worker, self._worker = self._worker, None
+            if worker is not None:
+                self._outbox.put(None)
+                worker.join(timeout=2.0)
+            with self._applying:  # a worker late past the join finishes its request first
+                self._closed = True
+            for dev in [*self.buttons.values(), *self.leds.values(), self.buzzer]:
+                if dev is not None:
+                    dev.close()
 
 
 def mock_factory() -> Any:

@@ -100,12 +100,17 @@ class Supervisor:
     wait, so ``stop`` cuts a pause short); ``clock()`` tells how long a
     connection lasted: one that stayed up for ``backoff.max_s`` or longer
     starts the next backoff from the beginning, a flapping one does not.
+    ``wake()``: called by ``stop`` once the stop event is set, for a
+    connection or a ``wait`` that blocks on something of its own (the
+    simulated reader's hand-over); ``logger``: where the comings and goings
+    are logged (the simulated reader's are in the event log already).
     """
 
     def __init__(self, connection: Connection, *, backoff: Backoff = Backoff(),
                  wait: Callable[[float], object] | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 join_s: float = 1.5, name: str = "reader") -> None:
+                 join_s: float = 1.5, name: str = "reader",
+                 wake: Callable[[], None] | None = None, logger: logging.Logger = log) -> None:
         self.connection = connection
         self.backoff = backoff
         self._stopping = threading.Event()
@@ -116,6 +121,8 @@ class Supervisor:
         self._thread: threading.Thread | None = None
         self._emit: Emit | None = None
         self._announced: bool | None = None
+        self._wake = wake
+        self._log = logger
 
     @property
     def connected(self) -> bool | None:
@@ -132,11 +139,13 @@ class Supervisor:
 
     def stop(self) -> None:
         self._stopping.set()
+        if self._wake is not None:
+            self._wake()
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join(self._join_s)
             if thread.is_alive():
-                log.warning("%s did not stop within %.1f s", self._name, self._join_s)
+                self._log.warning("%s did not stop within %.1f s", self._name, self._join_s)
 
     # ------------------------------------------------------------ thread
     def _send(self, event: ReaderEvent) -> None:
@@ -146,11 +155,11 @@ class Supervisor:
 
     def _announce(self, connected: bool, detail: str) -> None:
         if self._announced is connected:
-            log.debug("%s still %s: %s", self._name,
+            self._log.debug("%s still %s: %s", self._name,
                       "connected" if connected else "unavailable", detail)
             return
         self._announced = connected
-        (log.info if connected else log.warning)("%s %s: %s", self._name,
+        (self._log.info if connected else self._log.warning)("%s %s: %s", self._name,
                                                  "connected" if connected else "unavailable",
                                                  detail)
         self._send(ReaderStatus(connected, detail))
@@ -159,7 +168,7 @@ class Supervisor:
         """Wait before the next attempt; True when it is time to stop."""
         if self._stopping.is_set():
             return True
-        log.debug("%s: next attempt in %.1f s", self._name, seconds)
+        self._log.debug("%s: next attempt in %.1f s", self._name, seconds)
         self._wait(seconds)
         return self._stopping.is_set()
 
@@ -184,7 +193,7 @@ class Supervisor:
                 loss = "reader stopped reporting"
             except Exception as exc:  # a lost device must never take the daemon down
                 if not isinstance(exc, (ReaderUnavailable, OSError)):
-                    log.exception("%s: unexpected failure", self._name)
+                    self._log.exception("%s: unexpected failure", self._name)
                 loss = describe(exc)
             finally:
                 self._close_quietly()
@@ -200,4 +209,4 @@ class Supervisor:
         try:
             self.connection.close()
         except Exception:  # closing a vanished device may fail; it is gone either way
-            log.debug("%s: close failed", self._name, exc_info=True)
+            self._log.debug("%s: close failed", self._name, exc_info=True)

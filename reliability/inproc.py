@@ -37,15 +37,23 @@ def load_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     return configmod.load(configmod.default_paths()[:1], overrides or campaign_overrides())
 
 
-def close_quickly(sim: Simulation) -> None:
-    """Close a simulation; gpiozero joins its button threads slowly (~0.15 s),
-    so the panel is closed on a thread of its own."""
-    sim.app.journal.close()
-    if sim.app.lock is not None:
-        sim.app.lock.release()
-    for part in (sim.app.reader, sim.app.voice):
-        part.stop() if hasattr(part, "stop") else part.close()
-    threading.Thread(target=sim.app.panel.close, daemon=True, name="panel-close").start()
+def close_quickly(sim: Simulation) -> threading.Thread:
+    """Close a simulation as ``App.close`` does, but the panel's device on a
+    thread of its own (gpiozero joins its button threads slowly, ~0.15 s);
+    that thread is returned, for a test that waits for it."""
+    app = sim.app
+    app.journal.close()
+    if app.lock is not None:
+        app.lock.release()
+    app.reader.close()
+    panel = app.sinks.get("panel")
+    for name, device in reversed(app.sinks.items()):
+        if name != "panel":
+            device.close()
+    closing = threading.Thread(target=panel.close if panel is not None else app.panel.close, daemon=True,
+                               name="panel-close")
+    closing.start()
+    return closing
 
 
 def response(events: list[dict[str, Any]], start: int) -> dict[str, Any] | None:
@@ -92,8 +100,8 @@ class Runner:
     def wait(self, seconds: float) -> None:
         self.sim.step("wait", seconds)
 
-    def close(self) -> None:
-        close_quickly(self.sim)
+    def close(self) -> threading.Thread:
+        return close_quickly(self.sim)
 
 
 @dataclass

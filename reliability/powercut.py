@@ -85,6 +85,9 @@ def _make_vfs() -> Any:
         def xSync(self, flags: int) -> None:  # noqa: N802
             if self.path is not None:
                 self.vfs.tick()
+                if self.vfs.sync_delay is not None:  # a modeled card: its sync, in place of this disk's
+                    time.sleep(self.vfs.sync_delay())
+                    return
             super().xSync(flags)
             if self.path is not None:
                 self.vfs.synced(self.path)
@@ -95,20 +98,26 @@ def _make_vfs() -> Any:
             super().xTruncate(size)
 
     class CrashVFS(apsw.VFS):  # type: ignore[misc]
-        """Counts writes/syncs/truncates/deletes; at ``cut_after`` it cuts the power."""
+        """Counts writes/syncs/truncates/deletes; at ``cut_after`` it cuts the
+        power (None: never, and what was synced need not be remembered);
+        ``sync_delay()``: a modeled card — each sync takes that many seconds
+        instead of going to this machine's disk (whose own stalls would blur
+        the model); None: the real sync."""
 
-        def __init__(self, cut_after: int | None, rng: random.Random, on_cut: Callable[[], None]) -> None:
+        def __init__(self, cut_after: int | None, rng: random.Random, on_cut: Callable[[], None],
+                     sync_delay: Callable[[], float] | None = None) -> None:
             self.vfs_name = f"crash-{os.getpid()}-{id(self)}"
             super().__init__(self.vfs_name, "")
             self.ops = 0
             self.cut_after, self.rng, self.on_cut = cut_after, rng, on_cut
+            self.sync_delay = sync_delay
             self.durable: dict[str, bytes | None] = {}  # path → content at its last sync (None: absent)
             self.last_write: tuple[str, int, bytes] | None = None
             self.torn = 0  # bytes of the torn write that landed
 
         def xOpen(self, name: Any, flags: list[int]) -> Any:  # noqa: N802
             path = name.filename() if isinstance(name, apsw.URIFilename) else name
-            if path is not None and path not in self.durable:
+            if path is not None and path not in self.durable and self.cut_after is not None:
                 self.durable[path] = Path(path).read_bytes() if os.path.exists(path) else None
             return CrashFile(self, path, name, flags)
 
@@ -118,7 +127,8 @@ def _make_vfs() -> Any:
             self.durable[filename] = None
 
         def synced(self, path: str) -> None:
-            self.durable[path] = Path(path).read_bytes()
+            if self.cut_after is not None:
+                self.durable[path] = Path(path).read_bytes()
             if self.last_write is not None and self.last_write[0] == path:
                 self.last_write = None
 
@@ -200,6 +210,29 @@ class ApswConnection:
 
     def close(self) -> None:
         self.con.close()
+
+
+# ------------------------------------------------------------ a slow card
+SD_SYNC_MS = (7.0, 76.0)  # one fsync on the microSD cards measured: the fastest and the slowest
+
+
+def sd_card_journal(seed: int = 0, sync_ms: tuple[float, float] = SD_SYNC_MS) -> type[Any]:
+    """A ``Journal`` on a modeled SD card: its connection through the crash
+    VFS, never cut, every sync taking a draw from ``sync_ms`` (uniform,
+    seeded) in place of this disk's: what a table on a Pi waits for before
+    its feedback (bench/tap_feedback.py)."""
+    from companion.runtime.journal import Journal
+
+    rng = random.Random(seed)
+    vfs = _make_vfs()(None, rng, lambda: None, sync_delay=lambda: rng.uniform(*sync_ms) / 1000)
+
+    class SdCardJournal(Journal):
+        card = vfs  # registered with SQLite for as long as it is referenced
+
+        def _connect(self) -> Any:
+            return ApswConnection(self.path, vfs.vfs_name)
+
+    return SdCardJournal
 
 
 # ---------------------------------------------------------------- one cut

@@ -4,6 +4,7 @@ fast anything is: timings never fail a test."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import shutil
@@ -22,6 +23,7 @@ KEYS = (
     "night_drift_p99_ms",
     "render_s_per_line_espeak", "worker_peak_rss_mb_espeak", "cache_mb_espeak", "cue_audio_live_ms_espeak",
     "night_drift_loaded_p99_ms",
+    *(("tap_feedback_sd_p99_ms",) if importlib.util.find_spec("apsw") else ()),  # the modeled SD card
 )
 
 pytestmark = [
@@ -42,3 +44,23 @@ def test_quick_benchmarks_end_with_every_figure_as_json() -> None:
         assert isinstance(value, (int, float)) and not isinstance(value, bool), (key, value)
         assert math.isfinite(value) and value >= 0, (key, value)
     assert len(lines) > 1, "the table comes before the JSON line"
+
+
+HIDE_HTTPX = """
+import runpy, sys
+sys.modules["httpx"] = None  # as after a plain `pip install .`: import httpx fails
+sys.argv = ["run.py", "--quick", "--json", "--only", "web"]
+runpy.run_path({run!r}, run_name="__main__")
+"""
+
+
+def test_item_bench_without_httpx_says_what_to_install_and_skips_the_web_part() -> None:
+    """Before: the web part died in the live table's feed with a bare AssertionError."""
+    done = subprocess.run([sys.executable, "-c", HIDE_HTTPX.format(run=str(ROOT / "bench" / "run.py"))],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    why = "the pages are read with httpx, which is not installed: pip install '.[bench]'"
+    assert f"[bench] the web pages: skipped ({why})" in done.stderr.splitlines()
+    assert f"skipped: web ({why})" in done.stdout.splitlines()
+    assert json.loads(done.stdout.strip().splitlines()[-1])["skipped"] == {"web": why}

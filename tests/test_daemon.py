@@ -182,3 +182,33 @@ def test_pages_on_a_free_port_are_served_from_the_socket_bound_first(tmp_path: P
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_item4_a_signal_while_the_loop_holds_its_inbox_lock_still_stops_it() -> None:
+    """SIGTERM landed while the main thread was inside the inbox's get, its
+    lock held; the handler then put the loop's stop on that queue and waited
+    forever for its own lock (found by 60 start/SIGTERM cycles: a daemon that
+    hung until killed).  Now the handler only sets an event."""
+    import threading
+
+    from companion.app.daemon import stop_on_signal
+
+    inbox_lock = threading.Lock()  # as queue.Queue's mutex, which the interrupted get holds
+    stopped = threading.Event()
+
+    def loop_stop() -> None:
+        with inbox_lock:
+            stopped.set()
+
+    stopping = threading.Event()
+    on_signal = stop_on_signal(loop_stop, stopping, lambda: None)
+    handled = threading.Event()
+
+    def main_thread() -> None:
+        with inbox_lock:  # the signal arrives here, on the thread that holds the lock
+            on_signal(signal.SIGTERM, None)
+            handled.set()
+
+    threading.Thread(target=main_thread, daemon=True).start()
+    assert handled.wait(2), "the handler waited for a lock its own thread holds"
+    assert stopped.wait(2) and stopping.is_set()

@@ -79,6 +79,9 @@ class Feedback:
         self.events.append({"event": "_beep", "long": long})
         self.inner.beep(long)
 
+    def close(self) -> None:
+        self.inner.close()
+
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:

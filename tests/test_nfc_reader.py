@@ -2,7 +2,7 @@
 loud, once per presence, and a reader that may come and go.
 
 Most tests run nfcpy's real reader path against a Type 3 tag that nfcpy
-itself emulates over its UDP driver (``tests/nfc_emulation.py``); the
+itself emulates over its UDP driver (``hardware/nfc_emulation.py``); the
 presence bookkeeping is also pinned with fake tags and a fake clock, where
 timing would otherwise decide."""
 
@@ -17,7 +17,10 @@ from typing import Any
 
 import ndef
 import pytest
-from nfc_emulation import (
+
+from companion.core.tags import identify, valid_uid
+from hardware.base import ReaderStatus, TagSeen
+from hardware.nfc_emulation import (
     EmulatedTag,
     Type3Emulator,
     blank_tag,
@@ -26,9 +29,6 @@ from nfc_emulation import (
     no_ndef_tag,
     text_tag,
 )
-
-from companion.core.tags import identify, valid_uid
-from hardware.base import ReaderStatus, TagSeen
 from hardware.nfc_reader import (
     NfcConfig,
     NfcConnection,
@@ -70,7 +70,7 @@ def reader(emulator: Type3Emulator) -> Iterator[Any]:
 
     yield _start
     for r in started:
-        r.stop()
+        r.close()
 
 
 # ---------------------------------------------------------------- config
@@ -210,7 +210,7 @@ def test_stop_is_prompt_with_a_tag_on_the_reader(emulator):
     assert take(q).connected
     assert isinstance(take(q), TagSeen)
     started = time.monotonic()
-    r.stop()
+    r.close()
     assert time.monotonic() - started < 1.0
     assert q.empty()
 
@@ -293,7 +293,7 @@ def test_reader_unplugged_under_a_tag_comes_back_without_repeating_it(emulator):
         other = emulator.place(text_tag("skb/knight/2"))
         assert take(q) == TagSeen(uid=other.uid, text="skb/knight/2")
     finally:
-        r.stop()
+        r.close()
 
 
 def test_reader_unplugged_while_searching_is_a_loss(emulator):
@@ -309,7 +309,7 @@ def test_reader_unplugged_while_searching_is_a_loss(emulator):
         tag = emulator.place(text_tag("mh/girl/human"))
         assert take(q) == TagSeen(uid=tag.uid, text="mh/girl/human")
     finally:
-        r.stop()
+        r.close()
 
 
 def test_reader_missing_at_start_is_announced_and_found_later(emulator):
@@ -321,7 +321,7 @@ def test_reader_missing_at_start_is_announced_and_found_later(emulator):
         plug.plugged = True
         assert take(q).connected
     finally:
-        r.stop()
+        r.close()
 
 
 def test_no_usb_reader_is_unavailable_not_a_crash():

@@ -280,3 +280,34 @@ def test_not_a_pi_here(tmp_path) -> None:  # type: ignore[no-untyped-def]
     model.write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\x00")
     assert is_raspberry_pi(model)
     assert not is_raspberry_pi(tmp_path / "missing")
+
+
+@pytest.fixture
+def thread_deaths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every thread that dies with an exception while the test runs, by name
+    and exception (what a daemon stopping on a Pi would log as a traceback)."""
+    died: list[str] = []
+    monkeypatch.setattr(threading, "excepthook", lambda a: died.append(f"{a.thread and a.thread.name}: "
+                                                                       f"{a.exc_type.__name__}: {a.exc_value}"))
+    return died
+
+
+def test_item4_closing_a_flashing_panel_kills_no_thread(rec: Recorder, thread_deaths: list[str]) -> None:
+    """Closed twice at once (the app, and a test's fixture after it) with
+    flashes and beeps still queued: before, the second close released the
+    pins while the worker still started blinks, whose gpiozero threads then
+    died with GPIODeviceClosed."""
+    for _ in range(5):
+        p = Panel(rec, pin_factory=mock_factory())
+        for i in range(40):
+            p.led("ok" if i % 2 else "error", True, flash=True)
+            p.beep(long=i % 3 == 0)
+        closers = [threading.Thread(target=p.close) for _ in range(2)]
+        for c in closers:
+            c.start()
+        for c in closers:
+            c.join(5)
+        p.led("ok", True, flash=True)  # after close: dropped, not a dying thread
+        p.beep()
+    time.sleep(0.5)  # a blink thread started late would die within its 0.15 s on-time
+    assert thread_deaths == []

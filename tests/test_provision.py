@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 import yaml
-from nfc_emulation import Type3Emulator, blank_tag, no_ndef_tag, text_tag
 
 from companion.app import config
 from companion.app.tags_cmd import configure_parser, load_tag_map, run
 from companion.games import component_sets
 from hardware.base import TagSeen
+from hardware.nfc_emulation import Type3Emulator, blank_tag, no_ndef_tag, text_tag
 from hardware.provision import (
     TAG_MAP_HEADER,
     NfcStation,

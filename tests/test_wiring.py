@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from companion.app import config
-from companion.app.wiring import build
+from companion.app.wiring import DEVICES, DevicePlan, Parts, build, simulated
+from companion.core.events import TABLE
+from companion.core.messages import Command, Message, Wants, wants
 from companion.runtime.clock import VirtualClock
 from companion.runtime.inbox import Inbox
 from hardware.sim_reader import SimulatedReader
@@ -33,3 +39,115 @@ def test_an_error_reported_before_the_loop_exists_reaches_the_log(tmp_path: Path
         assert any(e.get("key") == "refuse.tap_game_card" for e in events), events  # next, before a game card
     finally:
         app.close()
+
+
+# ------------------------------------------------------------ devices have one shape
+class Ring:
+    """A recording stand-in for an LED ring: green on an accepted input, red
+    on a refusal, and nothing else heard."""
+
+    wants = wants(TABLE, ("feedback",))
+
+    def __init__(self, brightness: float) -> None:
+        self.brightness = brightness
+        self.shown: list[tuple[str, float]] = []
+        self.heard: list[Message] = []
+        self.closed = 0
+
+    def receive(self, message: Message) -> None:
+        self.heard.append(message)
+        if isinstance(message, Command):
+            self.shown.append(("green" if message.args["ok"] else "red", self.brightness))
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_item4_a_new_device_is_one_plan_and_closes_with_the_app(tmp_path: Path) -> None:
+    """The README's recipe ("Adding a device"): a module with wants, receive
+    and close, made from the parts by one DevicePlan; the wiring attaches it
+    as it attaches its own, and App.close closes it (once, twice harmless)."""
+    cfg = config.load([], {"panel": {"backend": "mock"}})
+    rings: list[Ring] = []
+
+    def make_ring(parts: Parts) -> Ring:
+        rings.append(Ring(brightness=0.5 if parts.cfg["language"] == "en" else 1.0))
+        return rings[-1]
+
+    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+                journal_path=tmp_path / "journal.sqlite", devices=[*DEVICES, DevicePlan("ring", make_ring)])
+    try:
+        assert list(app.sinks) == ["log", "speaker", "panel", "ring"]  # no WAV cache here: no fill gate
+        app.loop.start()
+        app.reader.start(app.loop.submit)
+        app.loop.pump()
+        for tag in ("game/seven-knights", "player/red", "skb/knight/1"):  # the last one: not yet
+            simulated(app)[0].present(text=tag)
+            app.loop.pump()
+        ring, = rings
+        assert ring.shown == [("green", 0.5), ("green", 0.5), ("red", 0.5)]
+        assert all(isinstance(m, Command) and m.name == "feedback" for m in ring.heard)  # nothing it did not want
+    finally:
+        app.close()
+        app.close()
+    assert ring.closed == 2
+
+
+class Closing:
+    """A device that only knows how to close, and says when it was closed."""
+
+    wants = Wants()
+
+    def __init__(self, name: str, order: list[str], fail: bool = False) -> None:
+        self.name, self.order, self.fail = name, order, fail
+
+    def receive(self, message: Message) -> None:
+        pass
+
+    def close(self) -> None:
+        self.order.append(self.name)
+        if self.fail:
+            raise OSError("the ring's serial port is gone")
+
+
+def test_item4_app_close_closes_the_reader_then_each_device_last_attached_first(tmp_path: Path) -> None:
+    """Through Device.close alone (before: reader, panel and voice by hasattr
+    stop/close, and no other device at all): one that fails to close does
+    not keep the others open."""
+    cfg = config.load([], {"panel": {"backend": "mock"}})
+    order: list[str] = []
+    plans = [DevicePlan(n, lambda p, n=n: Closing(n, order, fail=n == "b")) for n in ("a", "b", "c")]
+    reader = SimulatedReader()
+    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=reader,
+                journal_path=tmp_path / "journal.sqlite", devices=[*DEVICES, *plans])
+    app.loop.start()
+    reader.start(app.loop.submit)
+    supervising = [t for t in threading.enumerate() if t.name == "simulated reader-supervisor"]
+    assert len(supervising) == 1
+    app.close()
+    assert order == ["c", "b", "a"]
+    assert not supervising[0].is_alive() and not reader.present(text="player/red")
+
+
+def test_item4_closing_the_app_kills_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon stopping with feedback still flashing logs no thread's
+    traceback: every device thread ends before its pin or port goes."""
+    died: list[str] = []
+    monkeypatch.setattr(threading, "excepthook", lambda a: died.append(f"{a.thread}: {a.exc_type.__name__}"))
+    cfg = config.load([], {"panel": {"backend": "mock"}})
+    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+                journal_path=tmp_path / "journal.sqlite")
+    app.loop.start()
+    app.reader.start(app.loop.submit)
+    reader, panel = simulated(app)
+    for i in range(30):
+        reader.present(text="player/red" if i % 2 else "skb/knight/1")  # refusals: the error LED, a long beep
+        panel.press("repeat")
+        app.loop.pump()
+    closers = [threading.Thread(target=app.close) for _ in range(2)]  # as a signal and a finally may
+    for c in closers:
+        c.start()
+    for c in closers:
+        c.join(10)
+    time.sleep(0.4)  # a blink started late would die within its 0.15 s on-time
+    assert died == []

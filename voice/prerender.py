@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from companion.core.messages import Command, Message
+from companion.core.messages import TABLE, Command, Message, wants
 from voice.base import Line
 from voice.cache import Stats, WavCache, counted_fragments, fragments_of, split_template
 from voice.engines import ENGINES
@@ -73,6 +73,8 @@ class FillGate:
     ``game`` is the game being played, whose lines (its folder of them in
     ``game_lines``, by game: handed in by the app) the fill renders first."""
 
+    wants = wants(TABLE, ("activity",))
+
     def __init__(self, game_lines: Mapping[str, Path] | None = None) -> None:
         self.game: str | None = None
         self.game_lines: Mapping[str, Path] = dict(game_lines or {})
@@ -100,6 +102,8 @@ class FillGate:
     def stop(self) -> None:
         self._stopped = True
         self._free.set()
+
+    close = stop  # as a router device: the daemon closing ends the fill where it is
 
 
 class _Held:

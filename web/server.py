@@ -37,7 +37,17 @@ from starlette.routing import Route
 
 from companion.core import threads
 from companion.core.events import LOG, TABLE, ButtonPressed, ShellError, Submit
-from companion.core.messages import Claim, Command, Event, Inbox, Message, PageInput, PairRequest, ReadSide
+from companion.core.messages import (
+    Claim,
+    Command,
+    Event,
+    Inbox,
+    Message,
+    PageInput,
+    PairRequest,
+    ReadSide,
+    Wants,
+)
 from web.bgstats import ExportGame, push_url, record
 from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
 from web.live import WatchedReadSide
@@ -76,7 +86,11 @@ class WebServer:
     """The pages.  ``history()`` returns the finished plays (the journal's,
     read-only); ``extra`` adds routes (the virtual table in a simulation);
     ``games``: the games' names and step labels by language (``/api/games``);
-    ``export``: how BG Stats files each game (web.bgstats)."""
+    ``export``: how BG Stats files each game (web.bgstats).
+    A router device: it hears every audience and sends on only what each page
+    may see."""
+
+    wants = Wants()
 
     def __init__(self, read_side: ReadSide, inbox: Inbox, history: Callable[[], list[dict[str, Any]]],
                  host: str, port: int, *, pair_window_s: float = 30.0,
@@ -487,6 +501,10 @@ class WebServer:
             loop = self._loop
             if loop is not None and not loop.is_closed():
                 loop.call_soon_threadsafe(self._end_streams)
+
+    def close(self) -> None:
+        """As a router device: the app closing stops the pages (``stop``)."""
+        self.stop()
 
     def _end_streams(self) -> None:
         for client in list(self._clients):

@@ -84,12 +84,7 @@ def run(args: argparse.Namespace) -> int:
     loop = app.loop
 
     stopping = threading.Event()
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stopping.set()
-        sdnotify.stopping()
-        loop.stop()
-
+    on_signal = stop_on_signal(loop.stop, stopping, sdnotify.stopping)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
@@ -129,6 +124,27 @@ def run(args: argparse.Namespace) -> int:
         if stuck:
             print(f"companion: threads that did not stop: {', '.join(stuck)}", file=sys.stderr)
     return 0
+
+
+def stop_on_signal(stop: Callable[[], None], stopping: threading.Event,
+                   notify: Callable[[], object]) -> Callable[[int, Any], None]:
+    """The SIGTERM/SIGINT handler: it sets ``stopping`` and a thread of its
+    own calls ``stop`` (the loop's).  A handler runs on the main thread
+    between two bytecodes, possibly inside the loop's ``inbox.get`` with the
+    queue's lock held: putting on that queue from the handler would wait for
+    a lock its own thread holds, and the daemon would hang until killed."""
+
+    def stop_when_asked() -> None:
+        stopping.wait()
+        stop()
+
+    threads.spawn("signal-stop", stop_when_asked, stop=stopping.set)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stopping.set()  # this Event's lock is never held by the main thread: it never waits on it
+        notify()
+
+    return on_signal
 
 
 # ------------------------------------------------------------- terminal
@@ -199,7 +215,7 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
         pass
     print("Type a tag (tab completes, 'menu' lists numbers), next/back/repeat/hold, unplug/plug, quit.",
           file=out, flush=True)
-    reader, panel, loop = app.reader, app.panel, app.loop
+    (reader, panel), loop = wiring.simulated(app), app.loop
     while not stopping.is_set():
         try:
             if interactive and screen is not None:

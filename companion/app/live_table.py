@@ -16,7 +16,7 @@ from typing import Any
 
 from companion.app import config
 from companion.app.web_app import start_web
-from companion.app.wiring import build, make_reader, make_voice
+from companion.app.wiring import build, make_reader, make_voice, simulated
 from companion.core import threads
 from companion.core.table import PAGES_ON
 from companion.runtime.clock import RealClock
@@ -29,11 +29,12 @@ class LiveTable:
         cfg = config.load([config.SHIPPED],
                           {"panel": {"backend": "mock"}, "seed": 3, **overrides})
         self.events: list[dict[str, Any]] = []
-        self.reader = make_reader(cfg, simulate=True)
         voice = make_voice({**cfg, "voice": {**cfg["voice"], "backend": "silent"}}, True, sys.stderr, print)
-        self.app = build(cfg, clock=RealClock(), log=self.events.append, voice=voice, reader=self.reader,
+        self.app = build(cfg, clock=RealClock(), log=self.events.append, voice=voice,
+                         reader=make_reader(cfg, simulate=True),
                          journal_path=state / "journal.sqlite", read_side=WatchedReadSide(), games=games,
                          draws=draws, pages=PAGES_ON)  # the web is on: a game that needs pages waits for them
+        self.reader, _panel = simulated(self.app)
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)

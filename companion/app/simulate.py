@@ -19,7 +19,7 @@ import yaml
 
 from companion.app import config as configmod
 from companion.app.config import ConfigError
-from companion.app.wiring import App, build, make_reader, recording_voice
+from companion.app.wiring import App, build, make_reader, recording_voice, simulated
 from companion.core import tags
 from companion.core.events import Submit
 from companion.core.table import PAGES_ASSUMED
@@ -122,19 +122,21 @@ class Simulation:
 
     def __init__(self, cfg: dict[str, Any], state: Path, log: Callable[[dict[str, Any]], None],
                  voice: Any = None, draws: dict[str, Any] | None = None,
-                 games: Any = None, read_side: Any = None, pages: str = PAGES_ASSUMED) -> None:
+                 games: Any = None, read_side: Any = None, pages: str = PAGES_ASSUMED,
+                 journal_class: Any = None) -> None:
         cfg = dict(cfg)
         cfg["panel"] = {**cfg["panel"], "backend": "mock"}
         self.clock = VirtualClock()
-        self.reader = make_reader(cfg, simulate=True)
         self.voice = voice or recording_voice()
-        self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=self.reader,
+        self.app: App = build(cfg, clock=self.clock, log=log, voice=self.voice, reader=make_reader(cfg, simulate=True),
                               journal_path=state / "journal.sqlite", draws=draws, games=games,
-                              read_side=read_side, pages=pages)  # the pages' (tests/test_web_privacy.py)
+                              read_side=read_side, pages=pages,  # the pages' (tests/test_web_privacy.py)
+                              journal_class=journal_class)
         if (last := self.app.journal.last_wall()) is not None:
             # A resumed journal: the table comes back later the same evening, as a Pi
             # whose clock is right would (a test sets it wrong with jump_wall).
             self.clock.jump_wall(max(0.0, last - self.clock.wall()))
+        self.reader, self.panel = simulated(self.app)
         self.loop = self.app.loop
         self.loop.start()
         self.reader.start(self.loop.submit)
@@ -146,9 +148,9 @@ class Simulation:
         elif kind == "uid":
             self.reader.present(uid=str(value))
         elif kind == "press":
-            self.app.panel.press(value)
+            self.panel.press(value)
         elif kind == "hold":
-            self.app.panel.hold(value, self.app.panel.hold_back_s * 1.5)
+            self.panel.hold(value, self.panel.hold_back_s * 1.5)
         elif kind == "wait":
             self.loop.advance_to(self.clock.now() + float(value))
         elif kind == "unplug":

@@ -16,7 +16,6 @@ from typing import Any
 
 from companion.app import config as configmod
 from companion.app.wiring import App, state_dir
-from companion.core.messages import ALL
 
 PI_PORT = 8080  # `listen: auto` on a Pi
 
@@ -115,8 +114,7 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
                        store=app.journal.path.parent / "pages.json",  # the pairings outlive a restart
                        games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games),
                        hosts=cfg["web"]["hosts"])
-    app.router.subscribe(server.receive, ALL)  # it sends on only what each page may see (web/server.py)
-    app.sinks["web"] = server
+    app.attach("web", server)  # it hears every audience, and sends on only what each page may see (web/server.py)
     server.start(sock=sock)
     app.loop.announce("web.address", spoken_address(host, port if port else server.port))
     return server

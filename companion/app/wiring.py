@@ -4,15 +4,15 @@ voice) to the core (table, loop, journal, clock) from a loaded config."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from companion.app import config as configmod
 from companion.core import threads
-from companion.core.events import TABLE, ButtonPressed, Say
-from companion.core.messages import ReadSide
+from companion.core.events import ButtonPressed, Say
+from companion.core.messages import Device, ReadSide
 from companion.core.table import PAGES_ASSUMED, Table
 from companion.runtime.backups import GameEndBackups
 from companion.runtime.clock import Clock
@@ -23,6 +23,14 @@ from companion.runtime.journal_guard import open_journal
 from companion.runtime.loop import TableLoop
 from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
 from companion.runtime.state_lock import StateLock
+
+if TYPE_CHECKING:  # the shell's types; its modules are imported where a part is made
+    from hardware.base import Reader
+    from hardware.panel import Panel
+    from hardware.sim_panel import SimulatedPanel
+    from hardware.sim_reader import SimulatedReader
+    from voice.base import Voice
+    from voice.prerender import FillGate
 
 Log = Callable[[dict[str, Any]], None]
 
@@ -36,19 +44,26 @@ class App:
     loop: TableLoop
     journal: Journal
     router: Router
-    reader: Any
-    panel: Any
-    voice: Any
-    sinks: dict[str, Any]  # name → the sink subscribed to the router (log, speaker, panel)
+    reader: Reader
+    panel: Panel
+    voice: Voice
+    sinks: dict[str, Device]  # name → the output device attached to the router, in the order attached
     lock: StateLock | None = None
 
+    def attach(self, name: str, device: Device) -> None:
+        """Hand ``device`` what it wants from now on; ``close`` closes it."""
+        self.router.attach(device)
+        self.sinks[name] = device
+
     def close(self) -> None:
-        """Close every device (each stops and joins its own workers; closing
-        twice is harmless).  The process's last word on threads is
-        ``threads.shutdown()``, which the commands call on their way out."""
-        for part in (self.reader, self.panel, self.voice):
+        """Close the reader, then every device, the last attached first (each
+        stops and joins its own workers; closing twice is harmless).  The
+        process's last word on threads is ``threads.shutdown()``, which the
+        commands call on their way out."""
+        parts: list[Reader | Device] = [self.reader, *reversed(self.sinks.values())]
+        for part in parts:
             try:
-                part.stop() if hasattr(part, "stop") else part.close()
+                part.close()
             except Exception:  # closing must not hide the reason we are closing
                 pass
         self.journal.close()
@@ -56,28 +71,73 @@ class App:
             self.lock.release()
 
 
-def recording_voice() -> Any:
+@dataclass(frozen=True)
+class Parts:
+    """What a device's maker is handed: the checked config and the parts
+    built before the devices (the log, the voice, the panel)."""
+
+    cfg: dict[str, Any]
+    log: Log
+    voice: Voice
+    panel: Panel
+    games: Mapping[str, Any]  # the registry: whose lines the fill renders first
+
+
+@dataclass(frozen=True)
+class DevicePlan:
+    """An output device the wiring attaches: its name, and how it is made
+    from the ``Parts`` (None: not wanted with this config)."""
+
+    name: str
+    make: Callable[[Parts], Device | None] = field(compare=False)
+
+
+def _fill_gate(parts: Parts) -> Device | None:
+    """A voice with a WAV cache: its background fill keeps out of the table's way."""
+    if getattr(parts.voice, "cache", None) is None:
+        return None
+    from companion.app import catalogue
+    from voice.prerender import FillGate
+
+    return FillGate(catalogue.game_line_folders(parts.games.values()))
+
+
+# Every output device, in the order the router hands each message on.  A new
+# device is a module (a ``Device``: ``wants``, ``receive``, ``close``), its
+# config part (companion/app/config.py's SCHEMA, config/companion.yaml) and
+# one line here (README, "Adding a device").
+DEVICES: tuple[DevicePlan, ...] = (
+    DevicePlan("log", lambda p: LogSink(p.log)),
+    DevicePlan("speaker", lambda p: SpeakerSink(p.voice)),
+    DevicePlan("fill", _fill_gate),
+    DevicePlan("panel", lambda p: PanelSink(p.panel)),
+)
+
+
+def recording_voice() -> Voice:
     """A voice that keeps what it is asked to say (simulations, tests)."""
     from voice.base import RecordingVoice
 
     return RecordingVoice()
 
 
-def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: Any,
-          panel_factory: Callable[[Callable[[str], None]], Any] | None = None,
+def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: Reader,
+          panel_factory: Callable[[Callable[[str], None]], Panel] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
           games: Mapping[str, Any] | None = None, background_backups: bool = False,
           read_side: ReadSide | None = None, inbox: Inbox | None = None,
-          pages: str = PAGES_ASSUMED) -> App:
+          pages: str = PAGES_ASSUMED, devices: Sequence[DevicePlan] = DEVICES,
+          journal_class: type[Journal] | None = None) -> App:
     """The daemon's parts, wired: the journal (locked to this process,
     checked, recovered), the table loop in the middle, the reader and the
-    panel's buttons feeding it, and the sinks (log, speaker, panel)
-    subscribed to the router by audience.  ``games``: the registry (tests
+    panel's buttons feeding it, and the output ``devices`` (log, speaker,
+    fill gate, panel) attached to the router, each by what it wants.  ``games``: the registry (tests
     may hand in their own engines); ``read_side``: the one the pages read
     (companion.app.web_app); ``inbox``: the loop's, when a part built
     before this call (the voice) already reports into it; ``pages``: are the
     players' pages served (``on``, ``off``) or does a script stand for them
-    (``assumed``; core.table)."""
+    (``assumed``; core.table); ``journal_class``: the journal's (a modeled
+    SD card, bench/tap_feedback.py)."""
     from companion.app import catalogue
     from companion.games import registry
 
@@ -85,7 +145,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
     path = journal_path or state_dir(cfg) / "journal.sqlite"
     lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
     try:
-        journal, notices = open_journal(path, Journal)  # checked, recovered, bad rows quarantined
+        journal, notices = open_journal(path, journal_class or Journal)  # checked, recovered, bad rows quarantined
     except BaseException:
         lock.release()
         raise
@@ -93,14 +153,6 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
                   pages=pages)
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
     router = Router()
-    sinks: dict[str, Any] = {"log": LogSink(log), "speaker": SpeakerSink(voice)}
-    router.subscribe(sinks["log"].receive)
-    router.subscribe(sinks["speaker"].receive, TABLE)
-    if hasattr(voice, "cache"):  # a voice with a WAV cache: its background fill keeps out of the table's way
-        from voice.prerender import FillGate
-
-        sinks["fill"] = FillGate(catalogue.game_line_folders(games.values()))
-        router.subscribe(sinks["fill"].receive, TABLE)
     # The inbox comes first, so each part is handed its way in as it is built.
     inbox = inbox if inbox is not None else Inbox()
     backups = GameEndBackups(journal, inbox.report_error, background=background_backups)
@@ -114,12 +166,16 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Any, reader: An
                      on_game_end=backups, read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
                      inbox=inbox)
-    sinks["panel"] = PanelSink(panel)
-    router.subscribe(sinks["panel"].receive, TABLE)
-    return App(loop, journal, router, reader, panel, voice, sinks, lock)
+    app = App(loop, journal, router, reader, panel, voice, {}, lock)
+    parts = Parts(cfg, log, voice, panel, games)
+    for plan in devices:
+        device = plan.make(parts)
+        if device is not None:
+            app.attach(plan.name, device)
+    return app
 
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
-               asked_for_tts: bool = False, shown: bool = False) -> Any:
+               asked_for_tts: bool = False, shown: bool = False) -> Voice:
     """The voice backend; ``shown``: the terminal already shows every line
     said (the readable simulation), so the console voice would print it twice."""
     backend = cfg["voice"]["backend"]
@@ -136,7 +192,7 @@ def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Calla
     return SilentVoice() if backend == "silent" or shown else ConsoleVoice(out)
 
 
-def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
+def make_reader(cfg: dict[str, Any], simulate: bool) -> Reader:
     if simulate or cfg["reader"]["backend"] == "simulated":
         from hardware.sim_reader import SimulatedReader
 
@@ -146,17 +202,35 @@ def make_reader(cfg: dict[str, Any], simulate: bool) -> Any:
     return NfcReader(NfcConfig.from_checked(cfg["reader"]))
 
 
+def simulated(app: App) -> tuple[SimulatedReader, SimulatedPanel]:
+    """The simulated reader and panel of an app built for a simulation (a
+    script, the terminal, the page's virtual table): the hands a person
+    lends them (``present``, ``unplug``, ``press``…)."""
+    from hardware.sim_panel import SimulatedPanel
+    from hardware.sim_reader import SimulatedReader
+
+    reader, panel = app.reader, app.panel
+    if not isinstance(reader, SimulatedReader) or not isinstance(panel, SimulatedPanel):
+        raise TypeError(f"not a simulated table: {type(reader).__name__}, {type(panel).__name__}")
+    return reader, panel
+
+
 def start_voice_fill(app: App, lang: str, on_error: Callable[[str], None]) -> None:
     """Fill the WAV cache behind the table's back (a voice that has one), so
     cues then cost no synthesis: on its own thread, the table's language
     first, holding off while the table runs on the clock (``FillGate``, fed
     by the router since ``build``)."""
-    gate = app.sinks.get("fill")
-    if gate is not None:
-        threads.spawn("prerender", _fill, app.voice, lang, on_error, gate, stop=gate.stop)
+    if "fill" not in app.sinks:
+        return
+    from voice.prerender import FillGate
+
+    gate = app.sinks["fill"]
+    if isinstance(gate, FillGate):
+        threads.spawn("prerender", _fill, app.voice, lang, on_error, gate, stop=gate.close)
 
 
-def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: Any = None) -> None:
+def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: FillGate | None = None) -> None:
+    """``voice``: one with a WAV cache (the fill gate is made only for such a one)."""
     from voice.prerender import fill
 
     try:
@@ -166,8 +240,8 @@ def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: Any = No
 
 
 
-def _make_panel(factory: Callable[[Callable[[str], None]], Any],
-                on_button: Callable[[str], None]) -> tuple[Any, str | None]:
+def _make_panel(factory: Callable[[Callable[[str], None]], Panel],
+                on_button: Callable[[str], None]) -> tuple[Panel, str | None]:
     """The configured panel; off a Pi (or with its pins taken) a panel on
     gpiozero's MockFactory instead, so the table still runs on taps alone."""
     import warnings
@@ -183,7 +257,7 @@ def _make_panel(factory: Callable[[Callable[[str], None]], Any],
         return panel, f"panel unavailable ({type(e).__name__}: {e}); running without buttons and LEDs"
 
 
-def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any]:
+def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Panel]:
     from dataclasses import replace
 
     from hardware.panel import PanelConfig
@@ -191,7 +265,7 @@ def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Any
     mock = cfg["panel"]["backend"] == "mock"
     pcfg = PanelConfig.from_checked(cfg["panel"])
 
-    def make(on_button: Callable[[str], None]) -> Any:
+    def make(on_button: Callable[[str], None]) -> Panel:
         if not mock:
             from hardware.panel import Panel
 

@@ -14,15 +14,16 @@ beep; ``sound``: the night's ambience; ``led``: the ready LED; ``activity``:
 ``{"game": id or None, "timed": bool}`` on every change, for background work
 that must keep out of the table's way).
 
-The shell (speaker, panel, pages) knows only these values and the two small
-protocols below: ``Sink`` to receive, ``Inbox`` to send inputs back.
+The shell (speaker, panel, pages) knows only these values and the small
+protocols below: ``Device`` (a ``Sink`` that says what it ``wants`` and can
+``close``) to receive, ``Inbox`` to send inputs back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from companion.core.events import LOG, TABLE
 
@@ -49,9 +50,14 @@ class Event:
         return self.audience == TABLE
 
 
+# What a device may be told to do: the ok/error flash and beep, the night's
+# ambience, the ready LED, the table's activity, a pairing's answer.
+CommandName = Literal["feedback", "sound", "led", "activity", "paired", "pair_failed"]
+
+
 @dataclass(frozen=True)
 class Command:
-    name: str  # "feedback" | "sound" | "led" | "activity"
+    name: CommandName
     args: Mapping[str, Any] = field(default_factory=dict)
     audience: str = TABLE
 
@@ -110,8 +116,40 @@ class PairRequest:
     claim: Claim | None = None
 
 
+@dataclass(frozen=True)
+class Wants:
+    """What a device subscribes to: ``audiences`` (None: every one) and
+    ``kinds``, the names of the events and commands it acts on (None: every
+    one); the router hands it nothing else."""
+
+    audiences: frozenset[str] | None = None
+    kinds: frozenset[str] | None = None
+
+    def __contains__(self, message: Message) -> bool:
+        return ((self.audiences is None or message.audience in self.audiences)
+                and (self.kinds is None or message.name in self.kinds))
+
+
+def wants(audiences: str | Iterable[str] = ALL, kinds: Iterable[str] | None = None) -> Wants:
+    """``Wants`` spelled as a subscription: an audience, a few, or ``ALL``."""
+    heard = None if audiences == ALL else frozenset([audiences] if isinstance(audiences, str) else audiences)
+    return Wants(heard, None if kinds is None else frozenset(kinds))
+
+
 class Sink(Protocol):
     def receive(self, message: Message) -> None: ...
+
+
+class Device(Sink, Protocol):
+    """An output device (the log, the speaker, the panel's LEDs, the pages, an
+    LED ring): the router hands it what it ``wants``, on the loop's thread,
+    and it must not make the loop wait; ``close`` lets go of what it holds
+    (threads joined, pins released) and is harmless twice."""
+
+    @property
+    def wants(self) -> Wants: ...
+
+    def close(self) -> None: ...
 
 
 class Inbox(Protocol):
@@ -143,5 +181,5 @@ class ReadSide:
         return self._snapshot[2].get(player_id, {})
 
 
-__all__ = ["ALL", "LOG", "TABLE", "Claim", "Command", "Event", "Inbox", "Message", "PageInput", "PairRequest",
-           "ReadSide", "Sink", "seat_audience"]
+__all__ = ["ALL", "LOG", "TABLE", "Claim", "Command", "CommandName", "Device", "Event", "Inbox", "Message",
+           "PageInput", "PairRequest", "ReadSide", "Sink", "Wants", "seat_audience", "wants"]

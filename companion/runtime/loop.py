@@ -58,7 +58,8 @@ Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) ->
 # An observer sees each step of the loop's work, on the loop's thread:
 # ("event", item, None) as an item leaves the inbox, ("input", inp, at) before
 # an input is handled (``at``: a timer's due time), ("journaled", inp, seconds
-# the append took) once it is durable, ("done", inp, None) when its outputs are out.
+# the append took) once it is durable, ("read_side", None, seconds the pages'
+# snapshots took to rebuild), ("done", inp, None) when its outputs are out.
 Observer = Callable[[str, Any, Any], None]
 
 _STOP = object()
@@ -541,6 +542,7 @@ class TableLoop:
                                              **fields}, line))
 
     def _refresh_read_side(self) -> None:
+        started = time.perf_counter()
         table = self.table
         # the game's board, labelled in the table's language like a seat's page
         board = [self.narrate(key, params, table.lang) for key, params in table.board()]
@@ -548,6 +550,7 @@ class TableLoop:
                   "board": [{"key": line.key, "text": line.text} for line in board]}
         private = {seat: self._private(seat) for seat in table.state.seats}
         self.read_side.update(public, private)
+        self._observe("read_side", None, time.perf_counter() - started)
 
     def _private(self, seat: str) -> dict[str, Any]:
         """A seat's page: its private view, and the same as lines in the

@@ -1,4 +1,6 @@
-"""An NFC Forum Type 3 (FeliCa) tag emulated with nfcpy over its UDP driver.
+"""An NFC Forum Type 3 (FeliCa) tag emulated with nfcpy over its UDP driver:
+the reader's own stand-in, shipped with it as gpiozero ships its mock pins,
+so the real reader path runs with no reader (the tests use it).
 
 The reader under test opens ``udp:127.0.0.1:PORT`` and runs nfcpy's real
 reader path (sense_ttf, Type 3 activation, Check/Update commands, NDEF
