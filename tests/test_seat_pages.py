@@ -47,7 +47,8 @@ def test_in_the_cave_each_page_shows_its_own_gems_role_boxes_and_bids(tmp_path: 
                                        "The disaster is in box 4", "Your role-auction bid: 2"]
         assert lines(sim, "yellow") == ["Gems: 3", "VP: 0", "This round you are an explorer",
                                         "Your role-auction bid: 0", "Your turn-auction bid: 2"]
-        assert sim.loop.read_side.private("yellow")["legal"]["submits"] == {}  # nothing to send in the cave
+        # nothing to send in the cave but a gift ([ruling], issue 20: at any moment of a round)
+        assert set(sim.loop.read_side.private("yellow")["legal"]["submits"]) == {"gift"}
     finally:
         sim.close()
 
