@@ -63,6 +63,7 @@ from companion.core.events import (
     Tap,
     TimerFired,
 )
+from companion.core.table import PLAYING, Table
 from companion.games import GAMES
 from companion.games.demagogos import Demagogos
 from companion.games.madness_hour import MadnessHour
@@ -135,9 +136,9 @@ WALKS = (
     Walk(SevenKnights, 3, ("special",), depth=2, playouts=2),  # the witch never dealt
     Walk(SevenKnights, 5, ("advanced",), depth=1, playouts=1),
     Walk(SevenKnights, 4, ("cooperative",), depth=2, playouts=2),
-    Walk(OneNight, 3, depth=4, playouts=3, length=160),
-    Walk(OneNight, 5, depth=2, playouts=1, length=160),
-    Walk(MadnessHour, 2, depth=4, playouts=3),
+    Walk(OneNight, 3, depth=6, playouts=4, length=160),
+    Walk(OneNight, 5, depth=4, playouts=2, length=160),
+    Walk(MadnessHour, 2, depth=5, playouts=4),
     Walk(MadnessHour, 3, options={"turn_s": 60}, depth=3, playouts=3),  # turn timers armed
     Walk(MadnessHour, 4, depth=3, playouts=0, prefix=_SPLIT, label="battle"),
     Walk(MadnessHour, 5, depth=2, playouts=2),
@@ -354,7 +355,9 @@ def test_the_walks_reach_every_step_of_every_game() -> None:
     if len(RESULTS) < len(WALKS):
         pytest.skip("runs after the walks (the whole file)")
     for game in GAMES:
-        steps = set().union(*(t.steps for name, t in RESULTS.items() if name.startswith(f"{game.game}-")))
+        walks = [t for name, t in RESULTS.items() if name.startswith(f"{game.game}-")]
+        steps = set().union(*(t.steps for t in walks))
+        print(f"\nperft {game.game}: {sum(t.states for t in walks)} states in {len(walks)} walks")
         assert steps == set(game.STEPS), (game.game, set(game.STEPS) - steps)
 
 
@@ -446,3 +449,72 @@ def test_perft_madness_hour_taps_name_only_the_cards_the_step_takes() -> None:
     assert set(e.legal().taps) == {"player/green", "player/yellow"}  # a side card after a player card
     e.handle(Tap("player/green"))
     assert set(e.legal().taps) >= {"mh/side/keep", "mh/side/kill", "mh/state/dead"}
+
+
+# ------------------------------------------------------------ the table's own phases
+TABLE_TAPS = (*(f"game/{g.game}" for g in GAMES), "game/chess", "player/red", "player/blue", "player/green",
+              "player/yellow", "rules/basic", "rules/special", "rules/nonsense", "lang/ja", "lang/en", "zz/x")
+TABLE_PRESSES = ("next", "back", "hold-back", "repeat")
+
+
+def test_the_tables_phases_offer_exactly_the_buttons_they_take() -> None:
+    """The table between games (and at a game's first step), walked the same
+    way: a button is accepted exactly when ``legal()`` lists it (``repeat`` is
+    the loop's); a tap accepted is one ``legal()`` names (the table's cards
+    are open families, ``player/*``, so the converse is not exact); a refusal
+    changes nothing."""
+    seen: set[bytes] = set()
+    frontier, states, problems = [Table(dict((g.game, g) for g in GAMES))], 0, []
+    for _ in range(6):
+        nxt = []
+        for table in frontier:
+            key = pickle.dumps((table.state, table.engine is not None and table.engine.state))
+            if key in seen:
+                continue
+            seen.add(key)
+            states += 1
+            legal, before = table.legal(None), copy.deepcopy(table.state)
+            for inp in (*(Press(b) for b in TABLE_PRESSES), *(Tap(t) for t in TABLE_TAPS)):
+                cur = copy.deepcopy(table)
+                try:
+                    cur.handle(inp)
+                except Refusal as refusal:
+                    if cur.state != before:
+                        problems.append(f"{table.state.phase}: refused {inp} changed the table")
+                    if isinstance(inp, Press) and inp.button in legal.buttons and inp.button != "repeat":
+                        problems.append(f"{table.state.phase}: legal lists {inp}, refused ({refusal.key})")
+                    continue
+                label = inp.button if isinstance(inp, Press) else inp.identity
+                if isinstance(inp, Press) and inp.button in ("next", "back") and label not in legal.buttons:
+                    problems.append(f"{table.state.phase}: accepts {inp}, legal does not list it")
+                if isinstance(inp, Tap) and not any(fnmatch.fnmatchcase(label, t) for t in legal.taps):
+                    problems.append(f"{table.state.phase}: accepts {inp}, legal does not list it")
+                if cur.state.phase != PLAYING or table.state.phase != PLAYING:
+                    nxt.append(cur)
+        frontier = nxt
+    print(f"\nperft table: {states} states")
+    assert not problems, "\n".join(sorted(set(problems))[:30])
+
+
+def seated(*inputs: Input) -> Table:
+    table = Table(dict((g.game, g) for g in GAMES))
+    for inp in inputs:
+        table.handle(inp)
+    return table
+
+
+def test_perft_table_gathering_offers_next_only_when_the_game_can_start() -> None:
+    """``next`` was offered however many were seated; the start refused it."""
+    table = seated(Tap("game/seven-knights"), Tap("player/red"), Tap("player/blue"))
+    assert "next" not in table.legal().buttons  # 2 players: refuse.player_count
+    table.handle(Tap("player/green"))
+    assert "next" in table.legal().buttons  # 3: special
+
+
+def test_perft_table_offers_back_and_language_cards_at_a_games_first_step() -> None:
+    """Before the game's first input ``back`` returns to the seating and a
+    language card works all game long: the game's own legal knew neither."""
+    table = seated(Tap("game/seven-knights"), *(Tap(f"player/{p}") for p in PLAYERS[:4]), Press("next"))
+    assert "back" in table.legal().buttons and "lang/*" in table.legal().taps
+    table.handle(Press("next"))  # the quest is done: back now takes that back, in the game
+    assert table.legal().buttons.count("back") == 1

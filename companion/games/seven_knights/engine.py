@@ -1,6 +1,6 @@
 """Seven Knights Bewitched (ミュルマミウスの虜): the table flow as a pure state machine.
 
-Everything that changes the state lives in this module; ``STEPS`` below says,
+Everything that changes the state lives in this module; ``STEPS`` (at the end of the class) says,
 step by step, what the table may do and which handler takes it.  An input a
 step does not take is refused with a speakable reason and changes nothing.
 The judgements (tile sets, election, verdict, points) are pure functions in
@@ -245,7 +245,7 @@ class SevenKnights(Engine):
         captain confirms it: until then the log and the page say "one of the
         skb/ tiles" (``skb/*``), whatever the tile."""
         if (isinstance(inp, Tap) and inp.identity.startswith("skb/")
-                and self._taken("tile").handler is SevenKnights._early_tile):
+                and getattr(self.STEPS[self.state.step].takes.get("tile"), "handler", None) is SevenKnights._early_tile):
             return EARLY_TILE
         return inp.label
 
@@ -634,9 +634,6 @@ class SevenKnights(Engine):
         "game_over": Step({}, ("skb.refuse.game_over", "the game is over")),
     }
 
-    def _taken(self, kind: str) -> Take:
-        return self.STEPS[self.state.step].takes.get(kind) or _NOT_TAKEN
-
 
 def _rule_name(rules: Sequence[str]) -> str | None:
     """The one rule card's name (``rules/advanced`` or ``advanced``), if any."""
@@ -644,4 +641,3 @@ def _rule_name(rules: Sequence[str]) -> str | None:
 
 
 STEPS = SevenKnights.STEPS
-_NOT_TAKEN = Take(lambda engine, value: [])  # what ``_taken`` answers for a kind the step does not take
