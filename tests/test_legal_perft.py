@@ -49,7 +49,7 @@ from typing import Any
 
 import pytest
 
-from companion.core.engine import Engine, Legal, Setup
+from companion.core.engine import Engine, Legal, Setup, Take
 from companion.core.events import (
     CancelTimer,
     Draw,
@@ -518,3 +518,12 @@ def test_perft_table_offers_back_and_language_cards_at_a_games_first_step() -> N
     assert "back" in table.legal().buttons and "lang/*" in table.legal().taps
     table.handle(Press("next"))  # the quest is done: back now takes that back, in the game
     assert table.legal().buttons.count("back") == 1
+
+
+def test_the_tables_phase_table_names_callables_and_phases() -> None:
+    """As the engines' ``STEPS`` are checked when their class is made: every
+    entry of ``Table.PHASES`` is a ``Take`` of a callable leading to phases."""
+    for phase, step in Table.PHASES.items():
+        for kind, take in step.takes.items():
+            assert isinstance(take, Take) and callable(take.handler), (phase, kind)
+            assert set(take.to) <= set(Table.PHASES), (phase, kind, take.to)
