@@ -46,8 +46,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Result, Setup, Step
-from companion.core.events import Output, Press, Report, Say, Tap
+from companion.core.engine import Engine, Result, Setup, Step, Take
+from companion.core.events import Output, Press, Refusal, Report, Say, Tap
 
 ANSWERS = ("qz/answer/a", "qz/answer/b")
 
@@ -66,12 +66,6 @@ class QuizNight(Engine):
         "qz_answer": lambda ev: f"? {ev['player']} answers {ev['answer']}"}
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 4
-    STEPS: ClassVar[dict[str, Step]] = {
-        "ask": Step({"tap": "_answer"}, ("qz.refuse.ask", "tap an answer card")),
-        "reveal": Step({"next": "_reveal"}, ("qz.refuse.reveal", "press next")),
-        "over": Step(),
-    }
-
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.state = State()
@@ -88,9 +82,10 @@ class QuizNight(Engine):
             return [Say("qz.ask", {"player": self.players[len(self.state.answers)]})]
         return [Say("qz.all_in")] if self.state.step == "reveal" else []
 
+    def _not_an_answer(self, inp: Tap) -> Refusal | None:
+        return None if inp.identity in ANSWERS else self._not_taken("tap", inp)
+
     def _answer(self, inp: Tap) -> list[Output]:
-        if inp.identity not in ANSWERS:
-            raise self._not_taken("tap", inp)
         player = self.players[len(self.state.answers)]
         self.state.answers[player] = inp.identity.rsplit("/", 1)[1]
         out: list[Output] = [Report("qz_answer", {"player": player, "answer": self.state.answers[player]})]
@@ -115,6 +110,13 @@ class QuizNight(Engine):
     def result(self) -> Result:
         totals = {p: int(self.state.answers.get(p) == "a") for p in self.players}
         return Result(totals, tuple(p for p, n in totals.items() if n))
+
+    # What each step takes and where it may lead: the one source of legal().
+    STEPS: ClassVar[dict[str, Step]] = {
+        "ask": Step({"tap": Take(_answer, ("reveal",), _not_an_answer)}, ("qz.refuse.ask", "tap an answer card")),
+        "reveal": Step({"next": Take(_reveal, ("over",))}, ("qz.refuse.reveal", "press next")),
+        "over": Step(),
+    }
 '''
 
 LINES = {

@@ -12,7 +12,7 @@ import pytest
 
 from companion.app import pretty
 from companion.core import tags
-from companion.core.engine import Engine, Setup, Step
+from companion.core.engine import Engine, Setup, Step, Take
 from companion.core.events import Drawn, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.games import GAMES, all_components, component_sets, identities
 from companion.games.demagogos import Demagogos
@@ -39,11 +39,6 @@ class Toy(Engine):
     tag_prefixes: ClassVar[tuple[str, ...]] = ("toy/",)
     min_players: ClassVar[int] = 1
     max_players: ClassVar[int] = 4
-    STEPS: ClassVar[dict[str, Step]] = {
-        "a": Step({"next": "_on"}, ("toy.refuse.a", "press next")),
-        "b": Step({"tap": "_tapped"}, ("toy.refuse.b_next", "tap something"), refuses=("next",)),
-    }
-
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.state = _State()
@@ -60,6 +55,11 @@ class Toy(Engine):
 
     def _tapped(self, inp: Tap) -> list[Output]:
         return [Say("toy.tapped", {"tile": inp.identity})]
+
+    STEPS: ClassVar[dict[str, Step]] = {
+        "a": Step({"next": Take(_on, ("b",))}, ("toy.refuse.a", "press next")),
+        "b": Step({"tap": Take(_tapped)}, ("toy.refuse.b_next", "tap something"), refuses=("next",)),
+    }
 
 
 def refusal(engine: Engine, inp: Any) -> Refusal:
@@ -90,10 +90,24 @@ def test_a_step_refuses_what_it_does_not_take_with_its_own_key() -> None:
 
 
 def test_a_step_table_naming_no_method_fails_when_the_class_is_made() -> None:
+    """Handlers are callables in a ``Take`` (a name would lose the thread for
+    tools and type checkers), and every step a handler may lead to is a step."""
     with pytest.raises(TypeError, match="'_no_such'"):
-        type("Broken", (Engine,), {"STEPS": {"a": Step({"next": "_no_such"})}})
-    with pytest.raises(TypeError, match="'steps'"):  # an attribute that is no method
-        type("Broken", (Engine,), {"steps": 3, "STEPS": {"a": Step({"next": "steps"})}})
+        type("Broken", (Engine,), {"STEPS": {"a": Step({"next": "_no_such"})}})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="not a Take of a callable"):  # a Take of something no callable
+        type("Broken", (Engine,), {"STEPS": {"a": Step({"next": Take(3)})}})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"to \['c'\], no step"):
+        type("Broken", (Engine,), {"STEPS": {"a": Step({"next": Take(Toy._on, ("c",))})}})
+
+
+def test_a_handler_moving_to_a_step_its_entry_does_not_declare_fails_in_tests() -> None:
+    """The table says where each input may lead; in debug and tests the base
+    checks that a handler keeps to it."""
+    class Sly(Toy):
+        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(Toy._on)}), "b": Step({})}
+
+    with pytest.raises(AssertionError, match="a --next--> b"):
+        Sly(Setup(players=("red",))).handle(Press("next"))
 
 
 @pytest.mark.parametrize("game", GAMES, ids=lambda g: g.game)

@@ -12,22 +12,29 @@ The read side: ``public_view()`` is what everyone may see now (the public
 page), ``private_view(player)`` what that player alone may see, and
 ``legal(player)`` what the table (``None``) or that player may do now.
 
-One dispatch style for every game: a class-level table ``STEPS``, step →
-``Step(takes={input kind: handler}, refuse=(key, reason))``.  ``kind_of``
-names an input's kind (``next``, ``timer``, ``draw``, ``submit``, ``tap``;
-a game may split taps finer, as Seven Knights does into ``tile`` and
-``player``, and refuse there what none of its steps could take); the base
-looks the kind up in the current step and calls the handler with the value
-``kind_of`` gave, or raises ``_not_taken``: the step's own refusal.  Why a
-table of kinds rather than one method per step: what a step takes is then
-data, read in one place (the README's promise: "each game's steps and what
-they accept are a table"), checked when the class is made (every handler a
-real method), and answerable without running anything (``accepts``); the
-handlers stay small and take only what they are for, and an input no step
-mentions is refused by one rule instead of a fall-through at the end of
-every handler.  Games that must refuse a stray input by what it is rather
-than by the step (a stale timer, another game's card) say so once, in their
-``_not_taken``, around the base's.
+One dispatch style for every game, the one source of what is legal: a
+class-level table ``STEPS``, step → ``Step(takes={input kind: Take(...)},
+refuse=(key, reason))``.  ``kind_of`` names an input's kind (``next``,
+``timer``, ``draw``, ``submit``, ``tap``; a game may split taps finer, as
+Seven Knights does into ``tile`` and ``player``, and refuse there what none of
+its steps could take); the base looks the kind up in the current step, asks
+the entry's ``guard`` (the refusal, or None) and only then calls its
+``handler`` with the value ``kind_of`` gave; a kind the step does not take
+gets ``_not_taken``: the step's own refusal.  Each entry also says where it
+may lead (``to``): the base checks when the class is made that every handler
+is a callable and every target a step, and — in debug and tests (``__debug__``)
+— that a handler only moves to a target it declared.  ``legal()`` is derived
+from the same table: a button or a tap is offered when its kind is taken now
+and its guard lets it pass (``_offers``), a player's fields are the entries'
+``asks``; so what a page offers and what ``handle`` accepts cannot drift
+apart (tests/test_legal_perft.py walks every reachable state to check it).
+Why a table rather than one method per step: what a step takes, and where
+it leads, is then data read in one place (a diagram could be drawn from it),
+answerable without running anything (``accepts``, ``legal``); the handlers
+only do what they are for, and an input no step mentions is refused by one
+rule instead of a fall-through at the end of every handler.  Games that must
+refuse a stray input by what it is rather than by the step (a stale timer,
+another game's card) say so once, in their ``_not_taken``, around the base's.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.events import Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
+from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 
 
 @dataclass(frozen=True)
@@ -79,14 +86,37 @@ class Legal:
     submits: Mapping[str, Ask] = field(default_factory=dict)
 
 
+Handler = Callable[[Any, Any], list[Output]]  # (engine, the value kind_of gave) -> outputs
+Guard = Callable[[Any, Any], Refusal | None]  # (engine, value) -> why it is refused now, or None
+
+
+@dataclass(frozen=True)
+class Take:
+    """How a step takes one input kind.
+
+    ``handler(engine, value)`` makes the outputs; ``guard(engine, value)``
+    says why the input is refused now (a ``Refusal``, or None), asked by the
+    base before the handler and by ``legal()`` — the one place of that
+    check; ``to`` names the steps the handler may move to (staying is always
+    allowed); ``asks(engine, player)`` gives a submit kind's fields open to
+    ``player`` now (``legal(player).submits``).  ``blind``: the guard reads a
+    secret (a tile that may have slipped), so ``legal()`` offers the input
+    whatever the guard would say — the public page must not depend on it."""
+
+    handler: Handler
+    to: tuple[str, ...] = ()
+    guard: Guard | None = None
+    asks: Callable[[Any, str], Mapping[str, Ask]] | None = None
+    blind: bool = False
+
+
 @dataclass(frozen=True)
 class Step:
-    """One step of a game: the input kinds it takes, each with the name of
-    the method that handles it (called with ``kind_of``'s value), and the
-    refusal (key, reason) for the kinds it does not take — for every kind,
-    or only for those in ``refuses``."""
+    """One step of a game: the input kinds it takes (each a ``Take``), and
+    the refusal (key, reason) for the kinds it does not take — for every
+    kind, or only for those in ``refuses``."""
 
-    takes: Mapping[str, str] = field(default_factory=dict)
+    takes: Mapping[str, Take] = field(default_factory=dict)
     refuse: tuple[str, str] | None = None
     refuses: tuple[str, ...] = ()
 
@@ -134,13 +164,17 @@ class Engine:
     state: Any
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A step table naming a handler that is no method fails when the
-        game is imported, not when a table first reaches that step."""
+        """A step table whose entry is no ``Take`` of a callable, or leads to
+        a step it does not have, fails when the game is imported, not when a
+        table first reaches that step."""
         super().__init_subclass__(**kwargs)
         for name, step in cls.STEPS.items():
-            for kind, handler in step.takes.items():
-                if not callable(getattr(cls, handler, None)):
-                    raise TypeError(f"{cls.__name__}: step {name!r} takes {kind!r} with {handler!r}, no method")
+            for kind, take in step.takes.items():
+                if not isinstance(take, Take) or not callable(take.handler):
+                    raise TypeError(f"{cls.__name__}: step {name!r} takes {kind!r} with {take!r}, "
+                                    "not a Take of a callable")
+                if missing := [t for t in take.to if t not in cls.STEPS]:
+                    raise TypeError(f"{cls.__name__}: step {name!r} takes {kind!r} to {missing}, no step")
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
@@ -180,12 +214,19 @@ class Engine:
     def _handle(self, inp: Input) -> list[Output]:
         """Handle one input (never ``back``); raise ``Refusal`` to refuse.
         May mutate ``self.state`` before raising: the caller restores it.
-        Default: the current step's handler for the input's kind (``STEPS``)."""
+        Default: the current step's entry for the input's kind (``STEPS``):
+        its guard, then its handler, which may only move to a step it declared."""
         kind, value = self.kind_of(inp)
-        handler = self.STEPS[self.state.step].takes.get(kind)
-        if handler is None:
+        step = self.state.step
+        take = self.STEPS[step].takes.get(kind)
+        if take is None:
             raise self._not_taken(kind, value)
-        out: list[Output] = getattr(self, handler)(value)
+        if take.guard is not None and (refusal := take.guard(self, value)) is not None:
+            raise refusal
+        out = take.handler(self, value)
+        if __debug__ and self.state.step != step and self.state.step not in take.to:
+            raise AssertionError(f"{type(self).__name__}: {step} --{kind}--> {self.state.step}, "
+                                 f"which its entry does not declare (to={take.to})")
         return out
 
     def kind_of(self, inp: Input) -> tuple[str, Any]:
@@ -270,11 +311,41 @@ class Engine:
         return []
 
     def legal(self, player: str | None = None) -> Legal:
-        """What the table (``None``) or ``player`` may do now.  The default
-        knows only the buttons; games say more."""
+        """What the table (``None``) or ``player`` may do now, derived from
+        ``STEPS``: the table's buttons and taps that the current step takes
+        and its guards let pass (``_offers``; the taps of this game's
+        ``components`` and its players' cards, each as ``public_label`` names
+        it — a pattern for one whose identity is a secret), ``repeat``
+        and ``back`` (the loop's and the base's, both refused while eyes are
+        closed); a player's fields from the step's ``asks``.  Timers and
+        draws are the runtime's, not listed.  A game with no step table
+        (a test's) gets the buttons alone."""
+        step = self.STEPS.get(self.state.step)
         if player is not None:
-            return Legal()
-        return Legal(buttons=("next", "repeat") + (("back",) if self._undo else ()))
+            submits: dict[str, Ask] = {}
+            for take in step.takes.values() if step is not None else ():
+                if take.asks is not None:
+                    submits.update(take.asks(self, player))
+            return Legal(submits=submits)
+        if step is None:
+            return Legal(buttons=("next", "repeat") + (("back",) if self._undo else ()))
+        quiet = self.eyes_closed
+        buttons = tuple(b for b in BUTTONS if b not in ("back", "repeat") and self._offers(Press(b)))
+        buttons += (() if quiet else ("repeat",)) + (("back",) if self._undo and not quiet else ())
+        taps = (Tap(i) for i in (*self.components, *(f"player/{p}" for p in self.players)))
+        # named as in public: a tap whose identity is a secret is its pattern (``mh/girl/*``)
+        named = dict.fromkeys(self.public_label(tap) for tap in taps if self._offers(tap))
+        return Legal(buttons=buttons, taps=tuple(named))
+
+    def _offers(self, inp: Input) -> bool:
+        """Would the current step take ``inp``, as far as its table says: its
+        kind is taken and its guard lets it pass (or reads a secret)."""
+        try:
+            kind, value = self.kind_of(inp)
+            take = self.STEPS[self.state.step].takes.get(kind)
+            return take is not None and (take.blind or take.guard is None or take.guard(self, value) is None)
+        except Refusal:
+            return False
 
     @property
     def finished(self) -> bool:

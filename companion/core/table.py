@@ -21,10 +21,10 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from companion.core.engine import Engine, Legal, Setup
+from companion.core.engine import Engine, Legal, Setup, Step, Take
 from companion.core.events import (
     Drawn,
     Housekeeping,
@@ -41,6 +41,7 @@ from companion.core.events import (
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
 PAIRING = "pairing"  # seated, ``next`` pressed: a game that needs pages waits for every phone
+CONFIRM = "confirm"  # a long press of back waits for next (the phase of dispatch while ``confirm`` is set)
 # Are the players' pages there (the ``pages`` setting)?  ``on``: the web is up and
 # a game that needs pages waits until every seat is paired; ``off``: no web, such
 # a game is refused at its card; ``assumed``: a table script, where every seat
@@ -228,22 +229,35 @@ class Table:
         return self.engine.board() if self.engine is not None else []
 
     def legal(self, player_id: str | None = None) -> Legal:
-        """What the table (``None``) or one seated player may do now."""
-        if self.engine is not None and self.state.confirm is None:
-            if player_id is None:
-                return self.engine.legal(None)
+        """What the table (``None``) or one seated player may do now: the
+        game's ``legal`` while it plays, else derived from ``PHASES`` — the
+        buttons the phase takes whose guard lets them pass (``repeat``, the
+        loop's, always), and the tap families it takes (``player/*``: the
+        table's cards are open families, a config may add players)."""
+        engine = self.engine
+        if engine is not None and self.state.confirm is None:
+            if player_id is None:  # the game's, and what the table takes around it
+                legal = engine.legal(None)
+                back = ("back",) if "back" not in legal.buttons and self._unstarts() else ()
+                lang = () if self.eyes_closed else ("lang/*",)
+                return replace(legal, buttons=legal.buttons + back, taps=legal.taps + lang)
             name = self._engine_name(player_id)
-            return self.engine.legal(name) if name is not None else Legal()
+            return engine.legal(name) if name is not None else Legal()
         if player_id is not None:
             return Legal()
-        if self.state.confirm is not None:
-            return Legal(buttons=("next", "back"))
-        if self.state.phase == GATHERING:
-            return Legal(buttons=("next", "back", "repeat"), taps=("player/*", "rules/*", "lang/*"))
-        if self.state.phase == PAIRING:
-            return Legal(buttons=("back", "repeat"), taps=("lang/*",))
-        return Legal(buttons=("next", "repeat") if self.state.last else ("repeat",),
-                     taps=tuple(f"game/{g}" for g in self.games) + ("lang/*",))
+        phase = self._phase
+        takes = self.PHASES[phase].takes
+        buttons = tuple(b for b in ("next", "back") if b in takes and self._passes(takes[b], Press(b)))
+        buttons += ("repeat",) if phase != CONFIRM else ()
+        families = {"player": ("player/*",), "rules": ("rules/*",), "game": tuple(f"game/{g}" for g in self.games),
+                    "lang": ("lang/*",)}
+        return Legal(buttons=buttons, taps=tuple(t for kind, ids in families.items() if kind in takes for t in ids))
+
+    def _passes(self, take: Take, value: Any) -> bool:
+        try:
+            return take.guard is None or take.guard(self, value) is None
+        except Refusal:
+            return False
 
     # ------------------------------------------------------------- inputs
     def handle(self, inp: Input) -> list[Output]:
@@ -257,94 +271,154 @@ class Table:
             raise
         return outputs
 
-    def _dispatch(self, inp: Input) -> list[Output]:
-        st = self.state
+    @property
+    def _phase(self) -> str:
+        """The phase ``PHASES`` dispatches on: a pending confirmation is one."""
+        return CONFIRM if self.state.confirm is not None else self.state.phase
+
+    @staticmethod
+    def kind_of(inp: Input) -> str:
+        """The kind ``PHASES`` names ``inp`` by: ``housekeeping``, ``submit``,
+        ``draw``, ``timer``, a button (``next``, ``back``, ``repeat``,
+        ``hold-back``; any other is ``button``), or a tap by its family
+        (``lang``, ``game``, ``player``, ``rules``; any other is ``tap``)."""
         if isinstance(inp, Housekeeping):
-            return self._housekeeping(inp)
-        if isinstance(inp, (Submit, Drawn)):
-            return self._to_engine(inp)
-        if isinstance(inp, Press) and inp.button == "hold-back":
-            return self._ask_confirm()
-        if st.confirm is not None:
-            return self._answer_confirm(inp)
-        if isinstance(inp, Tap):
-            kind = inp.identity.split("/", 1)[0]
-            if kind == "lang":
-                if self.eyes_closed:
-                    raise Refusal("refuse.quiet", "not during the night")
-                st.lang = inp.identity.split("/", 1)[1]
-                return [Say("table.language")]
-            if kind == "game":
-                return self._game_card(inp.identity.split("/", 1)[1])
-        if st.phase == PLAYING:
-            return self._to_engine(inp)
-        if st.phase == GATHERING:
-            return self._gather(inp)
-        if st.phase == PAIRING:
-            return self._wait_for_pages(inp)
-        return self._idle(inp)
+            return "housekeeping"
+        if isinstance(inp, Submit):
+            return "submit"
+        if isinstance(inp, Drawn):
+            return "draw"
+        if isinstance(inp, TimerFired):
+            return "timer"
+        if isinstance(inp, Press):
+            return inp.button if inp.button in ("next", "back", "repeat", "hold-back") else "button"
+        family = inp.identity.split("/", 1)[0]
+        return family if family in ("lang", "game", "player", "rules") else "tap"
+
+    def _dispatch(self, inp: Input) -> list[Output]:
+        """The current phase's entry for the input's kind: its guard, then its
+        handler, which may only move to a phase it declared (as the engines'
+        ``STEPS``, core/engine.py)."""
+        kind, phase = self.kind_of(inp), self._phase
+        take = self.PHASES[phase].takes.get(kind)
+        if take is None:
+            raise self._not_taken(phase, inp)
+        if take.guard is not None and (refusal := take.guard(self, inp)) is not None:
+            raise refusal
+        out = take.handler(self, inp)
+        if __debug__ and self._phase != phase and self._phase not in take.to:
+            raise AssertionError(f"Table: {phase} --{kind}--> {self._phase}, which its entry does not declare")
+        return out
+
+    def _not_taken(self, phase: str, inp: Input) -> Refusal:
+        """The phase's refusal for what it does not take."""
+        st = self.state
+        if phase == CONFIRM:
+            return Refusal("refuse.confirm_pending", "press next to confirm or back to cancel")
+        if phase == GATHERING:
+            if isinstance(inp, Press):
+                return Refusal("refuse.not_now", "that button does nothing now")
+            if isinstance(inp, Tap):
+                return Refusal("refuse.not_before_start", "seat the players first, then press next",
+                               game=f"game/{st.game}")
+            return Refusal("refuse.not_now", "not now")
+        if phase == PAIRING:
+            if isinstance(inp, Tap) and inp.identity.startswith("player/"):
+                # no phone was waiting for this card: the page asks first
+                return Refusal("pairing.refuse.page_first", "pick your seat on your phone's page first, then tap",
+                               player=self.player_name(inp.identity))
+            return Refusal("pairing.refuse.missing", "every phone must be paired first", players=self.unpaired())
+        if isinstance(inp, Press) and inp.button == "back":
+            return Refusal("refuse.nothing_to_undo", "nothing to undo")
+        return Refusal("refuse.tap_game_card", "tap a game card to begin")
+
+    def _language(self, inp: Tap) -> list[Output]:
+        self.state.lang = inp.identity.split("/", 1)[1]
+        return [Say("table.language")]
+
+    def _quiet(self, _: Input) -> Refusal | None:
+        return Refusal("refuse.quiet", "not during the night") if self.eyes_closed else None
 
     # idle: waiting for a game card (or next: the same game again)
-    def _idle(self, inp: Input) -> list[Output]:
-        if isinstance(inp, Press) and inp.button == "next" and self.state.last:
-            last = self.state.last
-            back_to = copy.deepcopy(self.state)
-            self.state.game, self.state.rules, self.state.seats = last["game"], list(last["rules"]), list(last["seats"])
-            return self._start(back_to)
-        if isinstance(inp, Press) and inp.button == "back":
-            raise Refusal("refuse.nothing_to_undo", "nothing to undo")
-        raise Refusal("refuse.tap_game_card", "tap a game card to begin")
+    def _no_last_game(self, _: Press) -> Refusal | None:
+        return None if self.state.last else Refusal("refuse.tap_game_card", "tap a game card to begin")
 
-    def _game_card(self, game: str) -> list[Output]:
-        st = self.state
+    def _again(self, _: Press) -> list[Output]:
+        last = self.state.last
+        assert last is not None
+        back_to = copy.deepcopy(self.state)
+        self.state.game, self.state.rules, self.state.seats = last["game"], list(last["rules"]), list(last["seats"])
+        return self._start(back_to)
+
+    def _game_card_refusal(self, inp: Tap) -> Refusal | None:
+        st, game = self.state, inp.identity.split("/", 1)[1]
         if st.phase == PLAYING:
-            raise Refusal("refuse.game_in_progress", "a game is in progress; hold back to abandon it",
-                          game=st.game)
+            return Refusal("refuse.game_in_progress", "a game is in progress; hold back to abandon it", game=st.game)
         if game not in self.games:
-            raise Refusal("refuse.game_not_supported", f"{game} is not supported yet", game=game)
-        self._check_pages(game)
+            return Refusal("refuse.game_not_supported", f"{game} is not supported yet", game=game)
+        if self.games[game].needs_pages and self.pages == PAGES_OFF:
+            return self._no_pages(game)
+        return None
+
+    def _game_card(self, inp: Tap) -> list[Output]:
+        st, game = self.state, inp.identity.split("/", 1)[1]
         self._undo.append(copy.deepcopy(st))
         st.phase, st.game, st.rules, st.seats = GATHERING, game, [], []
         return [Say("table.game_chosen", {"game": f"game/{game}"}), Say("table.tap_players")]
 
     # gathering: rule cards, player cards in seat order, then next
-    def _gather(self, inp: Input) -> list[Output]:
+    def _nothing_to_undo(self, _: Press) -> Refusal | None:
+        return None if self._undo else Refusal("refuse.nothing_to_undo", "nothing to undo")
+
+    def _ungather(self, _: Press) -> list[Output]:
         st = self.state
-        cls = self.games[st.game or ""]
-        if isinstance(inp, Press):
-            if inp.button == "back":
-                if not self._undo:
-                    raise Refusal("refuse.nothing_to_undo", "nothing to undo")
-                lang, paired = st.lang, st.paired  # a language card, a phone: not seats, back keeps them
-                self.state = self._undo.pop()
-                self.state.lang, self.state.paired = lang, paired
-                return [Say("undo.done")]
-            if inp.button == "next":
-                return self._start(copy.deepcopy(st))
-            raise Refusal("refuse.not_now", "that button does nothing now")
-        if not isinstance(inp, Tap):
-            raise Refusal("refuse.not_now", "not now")
-        kind, _, name = inp.identity.partition("/")
-        if kind == "rules":
-            if name not in cls.known_rules():
-                raise Refusal("refuse.rules_unknown", f"{st.game} has no rule set {name}", rules=name)
-            if name in st.rules:
-                raise Refusal("refuse.rules_twice", f"rule card {name} is already in", rules=name)
-            self._undo.append(copy.deepcopy(st))
-            st.rules.append(name)
-            return [Say("table.rules_added", {"rules": name})]
-        if kind == "player":
-            seat, player = name, self.player_name(inp.identity)
-            if seat in st.seats or player in self.players:  # one seat per name: the engine knows names
-                raise Refusal("refuse.player_twice", f"{player} is already seated", player=player)
-            if len(st.seats) >= cls.max_players:
-                raise Refusal("refuse.too_many_players", f"at most {cls.max_players} players",
-                              high=cls.max_players)
-            self._undo.append(copy.deepcopy(st))
-            st.seats.append(seat)
-            return [Say("table.player_seated", {"player": player, "n": len(st.seats)})]
-        raise Refusal("refuse.not_before_start", "seat the players first, then press next",
-                      game=f"game/{st.game}")
+        lang, paired = st.lang, st.paired  # a language card, a phone: not seats, back keeps them
+        self.state = self._undo.pop()
+        self.state.lang, self.state.paired = lang, paired
+        return [Say("undo.done")]
+
+    def _start_refusal(self, _: Press) -> Refusal | None:
+        """Why the seated table cannot start its game (``_start`` checks the same)."""
+        game = self.state.game or ""
+        try:
+            self.games[game].check_setup(self.players, self.state.rules,
+                                         dict(self.settings["options"]).get(game, {}))
+            self._check_pages(game)
+        except Refusal as refusal:
+            return refusal
+        return None
+
+    def _seated(self, _: Press) -> list[Output]:
+        return self._start(copy.deepcopy(self.state))
+
+    def _rules_refusal(self, inp: Tap) -> Refusal | None:
+        st, name = self.state, inp.identity.partition("/")[2]
+        if name not in self.games[st.game or ""].known_rules():
+            return Refusal("refuse.rules_unknown", f"{st.game} has no rule set {name}", rules=name)
+        if name in st.rules:
+            return Refusal("refuse.rules_twice", f"rule card {name} is already in", rules=name)
+        return None
+
+    def _rules_card(self, inp: Tap) -> list[Output]:
+        st, name = self.state, inp.identity.partition("/")[2]
+        self._undo.append(copy.deepcopy(st))
+        st.rules.append(name)
+        return [Say("table.rules_added", {"rules": name})]
+
+    def _seat_refusal(self, inp: Tap) -> Refusal | None:
+        st, cls = self.state, self.games[self.state.game or ""]
+        seat, player = inp.identity.partition("/")[2], self.player_name(inp.identity)
+        if seat in st.seats or player in self.players:  # one seat per name: the engine knows names
+            return Refusal("refuse.player_twice", f"{player} is already seated", player=player)
+        if len(st.seats) >= cls.max_players:
+            return Refusal("refuse.too_many_players", f"at most {cls.max_players} players", high=cls.max_players)
+        return None
+
+    def _seat(self, inp: Tap) -> list[Output]:
+        st = self.state
+        self._undo.append(copy.deepcopy(st))
+        st.seats.append(inp.identity.partition("/")[2])
+        return [Say("table.player_seated", {"player": self.player_name(inp.identity), "n": len(st.seats)})]
 
     def _start(self, back_to: TableState) -> list[Output]:
         """Start the game; ``back_to`` is the table before ``next``, where
@@ -389,18 +463,12 @@ class Table:
 
     def _check_pages(self, game: str) -> None:
         if self.games[game].needs_pages and self.pages == PAGES_OFF:
-            raise Refusal("pairing.refuse.no_pages", f"{game} needs the players' phones: turn the web pages on",
-                          game=f"game/{game}")
+            raise self._no_pages(game)
 
-    # pairing: seated, waiting for every phone (a game that needs pages)
-    def _wait_for_pages(self, inp: Input) -> list[Output]:
-        if isinstance(inp, Press) and inp.button == "back":
-            return self._unstart()
-        if isinstance(inp, Tap) and inp.identity.startswith("player/"):
-            # no phone was waiting for this card: the page asks first
-            raise Refusal("pairing.refuse.page_first", "pick your seat on your phone's page first, then tap",
-                          player=self.player_name(inp.identity))
-        raise Refusal("pairing.refuse.missing", "every phone must be paired first", players=self.unpaired())
+    @staticmethod
+    def _no_pages(game: str) -> Refusal:
+        return Refusal("pairing.refuse.no_pages", f"{game} needs the players' phones: turn the web pages on",
+                       game=f"game/{game}")
 
     def _paired(self, seat: str) -> list[Output]:
         st = self.state
@@ -440,14 +508,19 @@ class Table:
                 owner = next((g for g, c in self.games.items() if inp.identity.startswith(c.tag_prefixes)), None)
                 raise Refusal("refuse.other_game", f"{inp.identity} belongs to another game",
                               tile=inp.identity, game=f"game/{owner}" if owner else "")
-        if isinstance(inp, Press) and inp.button == "back" and engine.at_start and not engine.eyes_closed and self._undo:
+        if isinstance(inp, Press) and inp.button == "back" and self._unstarts():
             return self._unstart()
         outputs = engine.handle(inp)
         if engine.finished:
             outputs += self._finish(engine)
         return outputs
 
-    def _unstart(self) -> list[Output]:
+    def _unstarts(self) -> bool:
+        """Would ``back`` leave the game for the seating (it has taken no input yet)?"""
+        engine = self.engine
+        return engine is not None and engine.at_start and not engine.eyes_closed and bool(self._undo)
+
+    def _unstart(self, _: Input | None = None) -> list[Output]:
         """``back`` before the game has taken any input: the table returns to
         where it was before ``next`` (e.g. a player had not tapped yet)."""
         game = self.state.game
@@ -516,7 +589,7 @@ class Table:
             st.paired = []  # tonight's phones pair again
 
     # long-press back: restart the step (or abandon the game) after a confirmation
-    def _ask_confirm(self) -> list[Output]:
+    def _ask_confirm(self, _: Input | None = None) -> list[Output]:
         if self.eyes_closed:
             raise Refusal("refuse.quiet", "not during the night")
         if self.state.phase != PLAYING:
@@ -525,21 +598,44 @@ class Table:
         self.state.confirm = "step" if self.engine.can_undo else "game"
         return [Say(f"table.confirm_{self.state.confirm}")]
 
-    def _answer_confirm(self, inp: Input) -> list[Output]:
+    def _confirmed(self, _: Press) -> list[Output]:
         what, self.state.confirm = self.state.confirm, None
         assert self.engine is not None
-        if isinstance(inp, Press) and inp.button == "next":
-            if what == "step":
-                return [Say("table.step_restarted"), *self.engine.restart_step()]
-            game = self.state.game
-            self._to_idle()
-            return [Report("game_abandoned", {"game": game}), Say("table.abandoned")]
-        if isinstance(inp, Press) and inp.button == "back":
-            return [Say("table.confirm_cancelled"), *self.engine.prompt()]
-        if isinstance(inp, TimerFired):  # the game's clock keeps running while we ask
-            self.state.confirm = what
-            return self._to_engine(inp)
-        raise Refusal("refuse.confirm_pending", "press next to confirm or back to cancel")
+        if what == "step":
+            return [Say("table.step_restarted"), *self.engine.restart_step()]
+        game = self.state.game
+        self._to_idle()
+        return [Report("game_abandoned", {"game": game}), Say("table.abandoned")]
+
+    def _cancelled(self, _: Press) -> list[Output]:
+        self.state.confirm = None
+        assert self.engine is not None
+        return [Say("table.confirm_cancelled"), *self.engine.prompt()]
+
+    # ------------------------------------------------------------ the phases
+    # phase -> {input kind (``kind_of``) -> Take(handler, the phases it may
+    # lead to, its guard)}; what a phase does not take gets ``_not_taken``.
+    # In every phase the daemon's housekeeping, a page's submit, a draw and
+    # the long press of back; while a game plays, everything else but a
+    # language card or a game card is the game's (the confirmation waits,
+    # and the game's clock keeps running while it does).
+    _ANY = {"housekeeping": Take(_housekeeping, (IDLE, GATHERING, PLAYING)),
+            "submit": Take(_to_engine, (IDLE,)), "draw": Take(_to_engine, (IDLE,)),
+            "hold-back": Take(_ask_confirm, (CONFIRM,))}
+    _GAME = Take(_to_engine, (IDLE, GATHERING))  # the game may end, or back before its first input unstarts it
+    PHASES: dict[str, Step] = {
+        IDLE: Step({**_ANY, "lang": Take(_language), "game": Take(_game_card, (GATHERING,), _game_card_refusal),
+                    "next": Take(_again, (PLAYING, PAIRING), _no_last_game)}),
+        GATHERING: Step({**_ANY, "lang": Take(_language), "game": Take(_game_card, (), _game_card_refusal),
+                         "back": Take(_ungather, (IDLE,), _nothing_to_undo), "next": Take(_seated, (PLAYING, PAIRING), _start_refusal),
+                         "rules": Take(_rules_card, (), _rules_refusal), "player": Take(_seat, (), _seat_refusal)}),
+        PAIRING: Step({**_ANY, "lang": Take(_language), "game": Take(_game_card, (GATHERING,), _game_card_refusal),
+                       "back": Take(_unstart, (IDLE, GATHERING))}),
+        PLAYING: Step({**_ANY, "lang": Take(_language, (), _quiet), "game": Take(_game_card, (), _game_card_refusal),
+                       **dict.fromkeys(("next", "back", "repeat", "button", "timer", "player", "rules", "tap"), _GAME)}),
+        CONFIRM: Step({**_ANY, "next": Take(_confirmed, (PLAYING, IDLE)), "back": Take(_cancelled, (PLAYING,)),
+                       "timer": Take(_to_engine, (IDLE,))}),
+    }
 
     # ------------------------------------------------------------- resume
     def resume(self) -> list[Output]:

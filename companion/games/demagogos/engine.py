@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from companion.core.engine import Ask, Engine, Legal, Result, Setup, Step
+from companion.core.engine import Ask, Engine, Result, Setup, Step, Take
 from companion.core.events import (
     Draw,
     Drawn,
@@ -96,19 +96,6 @@ class Demagogos(Engine):
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 6
     max_players: ClassVar[int] = 10
-    # What is not taken is refused by what it is (``_not_taken``), the same in every step.
-    # [ruling] a gift (kind ``gift``, see ``kind_of``) is taken at any moment of a round.
-    STEPS: ClassVar[dict[str, Step]] = {
-        "role_auction": Step({"submit": "_sealed_bid", "gift": "_gift"}),
-        "rolling": Step({"draw": "_drawn", "gift": "_gift"}),
-        "turn_auction": Step({"submit": "_sealed_bid", "gift": "_gift"}),
-        "cave_draw": Step({"draw": "_drawn", "gift": "_gift"}),
-        "cave": Step({"tap": "_open_box", "next": "_pass", "gift": "_gift"}),
-        "bonus": Step({"draw": "_drawn", "gift": "_gift"}),
-        "trade": Step({"submit": "_exchange", "next": "_vp_auction", "gift": "_gift"}),
-        "vp_auction": Step({"submit": "_vp_bid", "next": "_close_vp_auction", "gift": "_gift"}),
-        "over": Step({}),
-    }
     state: DtState
 
     def __init__(self, setup: Setup) -> None:
@@ -241,19 +228,30 @@ class Demagogos(Engine):
         return Refusal("dt.refuse.not_now", f"{inp.label} is not expected now")
 
     # ------------------------------------------------------------ submits
-    def _whole(self, value: Any, low: int, high: int, key: str, what: str) -> int:
+    @staticmethod
+    def _outside(value: Any, low: int, high: int, key: str, what: str) -> Refusal | None:
+        """Why ``value`` is no whole number from ``low`` to ``high`` (refusal ``key``), or None."""
         if problem := Ask(key, low, high).check(value):
-            raise Refusal(key, f"{what} {problem}", low=low, high=high)
-        return int(value)
+            return Refusal(key, f"{what} {problem}", low=low, high=high)
+        return None
+
+    def _bid_asks(self, player: str) -> dict[str, Ask]:
+        st = self.state
+        if player in self.active and (st.step == "role_auction" or player in st.explorers):
+            return {"bid": Ask("dt.field.bid", 0, st.gems[player])}
+        return {}
+
+    def _bid_refusal(self, inp: Submit) -> Refusal | None:
+        if inp.field != "bid":
+            return self._not_taken("submit", inp)
+        st, p = self.state, inp.player
+        if st.step == "turn_auction" and p not in st.explorers:
+            return Refusal("dt.refuse.holder_bid", "role holders do not bid in the turn auction", player=p)
+        return self._outside(inp.value, 0, st.gems[p], "dt.refuse.bid", "a bid")
 
     def _sealed_bid(self, inp: Submit) -> list[Output]:
-        if inp.field != "bid":
-            raise self._not_taken("submit", inp)
-        st, p, value = self.state, inp.player, inp.value
+        st, p, bid = self.state, inp.player, int(inp.value)
         kind = "role" if st.step == "role_auction" else "turn"
-        if kind == "turn" and p not in st.explorers:
-            raise Refusal("dt.refuse.holder_bid", "role holders do not bid in the turn auction", player=p)
-        bid = self._whole(value, 0, st.gems[p], "dt.refuse.bid", "a bid")
         bids = self.sealed.setdefault(kind, {})
         bids[p] = bid
         out: list[Output] = [Tell(p, "dt.bid.taken", {"bid": bid}, {"auction": kind, "bid": bid})]
@@ -304,24 +302,36 @@ class Demagogos(Engine):
         until the exploration ends (else the void would leave them below 0)."""
         return self.state.found.get(player, 0) if self.state.step in ("cave", "bonus") else 0
 
-    def _gift(self, inp: Submit) -> list[Output]:
-        """[ruling] at any moment of a round: gems, never VP, to another player
-        still in; not the gems bid in the auction open now."""
+    def _gift_asks(self, player: str) -> dict[str, Ask]:
+        """[ruling] a gift at any moment, but not gems bid now (nor the treasure
+        a disaster may still void), to another player still in."""
+        if player not in self.active:
+            return {}
+        free = self.state.gems[player] - self._bid_now(player) - self._at_stake(player)
+        others = tuple(p for p in self.active if p != player)
+        return {"gift": Ask("dt.field.gift", 1, free, others)} if free >= 1 and others else {}
+
+    def _gift_refusal(self, inp: Submit) -> Refusal | None:
         st, p, value = self.state, inp.player, inp.value
         if not isinstance(value, Mapping) or set(value) != {"to", "gems"}:
-            raise Refusal("dt.refuse.gift_form", "a gift is {to: <player>, gems: <n>}")
+            return Refusal("dt.refuse.gift_form", "a gift is {to: <player>, gems: <n>}")
         to = value["to"]
         if to == p or to not in self.active:
-            raise Refusal("dt.refuse.gift_to", f"{to} cannot receive a gift", player=str(to))
+            return Refusal("dt.refuse.gift_to", f"{to} cannot receive a gift", player=str(to))
         asked = value["gems"] if isinstance(value["gems"], int) else 0
         if (bid := self._bid_now(p)) and asked > st.gems[p] - bid:
-            raise Refusal("dt.refuse.gift_bid", f"{bid} of {p}'s gems are bid in the open auction",
-                          bid=bid, high=st.gems[p] - bid)
+            return Refusal("dt.refuse.gift_bid", f"{bid} of {p}'s gems are bid in the open auction",
+                           bid=bid, high=st.gems[p] - bid)
         if (found := self._at_stake(p)) and asked > st.gems[p] - found:
-            raise Refusal("dt.refuse.gift_found", f"{found} of {p}'s gems are this round's treasure",
-                          found=found, high=st.gems[p] - found)
-        gems = self._whole(value["gems"], 1, st.gems[p], "dt.refuse.gift_gems", "a gift")
-        self._given = (p, str(to), gems)
+            return Refusal("dt.refuse.gift_found", f"{found} of {p}'s gems are this round's treasure",
+                           found=found, high=st.gems[p] - found)
+        return self._outside(value["gems"], 1, st.gems[p], "dt.refuse.gift_gems", "a gift")
+
+    def _gift(self, inp: Submit) -> list[Output]:
+        """[ruling] at any moment of a round: gems, never VP, to another player
+        still in; not the gems bid in the auction open now (``_gift_refusal``)."""
+        st, p, to, gems = self.state, inp.player, str(inp.value["to"]), int(inp.value["gems"])
+        self._given = (p, to, gems)
         self._give(st, *self._given)
         return [Tell(p, "dt.gift.sent", {"player": to, "gems": gems, "left": st.gems[p]}, {"gems": st.gems[p]}),
                 Tell(to, "dt.gift.received", {"player": p, "gems": gems, "left": st.gems[to]},
@@ -334,15 +344,23 @@ class Demagogos(Engine):
         st.gifts[giver].append({"round": st.round, "to": to, "gems": gems})
         st.gifts[to].append({"round": st.round, "from": giver, "gems": gems})
 
-    def _exchange(self, inp: Submit) -> list[Output]:
+    def _exchange_asks(self, player: str) -> dict[str, Ask]:
+        gems = self.state.gems.get(player, 0)
+        if player in self.active and gems >= R.EXCHANGE_GEMS:
+            return {"exchange": Ask("dt.field.exchange", 1, gems // R.EXCHANGE_GEMS)}
+        return {}
+
+    def _exchange_refusal(self, inp: Submit) -> Refusal | None:
         """10 gems for 1 VP, at the round's end only (as the seed places it)."""
         if inp.field != "exchange":
-            raise self._not_taken("submit", inp)
-        st, p, value = self.state, inp.player, inp.value
-        if st.gems[p] < R.EXCHANGE_GEMS:
-            raise Refusal("dt.refuse.exchange_short", f"an exchange takes {R.EXCHANGE_GEMS} gems a VP",
-                          gems=st.gems[p])
-        n = self._whole(value, 1, st.gems[p] // R.EXCHANGE_GEMS, "dt.refuse.exchange", "an exchange")
+            return self._not_taken("submit", inp)
+        gems = self.state.gems[inp.player]
+        if gems < R.EXCHANGE_GEMS:
+            return Refusal("dt.refuse.exchange_short", f"an exchange takes {R.EXCHANGE_GEMS} gems a VP", gems=gems)
+        return self._outside(inp.value, 1, gems // R.EXCHANGE_GEMS, "dt.refuse.exchange", "an exchange")
+
+    def _exchange(self, inp: Submit) -> list[Output]:
+        st, p, n = self.state, inp.player, int(inp.value)
         st.gems[p] -= n * R.EXCHANGE_GEMS
         st.vp[p] += n
         return [Tell(p, "dt.paid", {"paid": n * R.EXCHANGE_GEMS, "gems": st.gems[p]}, {"gems": st.gems[p]}),
@@ -360,13 +378,21 @@ class Demagogos(Engine):
         """The lowest VP bid taken now: the top bid, and never below 1 gem."""
         return max(R.VP_MIN_BID, self._vp_top()[1])
 
-    def _vp_bid(self, inp: Submit) -> list[Output]:
+    def _vp_bid_asks(self, player: str) -> dict[str, Ask]:
+        gems = self.state.gems.get(player, 0)
+        if player in self.active and gems >= self._vp_low():
+            return {"vp_bid": Ask("dt.field.vp_bid", self._vp_low(), gems)}
+        return {}
+
+    def _vp_bid_refusal(self, inp: Submit) -> Refusal | None:
         if inp.field != "vp_bid":
-            raise self._not_taken("submit", inp)
-        p, value = inp.player, inp.value
+            return self._not_taken("submit", inp)
         _, top = self._vp_top()
-        bid = self._whole(value, self._vp_low(), self.state.gems[p],
-                          "dt.refuse.vp_bid" if top else "dt.refuse.vp_bid_first", "a VP bid")
+        return self._outside(inp.value, self._vp_low(), self.state.gems[inp.player],
+                             "dt.refuse.vp_bid" if top else "dt.refuse.vp_bid_first", "a VP bid")
+
+    def _vp_bid(self, inp: Submit) -> list[Output]:
+        p, bid = inp.player, int(inp.value)
         self.sealed.setdefault("vp", {})[p] = bid
         leader, _ = self._vp_top()
         if self._vp_tied():  # [ruling] a tie broken by VP or gems: only its winner is said
@@ -379,12 +405,15 @@ class Demagogos(Engine):
         return bool(bids) and list(bids.values()).count(max(bids.values())) > 1
 
     # -------------------------------------------------------------- draws
-    def _drawn(self, inp: Drawn) -> list[Output]:
+    def _draw_refusal(self, inp: Drawn) -> Refusal | None:
         request = next((d for d in self._draws() if d.name == inp.name), None)
         if request is None:
-            raise Refusal("refuse.bad_draw", f"the draw {inp.name} is not expected now")
+            return Refusal("refuse.bad_draw", f"the draw {inp.name} is not expected now")
         if not request.accepts(inp.value):
-            raise Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
+            return Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
+        return None
+
+    def _drawn(self, inp: Drawn) -> list[Output]:
         st = self.state
         if st.step == "rolling":
             holder = inp.name.rsplit(":", 1)[1]
@@ -427,16 +456,19 @@ class Demagogos(Engine):
         return [*out, *self.prompt()]
 
     # --------------------------------------------------------------- cave
-    def _open_box(self, inp: Tap) -> list[Output]:
+    def _box_refusal(self, inp: Tap) -> Refusal | None:
         st = self.state
         if not inp.identity.startswith("dt/box/"):
-            raise self._not_taken("tap", inp)
+            return self._not_taken("tap", inp)
         box = _box(inp)
         if box > st.boxes:
-            raise Refusal("dt.refuse.box_range", f"this round uses boxes 1 to {st.boxes}",
-                          box=box, boxes=st.boxes)
+            return Refusal("dt.refuse.box_range", f"this round uses boxes 1 to {st.boxes}", box=box, boxes=st.boxes)
         if any(o["box"] == box for o in st.opened):
-            raise Refusal("dt.refuse.box_opened", f"box {box} is already open", box=box)
+            return Refusal("dt.refuse.box_opened", f"box {box} is already open", box=box)
+        return None
+
+    def _open_box(self, inp: Tap) -> list[Output]:
+        st, box = self.state, _box(inp)
         player, content = self._current(), st.contents[box - 1]
         if content == TREASURE:
             st.pending, st.step = box, "bonus"
@@ -480,11 +512,15 @@ class Demagogos(Engine):
         st.step, st.finder = "cave", player
         return [*out, *self.prompt()]
 
+    def _open_first(self, _: Press) -> Refusal | None:
+        if self.state.finder is None:
+            return Refusal("dt.refuse.open_first", f"{self._current()} opens a box first", player=self._current())
+        return None
+
     def _pass(self, _: Press) -> list[Output]:
         """After a treasure, the finder may pass instead of opening another box."""
         st = self.state
-        if st.finder is None:
-            raise Refusal("dt.refuse.open_first", f"{self._current()} opens a box first", player=self._current())
+        assert st.finder is not None
         st.turn = (st.explorers.index(st.finder) + 1) % len(st.explorers)
         st.finder = None
         return [Say("dt.cave.passed"), *self.prompt()]
@@ -734,31 +770,29 @@ class Demagogos(Engine):
                 rows += [("dt.board.vp_auction.bid", {"player": p, "bid": b}) for p, b in auction["bids"].items()]
         return rows
 
-    def legal(self, player: str | None = None) -> Legal:
-        st = self.state
-        if player is None:
-            buttons = ("repeat",) + (("back",) if self._undo else ())
-            if st.step in ("trade", "vp_auction") or (st.step == "cave" and st.finder is not None):
-                buttons = ("next", *buttons)
-            taps = tuple(f"dt/box/{b}" for b in range(1, st.boxes + 1)
-                         if all(o["box"] != b for o in st.opened)) if st.step == "cave" else ()
-            return Legal(buttons=buttons, taps=taps)
-        if player not in self.active or st.step == "over":
-            return Legal()
-        gems = st.gems[player]
-        submits: dict[str, Ask] = {}
-        if st.step == "role_auction" or (st.step == "turn_auction" and player in st.explorers):
-            submits["bid"] = Ask("dt.field.bid", 0, gems)
-        if st.step == "trade" and gems >= R.EXCHANGE_GEMS:
-            submits["exchange"] = Ask("dt.field.exchange", 1, gems // R.EXCHANGE_GEMS)
-        if st.step == "vp_auction" and gems >= self._vp_low():
-            submits["vp_bid"] = Ask("dt.field.vp_bid", self._vp_low(), gems)
-        free = gems - self._bid_now(player) - self._at_stake(player)  # [ruling] a gift at any moment, but not
-        # gems bid now (nor the treasure a disaster may still void)
-        others = tuple(p for p in self.active if p != player)
-        if free >= 1 and others:
-            submits["gift"] = Ask("dt.field.gift", 1, free, others)
-        return Legal(submits=submits)
+    # ------------------------------------------------------------ the steps
+    # step -> {input kind -> Take(handler, where it may lead, its guard, a
+    # player's fields)}.  What is not taken is refused by what it is
+    # (``_not_taken``), the same in every step.  [ruling] a gift (kind
+    # ``gift``, see ``kind_of``) is taken at any moment of a round.
+    _GIFT = Take(_gift, (), _gift_refusal, asks=_gift_asks)
+    _DRAW = Take(_drawn, (), _draw_refusal)
+    STEPS: ClassVar[dict[str, Step]] = {
+        "role_auction": Step({"submit": Take(_sealed_bid, ("rolling",), _bid_refusal, asks=_bid_asks),
+                              "gift": _GIFT}),
+        "rolling": Step({"draw": replace(_DRAW, to=("turn_auction",)), "gift": _GIFT}),
+        "turn_auction": Step({"submit": Take(_sealed_bid, ("cave_draw",), _bid_refusal, asks=_bid_asks),
+                              "gift": _GIFT}),
+        "cave_draw": Step({"draw": replace(_DRAW, to=("cave",)), "gift": _GIFT}),
+        "cave": Step({"tap": Take(_open_box, ("bonus", "trade", "over"), _box_refusal),
+                      "next": Take(_pass, (), _open_first), "gift": _GIFT}),
+        "bonus": Step({"draw": replace(_DRAW, to=("cave", "trade", "over")), "gift": _GIFT}),
+        "trade": Step({"submit": Take(_exchange, ("over",), _exchange_refusal, asks=_exchange_asks),
+                       "next": Take(_vp_auction, ("vp_auction",)), "gift": _GIFT}),
+        "vp_auction": Step({"submit": Take(_vp_bid, (), _vp_bid_refusal, asks=_vp_bid_asks),
+                            "next": Take(_close_vp_auction, ("over", "role_auction")), "gift": _GIFT}),
+        "over": Step({}),
+    }
 
 
 def _box(inp: Tap) -> int:

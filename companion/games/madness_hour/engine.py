@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point, spoken
-from companion.core.engine import Engine, Legal, Result, Setup, Step
+from companion.core.engine import Ask, Engine, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Input,
@@ -100,22 +100,6 @@ class MadnessHour(Engine):
     max_players: ClassVar[int] = 5
     no_points: ClassVar[bool] = True  # the winners win; no points (the export)
     unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
-    STEPS: ClassVar[dict[str, Step]] = {
-        "girl": Step({"tap": "_pick_girl"}, ("mh.refuse.girl_first", "the Girl taps her player card first")),
-        "card": Step({"tap": "_card", "next": "_keep_card"},
-                     ("mh.refuse.card", "tap your Girl card face down, or press next to keep it")),
-        "explore": Step({"next": "_call_turn", "timer": "_turn_timer_fired", "tap": "_explore"},
-                        ("mh.refuse.explore", "press next for the next turn, or tap the climax card")),
-        "discussion": Step({"timer": "_discussion_tick", "next": "_end_discussion"},
-                           ("mh.refuse.discussion", "the discussion is on: press next to end it")),
-        "vote": Step({"tap": "_vote"}, ("mh.refuse.vote", "tap your player card, then keep or kill")),
-        "battle": Step({"submit": "_fight", "next": "_battle_counted", "tap": "_battle_side"},
-                       ("mh.refuse.battle",
-                        "send your strengths from your pages and press next, or tap the winning side")),
-        "ending": Step({"tap": "_ending", "next": "_ending_done"},
-                       ("mh.refuse.ending", "tap the Girl's card and each survivor's state")),
-        "done": Step({}, ("mh.refuse.finished", "the game is over")),
-    }
     state: MadnessState
 
     def __init__(self, setup: Setup) -> None:
@@ -165,23 +149,26 @@ class MadnessHour(Engine):
         return super().kind_of(inp)
 
     # --------------------------------------------------------- the Girl's set-up
+    def _girl_refusal(self, inp: Tap) -> Refusal | None:
+        return self._not_taken("tap", inp) if self._player_of(inp) is None else None
+
     def _pick_girl(self, inp: Tap) -> list[Output]:
         player = self._player_of(inp)
-        if player is None:
-            raise self._not_taken("tap", inp)
         self.state.girl, self.state.step = player, "card"
         return [Say("mh.girl.chosen", {"player": player}), *self.prompt()]
 
-    def _card(self, inp: Tap) -> list[Output]:
+    def _card_refusal(self, inp: Tap) -> Refusal | None:
         s = self.state
         if inp.identity in GIRL_CARDS:
-            # Both cards take this very path: the same line, the same step, nothing else.
-            s.card, s.held = inp.identity.removeprefix("mh/girl/"), True
-            return [Say("mh.girl.card_held"), *self._begin_explore()]
+            return None
         if (player := self._player_of(inp)) is not None and player != s.girl:
-            raise Refusal("mh.refuse.not_girl_seat", f"only the Girl ({s.girl}) draws a Girl card",
-                          player=s.girl)
-        raise self._not_taken("tap", inp)
+            return Refusal("mh.refuse.not_girl_seat", f"only the Girl ({s.girl}) draws a Girl card", player=s.girl)
+        return self._not_taken("tap", inp)
+
+    def _card(self, inp: Tap) -> list[Output]:
+        # Both cards take this very path: the same line, the same step, nothing else.
+        self.state.card, self.state.held = inp.identity.removeprefix("mh/girl/"), True
+        return [Say("mh.girl.card_held"), *self._begin_explore()]
 
     def _keep_card(self, _: Press) -> list[Output]:
         return [Say("mh.girl.card_kept"), *self._begin_explore()]
@@ -191,23 +178,28 @@ class MadnessHour(Engine):
         self.state.step = "explore"
         return self.prompt()
 
+    def _turn_timer_refusal(self, inp: TimerFired) -> Refusal | None:
+        n = self.state.turns
+        return None if inp.name in (f"turn:{n}:warn", f"turn:{n}:up") else self._not_taken("timer", inp)
+
     def _turn_timer_fired(self, inp: TimerFired) -> list[Output]:
         s = self.state
         if inp.name == f"turn:{s.turns}:warn":
             return [Say("mh.turn.warning", {"seconds": spoken(self.opts.turn_warning_s)}),
                     SetTimer(f"turn:{s.turns}:up", self.opts.turn_warning_s)]
-        if inp.name == f"turn:{s.turns}:up":
-            return [Say("mh.turn.time_up", {"player": s.turn_of})]
-        raise self._not_taken("timer", inp)
+        return [Say("mh.turn.time_up", {"player": s.turn_of})]
+
+    def _explore_refusal(self, inp: Tap) -> Refusal | None:
+        if inp.identity == CLIMAX:
+            return None
+        return self._dead_card_refusal(inp) if _dead_card(inp) else self._not_taken("tap", inp)
 
     def _explore(self, inp: Tap) -> list[Output]:
         if inp.identity == CLIMAX:
             if not self.living:  # [ruling] nobody left to discuss or vote: the Girl walks out
                 return [*self._cancel_turn(), Say("mh.climax.nobody_left"), *self._outcome("keep")]
             return [*self._cancel_turn(), *self._begin_discussion()]
-        if (dead := self._dead_card(inp)) is not None:
-            return dead
-        raise self._not_taken("tap", inp)
+        return self._dead_card(inp)
 
     def _call_turn(self, _: Press) -> list[Output]:
         """The next living player after the last one called, in turn order; back
@@ -236,25 +228,30 @@ class MadnessHour(Engine):
         n = self.state.turns
         return [CancelTimer(f"turn:{n}:warn"), CancelTimer(f"turn:{n}:up")] if self.opts.turn_s and n else []
 
-    def _dead_card(self, inp: Input) -> list[Output] | None:
+    def _dead_card_refusal(self, inp: Tap) -> Refusal | None:
         """A player card, then (as the next input) ``mh/state/dead``: one who died
-        before the climax.  None if ``inp`` is neither."""
+        before the climax — refused for the Girl, the dead, a dead card first."""
         s = self.state
         if (player := self._player_of(inp)) is not None:
             if player == s.girl:
-                raise Refusal("mh.refuse.girl_not_here", "the Girl is not marked now", player=player)
+                return Refusal("mh.refuse.girl_not_here", "the Girl is not marked now", player=player)
             if player in s.dead:
-                raise Refusal("mh.refuse.dead", f"{player} is dead already", player=player)
+                return Refusal("mh.refuse.dead", f"{player} is dead already", player=player)
+            return None
+        if s.pending is None:
+            return Refusal("mh.refuse.player_first", "tap the player card first")
+        return None
+
+    def _dead_card(self, inp: Tap) -> list[Output]:
+        s = self.state
+        if (player := self._player_of(inp)) is not None:
             s.pending = player
             return [Say("mh.dead.which", {"player": player})]
-        if isinstance(inp, Tap) and inp.identity == "mh/state/dead":
-            if s.pending is None:
-                raise Refusal("mh.refuse.player_first", "tap the player card first")
-            player, s.pending = s.pending, None
-            s.dead.append(player)
-            s.votes.pop(player, None)
-            return [Say("mh.dead.marked", {"player": player})]
-        return None
+        player, s.pending = s.pending, None
+        assert player is not None
+        s.dead.append(player)
+        s.votes.pop(player, None)
+        return [Say("mh.dead.marked", {"player": player})]
 
     # ---------------------------------------------------------- the discussion
     def _begin_discussion(self) -> list[Output]:
@@ -268,10 +265,11 @@ class MadnessHour(Engine):
         left = self.state.left_s
         return SetTimer("discussion", left - next_point(left, self.opts.discussion_s, self.opts.warnings_s))
 
+    def _discussion_timer_refusal(self, inp: TimerFired) -> Refusal | None:
+        return self._not_taken("timer", inp) if inp.name != "discussion" else None
+
     def _discussion_tick(self, inp: TimerFired) -> list[Output]:
         s = self.state
-        if inp.name != "discussion":
-            raise self._not_taken("timer", inp)
         left = s.left_s = next_point(s.left_s, self.opts.discussion_s, self.opts.warnings_s)
         if left == 0:
             return [Say("mh.climax.time_up"), *self._begin_vote()]
@@ -285,23 +283,29 @@ class MadnessHour(Engine):
         self.state.step = "vote"
         return self.prompt()
 
-    def _vote(self, inp: Tap) -> list[Output]:
+    def _vote_refusal(self, inp: Tap) -> Refusal | None:
         s = self.state
         if inp.identity in SIDE_CARDS:
             if s.pending is None:
-                raise Refusal("mh.refuse.side_before_player", "tap your player card before your side card")
+                return Refusal("mh.refuse.side_before_player", "tap your player card before your side card")
+            return None
+        if (voter := self._player_of(inp)) is not None and voter == s.girl:
+            return Refusal("mh.refuse.girl_votes", "the Girl does not vote", player=voter)
+        return self._dead_card_refusal(inp) if _dead_card(inp) else self._not_taken("tap", inp)
+
+    def _vote(self, inp: Tap) -> list[Output]:
+        s = self.state
+        if inp.identity in SIDE_CARDS:
             player, s.pending = s.pending, None
+            assert player is not None
             side = s.votes[player] = inp.identity.removeprefix("mh/side/")
             out: list[Output] = [Say(f"mh.vote.recorded_{side}",
                                      {"player": player, "n": len(s.votes), "count": len(self.living)})]
             return [*out, *self._close_vote()]
-        if (voter := self._player_of(inp)) is not None and voter == s.girl:
-            raise Refusal("mh.refuse.girl_votes", "the Girl does not vote", player=voter)
-        if (dead := self._dead_card(inp)) is not None:
-            if s.pending is not None:  # a player card: now their side card (or dead)
-                return [Say("mh.vote.which", {"player": s.pending})]
-            return [*dead, *(self._close_vote() or self.prompt())]
-        raise self._not_taken("tap", inp)
+        dead = self._dead_card(inp)
+        if s.pending is not None:  # a player card: now their side card (or dead)
+            return [Say("mh.vote.which", {"player": s.pending})]
+        return [*dead, *(self._close_vote() or self.prompt())]
 
     def _close_vote(self) -> list[Output]:
         """[ruling] The vote closes as soon as every living investigator has
@@ -320,14 +324,21 @@ class MadnessHour(Engine):
         return [Say("mh.vote.split"), *self.prompt()]
 
     # ------------------------------------------------------------- the battle
-    def _fight(self, inp: Submit) -> list[Output]:
-        if inp.player not in self.state.votes:
-            raise Refusal("mh.refuse.not_fighting", f"{inp.player} is not in the battle", player=inp.player)
+    def _battle_asks(self, player: str) -> Mapping[str, Ask]:
+        """The battle's fields, for those who voted (they fight)."""
+        return dict(BATTLE_FIELDS) if player in self.state.votes else {}
+
+    def _fight_refusal(self, inp: Submit) -> Refusal | None:
+        if not self._battle_asks(inp.player):
+            return Refusal("mh.refuse.not_fighting", f"{inp.player} is not in the battle", player=inp.player)
         ask = BATTLE_FIELDS.get(inp.field)
         if ask is None:
-            raise Refusal("mh.refuse.field", f"the battle takes {', '.join(BATTLE_FIELDS)}, not {inp.field}")
+            return Refusal("mh.refuse.field", f"the battle takes {', '.join(BATTLE_FIELDS)}, not {inp.field}")
         if problem := ask.check(inp.value):
-            raise Refusal("mh.refuse.value", f"{inp.field} {problem}", field=inp.field)
+            return Refusal("mh.refuse.value", f"{inp.field} {problem}", field=inp.field)
+        return None
+
+    def _fight(self, inp: Submit) -> list[Output]:
         entry = dict(self.sealed.get(inp.player, {}))
         if inp.value == 0 and inp.field in CLEARED_BY_0:
             # [ruling] 0 items or mystic items is no entry: a mystic 0 is no reveal, and
@@ -339,12 +350,15 @@ class MadnessHour(Engine):
         self.sealed[inp.player] = entry
         return [Tell(inp.player, f"mh.battle.taken_{inp.field}", {"value": inp.value}, entry)]
 
+    def _strength_missing(self, _: Press) -> Refusal | None:
+        missing = [p for p in self.state.votes if "strength" not in self.sealed.get(p, {})]
+        if missing:
+            return Refusal("mh.refuse.strength_missing", "not every fighter has sent their strength",
+                           players=missing)
+        return None
+
     def _battle_counted(self, _: Press) -> list[Output]:
         s = self.state
-        missing = [p for p in s.votes if "strength" not in self.sealed.get(p, {})]
-        if missing:
-            raise Refusal("mh.refuse.strength_missing", "not every fighter has sent their strength",
-                          players=missing)
         entries = {p: self.sealed[p] for p in s.votes}
         s.totals, won = battle(s.votes, entries)
         s.revealed = [p for p in s.votes if entries[p].get("mystic", 0) >= 1]  # [ruling] a reveal is ≥ 1
@@ -355,9 +369,10 @@ class MadnessHour(Engine):
                 Say(f"mh.battle.won_{won}" + ("_tie" if s.totals["keep"] == s.totals["kill"] else ""))]
         return [*out, *self._outcome(won)]
 
+    def _side_refusal(self, inp: Tap) -> Refusal | None:
+        return self._not_taken("tap", inp) if inp.identity not in SIDE_CARDS else None
+
     def _battle_side(self, inp: Tap) -> list[Output]:
-        if inp.identity not in SIDE_CARDS:
-            raise self._not_taken("tap", inp)
         won = inp.identity.removeprefix("mh/side/")  # no phones: the table counted aloud
         return [Say(f"mh.battle.won_{won}"), *self._outcome(won)]
 
@@ -372,45 +387,56 @@ class MadnessHour(Engine):
         return [*out, *self.prompt()]
 
     # ------------------------------------------------------------- the ending
+    def _ending_refusal(self, inp: Tap) -> Refusal | None:
+        s = self.state
+        if inp.identity in GIRL_CARDS:
+            return Refusal("mh.refuse.girl_card_twice", "the Girl's card is in already") if (
+                s.held or s.card is not None) else None
+        if (player := self._player_of(inp)) is not None:
+            if player == s.girl:
+                return Refusal("mh.refuse.girl_not_here", "the Girl shows her Girl card", player=player)
+            if player in s.dead:
+                return Refusal("mh.refuse.state_for_dead", f"{player} is dead", player=player)
+            if player in s.revealed:
+                return Refusal("mh.refuse.revealed", f"{player} revealed madness in the battle", player=player)
+            return None
+        if inp.identity in STATE_CARDS:
+            if s.pending is None:
+                return Refusal("mh.refuse.player_first", "tap the player card first")
+            if inp.identity == "mh/state/dead" and s.pending in s.votes:
+                # [ruling] dead at the ending only for one who died before the climax: a voter
+                # is alive unless their side lost the battle, and those are dead already
+                return Refusal("mh.refuse.dead_voter", f"{s.pending} voted at the climax and is alive",
+                               player=s.pending)
+            return None
+        return self._not_taken("tap", inp)
+
     def _ending(self, inp: Tap) -> list[Output]:
         s = self.state
         if inp.identity in GIRL_CARDS:
-            if s.held or s.card is not None:
-                raise Refusal("mh.refuse.girl_card_twice", "the Girl's card is in already")
             s.card = inp.identity.removeprefix("mh/girl/")
             return [Say("mh.ending.card_in"), *self.prompt()]
         if (player := self._player_of(inp)) is not None:
-            if player == s.girl:
-                raise Refusal("mh.refuse.girl_not_here", "the Girl shows her Girl card", player=player)
-            if player in s.dead:
-                raise Refusal("mh.refuse.state_for_dead", f"{player} is dead", player=player)
-            if player in s.revealed:
-                raise Refusal("mh.refuse.revealed", f"{player} revealed madness in the battle", player=player)
             s.pending = player
             return [Say("mh.ending.which", {"player": player})]
-        if inp.identity in STATE_CARDS:
-            if s.pending is None:
-                raise Refusal("mh.refuse.player_first", "tap the player card first")
-            player, s.pending = s.pending, None
-            shown = inp.identity.removeprefix("mh/state/")
-            if shown == "dead" and player in s.votes:
-                # [ruling] dead at the ending only for one who died before the climax: a voter
-                # is alive unless their side lost the battle, and those are dead already
-                raise Refusal("mh.refuse.dead_voter", f"{player} voted at the climax and is alive",
-                              player=player)
-            if shown == "dead":
-                s.dead.append(player)
-                s.states.pop(player, None)
-                return [Say("mh.dead.marked", {"player": player}), *self.prompt()]
-            s.states[player] = shown
-            return [Say(f"mh.ending.state_{shown}", {"player": player}), *self.prompt()]
-        raise self._not_taken("tap", inp)
+        player, s.pending = s.pending, None
+        assert player is not None
+        shown = inp.identity.removeprefix("mh/state/")
+        if shown == "dead":
+            s.dead.append(player)
+            s.states.pop(player, None)
+            return [Say("mh.dead.marked", {"player": player}), *self.prompt()]
+        s.states[player] = shown
+        return [Say(f"mh.ending.state_{shown}", {"player": player}), *self.prompt()]
 
-    def _ending_done(self, _: Press) -> list[Output]:
+    def _ending_incomplete(self, _: Press) -> Refusal | None:
         missing = self._ending_missing()
         if self.state.card is None or missing:
-            raise Refusal("mh.refuse.ending_incomplete", "the Girl's card and every survivor's state first",
-                          players=missing)
+            return Refusal("mh.refuse.ending_incomplete", "the Girl's card and every survivor's state first",
+                           players=missing)
+        return None
+
+    def _ending_done(self, _: Press) -> list[Output]:
         return self._verdict()
 
     def _ending_missing(self) -> list[str]:
@@ -533,16 +559,6 @@ class MadnessHour(Engine):
             rows.append(("mh.page.now.battle", {}))
         return rows
 
-    def legal(self, player: str | None = None) -> Legal:
-        s = self.state
-        if player is not None:
-            return Legal(submits=dict(BATTLE_FIELDS)) if s.step == "battle" and player in s.votes else Legal()
-        base = super().legal(None)
-        taps = {"girl": ("player/*",), "card": ("mh/girl/*",), "explore": ("mh/climax", "player/*", "mh/state/dead"),
-                "vote": ("player/*", *SIDE_CARDS, "mh/state/dead"), "battle": SIDE_CARDS,
-                "ending": ("player/*", "mh/girl/*", *STATE_CARDS)}.get(s.step, ())
-        return Legal(buttons=base.buttons, taps=taps)
-
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
         """A stale timer, a Girl card once she has one, a side card before the
@@ -557,3 +573,35 @@ class MadnessHour(Engine):
                                                                                        "discussion"):
             return Refusal("mh.refuse.vote_before_climax", "the vote comes after the climax discussion")
         return super()._not_taken(kind, inp)
+
+    # ------------------------------------------------------------ the steps
+    # step -> {input kind -> Take(handler, where it may lead, its guard)}, and
+    # the step's own refusal for the rest (the module's docstring tells the story).
+    STEPS: ClassVar[dict[str, Step]] = {
+        "girl": Step({"tap": Take(_pick_girl, ("card",), _girl_refusal)},
+                     ("mh.refuse.girl_first", "the Girl taps her player card first")),
+        "card": Step({"tap": Take(_card, ("explore",), _card_refusal), "next": Take(_keep_card, ("explore",))},
+                     ("mh.refuse.card", "tap your Girl card face down, or press next to keep it")),
+        "explore": Step({"next": Take(_call_turn), "timer": Take(_turn_timer_fired, (), _turn_timer_refusal),
+                         "tap": Take(_explore, ("discussion", "ending"), _explore_refusal)},
+                        ("mh.refuse.explore", "press next for the next turn, or tap the climax card")),
+        "discussion": Step({"timer": Take(_discussion_tick, ("vote",), _discussion_timer_refusal),
+                            "next": Take(_end_discussion, ("vote",))},
+                           ("mh.refuse.discussion", "the discussion is on: press next to end it")),
+        "vote": Step({"tap": Take(_vote, ("battle", "ending"), _vote_refusal)},
+                     ("mh.refuse.vote", "tap your player card, then keep or kill")),
+        "battle": Step({"submit": Take(_fight, (), _fight_refusal, asks=_battle_asks),
+                        "next": Take(_battle_counted, ("ending",), _strength_missing),
+                        "tap": Take(_battle_side, ("ending",), _side_refusal)},
+                       ("mh.refuse.battle",
+                        "send your strengths from your pages and press next, or tap the winning side")),
+        "ending": Step({"tap": Take(_ending, (), _ending_refusal), "next": Take(_ending_done, ("done",),
+                                                                               _ending_incomplete)},
+                       ("mh.refuse.ending", "tap the Girl's card and each survivor's state")),
+        "done": Step({}, ("mh.refuse.finished", "the game is over")),
+    }
+
+
+def _dead_card(inp: Tap) -> bool:
+    """Is ``inp`` a card of marking a death: a player's card, or ``mh/state/dead``?"""
+    return inp.identity.startswith("player/") or inp.identity == "mh/state/dead"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point, spoken
-from companion.core.engine import Engine, Result, Setup, Step
+from companion.core.engine import Engine, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Drawn,
@@ -84,17 +84,6 @@ class OneNight(Engine):
     max_players: ClassVar[int] = 7
     no_points: ClassVar[bool] = True  # a team wins (the export)
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
-    STEPS: ClassVar[dict[str, Step]] = {
-        "deal": Step({"next": "_nightfall"}, ("onw.refuse.deal", "deal the cards, then press next for the night")),
-        "night": Step({"draw": "_jitter", "timer": "_night_timer"}, ("onw.refuse.night", "not during the night")),
-        "discussion": Step({"timer": "_discussion_tick", "next": "_end_discussion"},
-                           ("onw.refuse.discussion",
-                            "the discussion is on: press next to end it; cards are shown after the vote")),
-        "vote": Step({"timer": "_count"}, ("onw.refuse.counting", "wait for the count, then point")),
-        "reveal": Step({"next": "_reveal_done", "tap": "_reveal_tap"},
-                       ("onw.refuse.reveal", "tap your player card, then your role card")),
-        "done": Step({}, ("onw.refuse.finished", "the game is over")),
-    }
     state: OneNightState
 
     def __init__(self, setup: Setup) -> None:
@@ -171,20 +160,26 @@ class OneNight(Engine):
     # restart replayed a turn, a beat of that turn again.  Anything the table
     # does is refused the same way, so neither the narration nor the refusals
     # tell anything.
-    def _jitter(self, inp: Drawn) -> list[Output]:
+    def _jitter_refusal(self, inp: Drawn) -> Refusal | None:
         if inp.name != self.draw.name or self.state.jitter_ms is not None:
-            raise self._not_taken("draw", inp)
+            return self._not_taken("draw", inp)
         if not self.draw.accepts(inp.value):
-            raise Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
+            return Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
+        return None
+
+    def _jitter(self, inp: Drawn) -> list[Output]:
         self.state.jitter_ms = list(inp.value)
         return self._night_beat(0)
 
-    def _night_timer(self, inp: TimerFired) -> list[Output]:
+    def _night_timer_refusal(self, inp: TimerFired) -> Refusal | None:
         names = [seg.name for seg in self.script]
         at = self.state.night_at
         if inp.name in names and turn_start(self.script, at) < names.index(inp.name) <= at + 1:
-            return self._night_beat(names.index(inp.name))
-        raise Refusal("onw.refuse.stale_timer", f"timer {inp.name} is not expected now", timer=inp.name)
+            return None
+        return Refusal("onw.refuse.stale_timer", f"timer {inp.name} is not expected now", timer=inp.name)
+
+    def _night_timer(self, inp: TimerFired) -> list[Output]:
+        return self._night_beat([seg.name for seg in self.script].index(inp.name))
 
     def _night_beat(self, at: int) -> list[Output]:
         self.state.night_at = at
@@ -207,9 +202,10 @@ class OneNight(Engine):
     def _total_s(self) -> float:
         return self.opts.discussion_min * 60
 
+    def _discussion_timer_refusal(self, inp: TimerFired) -> Refusal | None:
+        return self._not_taken("timer", inp) if inp.name != "discussion" else None
+
     def _discussion_tick(self, inp: TimerFired) -> list[Output]:
-        if inp.name != "discussion":
-            raise self._not_taken("timer", inp)
         left = self.state.left_s = next_point(self.state.left_s, self._total_s, self.opts.warnings_s)
         if left == 0:
             return [Say("onw.discussion.time_up"), *self._begin_vote()]
@@ -228,14 +224,17 @@ class OneNight(Engine):
     def _vote_call(self) -> list[Output]:
         return [Say("onw.vote.call"), SetTimer("vote:1", 2 * self.opts.count_s * self.opts.pace)]
 
-    def _count(self, inp: TimerFired) -> list[Output]:
+    def _count_refusal(self, inp: TimerFired) -> Refusal | None:
         """The count; a restart replays it from the call, so any number up to the
         next one is taken (the journal then holds some twice)."""
         n = inp.name.removeprefix("vote:")
         if not (inp.name.startswith("vote:") and n.isdigit()
                 and 1 <= int(n) <= min(self.state.vote_at + 1, len(VOTE_COUNT))):
-            raise self._not_taken("timer", inp)
-        at = self.state.vote_at = int(n)
+            return self._not_taken("timer", inp)
+        return None
+
+    def _count(self, inp: TimerFired) -> list[Output]:
+        at = self.state.vote_at = int(inp.name.removeprefix("vote:"))
         said = Say(f"onw.vote.{VOTE_COUNT[at - 1]}")
         if at < len(VOTE_COUNT):
             return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
@@ -247,53 +246,72 @@ class OneNight(Engine):
         """The players who have not shown their card yet, in seat order."""
         return [p for p in self.players if p not in self.state.revealed]
 
-    def _reveal_done(self, _: Press) -> list[Output]:
+    def _reveal_incomplete(self, _: Press) -> Refusal | None:
         missing = self._missing()
         if missing or self.state.pending:
-            raise Refusal("onw.refuse.reveal_incomplete", "not everyone has revealed their card",
-                          players=missing)
+            return Refusal("onw.refuse.reveal_incomplete", "not everyone has revealed their card", players=missing)
+        return None
+
+    def _reveal_done(self, _: Press) -> list[Output]:
         return self._judge()
+
+    def _reveal_refusal(self, inp: Tap) -> Refusal | None:
+        """A player card (the pointing of the count, a reveal, an execution)
+        or a role card, when the reveal cannot take it (``_player_card``,
+        ``_role_card``)."""
+        if (player := self._player_of(inp)) is not None:
+            return self._player_card_refusal(player)
+        if inp.identity.startswith("onw/"):
+            return self._role_card_refusal(inp.identity)
+        return Refusal("onw.refuse.foreign", f"{inp.identity} is not a One Night card", card=inp.identity)
 
     def _reveal_tap(self, inp: Tap) -> list[Output]:
         missing = self._missing()
-        ident = inp.identity
         if (player := self._player_of(inp)) is not None:
             return self._player_card(player, missing)
-        if ident.startswith("onw/"):
-            return self._role_card(ident, missing)
-        raise Refusal("onw.refuse.foreign", f"{ident} is not a One Night card", card=ident)
+        return self._role_card(inp.identity)
 
     def _counting(self) -> bool:
         """Is the optional vote count under way (begun, not finished)?"""
         return bool(self.state.votes) and not self.state.counted
 
-    def _player_card(self, player: str, missing: list[str]) -> list[Output]:
-        s = self.state
+    def _player_card_refusal(self, player: str) -> Refusal | None:
+        s, missing = self.state, self._missing()
         if s.pending:
             if s.revealed or s.counted:  # the count is only before the first card is shown
-                raise Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
-                              player=s.pending)
-            return self._vote_for(player)
+                return Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
+                               player=s.pending)
+            return None
         if missing:
             if self._counting() and player in s.votes:
-                raise Refusal("onw.refuse.already_voted", f"{player} has voted already",
-                              player=player, n=len(self.players) - len(s.votes))
+                return Refusal("onw.refuse.already_voted", f"{player} has voted already",
+                               player=player, n=len(self.players) - len(s.votes))
             if player in s.revealed:
                 # Revealing twice, or an executed player tapped too early: both wait for the others.
-                raise Refusal("onw.refuse.already_revealed",
-                              f"{player} has revealed; executed players come after everyone has",
-                              player=player, players=missing)
-            s.pending = player
-            return self.prompt()
+                return Refusal("onw.refuse.already_revealed",
+                               f"{player} has revealed; executed players come after everyone has",
+                               player=player, players=missing)
+            return None
         if s.counted:  # the count said who is executed (or that nobody is): it holds
-            raise Refusal("onw.refuse.votes_counted", "the vote was counted: press next", player=player)
+            return Refusal("onw.refuse.votes_counted", "the vote was counted: press next", player=player)
         if player in s.executed:
-            raise Refusal("onw.refuse.executed_twice", f"{player} is already marked executed", player=player)
+            return Refusal("onw.refuse.executed_twice", f"{player} is already marked executed", player=player)
         most = most_executed(len(self.players))
         if len(s.executed) >= most:
-            raise Refusal("onw.refuse.impossible_execution",
-                          f"{len(self.players)} votes cannot execute more than {most} players",
-                          count=len(self.players), most=most)
+            return Refusal("onw.refuse.impossible_execution",
+                           f"{len(self.players)} votes cannot execute more than {most} players",
+                           count=len(self.players), most=most)
+        return None
+
+    def _player_card(self, player: str, missing: list[str]) -> list[Output]:
+        """The count's pointing (a card pending, before any reveal), a player
+        about to reveal, or — everyone revealed — an executed player."""
+        s = self.state
+        if s.pending:
+            return self._vote_for(player)
+        if missing:
+            s.pending = player
+            return self.prompt()
         s.executed.append(player)
         return [Say("onw.reveal.executed", {"player": player})]
 
@@ -316,25 +334,30 @@ class OneNight(Engine):
         top = sum(1 for c in s.votes.values() if c == s.executed[0])
         return [*out, Say("onw.count.executed", {"players": list(s.executed), "n": top}), *self.prompt()]
 
-    def _role_card(self, card: str, missing: list[str]) -> list[Output]:
+    def _role_card_refusal(self, card: str) -> Refusal | None:
         s = self.state
         if card not in self.cards:
-            raise Refusal("onw.refuse.not_in_deck", f"{card} is not in this game's deck",
-                          card=card, count=len(self.players))
+            return Refusal("onw.refuse.not_in_deck", f"{card} is not in this game's deck",
+                           card=card, count=len(self.players))
         holder = next((p for p, c in s.revealed.items() if c == card), None)
         if holder is not None:
-            raise Refusal("onw.refuse.card_twice", f"{card} was already revealed by {holder}",
-                          card=card, role=role_of(card), player=holder)
-        if not missing:
-            raise Refusal("onw.refuse.all_revealed", f"everyone has revealed; {card} is in the centre",
-                          card=card, role=role_of(card))
+            return Refusal("onw.refuse.card_twice", f"{card} was already revealed by {holder}",
+                           card=card, role=role_of(card), player=holder)
+        if not self._missing():
+            return Refusal("onw.refuse.all_revealed", f"everyone has revealed; {card} is in the centre",
+                           card=card, role=role_of(card))
         if s.pending is None:
-            raise Refusal("onw.refuse.player_first", "tap your player card before your role card",
-                          card=card, role=role_of(card))
+            return Refusal("onw.refuse.player_first", "tap your player card before your role card",
+                           card=card, role=role_of(card))
         if self._counting():
-            raise Refusal("onw.refuse.votes_incomplete", "finish the vote count first",
-                          n=len(self.players) - len(s.votes), player=s.pending)
+            return Refusal("onw.refuse.votes_incomplete", "finish the vote count first",
+                           n=len(self.players) - len(s.votes), player=s.pending)
+        return None
+
+    def _role_card(self, card: str) -> list[Output]:
+        s = self.state
         player, s.pending = s.pending, None
+        assert player is not None  # the guard saw to it
         s.revealed[player] = card
         out: list[Output] = [Say("onw.reveal.role", {"player": player, "role": role_of(card)})]
         if len(s.revealed) == len(self.players):
@@ -425,3 +448,24 @@ class OneNight(Engine):
                 return Refusal("onw.refuse.foreign", f"{value.identity} is not a One Night card",
                                card=value.identity)
         return super()._not_taken(kind, value)
+
+    # ------------------------------------------------------------ the steps
+    # step -> {input kind -> Take(handler, where it may lead, its guard)}, and
+    # the step's own refusal for the rest (the module's docstring tells the story).
+    STEPS: ClassVar[dict[str, Step]] = {
+        "deal": Step({"next": Take(_nightfall, ("night",))},
+                     ("onw.refuse.deal", "deal the cards, then press next for the night")),
+        "night": Step({"draw": Take(_jitter, ("discussion",), _jitter_refusal),
+                       "timer": Take(_night_timer, ("discussion",), _night_timer_refusal)},
+                      ("onw.refuse.night", "not during the night")),
+        "discussion": Step({"timer": Take(_discussion_tick, ("vote",), _discussion_timer_refusal),
+                            "next": Take(_end_discussion, ("vote",))},
+                           ("onw.refuse.discussion",
+                            "the discussion is on: press next to end it; cards are shown after the vote")),
+        "vote": Step({"timer": Take(_count, ("reveal",), _count_refusal)},
+                     ("onw.refuse.counting", "wait for the count, then point")),
+        "reveal": Step({"next": Take(_reveal_done, ("done",), _reveal_incomplete),
+                        "tap": Take(_reveal_tap, (), _reveal_refusal)},
+                       ("onw.refuse.reveal", "tap your player card, then your role card")),
+        "done": Step({}, ("onw.refuse.finished", "the game is over")),
+    }

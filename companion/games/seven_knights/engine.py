@@ -1,6 +1,6 @@
 """Seven Knights Bewitched (ミュルマミウスの虜): the table flow as a pure state machine.
 
-Everything that changes the state lives in this module; ``STEPS`` below says,
+Everything that changes the state lives in this module; ``STEPS`` (at the end of the class) says,
 step by step, what the table may do and which handler takes it.  An input a
 step does not take is refused with a speakable reason and changes nothing.
 The judgements (tile sets, election, verdict, points) are pure functions in
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Result, Setup, Step
+from companion.core.engine import Engine, Result, Setup, Step, Take
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap
 from companion.games.seven_knights.rules import (
     ALL_TILES,
@@ -40,33 +40,13 @@ from companion.games.seven_knights.show import SHOWS
 
 GAME = "seven-knights"
 
-# ------------------------------------------------------------------ the steps
-# step -> {input kind -> handler}, and what the step says to the rest.  Input
-# kinds: "tile" (skb/...), "player" (player/<name> of this game) and "next"
-# (``kind_of``).  Nothing else changes the state.  A step without a refusal
-# of its own answers skb.refuse.not_now.  Captain ready: the same words
-# whatever was tapped, so a second tile says nothing about the first.
+# What a step takes is ``SevenKnights.STEPS`` (at the end of the class, where
+# its handlers are defined).  Captain ready: the same words whatever was
+# tapped, so a second tile says nothing about the first.
 _READY = ("skb.refuse.captain_ready", "press next to reveal the captain's tile, or back")
-STEPS: dict[str, Step] = {
-    "quest": Step({"tile": "_early_tile", "next": "_next_phase"}),
-    "questions": Step({"tile": "_early_tile", "next": "_next_phase"}),
-    "recommendation": Step({"tile": "_early_tile", "player": "_recommend", "next": "_skip_election"}),
-    "captain_ready": Step({"next": "_reveal_early_tile"}, _READY),
-    "command": Step({"tile": "_captain_tile", "player": "_concede"},
-                    ("skb.refuse.captain_tile_first", "the captain taps their own tile first")),
-    "formation": Step({"tile": "_lay", "player": "_concede", "next": "_formation_laid"}),
-    "left_out": Step({"tile": "_leave_out"},
-                     ("skb.refuse.left_out_missing", "tap the tiles left out of the formation")),
-    "witch_team": Step({"player": "_join_witch_team", "next": "_score"}),
-    "captain_check": Step({"player": "_name_captain", "next": "_captain_not_bewitched"}),
-    "witch_holder": Step({"player": "_name_witch_holder"},
-                         ("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card"),
-                         refuses=("next",)),
-    "round_over": Step({"next": "_next_round"}),
-    "game_over": Step({}, ("skb.refuse.game_over", "the game is over")),
-}
 EARLY_TILE = "skb/*"  # how a tile tapped before the command phase is named in public: one of the skb/ tiles
 NEXT_PHASE = {"quest": "questions", "questions": "recommendation"}
+SCORED = ("round_over", "game_over")  # where scoring leads
 
 
 @dataclass
@@ -103,7 +83,6 @@ class SevenKnights(Engine):
     settings: ClassVar[Mapping[str, Any]] = SETTINGS
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 8
-    STEPS: ClassVar[dict[str, Step]] = STEPS
     not_now: ClassVar[str] = "skb.refuse.not_now"
     state: KnightsState
 
@@ -194,39 +173,49 @@ class SevenKnights(Engine):
         refusal = super()._not_taken(kind, value)
         return Refusal(refusal.key, refusal.reason, step=self.state.step)
 
-    def _check_tile(self, tile: str, *, own: bool = False) -> None:
-        """Refuse a tile outside this game's tile set; as a player's own tile
+    def _tile_refusal(self, tile: str, *, own: bool = False) -> Refusal | None:
+        """A tile outside this game's tile set; as a player's own tile
         (``own``), also the witch where it is never dealt (special: it can
         only lie in the centre, so it may still be laid or left out)."""
         if tile not in self.tiles:
-            raise Refusal("skb.refuse.not_in_tile_set",
-                          f"{tile} is not used by {self.rule_name} with {len(self.players)} players",
-                          tile=tile)
+            return Refusal("skb.refuse.not_in_tile_set",
+                           f"{tile} is not used by {self.rule_name} with {len(self.players)} players",
+                           tile=tile)
         if own and tile == WITCH and not self.rule.witch_dealt:
-            raise Refusal("skb.refuse.witch_not_dealt", "the witch is never dealt to a player in this rule set",
-                          tile=tile)
+            return Refusal("skb.refuse.witch_not_dealt", "the witch is never dealt to a player in this rule set",
+                           tile=tile)
+        return None
+
+    def _own_tile_refusal(self, tile: str) -> Refusal | None:
+        return self._tile_refusal(tile, own=True)
 
     # ------------------------------------------------ before the command phase
     def _next_phase(self, _: str) -> list[Output]:
         self.state.step = NEXT_PHASE[self.state.step]
         return self.prompt()
 
-    def _skip_election(self, _: str) -> list[Output]:
+    def _election_begun(self, _: str) -> Refusal | None:
         st = self.state
         if st.votes or st.voter:
             missing = len(self.players) - len(st.votes)
-            raise Refusal("skb.refuse.election_unfinished",
-                          f"{missing} players have not recommended yet", n=missing)
-        st.step = "command"
+            return Refusal("skb.refuse.election_unfinished",
+                           f"{missing} players have not recommended yet", n=missing)
+        return None
+
+    def _skip_election(self, _: str) -> list[Output]:
+        self.state.step = "command"
         return self.prompt()
+
+    def _recommended(self, player: str) -> Refusal | None:
+        st = self.state
+        if st.voter is None and player in st.votes:
+            return Refusal("skb.refuse.already_recommended", f"{player} has recommended already", player=player)
+        return None
 
     def _recommend(self, player: str) -> list[Output]:
         """Own card first, then the recommended player's card (self allowed)."""
         st = self.state
         if st.voter is None:
-            if player in st.votes:
-                raise Refusal("skb.refuse.already_recommended", f"{player} has recommended already",
-                              player=player)
             st.voter = player
             return [Say("skb.vote.voter", {"player": player})]
         st.votes[st.voter] = player
@@ -256,9 +245,14 @@ class SevenKnights(Engine):
         captain confirms it: until then the log and the page say "one of the
         skb/ tiles" (``skb/*``), whatever the tile."""
         if (isinstance(inp, Tap) and inp.identity.startswith("skb/")
-                and STEPS[self.state.step].takes.get("tile") == "_early_tile"):
+                and getattr(self.STEPS[self.state.step].takes.get("tile"), "handler", None) is SevenKnights._early_tile):
             return EARLY_TILE
         return inp.label
+
+    def _early_tile_refusal(self, _: str) -> Refusal | None:
+        """The early tile as the captain's own (a secret until next: ``blind``)."""
+        assert self.state.early_tile is not None
+        return self._own_tile_refusal(self.state.early_tile)
 
     def _reveal_early_tile(self, _: str) -> list[Output]:
         tile, self.state.early_tile = self.state.early_tile, None
@@ -273,7 +267,6 @@ class SevenKnights(Engine):
 
     def _captain_tile(self, tile: str) -> list[Output]:
         """The captain reveals their own tile (an unfinished election is dropped)."""
-        self._check_tile(tile, own=True)
         st = self.state
         st.votes, st.voter = {}, None
         st.captain_tile = tile
@@ -286,15 +279,19 @@ class SevenKnights(Engine):
             st.witch_team = [st.captain]
         return [Say("skb.captain.witch", {"tile": tile}), *self._decide("captain_witch")]
 
+    def _concede_refusal(self, player: str) -> Refusal | None:
+        st = self.state
+        if not self.rule.witch_team:
+            return Refusal("skb.refuse.not_now", "nobody is bewitched in the cooperative rule set")
+        if st.captain is not None and player != st.captain:
+            return Refusal("skb.refuse.only_captain_concedes", f"only the captain, {st.captain}, can concede",
+                           player=st.captain)
+        return None
+
     def _concede(self, player: str) -> list[Output]:
         """A bewitched captain may concede (FAQ): they tap their own card
         twice.  Once the captain is known, only the captain can."""
         st = self.state
-        if not self.rule.witch_team:
-            raise Refusal("skb.refuse.not_now", "nobody is bewitched in the cooperative rule set")
-        if st.captain is not None and player != st.captain:
-            raise Refusal("skb.refuse.only_captain_concedes", f"only the captain, {st.captain}, can concede",
-                          player=st.captain)
         if st.conceding != player:
             st.conceding = player
             return [Say("skb.concede.confirm", {"player": player})]
@@ -312,35 +309,43 @@ class SevenKnights(Engine):
         return [report, Say(f"skb.verdict.witch.{reason}"), *self.prompt()]
 
     # ---------------------------------------------------------- formation (§4)
-    def _check_new(self, tile: str) -> None:
-        self._check_tile(tile)
-        st = self.state
-        if tile in st.formation or tile in st.excluded:
-            raise Refusal("skb.refuse.tile_twice", f"{tile} is tapped already", tile=tile)
+    def _new_tile_refusal(self, tile: str) -> Refusal | None:
+        if refusal := self._tile_refusal(tile):
+            return refusal
+        if tile in self.state.formation or tile in self.state.excluded:
+            return Refusal("skb.refuse.tile_twice", f"{tile} is tapped already", tile=tile)
+        return None
+
+    def _lay_refusal(self, tile: str) -> Refusal | None:
+        if refusal := self._new_tile_refusal(tile):
+            return refusal
+        if len(self.state.formation) >= self.on_table:
+            return Refusal("skb.refuse.too_many_tiles", f"only {self.on_table} tiles lie on the table",
+                           n=self.on_table)
+        return None
 
     def _lay(self, tile: str) -> list[Output]:
-        self._check_new(tile)
         st = self.state
-        if len(st.formation) >= self.on_table:
-            raise Refusal("skb.refuse.too_many_tiles",
-                          f"only {self.on_table} tiles lie on the table", n=self.on_table)
         st.formation.append(tile)
         return [Say("skb.formation.tile", {"tile": tile, "n": len(st.formation)})]
 
-    def _formation_laid(self, _: str) -> list[Output]:
+    def _captain_tile_missing(self, _: str) -> Refusal | None:
         """``next`` ends the formation; the captain's own tile must be in it
         (the captain lays it, §4)."""
         st = self.state
         if st.captain_tile not in st.formation:
-            raise Refusal("skb.refuse.captain_tile_missing", "the captain's own tile belongs in the formation",
-                          tile=st.captain_tile)
+            return Refusal("skb.refuse.captain_tile_missing", "the captain's own tile belongs in the formation",
+                           tile=st.captain_tile)
+        return None
+
+    def _formation_laid(self, _: str) -> list[Output]:
+        st = self.state
         if len(st.formation) == self.on_table:
             return self._formation_complete()
         st.step = "left_out"
         return self.prompt()
 
     def _leave_out(self, tile: str) -> list[Output]:
-        self._check_new(tile)
         st = self.state
         st.excluded.append(tile)
         out: list[Output] = [Say("skb.left_out.tile", {"tile": tile})]
@@ -355,10 +360,13 @@ class SevenKnights(Engine):
         return [Say("skb.formation.done"), *self.prompt()]
 
     # ------------------------------------------------------ scoring (§5, §6)
+    def _joined(self, player: str) -> Refusal | None:
+        if player in self.state.witch_team:
+            return Refusal("skb.refuse.player_twice", f"{player} has tapped already", player=player)
+        return None
+
     def _join_witch_team(self, player: str) -> list[Output]:
         st = self.state
-        if player in st.witch_team:
-            raise Refusal("skb.refuse.player_twice", f"{player} has tapped already", player=player)
         st.witch_team.append(player)
         return [Say("skb.witch_team.joined", {"player": player})]
 
@@ -368,13 +376,17 @@ class SevenKnights(Engine):
         st = self.state
         return st.captain_tile == WITCH or (self.centre == 0 and WITCH in (*st.formation, *st.excluded))
 
-    def _score(self, _: str) -> list[Output]:
-        """Judge the round and hand out score cards.  Refused while the witch
-        tile lay in front of a player and nobody who could hold it tapped."""
-        st = self.state
+    def _holder_refusal(self, _: str) -> Refusal | None:
+        """Scoring is refused while the witch tile lay in front of a player and
+        nobody who could hold it tapped."""
         if self._witch_holder_missing():
-            raise Refusal("skb.refuse.witch_holder_must_tap",
-                          "the witch's holder must tap their player card")
+            return Refusal("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card")
+        return None
+
+    def _score(self, _: str) -> list[Output]:
+        """Judge the round and hand out score cards (the holder is in: the
+        guard, ``_holder_refusal``, or the step that led here saw to it)."""
+        st = self.state
         if self._must_ask_for_the_captain():
             st.step = "captain_check"
             return self.prompt()
@@ -443,11 +455,13 @@ class SevenKnights(Engine):
             return [Say("skb.captain_check.named", {"player": player}), *self.prompt()]
         return self._score("next")
 
+    def _holder_named(self, player: str) -> Refusal | None:
+        if player == self.state.captain:
+            return Refusal("skb.refuse.captain_holds_a_knight",
+                           f"{player}, the captain, holds a knight: the witch's holder must tap", player=player)
+        return self._joined(player)
+
     def _name_witch_holder(self, player: str) -> list[Output]:
-        st = self.state
-        if player == st.captain:
-            raise Refusal("skb.refuse.captain_holds_a_knight",
-                          f"{player}, the captain, holds a knight: the witch's holder must tap", player=player)
         out = self._join_witch_team(player)
         return out + self._score("next")
 
@@ -587,7 +601,43 @@ class SevenKnights(Engine):
             raise RuntimeError("the game is not over yet")
         return Result(totals=dict(self.state.totals), winners=self.state.winners)
 
+    # ------------------------------------------------------------ the steps
+    # step -> {input kind -> Take(handler, where it may lead, its guard)}.
+    # Input kinds: "tile" (skb/...), "player" (player/<name> of this game) and
+    # "next" (``kind_of``).  Nothing else changes the state.  A step without a
+    # refusal of its own answers skb.refuse.not_now.
+    STEPS: ClassVar[dict[str, Step]] = {
+        "quest": Step({"tile": Take(_early_tile, ("captain_ready",)), "next": Take(_next_phase, ("questions",))}),
+        "questions": Step({"tile": Take(_early_tile, ("captain_ready",)),
+                           "next": Take(_next_phase, ("recommendation",))}),
+        "recommendation": Step({"tile": Take(_early_tile, ("captain_ready",)),
+                                "player": Take(_recommend, ("command",), _recommended),
+                                "next": Take(_skip_election, ("command",), _election_begun)}),
+        "captain_ready": Step({"next": Take(_reveal_early_tile, ("formation", "witch_team"), _early_tile_refusal,
+                                            blind=True)}, _READY),
+        "command": Step({"tile": Take(_captain_tile, ("formation", "witch_team"), _own_tile_refusal),
+                         "player": Take(_concede, ("witch_team",), _concede_refusal)},
+                        ("skb.refuse.captain_tile_first", "the captain taps their own tile first")),
+        "formation": Step({"tile": Take(_lay, (), _lay_refusal),
+                           "player": Take(_concede, ("witch_team",), _concede_refusal),
+                           "next": Take(_formation_laid, ("left_out", "witch_team", *SCORED), _captain_tile_missing)}),
+        "left_out": Step({"tile": Take(_leave_out, ("witch_team", *SCORED), _new_tile_refusal)},
+                         ("skb.refuse.left_out_missing", "tap the tiles left out of the formation")),
+        "witch_team": Step({"player": Take(_join_witch_team, (), _joined),
+                            "next": Take(_score, ("captain_check", *SCORED), _holder_refusal)}),
+        "captain_check": Step({"player": Take(_name_captain, ("witch_holder", *SCORED)),
+                               "next": Take(_captain_not_bewitched, SCORED)}),
+        "witch_holder": Step({"player": Take(_name_witch_holder, SCORED, _holder_named)},
+                             ("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card"),
+                             refuses=("next",)),
+        "round_over": Step({"next": Take(_next_round, ("quest",))}),
+        "game_over": Step({}, ("skb.refuse.game_over", "the game is over")),
+    }
+
 
 def _rule_name(rules: Sequence[str]) -> str | None:
     """The one rule card's name (``rules/advanced`` or ``advanced``), if any."""
     return rules[0].removeprefix("rules/") if rules else None
+
+
+STEPS = SevenKnights.STEPS
