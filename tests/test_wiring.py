@@ -121,8 +121,10 @@ def test_item4_app_close_closes_the_reader_then_each_device_last_attached_first(
     app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=reader,
                 journal_path=tmp_path / "journal.sqlite", devices=[*DEVICES, *plans])
     app.loop.start()
+    before = set(threading.enumerate())  # another test's reader may still be winding down
     reader.start(app.loop.submit)
-    supervising = [t for t in threading.enumerate() if t.name == "simulated reader-supervisor"]
+    supervising = [t for t in threading.enumerate()
+                   if t.name == "simulated reader-supervisor" and t not in before]
     assert len(supervising) == 1
     app.close()
     assert order == ["c", "b", "a"]
