@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from companion.core.events import LOG, TABLE, Refusal, Say, Submit, Tell
+from companion.core.events import LOG, TABLE, Output, Refusal, Report, Say, Sound, Submit, Tell
 from companion.core.messages import Command, Event, seat_audience
 from companion.core.table import Table
 
@@ -55,6 +55,7 @@ class Outputs:
         # The table's lines of the last accepted input: what repeat says again,
         # in the language of the moment.
         self.last_says: list[Say] = []
+        self._activity: dict[str, Any] | None = None  # as last told (``activity``)
 
     @property
     def quiet(self) -> bool:
@@ -91,6 +92,29 @@ class Outputs:
         if out.data:
             fields["data"] = dict(out.data)
         self.emit("tell", self.audience(f"player:{out.to}"), line=line, **fields)
+
+    def activity(self, engine: Any, timed: bool) -> None:
+        """Tell the shell, when it changes, which game is being played and
+        whether the table runs on the clock (a game timer is armed: One
+        Night's night, discussion and vote count): the ``activity`` command.
+        Background work (the voice's cache fill) holds off while ``timed``,
+        so no cue wakes late behind it; and fills the game's lines first."""
+        now = {"game": engine.game if engine is not None else None, "timed": timed}
+        if now != self._activity:
+            self._activity = now
+            self.command("activity", now)
+
+    def game(self, out: Output) -> None:
+        """One of the game's outputs for the sinks (the loop keeps timers and draws)."""
+        if isinstance(out, Say):
+            self.say([out])
+        elif isinstance(out, Tell):
+            self.tell(out)
+        elif isinstance(out, Report):
+            self.emit(out.event, self.audience(out.audience), **dict(out.fields))
+        elif isinstance(out, Sound):
+            self.emit("ambience", sound=out.sound, action="start" if out.on else "stop")
+            self.command("sound", {"sound": out.sound, "on": out.on})
 
     def send(self, outs: Iterable[Out]) -> None:
         """Carry out what a desk handed back, in order."""

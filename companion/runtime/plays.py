@@ -10,18 +10,10 @@ source, ids, game object and local dates — is made from it at export
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 from companion.core.events import Output, Report
-
-
-def utc(wall: float, fmt: str = "%Y-%m-%d %H:%M") -> str:
-    """A wall time as UTC text; a clock so wrong that no date fits reads as the epoch."""
-    try:
-        return datetime.fromtimestamp(wall, UTC).strftime(fmt)
-    except (OverflowError, OSError, ValueError):
-        return datetime.fromtimestamp(0, UTC).strftime(fmt)
+from companion.runtime.clock import utc
 
 
 def play_record(play: Any, started: float | None, t: float, wall: float) -> dict[str, Any]:
