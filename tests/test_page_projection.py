@@ -86,3 +86,26 @@ def test_a_plain_read_side_keeps_every_seats_page_as_a_simulation_reads_them() -
         assert all(sim.loop.read_side.private(seat)["page"] for seat in sim.loop.table.state.seats)
     finally:
         sim.close()
+
+
+def test_item_projection_with_the_pages_off_nothing_is_rendered_per_input(tmp_path: Path) -> None:
+    """The daemon without its web server (``pages: off``) has no page to show: a plain
+    read side there rendered every seat's page after every input."""
+    from companion.core.table import PAGES_OFF
+
+    s = load_script(ROOT / "examples" / "madness-hour.yaml")
+    cfg = config.load([ROOT / "config" / "companion.yaml"], s.overrides)
+    sim = Simulation(cfg, tmp_path, lambda e: None, draws=s.draws, pages=PAGES_OFF)
+    try:
+        rendered: Counter[str] = Counter()
+        page = sim.loop.table.page
+
+        def counting(seat: str) -> Any:
+            rendered[seat] += 1
+            return page(seat)
+        sim.loop.table.page = counting  # type: ignore[method-assign]
+        for _, kind, value in s.steps:
+            sim.step(kind, value)
+        assert sim.loop.table.state.games_started == 1 and sum(rendered.values()) == 0  # a whole game
+    finally:
+        sim.close()

@@ -6,7 +6,7 @@ language, with its forms' labels: rendering all of them after every input
 cost most of an input's time at ten seats, whether or not a phone was there.
 So only the seats the read side says are watched are rendered
 (``ReadSide.watched``: the web server's paired seats; a plain read side, as
-in a simulation, watches every seat), and each page is cached by the table's
+in a simulation, watches every seat; with the pages off, none), and each page is cached by the table's
 ``version``, which the loop moves with every accepted input: a page newly
 watched is rendered once, a refresh with nothing new renders nothing.
 Runs on the loop's thread only; it never calls the loop.
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from companion.core.messages import ReadSide
-from companion.core.table import Table
+from companion.core.table import PAGES_OFF, Table
 from companion.runtime.outputs import Narrate
 
 
@@ -39,8 +39,11 @@ class PageProjection:
         self.version += 1
 
     def refresh(self) -> bool:
-        """Bring the read side up to the table's version; True if it changed."""
+        """Bring the read side up to the table's version; True if it changed.
+        With the pages off (the daemon serves none) nothing can read it: nothing is rendered."""
         table, version = self.table, self.version
+        if table.pages == PAGES_OFF:
+            return False
         fresh = self._public is None or self._public[0] != version
         if fresh:
             # the game's board, labelled in the table's language like a seat's page
