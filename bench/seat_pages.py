@@ -1,6 +1,7 @@
 """What the seats' pages cost the table loop (issue 12): after every input the
 loop rebuilds the read side, and each seat's private page is now also its
-lines, rendered in the table's language (``TableLoop._private``).  This times
+lines, rendered in the table's language (``runtime.pages``, for the seats whose
+pages are watched: in a simulation every seat).  This times
 that rebuild through whole games of Demagogos' Trap (10 players: the most
 seats, the most lines) and Madness Hour, in both languages: as the loop
 reports it (its ``read_side`` observer stage), and, for comparison, the
@@ -29,7 +30,7 @@ def rebuild_times(script: str, lang: str) -> tuple[list[float], list[float]]:
     the same snapshots without lines (views and forms only) take."""
     from companion.app import config
     from companion.app.simulate import Simulation, load_script
-    from companion.runtime import loop as loopmod
+    from companion.runtime.pages import legal_json
 
     s = load_script(ROOT / "examples" / script)
     cfg = config.load([ROOT / "config" / "companion.yaml"], {**s.overrides, "language": lang})
@@ -44,8 +45,8 @@ def rebuild_times(script: str, lang: str) -> tuple[list[float], list[float]]:
                 return
             lines.append(seconds)
             started = time.perf_counter()  # the read side before the pages had lines
-            {**table.public_view(), "legal": loopmod._legal_json(table.legal(None))}  # noqa: B018
-            {seat: {**table.private_view(seat), "legal": loopmod._legal_json(table.legal(seat))}  # noqa: B018
+            {**table.public_view(), "legal": legal_json(table.legal(None))}  # noqa: B018
+            {seat: {**table.private_view(seat), "legal": legal_json(table.legal(seat))}  # noqa: B018
              for seat in table.state.seats}
             bare.append(time.perf_counter() - started)
 

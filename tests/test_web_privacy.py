@@ -135,7 +135,9 @@ class Walk:
             if event["event"] == "tell":
                 assert event["text"] not in everything, event
         for seat in self.sim.loop.table.state.seats:
-            secret = {k: v for k, v in self.read_side.private(seat).items() if k != "legal" and v is not None}
+            # every seat's page as it would be rendered (the read side holds only the watched ones')
+            page = self.sim.loop.pages.render(seat)
+            secret = {k: v for k, v in page.items() if k != "legal" and v is not None}
             for key, value in secret.items():
                 assert json.dumps({key: value})[1:-1] not in everything, (seat, key)
 

@@ -192,7 +192,7 @@ def test_item4_pairing_prompts_are_limited_table_wide(gate: Gate) -> None:
     more than the table-wide limit in a minute."""
     gate.seat_down()
     gate.sim.step("press", "next")
-    gate.sim.loop.pair_prompts_per_min = 4
+    gate.sim.loop.desk.prompts_per_min = 4
     mark = len(gate.events)
     for i in range(24):
         gate.sim.loop.submit(PairRequest(SIX[i % 6], f"n{i}"))

@@ -17,6 +17,7 @@ class WatchedReadSide(ReadSide):
     def __init__(self) -> None:
         super().__init__()
         self.listeners: list[Callable[[], None]] = []
+        self.watching = lambda: ()  # no seat's page is rendered until the web server watches it
 
     def update(self, public: dict[str, Any], private: Mapping[str, dict[str, Any]]) -> None:
         super().update(public, private)

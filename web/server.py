@@ -124,6 +124,9 @@ class WebServer:
         self._public_sent: dict[str, Any] = read_side.public()  # what a page connecting now is sent
         if isinstance(read_side, WatchedReadSide):
             read_side.listeners.append(self._read_side_changed)
+            # Only the seats with a phone have their pages rendered (runtime.pages):
+            # a seat's phone is paired for the evening, and may ask for its page at any time.
+            read_side.watch(self.pairings.paired_seats)
         routes = [
             Route("/", self.page), Route("/seat", self.page), Route("/static/{name}", self.static),
             Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),

@@ -21,7 +21,7 @@ protocols below: ``Device`` (a ``Sink`` that says what it ``wants`` and can
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -166,6 +166,20 @@ class ReadSide:
 
     def __init__(self) -> None:
         self._snapshot: tuple[int, dict[str, Any], dict[str, dict[str, Any]]] = (0, {}, {})
+        # Which seats' pages are read (the web server knows: the seats with a
+        # phone); None: every seat's, as a simulation or a test reads them.
+        # Called on the loop's thread: it must only read, never wait.
+        self.watching: Callable[[], Collection[str]] | None = None
+        self.wanted: Callable[[], None] | None = None  # the projection's: "render for the watchers now"
+
+    def watch(self, watching: Callable[[], Collection[str]]) -> None:
+        """From any thread: from now on only these seats' pages are kept."""
+        self.watching = watching
+        if self.wanted is not None:
+            self.wanted()
+
+    def watched(self) -> Collection[str] | None:
+        return None if self.watching is None else self.watching()
 
     def update(self, public: dict[str, Any], private: Mapping[str, dict[str, Any]]) -> None:
         self._snapshot = (self._snapshot[0] + 1, public, dict(private))

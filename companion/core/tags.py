@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
+
+from companion.core.events import Refusal, TagSeen
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 LANGUAGES = ("en", "ja")
@@ -72,6 +74,20 @@ def identify(text: str | None, uid: str | None, tag_map: Mapping[str, str]) -> s
     if uid:
         return tag_map.get(normalise_uid(uid))
     return None
+
+
+def recognise(seen: TagSeen, tag_map: Mapping[str, str], extra_players: Iterable[str] = (),
+              extra_identities: Collection[str] = ()) -> str | tuple[str, Refusal]:
+    """A tag seen as the identity it carries, or (its label, why it is
+    refused): unreadable, or nothing this table knows (the games' cards,
+    ``extra_identities``, beyond the contract's)."""
+    label = seen.text or (f"uid:{normalise_uid(seen.uid)}" if seen.uid else "unknown")
+    if seen.error:
+        return label, Refusal("refuse.unreadable", f"unreadable tag: {seen.error}")
+    identity = identify(seen.text, seen.uid, tag_map)
+    if identity is None or not (is_known(identity, extra_players) or identity in extra_identities):
+        return label, Refusal("refuse.unknown_tag", "unknown tag")
+    return identity
 
 
 # Tag text is written by whoever had the tag: printed, it must not drive the terminal.

@@ -10,6 +10,7 @@ therefore run on the monotonic ``now``; the wall only dates things, through
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Protocol
 
 # The virtual clock's wall time starts here, so simulated logs and exports are
@@ -108,3 +109,50 @@ class Record:
         """``wall`` was journaled for ``now``: later walls of record are not before it."""
         if self._floor is None or wall - now > self._floor[0] - self._floor[1]:
             self._floor = (wall, now)
+
+
+SESSION_GAP_S = 6 * 3600  # a start this long after the last input begins a new games night
+
+
+def utc(wall: float, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A wall time as UTC text; a clock so wrong that no date fits reads as the epoch."""
+    try:
+        return datetime.fromtimestamp(wall, UTC).strftime(fmt)
+    except (OverflowError, OSError, ValueError):
+        return datetime.fromtimestamp(0, UTC).strftime(fmt)
+
+
+class EveningWatch:
+    """Is this a new games night, and is the wall clock behind the journal?
+    A clock behind the journal (a Pi at boot) says nothing of how long the
+    table was off: then whether the start was a new evening is not known
+    until the clock is set; the first input after that decides it as the
+    start would have, unless a game has ended since (tonight is shared by then)."""
+
+    def __init__(self, times: Record) -> None:
+        self.times = times
+        self.played = False  # a game ended in this run
+        self._said = False  # "the clock is behind the saved games", once a run
+        self._unknown = False  # the clock was behind at start: was that a new evening?
+
+    def begin(self, now: float) -> None:
+        self._unknown = self.times.behind(now) > 0
+
+    def new_at_start(self, wall: float) -> bool:
+        last = self.times.last_wall
+        return last is not None and not self._unknown and wall - last > SESSION_GAP_S
+
+    def check(self, now: float) -> tuple[str | None, bool]:
+        """(what to log, whether a new evening begins now)."""
+        behind = self.times.behind(now)
+        if behind > BEHIND_S and not self._said:
+            self._said = True
+            return (f"the clock is behind the saved games: it reads {utc(self.times.clock_wall(now))} UTC, "
+                    f"the journal is at {utc(self.times.wall(now))} UTC; until the clock is set "
+                    "(the network sets it), games are dated from the journal"), False
+        if behind == 0 and self._unknown:
+            self._unknown = False
+            began = self.times.clock_wall(self.times.start)  # the start, by the clock now set
+            last = self.times.last_wall
+            return None, not self.played and last is not None and began - last > SESSION_GAP_S
+        return None, False

@@ -1,0 +1,192 @@
+"""The outputs seam: everything the loop and its desks send the sinks goes
+through here, as the core's ``Event`` and ``Command`` messages on the router
+(every sink subscribes to the audiences it may receive: companion.app.wiring).
+
+The table's rules for what is sent live here, each once:
+ - the night's silence: nothing the shell says (a refusal, a notice, an
+   announcement, a pairing prompt) is heard or lit while eyes are closed —
+   only the game's own lines are (``quiet``, ``shell_say``, ``reject``);
+ - a submit's privacy: its verdict goes to the submitting player's page only
+   (``accept``, ``reject``);
+ - what ``repeat`` says: the table lines of the last accepted input, minus
+   the lines that are no instruction (``remember``, ``repeat``).
+
+The desks (pairing, reader notices) return ``Out`` values; ``send`` carries
+them out, so none of them calls the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from companion.core.events import LOG, TABLE, Output, Refusal, Report, Say, Sound, Submit, Tell
+from companion.core.messages import Command, CommandName, Event, seat_audience
+from companion.core.table import Table
+
+Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) -> Line with .text
+NOT_REPEATED = frozenset({"table.language", "undo.done", "pairing.done"})  # lines repeat never says again
+
+
+@dataclass(frozen=True)
+class Emit:
+    """A log/page event: ``{"t", "event", **fields}`` to ``audience``."""
+
+    event: str
+    audience: str = TABLE
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShellSay:
+    """Lines the shell has for the table (not the game's): never said at night."""
+
+    says: tuple[Say, ...]
+
+
+Out = Emit | ShellSay | Say | Command  # what a desk hands back for ``send``
+
+
+class Outputs:
+    def __init__(self, table: Table, router: Any, narrate: Narrate, clock: Any) -> None:
+        self.table, self.router, self.narrate, self.clock = table, router, narrate, clock
+        self._t0 = clock.now()  # the events' ``t``: seconds since this run began
+        # The table's lines of the last accepted input: what repeat says again,
+        # in the language of the moment.
+        self.last_says: list[Say] = []
+        self._activity: dict[str, Any] | None = None  # as last told (``activity``)
+
+    @property
+    def quiet(self) -> bool:
+        """Eyes are closed: the night must sound the same whatever happens."""
+        return self.table.eyes_closed
+
+    # ------------------------------------------------------------ the seam
+    def emit(self, event: str, audience: str = TABLE, line: Any = None, **fields: Any) -> None:
+        self.router.publish(Event(audience, {"t": round(self.clock.now() - self._t0, 3), "event": event,
+                                             **fields}, line))
+
+    def error(self, message: str) -> None:
+        self.emit("error", LOG, message=message)
+
+    def command(self, name: CommandName, args: Mapping[str, Any], audience: str = TABLE) -> None:
+        self.router.publish(Command(name, dict(args), audience))
+
+    def say(self, says: Iterable[Say]) -> None:
+        """The table's lines, narrated in the table's language, in order."""
+        for s in says:
+            line = self.narrate(s.key, s.params, self.table.lang)
+            self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
+
+    def shell_say(self, says: Iterable[Say]) -> bool:
+        """The shell's lines, unless eyes are closed (then nothing: False)."""
+        if self.quiet:
+            return False
+        self.say(says)
+        return True
+
+    def tell(self, out: Tell) -> None:
+        line = self.narrate(out.key, out.params, self.table.lang)
+        fields: dict[str, Any] = {"to": out.to, "key": line.key, "text": line.text, "lang": line.lang}
+        if out.data:
+            fields["data"] = dict(out.data)
+        self.emit("tell", self.audience(f"player:{out.to}"), line=line, **fields)
+
+    def activity(self, engine: Any, timed: bool) -> None:
+        """Tell the shell, when it changes, which game is being played and
+        whether the table runs on the clock (a game timer is armed: One
+        Night's night, discussion and vote count): the ``activity`` command.
+        Background work (the voice's cache fill) holds off while ``timed``,
+        so no cue wakes late behind it; and fills the game's lines first."""
+        now = {"game": engine.game if engine is not None else None, "timed": timed}
+        if now != self._activity:
+            self._activity = now
+            self.command("activity", now)
+
+    def game(self, out: Output) -> None:
+        """One of the game's outputs for the sinks (the loop keeps timers and draws)."""
+        if isinstance(out, Say):
+            self.say([out])
+        elif isinstance(out, Tell):
+            self.tell(out)
+        elif isinstance(out, Report):
+            self.emit(out.event, self.audience(out.audience), **dict(out.fields))
+        elif isinstance(out, Sound):
+            self.emit("ambience", sound=out.sound, action="start" if out.on else "stop")
+            self.command("sound", {"sound": out.sound, "on": out.on})
+
+    def send(self, outs: Iterable[Out]) -> None:
+        """Carry out what a desk handed back, in order."""
+        for out in outs:
+            if isinstance(out, Emit):
+                self.emit(out.event, out.audience, **dict(out.fields))
+            elif isinstance(out, ShellSay):
+                self.shell_say(out.says)
+            elif isinstance(out, Say):
+                self.say([out])
+            else:
+                self.router.publish(out)
+
+    def audience(self, audience: str) -> str:
+        """An engine's audience (players by name) as the router's (seats by
+        id).  Only the one seat answering to the name gets it: a name no seat
+        has is the log's, and a name two seats share (settings forced past the
+        config's check) reaches neither page — said in the log, never guessed."""
+        if audience in (TABLE, LOG):
+            return audience
+        seat = self.table.audience_id(audience)
+        if seat is not None:
+            return seat_audience(seat)
+        if len(seats := self.table.seats_named(audience.removeprefix("player:"))) > 1:
+            self.error(f"a private line for {audience.removeprefix('player:')} went to no "
+                       f"page: two seats ({', '.join(seats)}) answer to that name")
+        return LOG
+
+    # ------------------------------------------------------------ verdicts
+    def accept(self, label: Any, submit: Submit | None = None) -> None:
+        """An accepted input.  Everyone may know that a player has submitted,
+        never what — unless the game names it "" in public: then even the
+        fact is the player's (a gift)."""
+        if submit is not None:
+            self.emit("accepted", TABLE if label else seat_audience(submit.player), input="submit",
+                      player=self.table.name_of(submit.player), field=submit.field)
+            return
+        self.emit("accepted", input=label)
+        self.command("feedback", {"ok": True})
+
+    def reject(self, label: str, refusal: Refusal, submit: Submit | None = None) -> None:
+        if submit is not None:
+            # The reason may tell something about a sealed value: it goes to the
+            # submitting player's page only, and nothing is heard or lit.
+            self.emit("rejected", seat_audience(submit.player), input="submit",
+                      player=self.table.name_of(submit.player), field=submit.field, reason=refusal.reason,
+                      key=refusal.key, text=self.narrate(refusal.key, refusal.params, self.table.lang).text)
+            return
+        if self.quiet:  # at night a refusal is neither heard nor seen by those awake
+            self.emit("rejected", LOG, input=label, reason=refusal.reason)
+            return
+        self.emit("rejected", input=label, reason=refusal.reason)
+        self.command("feedback", {"ok": False})
+        self.say([Say(refusal.key, refusal.params)])
+
+    # -------------------------------------------------------------- repeat
+    def remember(self, spoken: Iterable[Say]) -> None:
+        """One input's table lines, all of them, become what ``repeat`` says
+        again.  A language card's own line and "Undone." are not instructions:
+        repeat says the instruction in force (after back, the restored step's prompt)."""
+        kept = [s for s in spoken if s.key not in NOT_REPEATED]
+        if kept:
+            self.last_says = kept
+
+    def repeat(self) -> None:
+        """The table's lines of the last accepted input (or timer) again: the
+        instruction a player missed, not the refusal or reader notice since,
+        and never a private line."""
+        if self.quiet:
+            return self.reject("repeat", Refusal("refuse.quiet", "not during the night"))
+        if not self.last_says:
+            return self.reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
+        self.accept("repeat")
+        self.say(self.last_says)
+        return None
