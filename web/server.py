@@ -264,21 +264,20 @@ class WebServer:
     def public_state(self, history: bool = True) -> dict[str, Any]:
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
-        if state.get("result"):
-            state["result"] = self._result(state["result"], str(state.get("lang", "en")))
+        if state.get("result"):  # the read side's result stays as it is; its words beside it
+            state["verdict"] = self._verdict(state["result"], str(state.get("lang", "en")))
         if history:
             state["history"] = [public_play(p, self.export) for p in self.history()]
         return state
 
-    def _result(self, result: Mapping[str, Any], lang: str) -> dict[str, Any]:
-        """The table's result of the finished game with its verdict as lines in the
-        table's language (the lines said when it ended) and each final role named."""
-        shown = {k: v for k, v in result.items() if k != "says"}
+    def _verdict(self, result: Mapping[str, Any], lang: str) -> dict[str, Any]:
+        """The finished game's result in words, in the table's language: the lines
+        said when it ended (``lines``) and each player's final role (``roles``)."""
         narrate = self.narrate
         if narrate is None:
-            return {**shown, "lines": []}
-        shown["lines"] = [{"key": s["key"], "text": narrate.render(s["key"], s["params"], lang).text}
-                          for s in result.get("says", [])]
+            return {"lines": [], "roles": {}}
+        lines = [{"key": s["key"], "text": narrate.render(s["key"], s["params"], lang).text}
+                 for s in result.get("says", [])]
 
         def role(name: str) -> str:  # the game's own word for a final role (role.<game>.<role>), or the role's name
             for key in (f"role.{result.get('game')}.{name}", f"name.{name}"):
@@ -286,9 +285,7 @@ class WebServer:
                     return str(narrate.render(key, {}, lang).text)
             return name
 
-        shown["players"] = [{**p, "role_text": role(p["role"])} if p.get("role") else p
-                            for p in result.get("players", [])]
-        return shown
+        return {"lines": lines, "roles": {p["name"]: role(p["role"]) for p in result.get("players", []) if p.get("role")}}
 
     async def api_table(self, request: Request) -> Response:
         return JSONResponse(self.public_state())

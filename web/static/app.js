@@ -99,15 +99,16 @@ function renderResult() {
   $("result-title").textContent = `${t("result")} · ${gameName(res.game)}`;
   if (!state.game) $("game").textContent = t("last_game").replace("{game}", gameName(res.game));
   const roles = res.players.some((p) => p.role);
+  const words = state.verdict || { lines: [], roles: {} };  // the server's: the verdict as said, the roles named
   const table = $("result"); table.replaceChildren();
   table.append(el("tr", {}, el("th", { text: t("place") }), el("th", { text: "" }), el("th", { text: t("total") }),
     ...(roles ? [el("th", { text: t("role") })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
       el("td", { text: who(p.name) + (p.winner ? " ★" : "") }), el("td", { text: String(p.total) }),
-      ...(roles ? [el("td", { text: p.role_text || p.role || "" })] : [])));
+      ...(roles ? [el("td", { text: words.roles[p.name] || p.role || "" })] : [])));
   }
-  $("verdict").replaceChildren(...(res.lines || []).map((l) => el("li", { "data-key": l.key, text: l.text })));
+  $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
 }
 
 function whoseTurn() {
@@ -271,7 +272,7 @@ function renderMeView() {
 // only the field it was pressed in.  A field with choices and a range is a choice
 // and an amount: it sends {to, gems} (Demagogos' gift).  A field whose game has a
 // confirm line (``confirm.<game>.<field>``, from /api/games) is confirmed on the
-// page first, in the table's language; a field out of range is refused here.
+// page first, in the table's language; an empty field is refused here.
 let confirming = null;  // {field, value}: a send waiting for "yes"
 function confirmText(field, value) {
   const c = gameInfo(state.game).confirm || {};
@@ -316,9 +317,9 @@ function renderSubmits() {
       ev.preventDefault();
       const [first, amount] = inputs;
       const num = amount || (first.type === "number" ? first : null);
-      if (num) {  // empty or out of range: refused here, never sent as 0
+      if (num) {  // empty or not a whole number: refused here, never sent as 0 (the range: the table's refusal)
         const v = num.value.trim() === "" ? NaN : Number(num.value);
-        if (!Number.isInteger(v) || v < ask.low || v > ask.high) {
+        if (!Number.isInteger(v)) {
           num.focus();
           return status(t("range").replace("{low}", ask.low).replace("{high}", ask.high), false);
         }
