@@ -255,11 +255,11 @@ class Table:
     def handle(self, inp: Input) -> list[Output]:
         """Outputs for one input; raises ``Refusal`` and changes nothing."""
         self.finished = None
-        before = (copy.deepcopy(self.state), self.engine, list(self._undo))
+        before = (copy.deepcopy(self.state), self.engine, list(self._undo), self.result)
         try:
             outputs = self._dispatch(inp)
         except Refusal:
-            self.state, self.engine, self._undo = before
+            self.state, self.engine, self._undo, self.result = before
             raise
         return outputs
 
