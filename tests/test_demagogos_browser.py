@@ -31,6 +31,7 @@ PHONE = {"width": 360, "height": 780}
 TV = {"width": 1280, "height": 900}
 # Lines of a page that only their player may see (the spec's "Who may know what").
 SECRET = ("dt.page.gems", "dt.page.role.", "dt.page.told.", "dt.page.bid.", "dt.page.gift.", "mh.page.")
+CONFIRMED = ("gift", "exchange")  # the fields a page confirms before it sends them (they cannot be taken back)
 BEFORE_ROUND_END = ("role_auction", "rolling", "turn_auction", "cave_draw", "cave", "bonus")
 
 
@@ -58,6 +59,9 @@ class Game:
             page.fill("#submits input[name=gift-amount]", str(value["gems"]))
         else:
             page.fill(f"#submits input[name={fieldname}]", str(value))
+        if fieldname in CONFIRMED:  # asked on the page first (issue 21): sent on "yes"
+            send.click()
+            send = page.locator(f'#submits form[data-field="{fieldname}"] .confirm button.yes')
         with page.expect_response(lambda r: r.url.endswith("/api/submit")) as answer:
             send.click()
         verdict: dict[str, Any] = answer.value.json()

@@ -97,8 +97,10 @@ class WebServer:
                  address: str | None = None, now: Callable[[], float] = time.monotonic,
                  extra: Callable[[WebServer], list[Route]] | None = None, store: Path | None = None,
                  games: Mapping[str, Any] | None = None, export: Mapping[str, ExportGame] | None = None,
-                 hosts: Iterable[str] = ()) -> None:
+                 hosts: Iterable[str] = (), narrate: Any = None) -> None:
         self.read_side, self.inbox, self.history = read_side, inbox, history
+        # the table's narrator (voice.lines.Narrator: ``render``, ``lines``): a finished game's verdict, as said
+        self.narrate = narrate
         self.games, self.export = dict(games or {}), dict(export or {})
         self.host, self.port = host, port
         self.address = address or f"http://{host}:{port}/"  # what the QR code and the start line say
@@ -109,6 +111,9 @@ class WebServer:
         self.pair_limit = RateLimit(5, 60.0, now)  # attempts per client address per minute
         self._clients: list[_Client] = []
         self._waiting: list[_Waiting] = []
+        # A control the table refused aloud: its verdict waits for the ``say`` that
+        # follows the ``rejected`` (the refusal's sentence, in the table's language)
+        self._refused_aloud: list[tuple[_Waiting, dict[str, Any]]] = []
         self._pending_pairs: dict[str, asyncio.Future[Command]] = {}  # nonce → the loop's answer
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: Any = None
@@ -143,18 +148,23 @@ class WebServer:
     # ------------------------------------------------------ the router's side
     def receive(self, message: Message) -> None:
         """On the loop's thread: hand over, never wait."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._dispatch, message)
+        self._hand_over(self._dispatch, message)
 
     def report(self, message: str) -> None:
         """Something the pages survived, for the table's log (from any thread)."""
         self.inbox.submit(ShellError(message))
 
     def _read_side_changed(self) -> None:
+        self._hand_over(self._push_snapshots)
+
+    def _hand_over(self, fn: Callable[..., None], *args: Any) -> None:
         loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._push_snapshots)
+        if loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the pages stopped between the check and the call: the table goes on
+            pass
 
     def _dispatch(self, message: Message) -> None:
         if isinstance(message, Command):
@@ -173,6 +183,10 @@ class WebServer:
         kind = fields.get("event")
         if kind == "say":
             self.now["line"] = fields.get("text")
+            if self._refused_aloud:  # the refusal's own line: the page shows what the room heard
+                waiting, verdict = self._refused_aloud.pop(0)
+                if not waiting.future.done():
+                    waiting.future.set_result({**verdict, "key": fields.get("key"), "text": fields.get("text")})
 
     def _command(self, command: Command) -> None:
         if command.name in ("paired", "pair_failed"):
@@ -197,8 +211,13 @@ class WebServer:
                                         or message.audience not in (TABLE, LOG, f"player:{w.seat}")):
                 continue
             self._waiting.remove(w)
-            w.future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
-                                 "key": fields.get("key"), "text": fields.get("text")})
+            verdict = {"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
+                       "key": fields.get("key"), "text": fields.get("text")}
+            if not verdict["ok"] and verdict["text"] is None and message.audience == TABLE:
+                # refused aloud: the loop says the refusal next, in the same turn (its ``say``)
+                self._refused_aloud.append((w, verdict))
+                return
+            w.future.set_result(verdict)
             return
 
     def _public_changed(self) -> bool:
@@ -248,9 +267,28 @@ class WebServer:
     def public_state(self, history: bool = True) -> dict[str, Any]:
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
+        if state.get("result"):  # the read side's result stays as it is; its words beside it
+            state["verdict"] = self._verdict(state["result"], str(state.get("lang", "en")))
         if history:
             state["history"] = [public_play(p, self.export) for p in self.history()]
         return state
+
+    def _verdict(self, result: Mapping[str, Any], lang: str) -> dict[str, Any]:
+        """The finished game's result in words, in the table's language: the lines
+        said when it ended (``lines``) and each player's final role (``roles``)."""
+        narrate = self.narrate
+        if narrate is None:
+            return {"lines": [], "roles": {}}
+        lines = [{"key": s["key"], "text": narrate.render(s["key"], s["params"], lang).text}
+                 for s in result.get("says", [])]
+
+        def role(name: str) -> str:  # the game's own word for a final role (role.<game>.<role>), or the role's name
+            for key in (f"role.{result.get('game')}.{name}", f"name.{name}"):
+                if key in narrate.lines(lang) or key in narrate.lines("en"):
+                    return str(narrate.render(key, {}, lang).text)
+            return name
+
+        return {"lines": lines, "roles": {p["name"]: role(p["role"]) for p in result.get("players", []) if p.get("role")}}
 
     async def api_table(self, request: Request) -> Response:
         return JSONResponse(self.public_state())

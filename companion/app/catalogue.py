@@ -68,13 +68,19 @@ def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
                langs: Iterable[str] = LANGUAGES) -> dict[str, dict[str, dict[str, Any]]]:
     """What the pages name the games by (``/api/games``): by language, each
     game's name and its steps' labels; a step without a label is shown as
-    its id by the page."""
+    its id by the page.  ``confirm``: the question a page asks before it sends
+    a field that cannot be taken back (``confirm.<game>.<field>`` lines, a
+    ``.one`` variant for an amount of 1; ``{to}``, ``{gems}``, ``{n}`` filled there)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for lang in langs:
         out[lang] = {}
         for g in _games(games):
             steps = {step: label for step in g.STEPS if (label := _text(lines, lang, f"step.{g.game}.{step}"))}
-            out[lang][g.game] = {"name": name(lines, g.game, lang), "steps": steps}
+            prefix = f"confirm.{g.game}."
+            keys = {k for k in (*lines(FALLBACK), *lines(lang)) if k.startswith(prefix)}
+            confirm = {k.removeprefix(prefix): _text(lines, lang, k) for k in sorted(keys)}
+            out[lang][g.game] = {"name": name(lines, g.game, lang), "steps": steps,
+                                 **({"confirm": confirm} if confirm else {})}
     return out
 
 

@@ -101,7 +101,8 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
     from web.server import WebServer
 
     games = tuple(app.loop.table.games.values())  # the table's games: what the pages may name
-    lines = catalogue.narrator(games).lines
+    narrator = catalogue.narrator(games)
+    lines = narrator.lines
     extra = None
     if virtual is not None:
         from companion.games import component_sets
@@ -113,7 +114,7 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,
                        store=app.journal.path.parent / "pages.json",  # the pairings outlive a restart
                        games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games),
-                       hosts=cfg["web"]["hosts"])
+                       hosts=cfg["web"]["hosts"], narrate=narrator)
     app.attach("web", server)  # it hears every audience, and sends on only what each page may see (web/server.py)
     server.start(sock=sock)
     app.loop.announce("web.address", spoken_address(host, port if port else server.port))

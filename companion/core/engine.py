@@ -158,6 +158,8 @@ class Engine:
     # 1 for a winner, 0 for the others.  Its name there is its English name line.
     highest_wins: ClassVar[bool] = True
     no_points: ClassVar[bool] = False
+    # ``result().winners`` is in place order (the first to leave first): the pages rank them so
+    ordered_winners: ClassVar[bool] = False
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)
     not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
     unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game

@@ -101,6 +101,10 @@ class Table:
         self.state = TableState(lang=lang)
         self.engine: Engine | None = None
         self.finished: FinishedPlay | None = None  # set by the input that ended a game
+        # The finished game's result as the pages show it until the next game starts
+        # (``public_view``'s ``result``): only what was said at the table.  Not in the
+        # journal: a restart between games forgets it (the history keeps the play).
+        self.result: dict[str, Any] | None = None
         self._undo: list[TableState] = []
 
     # ------------------------------------------------------------ queries
@@ -204,6 +208,8 @@ class Table:
         }
         if self.engine is not None:
             view["play"] = self.engine.public_view()
+        if self.result is not None and st.phase != PLAYING:
+            view["result"] = self.result
         return view
 
     def public_label(self, inp: Input) -> str:
@@ -263,11 +269,11 @@ class Table:
     def handle(self, inp: Input) -> list[Output]:
         """Outputs for one input; raises ``Refusal`` and changes nothing."""
         self.finished = None
-        before = (copy.deepcopy(self.state), self.engine, list(self._undo))
+        before = (copy.deepcopy(self.state), self.engine, list(self._undo), self.result)
         try:
             outputs = self._dispatch(inp)
         except Refusal:
-            self.state, self.engine, self._undo = before
+            self.state, self.engine, self._undo, self.result = before
             raise
         return outputs
 
@@ -458,6 +464,7 @@ class Table:
         st.phase = PLAYING
         st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats)}
         self._undo = [back_to]
+        self.result = None  # the next game has started: the last one's result is in the history
         started = Report("game_started", {"game": game, "rules": list(st.rules), "players": players})
         return [started, *self.engine.start()]
 
@@ -512,7 +519,7 @@ class Table:
             return self._unstart()
         outputs = engine.handle(inp)
         if engine.finished:
-            outputs += self._finish(engine)
+            outputs += self._finish(engine, outputs)
         return outputs
 
     def _unstarts(self) -> bool:
@@ -533,13 +540,14 @@ class Table:
             return [*out, Say("table.unstarted", {"game": f"game/{game}", "players": self.players})]
         return [*out, Say("table.again")]
 
-    def _finish(self, engine: Engine) -> list[Output]:
+    def _finish(self, engine: Engine, said: list[Output]) -> list[Output]:
         st = self.state
         result = engine.result()
         game = st.game or ""
         names = self.players
         self.finished = FinishedPlay(game, tuple(st.rules), tuple(names), tuple(st.seats), dict(result.totals),
                                      tuple(result.winners), dict(result.roles))
+        self.result = _result_view(game, engine, self.finished, said)
         standing = st.standings.setdefault(game, {})
         for seat, name in zip(st.seats, names, strict=True):
             standing[seat] = standing.get(seat, 0) + result.totals.get(name, 0)
@@ -651,3 +659,27 @@ class Table:
         if st.phase == PAIRING:
             return self._pairing_prompt()
         return [Say("table.ready")]
+
+
+def _result_view(game: str, engine: Engine, play: FinishedPlay, said: list[Output]) -> dict[str, Any]:
+    """A finished game as the pages show it: each player's place (winners first,
+    in the game's order where its winners have one, then by total), total and
+    final role; the game's last public view (its rounds); and the verdict's
+    lines (keys and params) as the table said them — nothing that was not said."""
+    winners = list(play.winners)
+    sign = -1 if engine.highest_wins else 1
+
+    def rank(name: str) -> tuple[int, int, int]:
+        won = name in winners
+        order = winners.index(name) if won and engine.ordered_winners else 0
+        return (0 if won else 1, order, sign * int(play.totals.get(name, 0)))
+
+    ranked = sorted(play.players, key=rank)
+    players: list[dict[str, Any]] = []
+    for n, name in enumerate(ranked):
+        tied = n and rank(ranked[n - 1]) == rank(name)
+        place = players[-1]["place"] if tied else n + 1
+        players.append({"name": name, "place": place, "total": int(play.totals.get(name, 0)),
+                        "winner": name in winners, "role": play.roles.get(name)})
+    says = [{"key": o.key, "params": copy.deepcopy(dict(o.params))} for o in said if isinstance(o, Say)]
+    return {"game": game, "players": players, "play": engine.public_view(), "says": says}

@@ -14,6 +14,11 @@ const T = {
         pairing: "Pairing the phones", board: "On the table", playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
         evening: "Evening {n}", export_evening: "export",
         unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
+        yes: "Yes, send", cancel: "Cancel", range: "Enter a number from {low} to {high}.", offline: "Reconnecting…",
+        unreachable: "The table cannot be reached: nothing was sent.", result: "Result", last_game: "Last game: {game}",
+        place: "Place", executed: "Executed", nobody: "nobody", role: "Final role", team: "Winning team",
+        girl: "The Girl's card", escaped: "Escaped",
+        too_late: "The table was busy: nothing was done; try again.", no_answer: "The table took it but has not answered; look at the table.",
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
@@ -25,6 +30,11 @@ const T = {
         pairing: "スマホのペアリング", board: "卓の上", playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
         evening: "{n}回目の夜", export_evening: "エクスポート",
         unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
+        yes: "はい、送る", cancel: "やめる", range: "{low}から{high}までの数を入れてください。", offline: "再接続中…",
+        unreachable: "卓につながりません。何も送られていません。", result: "結果", last_game: "前のゲーム: {game}",
+        place: "順位", executed: "処刑", nobody: "なし", role: "最後の役職", team: "勝ったチーム",
+        girl: "少女のカード", escaped: "脱出",
+        too_late: "卓が忙しく、何もしませんでした。もう一度どうぞ。", no_answer: "卓は受け取りましたが、まだ答えがありません。卓を見てください。",
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
 };
 // The games' names and their steps' labels, by language: the server's
@@ -48,12 +58,21 @@ const localDate = (utc) => new Date(utc.replace(" ", "T") + "Z").toLocaleString(
 function status(text, ok) { const s = $("status"); s.textContent = text || ""; s.className = ok ? "ok" : "err"; }
 
 async function post(path, body) {
-  const r = await fetch(path, { method: "POST", credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": CSRF }, body: JSON.stringify(body) });
+  let r;
+  try {
+    r = await fetch(path, { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": CSRF }, body: JSON.stringify(body) });
+  } catch (e) { offline(true); return { ok: false, text: t("unreachable") }; }  // the daemon is down
   let data = {};
   try { data = await r.json(); } catch (e) { data = { ok: false, reason: r.statusText }; }
   return data;
 }
+// A refusal as the table says it (``text``, in its language), or the page's own word for
+// the server's code; never the internal reason where a sentence exists.
+const refusal = (r) => r.text || (T[lang] || T.en)[r.error] || r.reason;
+// The feeds lost: a bar says so (the EventSources reconnect by themselves; their
+// ``open`` takes it away), so the page never looks live while the table is away.
+function offline(on) { $("offline").hidden = !on; }
 
 function render() {
   lang = state.lang || "en";
@@ -65,8 +84,31 @@ function render() {
   $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
   $("address").textContent = state.address || "";
-  renderBoard(); renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
+  renderResult(); renderBoard(); renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
   $("controls").hidden = !me;
+}
+
+// A finished game's result, kept by the table until the next game starts: winners
+// first, then by total; each player's final role where the game has roles; the
+// verdict as the table said it (lines in its language).  While no game is being
+// played, the scoreboard and the chart show the finished game's rounds.
+function renderResult() {
+  const res = state.result;
+  $("result-section").hidden = !res;
+  if (!res) return;
+  $("result-title").textContent = `${t("result")} · ${gameName(res.game)}`;
+  if (!state.game) $("game").textContent = t("last_game").replace("{game}", gameName(res.game));
+  const roles = res.players.some((p) => p.role);
+  const words = state.verdict || { lines: [], roles: {} };  // the server's: the verdict as said, the roles named
+  const table = $("result"); table.replaceChildren();
+  table.append(el("tr", {}, el("th", { text: t("place") }), el("th", { text: "" }), el("th", { text: t("total") }),
+    ...(roles ? [el("th", { text: t("role") })] : [])));
+  for (const p of res.players) {
+    table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
+      el("td", { text: who(p.name) + (p.winner ? " ★" : "") }), el("td", { text: String(p.total) }),
+      ...(roles ? [el("td", { text: words.roles[p.name] || p.role || "" })] : [])));
+  }
+  $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
 }
 
 function whoseTurn() {
@@ -90,16 +132,19 @@ function renderScores() {
   // Round-by-round points and totals for a game that scores by round (its view
   // has rounds); for one that does not (a side wins) just the seats.
   // Whoever the table waits for is marked.
-  const scored = !!(state.play && state.play.rounds);
-  const rounds = (scored && state.play.rounds) || [];  // the read side's: the same rows after a restart
-  const names = (state.seats || []).map((s) => s.name);
+  // Between games, the finished game's (its result keeps its last view): not a blank board.
+  const over = !state.play && state.result;
+  const play = over ? state.result.play || {} : state.play;
+  const scored = !!(play && play.rounds);
+  const rounds = (scored && play.rounds) || [];  // the read side's: the same rows after a restart
+  const names = over ? state.result.players.map((p) => p.name) : (state.seats || []).map((s) => s.name);
   const turn = new Set((state.play && state.play.whose_turn) || []);
   const table = $("scores"); table.replaceChildren();
   const head = el("tr", {}, el("th", { text: "" }));
   rounds.forEach((r) => head.append(el("th", { text: String(r.round) })));
   if (scored) head.append(el("th", { text: t("total") }));
   table.append(head);
-  const last = rounds.length ? rounds[rounds.length - 1].totals : {};
+  const last = (play && play.totals) || (rounds.length ? rounds[rounds.length - 1].totals : {});
   for (const name of names) {
     const row = el("tr", turn.has(name) ? { class: "turn" } : {}, el("td", { text: who(name) }));
     rounds.forEach((r) => row.append(el("td", { text: String(r.points[name] ?? "") })));
@@ -198,7 +243,7 @@ function renderSeats() {
 async function pair(seat, name) {
   status(t("waiting"), true);
   const r = await post("/api/pair", { seat });
-  if (!r.ok) return status(r.text || r.reason, false);  // the table's sentence, in its language
+  if (!r.ok) return status(refusal(r), false);  // the table's sentence, in its language
   status(t("paired").replace("{seat}", who(name)), true);
   await loadMe();
 }
@@ -223,17 +268,39 @@ function renderMeView() {
   }
 }
 
-// One form a field this player may send now.  A field with choices and a range
-// is a choice and an amount: it sends {to, gems} (Demagogos' gift).
+// One form a field this player may send now, each its own <form>: Enter submits
+// only the field it was pressed in.  A field with choices and a range is a choice
+// and an amount: it sends {to, gems} (Demagogos' gift).  A field whose game has a
+// confirm line (``confirm.<game>.<field>``, from /api/games) is confirmed on the
+// page first, in the table's language; an empty field is refused here.
+let confirming = null;  // {field, value}: a send waiting for "yes"
+function confirmText(field, value) {
+  const c = gameInfo(state.game).confirm || {};
+  const n = typeof value === "object" ? value.gems : value;
+  const line = (n === 1 && c[field + ".one"]) || c[field];
+  if (!line) return null;
+  const args = typeof value === "object" ? { ...value, to: who(String(value.to)) } : { n: value };
+  return line.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
+}
+async function send(field, value, button) {
+  confirming = null;
+  button.disabled = true;
+  const r = await post("/api/submit", { field, value });
+  button.disabled = false;
+  status(r.ok ? "✓" : refusal(r), r.ok);
+  renderSubmits();
+}
 function renderSubmits() {
-  const form = $("submits");
+  const box = $("submits");
   // A snapshot arrives whenever anyone acts: keep what this player was typing.
-  const typed = new Map([...form.querySelectorAll("input, select")].map((i) => [i.name, i.value]));
-  const focused = document.activeElement && form.contains(document.activeElement) ? document.activeElement.name : null;
-  form.replaceChildren();
-  for (const [field, ask] of Object.entries((me.legal && me.legal.submits) || {})) {
+  const typed = new Map([...box.querySelectorAll("input, select")].map((i) => [i.name, i.value]));
+  const focused = document.activeElement && box.contains(document.activeElement) ? document.activeElement.name : null;
+  box.replaceChildren();
+  const submits = (me.legal && me.legal.submits) || {};
+  if (confirming && !submits[confirming.field]) confirming = null;
+  for (const [field, ask] of Object.entries(submits)) {
     const inputs = [];
-    const number = (name) => el("input", { name, type: "number", inputmode: "numeric", required: "",
+    const number = (name) => el("input", { name, type: "number", inputmode: "numeric",
       min: String(ask.low ?? ""), max: String(ask.high ?? ""), value: String(ask.low ?? 0) });
     if (ask.choices && ask.choices.length) {
       const pick = el("select", { name: field });
@@ -243,23 +310,40 @@ function renderSubmits() {
     } else {
       inputs.push(number(field));
     }
-    const send = el("button", { type: "submit", "data-field": field, text: t("send") });
-    const row = el("p", { class: "submit" }, el("label", { text: (ask.text || field) + " " }), ...inputs, send);
-    send.addEventListener("click", async (ev) => {
+    const button = el("button", { type: "submit", "data-field": field, text: t("send") });
+    const form = el("form", { class: "submit", "data-field": field, novalidate: "" },
+      el("label", { text: (ask.text || field) + " " }), ...inputs, button);
+    form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const [first, amount] = inputs;
-      const value = amount ? { to: first.value, gems: Number(amount.value) }
-        : first.type === "number" ? Number(first.value) : first.value;
-      send.disabled = true;
-      const r = await post("/api/submit", { field, value });
-      send.disabled = false;
-      status(r.ok ? "✓" : (r.text || r.reason), r.ok);
+      const num = amount || (first.type === "number" ? first : null);
+      if (num) {  // empty or not a whole number: refused here, never sent as 0 (the range: the table's refusal)
+        const v = num.value.trim() === "" ? NaN : Number(num.value);
+        if (!Number.isInteger(v)) {
+          num.focus();
+          return status(t("range").replace("{low}", ask.low).replace("{high}", ask.high), false);
+        }
+      }
+      const value = amount ? { to: first.value, gems: Number(amount.value) } : num ? Number(first.value) : first.value;
+      if (confirmText(field, value) === null) return send(field, value, button);
+      confirming = { field, value };
+      renderSubmits();
     });
-    form.append(row);
+    if (confirming && confirming.field === field) {
+      const yes = el("button", { type: "button", class: "yes", "data-confirm": field, text: t("yes") });
+      const no = el("button", { type: "button", class: "no", text: t("cancel") });
+      yes.addEventListener("click", () => send(field, confirming.value, yes));
+      no.addEventListener("click", () => { confirming = null; renderSubmits(); });
+      form.append(el("p", { class: "confirm", role: "alertdialog" },
+        el("span", { text: confirmText(field, confirming.value) + " " }), yes, no));
+      button.disabled = true;
+    }
+    box.append(form);
     for (const input of inputs) {
       if (typed.has(input.name)) input.value = typed.get(input.name);
       if (input.name === focused) input.focus();
     }
+    if (confirming && confirming.field === field) form.querySelector(".yes").focus();
   }
 }
 
@@ -271,7 +355,9 @@ function tell(text, cls) {
 
 let meSource = null;
 async function loadMe() {
-  const r = await fetch("/api/me", { credentials: "same-origin" });
+  let r;
+  try { r = await fetch("/api/me", { credentials: "same-origin" }); }
+  catch (e) { offline(true); setTimeout(loadMe, 1000); return; }  // the table is away: ask again soon
   if (!r.ok) {  // never paired, or no longer: another phone took the seat, or the evening ended
     if (me) { $("me-tells").replaceChildren(); status(t("unpaired"), false); }
     me = null; render(); return;
@@ -283,7 +369,7 @@ async function loadMe() {
   meSource.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
     if (ev.event === "tell") tell(ev.text, "tell");
-    else if (ev.event === "rejected") tell(ev.text || ev.reason, "tell refused");
+    else if (ev.event === "rejected") tell(refusal(ev), "tell refused");
   });
   // the server ends a seat's feed when the seat is no longer this phone's (another phone
   // took it, the evening ended): asked again, the page drops its private text and says so
@@ -292,7 +378,7 @@ async function loadMe() {
 
 document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", async () => {
   const r = await post("/api/press", { button: b.dataset.press });
-  status(r.ok ? "✓ " + t(b.dataset.press) : (r.text || r.reason), r.ok);
+  status(r.ok ? "✓ " + t(b.dataset.press) : refusal(r), r.ok);
 }));
 
 // The virtual table (simulation only): every component a button, the panel's
@@ -340,17 +426,25 @@ function leds(state) {
   for (const [name, on] of Object.entries(state || {})) p.append(el("span", { class: `led ${name}${on ? " on" : ""}` }), name);
 }
 
-const source = new EventSource("/api/events");
-source.addEventListener("table", (e) => { const history = state.history; state = JSON.parse(e.data);
-  if (!state.history) state.history = history; render(); });
-source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
-// Every line the table says is the page's line: a refusal or a repeat changes
-// no snapshot, but the room heard it.
-source.addEventListener("event", (e) => { const ev = JSON.parse(e.data);
-  if (ev.event !== "say") return;
-  state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; });
-source.addEventListener("leds", (e) => leds(JSON.parse(e.data)));
-source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
+let source = null;
+function listen() {
+  source = new EventSource("/api/events");
+  source.onopen = () => offline(false);
+  // lost: the bar at once; the browser reconnects by itself (the server's retry: 1 s),
+  // and a feed the browser gave up on (CLOSED) is opened again here
+  source.onerror = () => { offline(true); if (source.readyState === EventSource.CLOSED) setTimeout(listen, 1000); };
+  source.addEventListener("table", (e) => { const history = state.history; state = JSON.parse(e.data);
+    if (!state.history) state.history = history; render(); });
+  source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
+  // Every line the table says is the page's line: a refusal or a repeat changes
+  // no snapshot, but the room heard it.
+  source.addEventListener("event", (e) => { const ev = JSON.parse(e.data);
+    if (ev.event !== "say") return;
+    state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; });
+  source.addEventListener("leds", (e) => leds(JSON.parse(e.data)));
+  source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
+}
+listen();
 
 Promise.all([fetch("/api/table").then((r) => r.json()), fetch("/api/games").then((r) => r.json()).catch(() => ({}))])
   .then(([s, games]) => { state = s; GAMES = games; render(); loadMe(); loadVirtual(); });

@@ -90,6 +90,7 @@ class DtState:
 
 class Demagogos(Engine):
     needs_pages: ClassVar[bool] = True  # sealed bids and private roles: every player needs their page
+    ordered_winners: ClassVar[bool] = True  # the winners in the order they left: their places
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("dt/",)
     components: ClassVar[tuple[str, ...]] = tuple(f"dt/box/{b}" for b in range(1, R.BOXES + 1))
@@ -669,6 +670,7 @@ class Demagogos(Engine):
             view["vp_auction"] = {"bids": dict(self.sealed.get("vp", {})), "leader": leader, "top": bid}
         view["whose_turn"] = self._whose_turn(view.get("bids_in", []))
         view["rounds"] = [dict(r) for r in st.scored]
+        view["totals"] = dict(st.vp)  # the VP now: a round's VP (the sage's, an exchange) moves before it is scored
         return view
 
     def _whose_turn(self, bids_in: Sequence[str]) -> list[str]:
@@ -728,8 +730,8 @@ class Demagogos(Engine):
         if "disaster" in told:
             rows.append(("dt.page.told.disaster", {"box": told["disaster"]}))
         rows += [(f"dt.page.bid.{kind}", {"bid": bid}) for kind, bid in view["bids"].items()]
-        rows += [("dt.page.gift.to" if "to" in g else "dt.page.gift.from",
-                  {"round": g["round"], "player": g.get("to", g.get("from")), "gems": g["gems"]})
+        rows += [(("dt.page.gift.to" if "to" in g else "dt.page.gift.from") + (".one" if g["gems"] == 1 else ""),
+                  {"round": g["round"], "player": g.get("to", g.get("from")), "gems": g["gems"]})  # "1 gem"
                  for g in view["gifts"]]
         submits = self.legal(player).submits
         if set(submits) - {"gift"} or (submits and st.step == "trade"):  # a gift alone: its form says it
