@@ -223,7 +223,8 @@ BOARD_KEYS = {"dt.board.vp", "dt.board.exited", "dt.board.holders", "dt.board.ex
               "dt.board.vp_auction.bid", *(f"dt.board.box.{c}" for c in ("treasure", "empty", "disaster", "voided")),
               *(f"dt.board.result.{r}" for r in ("sage.won", "sage.lost", "demagogue.won", "demagogue.hit"))}
 PUBLIC_PLAY = {"step", "round", "vp", "exited", "active", "holders", "explorers", "boxes", "opened", "results",
-               "bids_in", "turn", "vp_auction", "whose_turn", "rounds"}
+               "bids_in", "turn", "vp_auction", "whose_turn", "rounds",
+               "totals"}  # the VP now (the scoreboard's Total): the same public numbers as "vp"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
@@ -300,6 +301,7 @@ def test_whole_seeded_games_never_show_a_private_fact_in_public(tmp_path: Path, 
                 break
             play = table.sim.loop.read_side.public()["play"]
             assert set(play) <= PUBLIC_PLAY, play
+            assert play.get("totals", play["vp"]) == play["vp"]  # no number beyond the public VP
             assert all(set(o) <= {"box", "content", "player", "gems", "voided"} for o in play["opened"])
             assert {o["box"] for o in play["opened"]} <= announced
             board = table.sim.loop.read_side.public()["board"]
