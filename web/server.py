@@ -111,9 +111,6 @@ class WebServer:
         self.pair_limit = RateLimit(5, 60.0, now)  # attempts per client address per minute
         self._clients: list[_Client] = []
         self._waiting: list[_Waiting] = []
-        # A control the table refused aloud: its verdict waits for the ``say`` that
-        # follows the ``rejected`` (the refusal's sentence, in the table's language)
-        self._refused_aloud: list[tuple[_Waiting, dict[str, Any]]] = []
         self._pending_pairs: dict[str, asyncio.Future[Command]] = {}  # nonce → the loop's answer
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: Any = None
@@ -183,10 +180,6 @@ class WebServer:
         kind = fields.get("event")
         if kind == "say":
             self.now["line"] = fields.get("text")
-            if self._refused_aloud:  # the refusal's own line: the page shows what the room heard
-                waiting, verdict = self._refused_aloud.pop(0)
-                if not waiting.future.done():
-                    waiting.future.set_result({**verdict, "key": fields.get("key"), "text": fields.get("text")})
 
     def _command(self, command: Command) -> None:
         if command.name in ("paired", "pair_failed"):
@@ -211,13 +204,10 @@ class WebServer:
                                         or message.audience not in (TABLE, LOG, f"player:{w.seat}")):
                 continue
             self._waiting.remove(w)
-            verdict = {"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
-                       "key": fields.get("key"), "text": fields.get("text")}
-            if not verdict["ok"] and verdict["text"] is None and message.audience == TABLE:
-                # refused aloud: the loop says the refusal next, in the same turn (its ``say``)
-                self._refused_aloud.append((w, verdict))
-                return
-            w.future.set_result(verdict)
+            spoken = message.line  # a refusal said aloud: the sentence the room heard (outputs.reject)
+            w.future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
+                                 "key": fields.get("key", getattr(spoken, "key", None)),
+                                 "text": fields.get("text", getattr(spoken, "text", None))})
             return
 
     def _public_changed(self) -> bool:

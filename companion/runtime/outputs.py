@@ -166,9 +166,12 @@ class Outputs:
         if self.quiet:  # at night a refusal is neither heard nor seen by those awake
             self.emit("rejected", LOG, input=label, reason=refusal.reason)
             return
-        self.emit("rejected", input=label, reason=refusal.reason)
+        # The sentence the room hears rides on the event (not in its log fields),
+        # so a page that pressed shows the same words, in the table's language.
+        line = self.narrate(refusal.key, refusal.params, self.table.lang)
+        self.emit("rejected", line=line, input=label, reason=refusal.reason)
         self.command("feedback", {"ok": False})
-        self.say([Say(refusal.key, refusal.params)])
+        self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
 
     # -------------------------------------------------------------- repeat
     def remember(self, spoken: Iterable[Say]) -> None:
