@@ -19,13 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "examples" / "demagogos" / "10p.yaml"
 
 
-def play(read_side: ReadSide, watch: Callable[[Any], None] | None = None) -> tuple[Counter[str], int, Any]:
-    """Demagogos' Trap for ten, to the middle of its second round; returns the seats' pages rendered
-    (counted at the table: ``Table.page``), the inputs done, and the simulation."""
-    s = load_script(SCRIPT)
-    cfg = config.load([ROOT / "config" / "companion.yaml"], s.overrides)
-    state = tempfile.mkdtemp(prefix="projection-")
-    sim = Simulation(cfg, Path(state), lambda e: None, draws=s.draws, read_side=read_side)
+def count_pages(sim: Simulation) -> Counter[str]:
+    """Every seat page the table renders from now on, counted by seat (``Table.page``)."""
     rendered: Counter[str] = Counter()
     page = sim.loop.table.page
 
@@ -33,6 +28,17 @@ def play(read_side: ReadSide, watch: Callable[[Any], None] | None = None) -> tup
         rendered[seat] += 1
         return page(seat)
     sim.loop.table.page = counting  # type: ignore[method-assign]
+    return rendered
+
+
+def play(read_side: ReadSide, watch: Callable[[Any], None] | None = None) -> tuple[Counter[str], int, Any]:
+    """Demagogos' Trap for ten, to the middle of its second round; returns the seats' pages rendered
+    (counted at the table: ``Table.page``), the inputs done, and the simulation."""
+    s = load_script(SCRIPT)
+    cfg = config.load([ROOT / "config" / "companion.yaml"], s.overrides)
+    state = tempfile.mkdtemp(prefix="projection-")
+    sim = Simulation(cfg, Path(state), lambda e: None, draws=s.draws, read_side=read_side)
+    rendered = count_pages(sim)
     inputs = []
     sim.loop.observers.append(lambda stage, item, _: inputs.append(item) if stage == "done" else None)
     if watch is not None:
@@ -97,13 +103,7 @@ def test_item_projection_with_the_pages_off_nothing_is_rendered_per_input(tmp_pa
     cfg = config.load([ROOT / "config" / "companion.yaml"], s.overrides)
     sim = Simulation(cfg, tmp_path, lambda e: None, draws=s.draws, pages=PAGES_OFF)
     try:
-        rendered: Counter[str] = Counter()
-        page = sim.loop.table.page
-
-        def counting(seat: str) -> Any:
-            rendered[seat] += 1
-            return page(seat)
-        sim.loop.table.page = counting  # type: ignore[method-assign]
+        rendered = count_pages(sim)
         for _, kind, value in s.steps:
             sim.step(kind, value)
         assert sim.loop.table.state.games_started == 1 and sum(rendered.values()) == 0  # a whole game
