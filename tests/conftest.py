@@ -72,3 +72,14 @@ def make_table(tmp_path: Path) -> Iterator[Any]:
     yield make
     for t in made:
         t.close()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Any]:
+    """A real mosquitto on a free loopback port, anonymous, for this test only
+    (tests/mosquitto.py; skips saying why where mosquitto is absent)."""
+    from tests.mosquitto import Broker
+
+    b = Broker(tmp_path / "broker").start()
+    yield b
+    b.stop()
