@@ -6,9 +6,10 @@ device and its components (``dev``, ``o``, ``cmps``, each with its
 ``platform``); every component reads the table's own topics (AGREED.md §2),
 so nothing is published for Home Assistant beyond this message:
 
-- ``sensor`` game: the game's name in the table's language (from the games'
-  folders, handed in by the app), with round, whose turn, totals and the
-  deadline as attributes — all from ``companion/<id>/state``;
+- ``sensor`` game: the game's name in the language the table speaks (the
+  state's ``lang``; the names from the games' folders, handed in by the app),
+  with round, whose turn, totals and the deadline as attributes — all from
+  ``companion/<id>/state``;
 - ``sensor`` step (``device_class: enum``): the state's ``step``; its
   ``options`` are every step of every game and the table's phases;
 - ``binary_sensor`` night: the state's ``night`` (eyes closed);
@@ -103,7 +104,7 @@ def _py(value: Any) -> str:
     return repr(value)
 
 
-def _templates(games: tuple[type[Engine], ...], names: Mapping[str, str]) -> dict[str, str]:
+def _templates(games: tuple[type[Engine], ...], names: Mapping[str, Mapping[str, str]], lang: str) -> dict[str, str]:
     options = step_options(games)
     events = outcome_events(games)
     # event → the verdict: its field's value, or the event's name
@@ -111,7 +112,9 @@ def _templates(games: tuple[type[Engine], ...], names: Mapping[str, str]) -> dic
                               for e, (f, _) in events.items()) + "}"
     owner = {e: g for e, (_, g) in events.items() if g}
     return {
-        "game": f"{{{{ {_py(dict(names))}.get(value_json.get('game'), value_json.get('game')) }}}}",
+        # the name in the language the table speaks now (the state's lang), else in the discovery's
+        "game": (f"{{{{ {_py(names)}.get(value_json.get('lang'), {_py(names[lang])})"
+                 ".get(value_json.get('game'), value_json.get('game')) }}"),
         "game_attributes": "{{ {'round': value_json.get('round'), 'waiting_for': value_json.get('waiting_for'), "
                            "'totals': value_json.get('totals'), 'deadline': value_json.get('deadline')} | to_json }}",
         # a step no option names (a newer table) is unknown, never an error in Home Assistant
@@ -149,7 +152,8 @@ def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[E
     words = {**NAMES["en"], **NAMES.get(lang, {})}
     base = f"companion/{table_id}"
     state, ids = f"{base}/state", entity_ids(table_id, commands=commands)
-    tpl = _templates(engines, game_names(names, engines, lang))
+    langs = dict.fromkeys((lang, *(names or {})))
+    tpl = _templates(engines, {la: game_names(names, engines, la) for la in langs}, lang)
 
     def component(key: str, platform: str, **options: Any) -> dict[str, Any]:
         return {"p": platform, "name": words[key], "unique_id": f"companion_{table_id}_{key}",
@@ -162,10 +166,11 @@ def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[E
                           value_template=tpl["step"]),
         "night": component("night", "binary_sensor", state_topic=state, value_template=tpl["night"],
                            payload_on="ON", payload_off="OFF"),
-        "verdict": component("verdict", "event", state_topic=f"{base}/event", event_types=event_types(engines),
-                             value_template=tpl["verdict"], json_attributes_topic=state,
-                             json_attributes_template=tpl["totals"]),
     }
+    if types := event_types(engines):  # Home Assistant wants at least one
+        cmps["verdict"] = component("verdict", "event", state_topic=f"{base}/event", event_types=types,
+                                    value_template=tpl["verdict"], json_attributes_topic=state,
+                                    json_attributes_template=tpl["totals"])
     if commands:
         cmps |= {b: component(b, "button", command_topic=f"{base}/command", payload_press=b, retain=False)
                  for b in BUTTONS}

@@ -153,6 +153,8 @@ def schema_errors(payload: Mapping[str, Any]) -> list[str]:
         if not isinstance(c.get("unique_id"), str) or c["unique_id"] in unique:
             errors.append(f"{cid}: an entity needs its own unique_id")
         unique.add(c.get("unique_id", ""))
+        if "object_id" in c:  # deprecated by default_entity_id in 2025.10, gone in 2026.4
+            errors.append(f"{cid}: object_id no longer sets the entity id (default_entity_id does)")
         if "default_entity_id" in c and not (ENTITY_ID.fullmatch(c["default_entity_id"])
                                              and c["default_entity_id"].startswith(f"{platform}.")):
             errors.append(f"{cid}: default_entity_id {c['default_entity_id']!r} is no {platform} entity id")
@@ -369,6 +371,7 @@ def test_the_schema_checker_finds_what_home_assistant_refuses() -> None:
         (lambda p: p["cmps"]["game"].update(unique_id=p["cmps"]["step"]["unique_id"]), "own unique_id"),
         (lambda p: p["cmps"]["game"].update(colour="red"), "'colour' is unknown"),
         (lambda p: p["dev"].pop("ids"), "needs identifiers"),
+        (lambda p: p["cmps"]["night"].update(object_id="night"), "object_id no longer"),
     ]
     for spoil, said in cases:
         bad = json.loads(json.dumps(good))
@@ -432,7 +435,9 @@ def test_the_state_templates_read_the_state_message() -> None:
     assert render(c["step"]["value_template"], night) == "night"
     assert render(c["step"]["value_template"], idle) == "idle"
     assert render(c["step"]["value_template"], state_message(step="a-newer-step")) == "None"  # unknown, no error
-    assert render(c["game"]["value_template"], day) == "ワンナイト人狼"
+    assert render(c["game"]["value_template"], day) == "One Night Werewolf"  # the table speaks English now
+    assert render(c["game"]["value_template"], state_message(lang="ja")) == "ワンナイト人狼"
+    assert render(c["game"]["value_template"], state_message(lang="xx")) == "ワンナイト人狼"  # the discovery's
     assert render(c["game"]["value_template"], idle) == "None"
     attrs = json.loads(render(c["game"]["json_attributes_template"], day))
     assert attrs == {"round": None, "waiting_for": [], "totals": {"Aiko": 1, "Ben": 0, "Chie": 2},
@@ -450,7 +455,7 @@ def test_the_components_are_named_in_the_tables_language() -> None:
     # the entity ids do not change with the language: an automation names them
     assert {k: v["default_entity_id"] for k, v in en.items()} == {k: v["default_entity_id"] for k, v in ja.items()}
     _, body = ha.discovery(TID, registry(), commands=False, lang="ja", names=None)
-    assert "'one-night': 'one-night'" in components(json.loads(body))["game"]["value_template"]  # no names: ids
+    assert render(components(json.loads(body))["game"]["value_template"], state_message()) == "one-night"  # ids
 
 
 def test_entity_ids_are_valid_for_any_table_id() -> None:
@@ -463,6 +468,14 @@ def test_home_assistant_online_asks_for_the_discovery_again() -> None:
     assert ha.HA_STATUS_TOPIC == "homeassistant/status"
     assert ha.on_ha_status(b"online") and ha.on_ha_status("online\n")
     assert not ha.on_ha_status(b"offline") and not ha.on_ha_status(b"") and not ha.on_ha_status(b"\xff")
+
+
+def test_the_discovery_is_small_and_without_games_has_no_verdict_entity() -> None:
+    assert len(ha.discovery(TID, registry(), commands=True, lang="ja", names=catalogue.page_games(
+        catalogue.narrator().lines))[1]) < 16 * 1024  # far under the 64 KiB a venue takes (AGREED §2)
+    _, body = ha.discovery(TID, [], commands=False, lang="en")
+    p = json.loads(body)
+    assert schema_errors(p) == [] and set(p["cmps"]) == {"game", "step", "night"}
 
 
 def test_forget_is_the_empty_config() -> None:
@@ -566,8 +579,8 @@ class Listener:
             return list(self.got)
 
     def close(self) -> None:
+        self.client.disconnect()  # first: it wakes the network loop, which then stops at once
         self.client.loop_stop()
-        self.client.disconnect()
 
 
 def publish_discovery(broker: Any) -> bytes:
@@ -577,8 +590,8 @@ def publish_discovery(broker: Any) -> bytes:
     pub.connect(broker.host, broker.port)
     pub.loop_start()
     pub.publish(topic, body, qos=1, retain=False).wait_for_publish(5)
-    pub.loop_stop()
     pub.disconnect()
+    pub.loop_stop()
     return body
 
 
