@@ -30,7 +30,6 @@ from typing import Any
 
 from mqtt import homeassistant
 
-TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # AGREED.md §2
 PORT, TLS_PORT = 1883, 8883
 TIMEOUT_S = 10.0
 
@@ -78,7 +77,7 @@ def target(args: argparse.Namespace, settings: Mapping[str, Any]) -> Target:
     tls = settings.get("tls")
     host, port = address(broker, tls=tls is not None)
     table_id = args.table_id or settings.get("table_id") or host_table_id(socket.gethostname())
-    if not TABLE_ID.fullmatch(table_id):
+    if not homeassistant.TABLE_ID.fullmatch(table_id):
         raise ForgetError(f"the table id must be 1 to 32 of a-z, 0-9 and '-' (not first), not {table_id!r}")
     password = None
     if settings.get("password_file"):

@@ -38,6 +38,7 @@ from typing import Any
 from companion.core.engine import Engine
 from companion.core.table import Table
 
+TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # AGREED.md §2
 PREFIX = "homeassistant"  # Home Assistant's discovery prefix (its default)
 HA_STATUS_TOPIC = f"{PREFIX}/status"  # its birth (online) and last will (offline)
 BUTTONS = ("next", "back", "repeat")  # what companion/<id>/command takes (AGREED §2)
@@ -148,6 +149,8 @@ def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[E
     names by language (``catalogue.page_games``); ``commands``: the
     ``mqtt: commands`` setting (the buttons); ``lang``: the table's language
     (the components' names); ``sw``: the companion's version."""
+    if not TABLE_ID.fullmatch(table_id):  # it is in every topic: a '/', '+' or '#' would name others'
+        raise ValueError(f"not a table id (AGREED §2: 1 to 32 of a-z, 0-9 and '-'): {table_id!r}")
     engines = tuple(games.values() if isinstance(games, Mapping) else games)
     words = {**NAMES["en"], **NAMES.get(lang, {})}
     base = f"companion/{table_id}"

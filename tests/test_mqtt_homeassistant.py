@@ -458,6 +458,20 @@ def test_the_components_are_named_in_the_tables_language() -> None:
     assert render(components(json.loads(body))["game"]["value_template"], state_message()) == "one-night"  # ids
 
 
+def test_every_template_keeps_to_the_checked_subset() -> None:
+    for c in components(payload(commands=True)).values():
+        for key in (k for k in c if k.endswith("_template")):
+            checked(c[key])  # raises where a template leaves the subset render evaluates
+    with pytest.raises(AssertionError, match="outside the checked subset"):
+        checked("{{ value_json.get('step')[0] }}")
+
+
+def test_a_table_id_that_is_no_topic_level_is_refused() -> None:
+    for bad in ("", "Table-1", "a/b", "t+", "#", "-t", "x" * 33):
+        with pytest.raises(ValueError, match="not a table id"):
+            ha.discovery(bad, registry(), commands=False, lang="en")
+
+
 def test_entity_ids_are_valid_for_any_table_id() -> None:
     for tid in ("table-1", "t", "a--b-", "0", "x" * 32):
         for eid in ha.entity_ids(tid, commands=True).values():
