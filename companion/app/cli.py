@@ -20,6 +20,7 @@ COMMANDS = {
     "restore": ("companion.app.backup_cmd", "put a backup in the journal's place (the daemon must be stopped)"),
     "web": ("companion.app.web_app", "the table's pages: `web qr -o card.svg` writes a QR card to print"),
     "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
+    "mqtt": ("companion.app.mqtt_cmd", "the table on the MQTT broker: `mqtt forget` removes it from Home Assistant"),
 }
 
 

@@ -122,6 +122,19 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """Where a game's log says how it ended, for listeners outside the table
+    (Home Assistant's verdict entity, mqtt/homeassistant.py): the TABLE event
+    that carries it, the field naming the side that won and every value that
+    field takes; no field: the event itself is the verdict (``game_over``,
+    its ``winners`` in order)."""
+
+    event: str
+    field: str | None = None
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Result:
     """A finished game, as the score history keeps it."""
 
@@ -160,6 +173,9 @@ class Engine:
     no_points: ClassVar[bool] = False
     # ``result().winners`` is in place order (the first to leave first): the pages rank them so
     ordered_winners: ClassVar[bool] = False
+    # How its events tell who won (``Outcome``): the game's knowledge, declared here so
+    # that the shell (the MQTT link's Home Assistant entity) names no game.
+    outcomes: ClassVar[tuple[Outcome, ...]] = ()
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)
     not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
     unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game

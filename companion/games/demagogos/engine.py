@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from companion.core.engine import Ask, Engine, Result, Setup, Step, Take
+from companion.core.engine import Ask, Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     Draw,
     Drawn,
@@ -91,6 +91,7 @@ class DtState:
 class Demagogos(Engine):
     needs_pages: ClassVar[bool] = True  # sealed bids and private roles: every player needs their page
     ordered_winners: ClassVar[bool] = True  # the winners in the order they left: their places
+    outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("game_over"),)  # no sides: the places are its verdict
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("dt/",)
     components: ClassVar[tuple[str, ...]] = tuple(f"dt/box/{b}" for b in range(1, R.BOXES + 1))

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point, spoken
-from companion.core.engine import Ask, Engine, Result, Setup, Step, Take
+from companion.core.engine import Ask, Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Input,
@@ -100,6 +100,7 @@ class MadnessHour(Engine):
     max_players: ClassVar[int] = 5
     no_points: ClassVar[bool] = True  # the winners win; no points (the export)
     unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
+    outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("mh_result", "girl", GIRLS),)  # the Girl's card decides the sides
     state: MadnessState
 
     def __init__(self, setup: Setup) -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point, spoken
-from companion.core.engine import Engine, Result, Setup, Step, Take
+from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Drawn,
@@ -41,6 +41,7 @@ from companion.core.events import (
 from companion.games.one_night.rules import (
     CARDS,
     VOTE_COUNT,
+    WINNING_TEAMS,
     Verdict,
     card_ids,
     count_votes,
@@ -84,6 +85,7 @@ class OneNight(Engine):
     max_players: ClassVar[int] = 7
     no_points: ClassVar[bool] = True  # a team wins (the export)
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
+    outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("onw_result", "winning_team", WINNING_TEAMS),)
     state: OneNightState
 
     def __init__(self, setup: Setup) -> None:

@@ -246,9 +246,12 @@ def count_votes(players: Sequence[str], votes: Mapping[str, str]) -> list[str]:
 
 
 # ---------------------------------------------------------------- the verdict
+WINNING_TEAMS = ("village", "werewolf", "nobody")
+
+
 @dataclass(frozen=True)
 class Verdict:
-    winning_team: str  # village | werewolf | nobody
+    winning_team: str  # one of WINNING_TEAMS
     winners: tuple[str, ...]  # seat order
     reason: str  # narration key naming the rule applied
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Result, Setup, Step, Take
+from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap
 from companion.games.seven_knights.rules import (
     ALL_TILES,
@@ -26,6 +26,7 @@ from companion.games.seven_knights.rules import (
     ROUNDS,
     RULE_SETS,
     SETTINGS,
+    WINNERS,
     WITCH,
     default_rule_set,
     elect,
@@ -84,6 +85,8 @@ class SevenKnights(Engine):
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 8
     not_now: ClassVar[str] = "skb.refuse.not_now"
+    # each round's verdict is its formation's; the game's, its end
+    outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("formation", "verdict", WINNERS), Outcome("game_over"))
     state: KnightsState
 
     def __init__(self, setup: Setup) -> None:

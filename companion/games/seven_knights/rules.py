@@ -172,9 +172,12 @@ def elect(seats: Sequence[str], start: int, votes: Mapping[str, str]) -> str:
 
 
 # -------------------------------------------- verdict (§ Round 4-5, FAQ)
+WINNERS = ("knights", "witch", "nobody")  # who a formation's verdict says won the round
+
+
 @dataclass(frozen=True)
 class Verdict:
-    winner: str  # "knights" | "witch" | "nobody"
+    winner: str  # one of WINNERS
     reason: str  # captain_witch | captain_bewitched | formation_holds | a formation failure
 
 

@@ -1,0 +1,159 @@
+"""``companion mqtt forget``: remove the table's device from Home Assistant.
+
+Connects to the broker (paho 2.x, callback API 2), publishes what
+``homeassistant.forget`` says removes the device (the empty, retained
+config), waits — bounded — for the broker's PUBACK and says so in one line.
+A broker that cannot be reached, refuses us or does not acknowledge is one
+line on stderr and a non-zero exit, never a traceback.  The settings are the
+``mqtt:`` part of the config (``broker``, ``table_id``, ``username``,
+``password_file``, ``tls``), which ``--mqtt`` and ``--table-id`` override;
+the app hands them in (companion/app/mqtt_cmd.py).
+
+Run it while Home Assistant is connected to the broker (it removes the
+device when it hears the empty config), and with the daemon stopped or
+``mqtt: homeassistant: off`` — a running daemon announces the device again
+whenever Home Assistant restarts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mqtt import homeassistant
+
+PORT, TLS_PORT = 1883, 8883
+TIMEOUT_S = 10.0
+
+
+class ForgetError(Exception):
+    """Why the device could not be removed: one line, for the user."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and as whom to publish."""
+
+    host: str
+    port: int
+    table_id: str
+    username: str | None = None
+    password: str | None = None
+    tls: Mapping[str, Any] | None = None  # {ca_file, cert_file, key_file}
+
+    @property
+    def address(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+def host_table_id(hostname: str) -> str:
+    """The default table id: the host name lower-cased, anything but
+    a-z, 0-9 and '-' turned into '-', cut to 32 (AGREED.md §3)."""
+    return re.sub(r"[^a-z0-9-]", "-", hostname.lower())[:32].lstrip("-") or "table"
+
+
+def address(value: str, tls: bool = False) -> tuple[str, int]:
+    """``HOST[:PORT]`` (``[v6]:PORT``) as (host, port); ForgetError says why not."""
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?|([^\s:/#+\[\]]+)(?::(\d{1,5}))?", value.strip())
+    port = m and (m.group(2) or m.group(4))
+    if not m or (port and not 1 <= int(port) <= 65535):
+        raise ForgetError(f"the broker must be HOST or HOST:PORT (e.g. broker.local:1883), not {value!r}")
+    return m.group(1) or m.group(3), int(port) if port else (TLS_PORT if tls else PORT)
+
+
+def target(args: argparse.Namespace, settings: Mapping[str, Any]) -> Target:
+    """The broker and table from the command line, else the config's ``mqtt:``."""
+    broker = args.mqtt if args.mqtt not in (None, "off") else settings.get("broker")
+    if not broker:
+        raise ForgetError("no broker: give --mqtt HOST[:PORT], or mqtt: broker: in the config")
+    tls = settings.get("tls")
+    host, port = address(broker, tls=tls is not None)
+    table_id = args.table_id or settings.get("table_id") or host_table_id(socket.gethostname())
+    if not homeassistant.TABLE_ID.fullmatch(table_id):
+        raise ForgetError(f"the table id must be 1 to 32 of a-z, 0-9 and '-' (not first), not {table_id!r}")
+    password = None
+    if settings.get("password_file"):
+        try:
+            password = Path(settings["password_file"]).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ForgetError(f"cannot read the password file {settings['password_file']}: "
+                              f"{getattr(e, 'strerror', None) or e}") from None
+    return Target(host, port, table_id, settings.get("username"), password, tls)
+
+
+def publish(t: Target, messages: list[tuple[str, bytes]], timeout_s: float = TIMEOUT_S) -> None:
+    """Publish ``messages`` retained at QoS 1 and wait for every PUBACK,
+    all within ``timeout_s``; ForgetError (one line) when that fails."""
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    deadline = time.monotonic() + timeout_s
+    # not the daemon's client id (companion-<id>): the broker would drop the running daemon for us
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"companion-{t.table_id}-forget",
+                         protocol=paho.MQTTv311)
+    client.connect_timeout = timeout_s
+    connected = threading.Event()
+    answer: list[Any] = []
+
+    def on_connect(_c: Any, _u: Any, _flags: Any, reason_code: Any, _props: Any) -> None:
+        answer.append(reason_code)
+        connected.set()
+
+    client.on_connect = on_connect
+    if t.username is not None:
+        client.username_pw_set(t.username, t.password)
+    try:
+        if t.tls is not None:
+            client.tls_set(ca_certs=t.tls.get("ca_file"), certfile=t.tls.get("cert_file"),
+                           keyfile=t.tls.get("key_file"))
+        client.connect(t.host, t.port, keepalive=max(5, int(timeout_s) + 5))
+    except (OSError, ValueError) as e:  # refused, unreachable, no such host, a bad certificate file
+        raise ForgetError(f"cannot reach the broker at {t.address}: {getattr(e, 'strerror', None) or e}") from None
+    client.loop_start()
+    try:
+        if not connected.wait(max(0.0, deadline - time.monotonic())):
+            raise ForgetError(f"the broker at {t.address} did not answer within {timeout_s:g} s")
+        if answer[0].is_failure:
+            raise ForgetError(f"the broker at {t.address} refused the connection: {answer[0]}")
+        sent = [client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages]
+        for info in sent:
+            try:
+                info.wait_for_publish(max(0.0, deadline - time.monotonic()))
+            except (RuntimeError, ValueError) as e:
+                raise ForgetError(f"the broker at {t.address} lost the connection: {e}") from None
+            if not info.is_published():
+                raise ForgetError(f"the broker at {t.address} did not acknowledge within {timeout_s:g} s")
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+# ---------------------------------------------------------- companion mqtt
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="mqtt_command", required=True, metavar="forget")
+    f = sub.add_parser("forget", help="remove this table's device from Home Assistant (the broker must be up)")
+    f.add_argument("--mqtt", metavar="HOST[:PORT]", help="the broker (default: mqtt: broker: in the config)")
+    f.add_argument("--table-id", metavar="ID", help="the table's id (default: mqtt: table_id:, else the host name)")
+    f.add_argument("--timeout", type=float, default=TIMEOUT_S, help=argparse.SUPPRESS)
+    f.add_argument("--config", action="append", type=Path, default=[], help="a settings file")
+
+
+def run(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
+    """``settings``: the config's ``mqtt:`` part (empty where there is none)."""
+    try:
+        t = target(args, settings)
+        publish(t, homeassistant.forget(t.table_id), timeout_s=args.timeout)
+    except ForgetError as e:
+        print(f"companion mqtt forget: {e}", file=sys.stderr)
+        return 1
+    print(f"companion mqtt forget: Home Assistant forgets the table {t.table_id} "
+          f"({homeassistant.config_topic(t.table_id)} cleared on {t.address})")
+    return 0
