@@ -20,6 +20,7 @@ COMMANDS = {
     "restore": ("companion.app.backup_cmd", "put a backup in the journal's place (the daemon must be stopped)"),
     "web": ("companion.app.web_app", "the table's pages: `web qr -o card.svg` writes a QR card to print"),
     "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
+    "venue": ("venue.cli", "the venue's board and league: every table on the broker (--mqtt HOST[:PORT])"),
 }
 
 

@@ -1,0 +1,119 @@
+"""The league: players are people (the name a table gives them), ranked by
+wins and by an openskill rating (Weng-Lin), tonight and over the season.
+
+The model is openskill's Plackett-Luce, the library's default: it rates any
+number of teams of any size from one ranking with ties, in time linear in the
+teams (a Bradley-Terry model compares every pair), which is what a league of
+hidden-role team games and 10-player free-for-alls needs.
+
+How a play becomes teams and ranks (``sides``):
+- a finishing place given (Demagogos): free-for-all, each player alone,
+  ranked by place; whoever did not finish shares the place after the last;
+- teams given (Seven Knights' knights vs the witch team, One Night's village
+  vs werewolves with a tanner alone, Madness Hour's winners vs losers): one
+  side per team, the winning sides ranked 1st (tied), the others 2nd (tied).
+  A team whose members did not all win (Seven Knights counts three rounds'
+  points: a knight of the last round may win on points while another loses)
+  is split into its winners and its losers;
+- neither: each player alone, the winners first, then by score.
+A play with one side (a cooperative game) or all sides tied moves no rating.
+A player the table did not name (their name is their seat, "red") is no
+person: they take part in the play with a fresh rating that is kept nowhere.
+
+Deterministic: the plays are applied in a fixed order (by the play's end,
+then its table and number), so the same plays always give the same ratings.
+A rating is shown as its ordinal, mu - 3 sigma: a skill the player is very
+likely above, which starts at 0 and grows as they win and as the venue
+grows sure of them (a newcomer's lucky win does not top the season).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+MODEL = PlackettLuce()
+
+
+def person(name: str, seat: str) -> str | None:
+    """The person a player's name is (the same in any case, width or spacing),
+    or None when the table did not name them (their name is their seat)."""
+    key = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    return None if key == seat.casefold() else key
+
+
+def sides(players: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[int]]:
+    """A play's players (their indexes) as sides, and each side's rank (1 = best)."""
+    idx = range(len(players))
+    if any(p.get("place") is not None for p in players):
+        last = max(int(p["place"]) for p in players if p.get("place") is not None) + 1
+        return [[i] for i in idx], [int(players[i]["place"] or last) for i in idx]
+    if all(p.get("team") is not None for p in players):
+        groups: dict[tuple[str, bool], list[int]] = {}
+        for i in idx:
+            groups.setdefault((str(players[i]["team"]), bool(players[i]["winner"])), []).append(i)
+        keys = sorted(groups, key=lambda k: (not k[1], k[0]))  # winners first, then by team: a fixed order
+        return [groups[k] for k in keys], [1 if k[1] else 2 for k in keys]
+    order = sorted({(not p["winner"], -(p.get("score") or 0)) for p in players})
+    return [[i] for i in idx], [order.index((not players[i]["winner"], -(players[i].get("score") or 0))) + 1
+                                for i in idx]
+
+
+@dataclass
+class Standing:
+    person: str
+    name: str
+    plays: int = 0
+    wins: int = 0
+    mu: float = MODEL.mu
+    sigma: float = MODEL.sigma
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3 * self.sigma
+
+    def view(self) -> dict[str, Any]:
+        return {"person": self.person, "name": self.name, "plays": self.plays, "wins": self.wins,
+                "rating": round(self.ordinal, 1), "mu": round(self.mu, 3), "sigma": round(self.sigma, 3)}
+
+
+def standings(plays: Iterable[Mapping[str, Any]], names: Mapping[str, str] | None = None,
+              since: float | None = None, by: str = "rating") -> list[Standing]:
+    """The league over ``plays`` (store.plays(): already in the league's order)
+    ended at or after ``since``; ``names``: a person's name as first seen;
+    ``by``: "rating" (the season) or "wins" (tonight), the other breaking ties."""
+    table: dict[str, Standing] = {}
+    for play in plays:
+        if since is not None and play["ended"] < since:
+            continue
+        players = play["players"]
+        groups, ranks = sides(players)
+        ratings = []
+        for group in groups:
+            team = []
+            for i in group:
+                key = players[i]["person"]
+                if key is None:
+                    team.append(MODEL.rating())  # nobody's: fresh, and forgotten after
+                    continue
+                s = table.setdefault(key, Standing(key, (names or {}).get(key, players[i]["name"])))
+                team.append(MODEL.rating(mu=s.mu, sigma=s.sigma))
+            ratings.append(team)
+        # one side only (a cooperative game), or all tied: nobody beat anybody, so no rating moves
+        rated = MODEL.rate(ratings, ranks=[float(r) for r in ranks]) if len(set(ranks)) > 1 else ratings
+        for group, team in zip(groups, rated, strict=True):
+            for i, r in zip(group, team, strict=True):
+                key = players[i]["person"]
+                if key is None:
+                    continue
+                s = table[key]
+                s.mu, s.sigma = r.mu, r.sigma
+                s.plays += 1
+                s.wins += bool(players[i]["winner"])
+    ordered = sorted(table.values(), key=lambda s: (-s.ordinal, -s.wins, s.name) if by == "rating"
+                     else (-s.wins, -s.ordinal, s.name))
+    return ordered
