@@ -23,7 +23,7 @@ TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")  # a game, a step, a team, a verdict: the engines' own ids
 EVENT_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/e/(?P<seq>[0-9]{1,15})\.(?P<n>[0-9]{1,4})")
 PLAY_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/p/(?P<seq>[0-9]{1,15})")
-ROLE = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}")
+TAG = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}")  # a tag identity (skb/knight/1), a role (girl/human)
 PLAY_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 KINDS = ("status", "state", "event", "play", "command")
 EVENTS = ("round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit")
@@ -181,7 +181,7 @@ def _event(table: str, d: dict[str, Any]) -> Event:
         f = {"game": _word(_get(d, "game"), "game"), "totals": _scores(_get(d, "totals"), "totals"),
              "winners": _names(_get(d, "winners"), "winners")}
     elif kind == "formation":
-        f = {"tiles": _words(_get(d, "tiles"), "tiles"), "excluded": _words(_get(d, "excluded"), "excluded"),
+        f = {"tiles": _words(_get(d, "tiles"), "tiles", TAG), "excluded": _words(_get(d, "excluded"), "excluded", TAG),
              "verdict": _one_of(_get(d, "verdict"), "verdict", ("knights", "witch", "nobody"))}
     elif kind == "onw_result":
         f = {"executed": _names(_get(d, "executed"), "executed"), "winning_team": _word(_get(d, "winning_team"),
@@ -247,7 +247,7 @@ def _record(r: dict[str, Any]) -> dict[str, Any]:
                   "sourcePlayerId": _word(_get(p, "sourcePlayerId", where), f"{where}.sourcePlayerId")}
         if "role" in p:
             role = p["role"]
-            if not isinstance(role, str) or not ROLE.fullmatch(role):
+            if not isinstance(role, str) or not TAG.fullmatch(role):
                 raise _Bad(f"{where}.role is a role id (Madness Hour's: girl/human)")
             player["role"] = role
         players.append(player)
@@ -334,10 +334,11 @@ def _one_of(v: Any, key: str, allowed: tuple[str, ...]) -> str:
     return str(v)
 
 
-def _words(v: Any, key: str) -> list[str]:
-    if not isinstance(v, list) or len(v) > MAX_PLAYERS:
+def _words(v: Any, key: str, pattern: re.Pattern[str] = WORD) -> list[str]:
+    if not isinstance(v, list) or len(v) > MAX_PLAYERS or not all(isinstance(x, str) and pattern.fullmatch(x)
+                                                                   for x in v):
         raise _Bad(f"{key} is a list of at most {MAX_PLAYERS} ids")
-    return [_word(x, key) for x in v]
+    return list(v)
 
 
 def _name(v: Any, key: str) -> str:

@@ -56,6 +56,7 @@ class Subscriber:
         self.notify, self.report, self.now = notify, report, now
         self.ident = ident or client_id()
         self.connected = threading.Event()
+        self.subscribed = threading.Event()  # the broker confirmed companion/+/# (SUBACK): messages flow
         self.heard = 0  # messages taken (kept or refused)
         self._down_said = False
         self.client = c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.ident, protocol=mqtt.MQTTv5,
@@ -67,6 +68,7 @@ class Subscriber:
         c.reconnect_delay_set(*BACKOFF_S)
         c.on_connect, c.on_connect_fail, c.on_disconnect = self._connected, self._failed, self._disconnected
         c.on_message = self._message
+        c.on_subscribe = lambda *_: self.subscribed.set()
 
     @property
     def address(self) -> str:
@@ -98,18 +100,24 @@ class Subscriber:
 
     def _disconnected(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         self.connected.clear()
+        self.subscribed.clear()
         if reason.is_failure:
             self._down(f"the link to the broker at {self.address} is down ({reason}); the venue keeps trying")
 
     def _down(self, line: str) -> None:
         self.connected.clear()
+        self.subscribed.clear()
         if not self._down_said:
             self._down_said = True
             self.report(line)
 
     def _message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         try:
-            record = schema.check(msg.topic, bytes(msg.payload))
+            try:
+                topic = msg.topic
+            except UnicodeDecodeError:  # MQTT topics are UTF-8; a broker should never pass this on
+                topic = "companion/?/not-utf-8"
+            record = schema.check(topic, bytes(msg.payload))
             if isinstance(record, schema.Problem):
                 self.store.refuse()
                 self.report(f"refused: {record}")
