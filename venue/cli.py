@@ -116,7 +116,7 @@ def _games() -> dict[str, Any]:
     """The games' names and step labels by language, from their folders (as
     the table's pages have them); none where the games cannot be read."""
     try:
-        from companion.app import catalogue
+        import companion.app.catalogue as catalogue
 
         return catalogue.page_games(catalogue.narrator().lines)
     except Exception:  # noqa: BLE001 - the board then names games by their ids

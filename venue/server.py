@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -153,6 +155,13 @@ class VenueServer:
         OSError saying why not (a port taken, an address not this machine's)."""
         import uvicorn
 
+        # bound here first: a port taken or an address not ours is one line of ours, not uvicorn's log
+        try:
+            family = socket.getaddrinfo(self.host or None, self.port, type=socket.SOCK_STREAM)[0][0]
+            sock = socket.create_server((self.host, self.port), family=family)
+        except OSError as e:
+            raise OSError(f"the board could not listen on {self.host}:{self.port} ({os.strerror(e.errno) if e.errno else e})") from None
+        sock.setblocking(False)
         quiet_uvicorn()
         config = uvicorn.Config(self.door, host=self.host, port=self.port, log_level="warning", access_log=False,
                                 lifespan="off", loop="asyncio", http=guarded_protocol(self.door),
@@ -167,7 +176,7 @@ class VenueServer:
             loop.set_exception_handler(self.door.loop_exception)
             self._loop = loop
             try:
-                loop.run_until_complete(server.serve())
+                loop.run_until_complete(server.serve(sockets=[sock]))
             except BaseException as e:  # SystemExit from uvicorn when the port is taken
                 failed.append(e)
             finally:
@@ -180,10 +189,10 @@ class VenueServer:
         while not server.started and not done.is_set() and time.monotonic() < deadline:
             time.sleep(0.005)
         if not server.started:
-            raise OSError(f"the board could not listen on {self.host}:{self.port}"
-                          + (" (the port is taken, or the address is not this machine's)" if failed else ""))
+            sock.close()
+            raise OSError(f"the board could not start on {self.host}:{self.port}" + (f" ({failed[0]!r})" if failed else ""))
         if self.port == 0:
-            self.port = server.servers[0].sockets[0].getsockname()[1]
+            self.port = sock.getsockname()[1]
 
     def stop(self) -> None:
         if self._server is not None:
