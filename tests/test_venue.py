@@ -144,6 +144,23 @@ def test_a_broker_that_is_down_is_said_once_and_retried(tmp_path: Path) -> None:
         b.stop()
 
 
+def test_a_flood_of_junk_is_counted_and_said_once_a_topic(broker: Any, tmp_path: Path) -> None:
+    said: list[str] = []
+    v = Venue(tmp_path / "v", (broker.host, broker.port), None, ident="venue-flood", report=said.append).start()
+    t = Table(broker, "t1")
+    try:
+        wait(v.ear.subscribed.is_set, what="the subscription")
+        for _ in range(50):
+            t.send("companion/t1/state", b"junk")
+        t.send("companion/t1/play", b"junk")
+        wait(lambda: v.store.counts()["refused"] == 51, what="51 refusals counted")
+        assert said == ["refused: companion/t1/state: not JSON", "refused: companion/t1/play: not JSON"]
+        assert v.store.tables() == [] and v.store.counts()["plays"] == 0  # nothing of it kept
+    finally:
+        t.close()
+        v.stop()
+
+
 # ----------------------------------------------------------------- the board
 @pytest.fixture
 def venue(broker: Any, tmp_path: Path) -> Any:

@@ -35,6 +35,7 @@ from venue.store import Change, Store
 TOPIC = "companion/+/#"
 SESSION_S = 7 * 24 * 3600  # a week: a venue off between two games nights still hears what it missed
 BACKOFF_S = (1, 30)
+SAY_AGAIN_S = 60.0  # a topic refused again within this is counted, not said again (a flood is a line a minute)
 log = logging.getLogger("venue")
 
 
@@ -59,6 +60,7 @@ class Subscriber:
         self.subscribed = threading.Event()  # the broker confirmed companion/+/# (SUBACK): messages flow
         self.heard = 0  # messages taken (kept or refused)
         self._down_said = False
+        self._refusal_said: dict[str, float] = {}  # topic → when its refusal was last said
         self.client = c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.ident, protocol=mqtt.MQTTv5,
                                       manual_ack=True)
         if username is not None:
@@ -111,22 +113,33 @@ class Subscriber:
             self._down_said = True
             self.report(line)
 
+    def _refused(self, topic: str, problem: schema.Problem) -> None:
+        now = time.monotonic()
+        if now - self._refusal_said.get(topic, -SAY_AGAIN_S) >= SAY_AGAIN_S:
+            if len(self._refusal_said) > 1024:  # topics made up by the thousand: forget the old ones
+                self._refusal_said.clear()
+            self._refusal_said[topic] = now
+            self.report(f"refused: {problem}")
+
     def _message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         try:
-            try:
-                topic = msg.topic
-            except UnicodeDecodeError:  # MQTT topics are UTF-8; a broker should never pass this on
-                topic = "companion/?/not-utf-8"
+            topic = msg.topic
+        except UnicodeDecodeError:  # MQTT topics are UTF-8; a broker should never pass this on
+            topic = "companion/?/not-utf-8"
+        try:
             record = schema.check(topic, bytes(msg.payload))
             if isinstance(record, schema.Problem):
                 self.store.refuse()
-                self.report(f"refused: {record}")
+                self._refused(topic, record)
                 change = None
             else:
                 change = self.store.apply(record, self.now())
         except sqlite3.Error as e:  # not kept: not acknowledged, so the broker sends it again
             self.report(f"the venue could not keep a message ({e}); it will come again")
             return
+        except Exception as e:  # noqa: BLE001 - a message the venue cannot take must not stop its ear
+            self.report(f"the venue could not take a message on {topic!r} ({e!r})")
+            change = None
         self.heard += 1
         client.ack(msg.mid, msg.qos)
         if change is not None:
