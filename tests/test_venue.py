@@ -95,8 +95,34 @@ def test_a_person_is_their_name_and_an_unnamed_seat_is_nobody() -> None:
 
 
 def test_a_cooperative_play_moves_no_rating_but_counts() -> None:
-    rows = league.standings([{"ended": 1.0, "players": [p("a", True, "knights"), p("b", True, "knights")]}])
+    rows = league.standings([{"ended": 1.0, "table": "t1", "id": "t1/p/1",
+                              "players": [p("a", True, "knights"), p("b", True, "knights")]}])
     assert [(s.name, s.plays, s.wins, s.mu) for s in rows] == [("a", 1, 1, 25.0), ("b", 1, 1, 25.0)]
+
+
+def test_the_league_kept_play_by_play_equals_the_league_from_scratch(tmp_path: Path) -> None:
+    """Incremental (a new play rated on top of the last) and, when a play arrives
+    late (it ended before the last one rated), rated again from the start:
+    either way the same as every play rated in order."""
+    v = Venue(tmp_path / "v", ("127.0.0.1", 1), None, since=0.0, report=quiet)  # never started: no broker needed
+    try:
+        ends = [30, 10, 20, 50, 40]  # 10 and 40 arrive late
+        for n, minute in enumerate(ends, 1):
+            record = play(id=f"t1/p/{n}", players=[
+                {"name": "aki", "seat": "red", "score": 1, "winner": n % 2 == 0, "team": "village", "place": None},
+                {"name": "ben", "seat": "blue", "score": 0, "winner": n % 2 == 1, "team": "werewolf", "place": None}])
+            record["play"]["durationMin"] = minute
+            for q in record["play"]["players"]:
+                q["winner"] = next(x["winner"] for x in record["players"] if x["name"] == q["name"])
+            checked = schema.check("companion/t1/play", json.dumps(record).encode())
+            assert isinstance(checked, schema.Play)
+            v.store.apply(checked, 1.0)
+            kept = v.league()
+            scratch = [s.view() for s in league.standings(v.store.plays(), v.store.people())]
+            assert kept["season"] == scratch, n
+        assert v._tallies["season"][0].count == len(ends)
+    finally:
+        v.store.close()
 
 
 # -------------------------------------------------------------- on the broker

@@ -20,6 +20,7 @@ from venue.server import VenueServer
 from venue.store import Change, Store
 from venue.subscriber import Subscriber
 
+LEAGUE_ROWS = 30  # the top of each league: what a TV shows, and what each new play pushes to it
 EVENING_GAP_S = 6 * 3600  # as the table's: a new games night after 6 h without a sound
 
 
@@ -35,6 +36,7 @@ class Venue:
         self.since = self._evening(since)
         self._league: tuple[int, dict[str, Any]] | None = None
         self._league_lock = threading.Lock()
+        self._tallies = {"tonight": (league.Tally(), self.since), "season": (league.Tally(), None)}
         self.listeners: list[Callable[[Change], None]] = []  # in-process: told of each change (paho's thread)
         self.ear = Subscriber(self.store, broker[0], broker[1], ident=ident, username=username, password=password,
                               ca_file=ca_file, notify=self._changed, report=report, now=now)
@@ -88,11 +90,15 @@ class Venue:
         version = self.store.plays_version
         with self._league_lock:
             if self._league is None or self._league[0] != version:
-                plays, names = self.store.plays(), self.store.people()
-                self._league = (version, {
-                    "since": self.since,
-                    "tonight": [s.view() for s in league.standings(plays, names, since=self.since, by="wins")],
-                    "season": [s.view() for s in league.standings(plays, names)]})
+                view: dict[str, Any] = {"since": self.since}
+                for which, (tally, since) in self._tallies.items():
+                    # a play that ended before the last one rated arrived late: rate them all again, in order
+                    if tally.last is not None and self.store.count_plays(tally.last, since) != tally.count:
+                        tally.reset()
+                    tally.apply(self.store.plays(after=tally.last, since=since))
+                    rows = tally.standings("wins" if which == "tonight" else "rating")
+                    view[which] = [s.view() for s in rows[:LEAGUE_ROWS]]
+                self._league = (version, view)
             return {**self._league[1], "counts": self.store.counts()}
 
     def board(self) -> dict[str, Any]:

@@ -81,39 +81,69 @@ class Standing:
                 "rating": round(self.ordinal, 1), "mu": round(self.mu, 3), "sigma": round(self.sigma, 3)}
 
 
-def standings(plays: Iterable[Mapping[str, Any]], names: Mapping[str, str] | None = None,
-              since: float | None = None, by: str = "rating") -> list[Standing]:
-    """The league over ``plays`` (store.plays(): already in the league's order)
-    ended at or after ``since``; ``names``: a person's name as first seen;
-    ``by``: "rating" (the season) or "wins" (tonight), the other breaking ties."""
-    table: dict[str, Standing] = {}
-    for play in plays:
-        if since is not None and play["ended"] < since:
-            continue
-        players = play["players"]
+class Tally:
+    """The league kept up to date play by play: ``apply`` the plays that ended
+    after the last one applied (a play arriving late, that ended before it,
+    means starting again: ``reset``, then every play in order)."""
+
+    def __init__(self, names: Mapping[str, str] | None = None) -> None:
+        self.names: dict[str, str] = dict(names or {})
+        self.reset()
+
+    def reset(self) -> None:
+        self.table: dict[str, Standing] = {}
+        self.last: tuple[float, str, int] | None = None  # the league's order key of the last play applied
+        self.count = 0
+
+    def apply(self, plays: Iterable[Mapping[str, Any]]) -> None:
+        for play in plays:
+            self._rate(play["players"])
+            self.last = key(play)
+            self.count += 1
+
+    def _rate(self, players: Sequence[Mapping[str, Any]]) -> None:
         groups, ranks = sides(players)
         ratings = []
         for group in groups:
             team = []
             for i in group:
-                key = players[i]["person"]
-                if key is None:
+                person_key = players[i]["person"]
+                if person_key is None:
                     team.append(MODEL.rating())  # nobody's: fresh, and forgotten after
                     continue
-                s = table.setdefault(key, Standing(key, (names or {}).get(key, players[i]["name"])))
+                s = self.table.get(person_key)
+                if s is None:  # shown by the name the venue first heard them by
+                    known = players[i].get("known_as") or self.names.get(person_key) or players[i]["name"]
+                    s = self.table[person_key] = Standing(person_key, known)
                 team.append(MODEL.rating(mu=s.mu, sigma=s.sigma))
             ratings.append(team)
         # one side only (a cooperative game), or all tied: nobody beat anybody, so no rating moves
         rated = MODEL.rate(ratings, ranks=[float(r) for r in ranks]) if len(set(ranks)) > 1 else ratings
         for group, team in zip(groups, rated, strict=True):
             for i, r in zip(group, team, strict=True):
-                key = players[i]["person"]
-                if key is None:
+                person_key = players[i]["person"]
+                if person_key is None:
                     continue
-                s = table[key]
+                s = self.table[person_key]
                 s.mu, s.sigma = r.mu, r.sigma
                 s.plays += 1
                 s.wins += bool(players[i]["winner"])
-    ordered = sorted(table.values(), key=lambda s: (-s.ordinal, -s.wins, s.name) if by == "rating"
-                     else (-s.wins, -s.ordinal, s.name))
-    return ordered
+
+    def standings(self, by: str = "rating") -> list[Standing]:
+        """``by``: "rating" (the season) or "wins" (tonight), the other breaking ties."""
+        return sorted(self.table.values(), key=lambda s: (-s.ordinal, -s.wins, s.name) if by == "rating"
+                      else (-s.wins, -s.ordinal, s.name))
+
+
+def key(play: Mapping[str, Any]) -> tuple[float, str, int]:
+    """The league's order: by the play's end, then its table and its number there."""
+    return (float(play["ended"]), str(play["table"]), int(str(play["id"]).rpartition("/")[2]))
+
+
+def standings(plays: Iterable[Mapping[str, Any]], names: Mapping[str, str] | None = None,
+              since: float | None = None, by: str = "rating") -> list[Standing]:
+    """The league over ``plays`` (in the league's order) ended at or after ``since``;
+    ``names``: a person's name as first seen."""
+    tally = Tally(names)
+    tally.apply(p for p in plays if since is None or p["ended"] >= since)
+    return tally.standings(by)

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS play_players (
     play_id TEXT NOT NULL, pos INTEGER NOT NULL, person TEXT, name TEXT NOT NULL, seat TEXT NOT NULL, score INTEGER,
     winner INTEGER NOT NULL, team TEXT, place INTEGER, PRIMARY KEY (play_id, pos));
 CREATE TABLE IF NOT EXISTS people (key TEXT PRIMARY KEY, name TEXT NOT NULL, first_seen REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS plays_in_order ON plays (ended, table_id, seq);
 """
 COUNTERS = ("refused", "duplicates", "messages")
 
@@ -55,7 +56,6 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
             self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")  # acknowledged to the broker = on the disk
             self.db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
@@ -67,7 +67,17 @@ class Store:
     def apply(self, record: schema.Record, now: float) -> Change | None:
         """Keep ``record`` (heard at wall time ``now``); what it changed, or None
         (a repeat, a state the board shows already, a command)."""
-        with self.lock, self._tx():
+        # A play or an event is on the disk before the broker hears it was taken (FULL:
+        # the commit is fsynced); a table's state comes again (retained), so a power cut
+        # may lose its last few (NORMAL: fsynced at the WAL's checkpoint), and 100 tables'
+        # states a second cost no fsync each.
+        durable = isinstance(record, (schema.Event, schema.Play))
+        with self.lock:
+            self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            return self._apply(record, now)
+
+    def _apply(self, record: schema.Record, now: float) -> Change | None:
+        with self._tx():
             self._count("messages")
             if isinstance(record, schema.Command):
                 return None  # a button from Home Assistant: the table's business, not the board's
@@ -85,6 +95,8 @@ class Store:
             return change
 
     def refuse(self) -> None:
+        with self.lock:
+            self.db.execute("PRAGMA synchronous=NORMAL")  # a count: nothing the broker would send again
         with self.lock, self._tx():
             self._count("refused")
             self._count("messages")
@@ -175,20 +187,45 @@ class Store:
                         "state": json.loads(state) if state else None})
         return out
 
-    def plays(self) -> list[dict[str, Any]]:
-        """Every play with its players, in the league's order: by the play's end,
-        then its table and its number there (so a replay rates the same)."""
+    def plays(self, after: tuple[float, str, int] | None = None, since: float | None = None) -> list[dict[str, Any]]:
+        """The plays with their players, in the league's order: by the play's end,
+        then its table and its number there (so a replay rates the same);
+        ``after``: only those after this key (league.key); ``since``: ended then or later."""
+        where, args = self._window(after, since, ">")
         with self.lock:
-            plays = self.db.execute("SELECT id, table_id, seq, game, evening, ended FROM plays "
-                                    "ORDER BY ended, table_id, seq").fetchall()
+            plays = self.db.execute("SELECT id, table_id, seq, game, evening, ended FROM plays" + where +
+                                    " ORDER BY ended, table_id, seq", args).fetchall()
             players: dict[str, list[dict[str, Any]]] = {}
-            for row in self.db.execute("SELECT play_id, person, name, seat, score, winner, team, place "
-                                       "FROM play_players ORDER BY play_id, pos"):
-                players.setdefault(row[0], []).append(
-                    {"person": row[1], "name": row[2], "seat": row[3], "score": row[4], "winner": bool(row[5]),
-                     "team": row[6], "place": row[7]})
+            ids = [row[0] for row in plays]
+            for chunk in range(0, len(ids), 500):  # SQLite's limit on variables, with room to spare
+                part = ids[chunk:chunk + 500]
+                for row in self.db.execute(
+                        "SELECT pp.play_id, pp.person, pp.name, pp.seat, pp.score, pp.winner, pp.team, pp.place, "
+                        "people.name FROM play_players pp LEFT JOIN people ON people.key = pp.person "
+                        f"WHERE pp.play_id IN ({','.join('?' * len(part))}) ORDER BY pp.play_id, pp.pos", part):
+                    players.setdefault(row[0], []).append(
+                        {"person": row[1], "name": row[2], "seat": row[3], "score": row[4], "winner": bool(row[5]),
+                         "team": row[6], "place": row[7], "known_as": row[8]})
         return [{"id": i, "table": t, "game": g, "evening": e, "ended": end, "players": players.get(i, [])}
                 for i, t, _seq, g, e, end in plays]
+
+    def count_plays(self, upto: tuple[float, str, int], since: float | None = None) -> int:
+        """How many plays are at or before ``upto`` in the league's order (and since ``since``)."""
+        where, args = self._window(upto, since, "<=")
+        with self.lock:
+            return int(self.db.execute("SELECT COUNT(*) FROM plays" + where, args).fetchone()[0])
+
+    @staticmethod
+    def _window(mark: tuple[float, str, int] | None, since: float | None, op: str) -> tuple[str, tuple[Any, ...]]:
+        terms: list[str] = []
+        args: list[Any] = []
+        if mark is not None:
+            terms.append(f"(plays.ended, plays.table_id, plays.seq) {op} (?, ?, ?)")
+            args.extend(mark)
+        if since is not None:
+            terms.append("plays.ended >= ?")
+            args.append(since)
+        return (" WHERE " + " AND ".join(terms) if terms else ""), tuple(args)
 
     def people(self) -> dict[str, str]:
         """A person's key → the name they were first seen by."""
