@@ -228,6 +228,16 @@ def test_the_stream_pushes_a_table_change_and_a_play(venue: Any, broker: Any) ->
         t.close()
 
 
+def test_two_venues_in_one_process_stop_one_at_a_time(venue: Any, broker: Any, tmp_path: Path) -> None:
+    """(The bench runs venues in-process.) Stopping one stops its own pages only."""
+    other = Venue(tmp_path / "other", (broker.host, broker.port), ("127.0.0.1", 0), ident="venue-other",
+                  report=quiet).start()
+    other.stop()
+    assert httpx.get(venue.url + "/api/venue").status_code == 200
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(other.url + "/api/venue")
+
+
 def test_the_door_turns_away_a_foreign_host(venue: Any) -> None:
     assert httpx.get(venue.url + "/api/venue", headers={"Host": "evil.example"}).status_code == 421
     assert httpx.get(venue.url + "/api/venue").status_code == 200

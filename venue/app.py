@@ -66,7 +66,9 @@ class Venue:
             self.server.stop()
         from companion.core import threads
 
-        threads.shutdown(only=lambda w: w.name == "venue-web")
+        server = self.server
+        if server is not None and server.thread is not None:  # this venue's pages, not another's in this process
+            threads.shutdown(only=lambda w: w.thread is server.thread)
         self.store.close()
 
     @property

@@ -69,6 +69,7 @@ class VenueServer:
         self._clients: list[asyncio.Queue[str | None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: Any = None
+        self.thread: threading.Thread | None = None
         self.pushed = 0  # SSE messages handed to the pages, ever
         self.app = Starlette(routes=[
             Route("/", self.page), Route("/static/{name}", self.static),
@@ -184,7 +185,7 @@ class VenueServer:
                 self._loop = None
                 loop.close()
 
-        threads.spawn("venue-web", serve, stop=self.stop)
+        self.thread = threads.spawn("venue-web", serve, stop=self.stop)
         deadline = time.monotonic() + timeout
         while not server.started and not done.is_set() and time.monotonic() < deadline:
             time.sleep(0.005)
