@@ -6,13 +6,13 @@ const WORDS = {
        plays: "Plays", rating: "Rating", note: "Rating: μ − 3σ (openskill, Weng-Lin): a skill the player is very likely above.",
        online: "Online", offline: "Offline", game: "Game", step: "Step", waiting: "Waiting for", timer: "Timer",
        round: "Round", noGame: "No game", none: "—", night: "Night: eyes closed", noPlays: "No plays yet",
-       down: "Reconnecting to the venue…", table: "Table"},
+       down: "Reconnecting to the venue…", table: "Table", totals: "Totals"},
   ja: {title: "今夜のテーブル", tables: "テーブル", noTables: "まだテーブルの声はありません", league: "リーグ",
        tonight: "今夜（勝利数）", season: "シーズン（レーティング）", rank: "順位", player: "プレイヤー", wins: "勝利",
        plays: "プレイ", rating: "レーティング", note: "レーティング：μ − 3σ（openskill、Weng-Lin）",
        online: "接続中", offline: "切断", game: "ゲーム", step: "進行", waiting: "手番", timer: "タイマー",
        round: "ラウンド", noGame: "ゲームなし", none: "—", night: "夜：目を閉じて", noPlays: "まだプレイはありません",
-       down: "再接続しています…", table: "テーブル"},
+       down: "再接続しています…", table: "テーブル", totals: "合計"},
 };
 const lang = WORDS[document.documentElement.lang] ? document.documentElement.lang : "en";
 const W = WORDS[lang];
@@ -50,20 +50,22 @@ function card(t) {
   a.append(head);
   const dl = el("dl");
   const row = (cls, label, value) => {
-    dl.append(el("dt", {class: cls}, label));
-    dl.append(el("dd", {class: cls}, value));
+    const empty = value === W.none ? " empty" : "";  // a dense board leaves out what has no value
+    dl.append(el("dt", {class: cls + empty}, label));
+    dl.append(el("dd", {class: cls + empty}, value));
   };
   row("game", W.game, t.game ? gameName(t.game) : W.noGame);
   row("step", W.step, t.night ? W.night : (t.step ? stepName(t.game, t.step) : W.none));
   row("turn", W.waiting, t.waiting_for && t.waiting_for.length ? t.waiting_for.join(", ") : W.none);
   row("round", W.round, t.round == null ? W.none : String(t.round));
-  dl.append(el("dt", {class: "timer"}, W.timer));
-  const dd = el("dd", {class: "timer"});
+  const empty = t.deadline == null ? " empty" : "";
+  dl.append(el("dt", {class: "timer" + empty}, W.timer));
+  const dd = el("dd", {class: "timer" + empty});
   dd.append(el("time", {"data-deadline": t.deadline == null ? "" : String(t.deadline)}, countdown(t.deadline)));
   dl.append(dd);
   a.append(dl);
   if (t.totals && Object.keys(t.totals).length && !t.night) {
-    const ul = el("ul", {class: "totals", "aria-label": W.player});
+    const ul = el("ul", {class: "totals", "aria-label": W.totals});
     for (const [name, n] of Object.entries(t.totals)) ul.append(el("li", {}, `${name} ${n}`));
     a.append(ul);
   }
@@ -72,8 +74,10 @@ function card(t) {
 
 function drawTables() {
   const grid = document.getElementById("grid");
-  const ids = [...tables.keys()].sort();
+  const ids = [...tables.keys()].sort((a, b) => a.localeCompare(b, "en", {numeric: true}));  // t2 before t10
   grid.replaceChildren(...ids.map(id => card(tables.get(id))));
+  // a café's dozen tables still fit one screen: denser cards as there are more of them
+  grid.dataset.size = ids.length > 16 ? "l" : ids.length > 6 ? "m" : "s";
   document.getElementById("no-tables").hidden = ids.length > 0;
 }
 
