@@ -125,6 +125,22 @@ def test_the_league_kept_play_by_play_equals_the_league_from_scratch(tmp_path: P
         v.store.close()
 
 
+def test_tonight_survives_a_restart_within_the_evening(tmp_path: Path) -> None:
+    t0 = 1.8e9
+    first = Venue(tmp_path / "v", ("127.0.0.1", 1), None, report=quiet, now=lambda: t0)
+    first.store.apply(schema.Status("t1", True), t0 + 3600)  # heard an hour in
+    first.store.close()
+    again = Venue(tmp_path / "v", ("127.0.0.1", 1), None, report=quiet, now=lambda: t0 + 5 * 3600)
+    assert again.since == t0  # back four hours after the last message: the same evening
+    again.store.close()
+    later = Venue(tmp_path / "v", ("127.0.0.1", 1), None, report=quiet, now=lambda: t0 + 8 * 3600)
+    assert later.since == t0 + 8 * 3600  # seven hours of silence: a new evening
+    later.store.close()
+    given = Venue(tmp_path / "v", ("127.0.0.1", 1), None, report=quiet, since=t0 - 60, now=lambda: t0 + 9 * 3600)
+    assert given.since == t0 - 60
+    given.store.close()
+
+
 # -------------------------------------------------------------- on the broker
 def test_what_the_tables_sent_while_the_venue_was_down_arrives_once(broker: Any, tmp_path: Path) -> None:
     """A persistent session (MQTT 5, clean start off, a session expiry): the
