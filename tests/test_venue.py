@@ -323,6 +323,41 @@ def test_companion_venue_serves_until_ctrl_c(broker: Any, tmp_path: Path) -> Non
             proc.wait()
 
 
+def test_a_venue_killed_hears_every_play_once_when_it_is_back(broker: Any, tmp_path: Path) -> None:
+    """SIGKILL, not a clean stop: the broker keeps the session of a venue whose
+    connection just died, and queues what the tables send meanwhile."""
+    def board_of(proc: subprocess.Popen[str], lines: list[str]) -> str:
+        line = read_until(proc, "the board is at", lines)
+        found = re.search(r"(http://\S+?)/ ", line)
+        assert found is not None
+        return found[1]
+
+    t = Table(broker, "t1")
+    t.send("companion/t1/status", b"online", retain=True)  # on the board: the venue is subscribed
+    lines: list[str] = []
+    proc = start_cli(tmp_path, broker.address)
+    try:
+        url = board_of(proc, lines)
+        wait(lambda: httpx.get(url + "/api/venue").json()["tables"], what="the subscription")
+        for n in (1, 2):
+            t.send("companion/t1/play", play(id=f"t1/p/{n}"))
+        wait(lambda: httpx.get(url + "/api/venue").json()["counts"]["plays"] == 2, what="two plays")
+        proc.kill()
+        proc.wait(timeout=10)
+        for n in (3, 4, 5):
+            t.send("companion/t1/play", play(id=f"t1/p/{n}"))  # nobody is listening: the broker keeps them
+        proc = start_cli(tmp_path, broker.address)
+        url = board_of(proc, lines)
+        wait(lambda: httpx.get(url + "/api/venue").json()["counts"]["plays"] == 5, what="all five plays")
+        time.sleep(0.3)
+        assert httpx.get(url + "/api/venue").json()["counts"]["duplicates"] == 0
+    finally:
+        t.close()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=20)
+
+
 def test_companion_venue_says_the_broker_is_unreachable_and_keeps_trying(tmp_path: Path) -> None:
     proc = start_cli(tmp_path, f"127.0.0.1:{free_port()}")
     lines: list[str] = []
