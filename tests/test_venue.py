@@ -92,6 +92,7 @@ def test_sides_of_each_kind_of_game() -> None:
 def test_a_person_is_their_name_and_an_unnamed_seat_is_nobody() -> None:
     assert league.person("Aki", "red") == league.person(" ａｋｉ ", "blue") == "aki"
     assert league.person("red", "red") is None and league.person("Red", "red") is None
+    assert league.person("aki", "aki") == "aki"  # an extra player's own card (player/aki): a person
 
 
 def test_a_cooperative_play_moves_no_rating_but_counts() -> None:

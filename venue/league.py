@@ -17,7 +17,7 @@ How a play becomes teams and ranks (``sides``):
   is split into its winners and its losers;
 - neither: each player alone, the winners first, then by score.
 A play with one side (a cooperative game) or all sides tied moves no rating.
-A player the table did not name (their name is their seat, "red") is no
+A player the table did not name (a colour seat called by its colour, "red") is no
 person: they take part in the play with a fresh rating that is kept nowhere.
 
 Deterministic: the plays are applied in a fixed order (by the play's end,
@@ -36,14 +36,18 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from companion.core.tags import COLOURS
+
 MODEL = PlackettLuce()
 
 
 def person(name: str, seat: str) -> str | None:
     """The person a player's name is (the same in any case, width or spacing),
-    or None when the table did not name them (their name is their seat)."""
+    or None when the table did not name them: a colour seat called by its
+    colour ("red").  A player of their own card (``players: extra:``, tagged
+    ``player/aki``) is their seat and a person."""
     key = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
-    return None if key == seat.casefold() else key
+    return None if key == seat.casefold() and key in COLOURS else key
 
 
 def sides(players: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[int]]:
