@@ -84,6 +84,9 @@ def test_sides_of_each_kind_of_game() -> None:
     # Seven Knights: a team whose members did not all win (three rounds' points) splits
     assert league.sides([p("a", True, "knights"), p("b", False, "knights"), p("c", False, "witch")]) == (
         [[0], [1], [2]], [1, 2, 2])
+    # a player of no team in a team game: a side alone (by seat), ranked by winning
+    assert league.sides([p("a", True, "village", seat="red"), p("b", False, None, seat="blue"),
+                         p("c", False, "werewolf", seat="green")]) == ([[0], [1], [2]], [1, 2, 2])
     # neither: winners first, then by score
     assert league.sides([p("a", score=3), p("b", True, score=1), p("c", score=3), p("d", score=0)]) == (
         [[0], [1], [2], [3]], [2, 1, 2, 3])

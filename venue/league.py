@@ -11,7 +11,8 @@ How a play becomes teams and ranks (``sides``):
   ranked by place; whoever did not finish shares the place after the last;
 - teams given (Seven Knights' knights vs the witch team, One Night's village
   vs werewolves with a tanner alone, Madness Hour's winners vs losers): one
-  side per team, the winning sides ranked 1st (tied), the others 2nd (tied).
+  side per team (a player of no team is a side alone), the winning sides
+  ranked 1st (tied), the others 2nd (tied).
   A team whose members did not all win (Seven Knights counts three rounds'
   points: a knight of the last round may win on points while another loses)
   is split into its winners and its losers;
@@ -56,10 +57,11 @@ def sides(players: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[i
     if any(p.get("place") is not None for p in players):
         last = max(int(p["place"]) for p in players if p.get("place") is not None) + 1
         return [[i] for i in idx], [int(players[i]["place"] or last) for i in idx]
-    if all(p.get("team") is not None for p in players):
+    if any(p.get("team") is not None for p in players):
         groups: dict[tuple[str, bool], list[int]] = {}
-        for i in idx:
-            groups.setdefault((str(players[i]["team"]), bool(players[i]["winner"])), []).append(i)
+        for i in idx:  # a player of no team in a team game is a side alone
+            side = players[i]["team"] if players[i].get("team") is not None else f"/{players[i]['seat']}"
+            groups.setdefault((str(side), bool(players[i]["winner"])), []).append(i)
         keys = sorted(groups, key=lambda k: (not k[1], k[0]))  # winners first, then by team: a fixed order
         return [groups[k] for k in keys], [1 if k[1] else 2 for k in keys]
     order = sorted({(not p["winner"], -(p.get("score") or 0)) for p in players})

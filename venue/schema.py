@@ -215,8 +215,6 @@ def _play(table: str, d: dict[str, Any]) -> Play:
         raise _Bad("two players have the same seat")
     if sorted(p.name for p in players) != sorted(p["name"] for p in play["players"]):
         raise _Bad("players and the play's record name different players")
-    if len({p.team is None for p in players}) > 1:
-        raise _Bad("either every player has a team or none has")
     started = datetime.strptime(play["playDate"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
     return Play(ident, table, game, evening, play, players, started + 60.0 * play["durationMin"])
 
