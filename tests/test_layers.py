@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("companion", "hardware", "voice", "web")
+PROJECT = ("companion", "hardware", "voice", "web", "venue")
 
 
 def imports(path: Path) -> set[str]:
@@ -49,6 +49,15 @@ def test_imports_run_one_way(folder: str, allowed: tuple[str, ...]) -> None:
     wrong = [(p.relative_to(ROOT).as_posix(), m) for p, m in project_imports(folder)
              if not m.startswith(allowed)]
     assert not wrong, wrong
+
+
+def test_the_venue_names_the_games_only_from_its_command() -> None:
+    """The venue trusts no table: never the tables' MQTT builders (mqtt/), only
+    the core and the pages' door (web.guard); venue/cli.py, the command, reads
+    the games' names from the app's catalogue, lazily."""
+    wrong = [(p.name, m) for p, m in project_imports("venue")
+             if not m.startswith(("companion.core", "web.guard", "venue"))]
+    assert wrong == [("cli.py", "companion.app.catalogue")], wrong
 
 
 def test_each_game_imports_only_the_core_and_itself() -> None:

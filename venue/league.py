@@ -1,0 +1,155 @@
+"""The league: players are people (the name a table gives them), ranked by
+wins and by an openskill rating (Weng-Lin), tonight and over the season.
+
+The model is openskill's Plackett-Luce, the library's default: it rates any
+number of teams of any size from one ranking with ties, in time linear in the
+teams (a Bradley-Terry model compares every pair), which is what a league of
+hidden-role team games and 10-player free-for-alls needs.
+
+How a play becomes teams and ranks (``sides``):
+- a finishing place given (Demagogos): free-for-all, each player alone,
+  ranked by place; whoever did not finish shares the place after the last;
+- teams given (Seven Knights' knights vs the witch team, One Night's village
+  vs werewolves with a tanner alone, Madness Hour's winners vs losers): one
+  side per team (a player of no team is a side alone), the winning sides
+  ranked 1st (tied), the others 2nd (tied).
+  A team whose members did not all win (Seven Knights counts three rounds'
+  points: a knight of the last round may win on points while another loses)
+  is split into its winners and its losers;
+- neither: each player alone, the winners first, then by score.
+A play with one side (a cooperative game) or all sides tied moves no rating.
+A player the table did not name (a colour seat called by its colour, "red") is no
+person: they take part in the play with a fresh rating that is kept nowhere.
+
+Deterministic: the plays are applied in a fixed order (by the play's end,
+then its table and number), so the same plays always give the same ratings.
+A rating is shown as its ordinal, mu - 3 sigma: a skill the player is very
+likely above, which starts at 0 and grows as they win and as the venue
+grows sure of them (a newcomer's lucky win does not top the season).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+from companion.core.tags import COLOURS
+
+MODEL = PlackettLuce()
+
+
+def person(name: str, seat: str) -> str | None:
+    """The person a player's name is (the same in any case, width or spacing),
+    or None when the table did not name them: a colour seat called by its
+    colour ("red").  A player of their own card (``players: extra:``, tagged
+    ``player/aki``) is their seat and a person."""
+    key = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    return None if key == seat.casefold() and key in COLOURS else key
+
+
+def sides(players: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[int]]:
+    """A play's players (their indexes) as sides, and each side's rank (1 = best)."""
+    idx = range(len(players))
+    if any(p.get("place") is not None for p in players):
+        last = max(int(p["place"]) for p in players if p.get("place") is not None) + 1
+        return [[i] for i in idx], [int(players[i]["place"] or last) for i in idx]
+    if any(p.get("team") is not None for p in players):
+        groups: dict[tuple[str, bool], list[int]] = {}
+        for i in idx:  # a player of no team in a team game is a side alone
+            side = players[i]["team"] if players[i].get("team") is not None else f"/{players[i]['seat']}"
+            groups.setdefault((str(side), bool(players[i]["winner"])), []).append(i)
+        keys = sorted(groups, key=lambda k: (not k[1], k[0]))  # winners first, then by team: a fixed order
+        return [groups[k] for k in keys], [1 if k[1] else 2 for k in keys]
+    order = sorted({(not p["winner"], -(p.get("score") or 0)) for p in players})
+    return [[i] for i in idx], [order.index((not players[i]["winner"], -(players[i].get("score") or 0))) + 1
+                                for i in idx]
+
+
+@dataclass
+class Standing:
+    person: str
+    name: str
+    plays: int = 0
+    wins: int = 0
+    mu: float = MODEL.mu
+    sigma: float = MODEL.sigma
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3 * self.sigma
+
+    def view(self) -> dict[str, Any]:
+        return {"person": self.person, "name": self.name, "plays": self.plays, "wins": self.wins,
+                "rating": round(self.ordinal, 1), "mu": round(self.mu, 3), "sigma": round(self.sigma, 3)}
+
+
+class Tally:
+    """The league kept up to date play by play: ``apply`` the plays that ended
+    after the last one applied (a play arriving late, that ended before it,
+    means starting again: ``reset``, then every play in order)."""
+
+    def __init__(self, names: Mapping[str, str] | None = None) -> None:
+        self.names: dict[str, str] = dict(names or {})
+        self.reset()
+
+    def reset(self) -> None:
+        self.table: dict[str, Standing] = {}
+        self.last: tuple[float, str, int] | None = None  # the league's order key of the last play applied
+        self.count = 0
+
+    def apply(self, plays: Iterable[Mapping[str, Any]]) -> None:
+        for play in plays:
+            self._rate(play["players"])
+            self.last = key(play)
+            self.count += 1
+
+    def _rate(self, players: Sequence[Mapping[str, Any]]) -> None:
+        groups, ranks = sides(players)
+        ratings = []
+        for group in groups:
+            team = []
+            for i in group:
+                person_key = players[i]["person"]
+                if person_key is None:
+                    team.append(MODEL.rating())  # nobody's: fresh, and forgotten after
+                    continue
+                s = self.table.get(person_key)
+                if s is None:  # shown by the name the venue first heard them by
+                    known = players[i].get("known_as") or self.names.get(person_key) or players[i]["name"]
+                    s = self.table[person_key] = Standing(person_key, known)
+                team.append(MODEL.rating(mu=s.mu, sigma=s.sigma))
+            ratings.append(team)
+        # one side only (a cooperative game), or all tied: nobody beat anybody, so no rating moves
+        rated = MODEL.rate(ratings, ranks=[float(r) for r in ranks]) if len(set(ranks)) > 1 else ratings
+        for group, team in zip(groups, rated, strict=True):
+            for i, r in zip(group, team, strict=True):
+                person_key = players[i]["person"]
+                if person_key is None:
+                    continue
+                s = self.table[person_key]
+                s.mu, s.sigma = r.mu, r.sigma
+                s.plays += 1
+                s.wins += bool(players[i]["winner"])
+
+    def standings(self, by: str = "rating") -> list[Standing]:
+        """``by``: "rating" (the season) or "wins" (tonight), the other breaking ties."""
+        return sorted(self.table.values(), key=lambda s: (-s.ordinal, -s.wins, s.name) if by == "rating"
+                      else (-s.wins, -s.ordinal, s.name))
+
+
+def key(play: Mapping[str, Any]) -> tuple[float, str, int]:
+    """The league's order: by the play's end, then its table and its number there."""
+    return (float(play["ended"]), str(play["table"]), int(str(play["id"]).rpartition("/")[2]))
+
+
+def standings(plays: Iterable[Mapping[str, Any]], names: Mapping[str, str] | None = None,
+              since: float | None = None, by: str = "rating") -> list[Standing]:
+    """The league over ``plays`` (in the league's order) ended at or after ``since``;
+    ``names``: a person's name as first seen."""
+    tally = Tally(names)
+    tally.apply(p for p in plays if since is None or p["ended"] >= since)
+    return tally.standings(by)

@@ -1,0 +1,214 @@
+"""The venue's board: one page a café puts on a TV (every table, tonight's and
+the season's league), ``GET /api/venue`` (all of it as JSON) and
+``GET /api/venue/events`` (SSE: ``table`` when a table changed, ``league``
+when a play arrived).
+
+In front of it stands the table's own door (``web.guard``): only the
+machine's own names in ``Host`` (a rebound web site reads nothing), small
+bodies, a bounded number of connections each sending its request in time.
+Everything shown came through ``venue.schema``; the page sets it as text,
+never as markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from companion.core import threads
+from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
+
+LANGS = ("en", "ja")
+SSE_QUEUE = 256  # a TV that stopped reading is let go past this (it reconnects and resyncs)
+STATIC = {"venue.js": "text/javascript", "venue.css": "text/css"}
+CSP = "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'"
+
+
+def sse(kind: str, data: Any) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+
+
+def language(query: str | None, accept: str | None) -> str:
+    """``?lang=`` if it is one we speak, else the best of Accept-Language, else English."""
+    if query in LANGS:
+        return str(query)
+    wanted = []
+    for i, part in enumerate((accept or "").split(",")[:20]):
+        tag, _, q = part.strip().partition(";q=")
+        try:
+            weight = float(q) if q else 1.0
+        except ValueError:
+            continue
+        wanted.append((-weight, i, tag.strip().lower().partition("-")[0]))
+    # q=0 is "not this one"
+    return next((lang for minus_q, _, lang in sorted(wanted) if lang in LANGS and minus_q < 0), "en")
+
+
+class VenueServer:
+    """``board()``: the whole board (tables, league, counts); ``table(id)``: one
+    table's row; ``league()``: the standings and counts.  ``changed(kind, id)``
+    may be called from any thread (the MQTT one): it only hands over."""
+
+    def __init__(self, board: Callable[[], dict[str, Any]], table: Callable[[str], dict[str, Any] | None],
+                 league: Callable[[], dict[str, Any]], host: str, port: int, *, hosts: Iterable[str] = (),
+                 report: Callable[[str], None] = print) -> None:
+        self.board, self.table, self.league = board, table, league
+        self.host, self.port = host, port
+        self._clients: list[asyncio.Queue[str | None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: Any = None
+        self.thread: threading.Thread | None = None
+        self.pushed = 0  # SSE messages handed to the pages, ever
+        self.app = Starlette(routes=[
+            Route("/", self.page), Route("/static/{name}", self.static),
+            Route("/api/venue", self.api_venue), Route("/api/venue/events", self.api_events)])
+        self.door = Doorman(self.app, own_names(host, hosts), report)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{'127.0.0.1' if host in ('', '0.0.0.0') else host}:{self.port}"
+
+    # -------------------------------------------------------- from the ear
+    def changed(self, kind: str, ident: str) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(self._push, kind, ident)
+        except RuntimeError:  # stopping between the check and the call
+            pass
+
+    def _push(self, kind: str, ident: str) -> None:
+        if not self._clients:
+            return
+        if kind == "table":
+            row = self.table(ident)
+            text = sse("table", row if row is not None else {"id": ident, "gone": True})
+        elif kind == "play":
+            text = sse("league", self.league())
+        else:
+            return
+        for queue in list(self._clients):
+            try:
+                queue.put_nowait(text)
+                self.pushed += 1
+            except asyncio.QueueFull:
+                self._clients.remove(queue)
+
+    # -------------------------------------------------------------- routes
+    async def page(self, request: Request) -> Response:
+        lang = language(request.query_params.get("lang"), request.headers.get("accept-language"))
+        html = resources.files("venue").joinpath("static/venue.html").read_text(encoding="utf-8")
+        return Response(html.replace("{{lang}}", lang), media_type="text/html; charset=utf-8",
+                        headers={"Cache-Control": "no-store", "Content-Security-Policy": CSP,
+                                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return Response("not found", 404)
+        body = resources.files("venue").joinpath(f"static/{name}").read_bytes()
+        return Response(body, media_type=STATIC[name], headers={"X-Content-Type-Options": "nosniff"})
+
+    async def api_venue(self, request: Request) -> Response:
+        return JSONResponse(self.board(), headers={"Cache-Control": "no-store"})
+
+    async def api_events(self, request: Request) -> Response:
+        queue: asyncio.Queue[str | None] = asyncio.Queue(SSE_QUEUE)
+        first = sse("board", self.board())
+        self._clients.append(queue)
+
+        async def events() -> AsyncIterator[str]:
+            try:
+                yield "retry: 1000\n\n" + first
+                while True:
+                    try:
+                        text = await asyncio.wait_for(queue.get(), 15.0)
+                    except TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if text is None:
+                        return
+                    yield text
+            finally:
+                if queue in self._clients:
+                    self._clients.remove(queue)
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    # ------------------------------------------------------------- running
+    def start(self, timeout: float = 10.0) -> None:
+        """Serve on a thread of its own; returns once listening, or raises
+        OSError saying why not (a port taken, an address not this machine's)."""
+        import uvicorn
+
+        # bound here first: a port taken or an address not ours is one line of ours, not uvicorn's log
+        try:
+            family = socket.getaddrinfo(self.host or None, self.port, type=socket.SOCK_STREAM)[0][0]
+            sock = socket.create_server((self.host, self.port), family=family)
+        except OSError as e:
+            raise OSError(f"the board could not listen on {self.host}:{self.port} ({os.strerror(e.errno) if e.errno else e})") from None
+        sock.setblocking(False)
+        quiet_uvicorn()
+        config = uvicorn.Config(self.door, host=self.host, port=self.port, log_level="warning", access_log=False,
+                                lifespan="off", loop="asyncio", http=guarded_protocol(self.door),
+                                limit_concurrency=MAX_CONNECTIONS + 1, timeout_keep_alive=5,
+                                h11_max_incomplete_event_size=MAX_HEADERS, timeout_graceful_shutdown=1)
+        self._server = server = uvicorn.Server(config)
+        failed: list[BaseException] = []
+        done = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            loop.set_exception_handler(self.door.loop_exception)
+            self._loop = loop
+            try:
+                loop.run_until_complete(server.serve(sockets=[sock]))
+            except BaseException as e:  # SystemExit from uvicorn when the port is taken
+                failed.append(e)
+            finally:
+                done.set()
+                self._loop = None
+                loop.close()
+
+        self.thread = threads.spawn("venue-web", serve, stop=self.stop)
+        deadline = time.monotonic() + timeout
+        while not server.started and not done.is_set() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if not server.started:
+            sock.close()
+            raise OSError(f"the board could not start on {self.host}:{self.port}" + (f" ({failed[0]!r})" if failed else ""))
+        if self.port == 0:
+            self.port = sock.getsockname()[1]
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            loop = self._loop
+            if loop is not None and not loop.is_closed():
+                try:
+                    loop.call_soon_threadsafe(self._end_streams)
+                except RuntimeError:
+                    pass
+
+    def _end_streams(self) -> None:
+        for queue in list(self._clients):
+            try:
+                queue.put_nowait(None)
+            except asyncio.QueueFull:
+                pass
+        self._clients.clear()
