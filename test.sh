@@ -20,6 +20,6 @@ fi
 # The [voice] extra too (Open JTalk, Piper), so the engine tests run; the espeak-ng-only path
 # is covered by tests that force the fallback (tests/test_voice_engines.py).
 EXTRAS=test,voice,reliability source tools/setup-venv.sh
-.venv/bin/ruff check companion hardware voice web tests bench reliability
-.venv/bin/mypy companion web
+.venv/bin/ruff check companion hardware voice web mqtt venue tests bench reliability
+.venv/bin/mypy companion web mqtt venue
 exec .venv/bin/python -m pytest "$@"
