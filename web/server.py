@@ -59,7 +59,7 @@ TAKEN_S = 60.0  # once the table has taken a control or a pairing, how long its 
 # A pairing's refusals (the loop's ``error``) as HTTP statuses
 PAIR_STATUS = {"busy": 409, "too_many": 429, "night": 409, "no_seat": 400, "not_saved": 503}
 BUTTONS = ("next", "back", "repeat")
-STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
+STATIC = {"app.js": "text/javascript", "app.css": "text/css", "tv.js": "text/javascript", "tv.css": "text/css"}
 
 
 @dataclass
@@ -130,7 +130,7 @@ class WebServer:
             # a seat's phone is paired for the evening, and may ask for its page at any time.
             read_side.watch(self.pairings.paired_seats)
         routes = [
-            Route("/", self.page), Route("/seat", self.page), Route("/static/{name}", self.static),
+            Route("/", self.page), Route("/seat", self.page), Route("/tv", self.tv), Route("/static/{name}", self.static),
             Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),
             Route("/api/games", self.api_games),
             Route("/api/pair", self.api_pair, methods=["POST"]), Route("/api/me", self.api_me),
@@ -326,10 +326,12 @@ class WebServer:
 
     async def page(self, request: Request) -> Response:
         html = resources.files("web").joinpath("static/index.html").read_text(encoding="utf-8")
-        token = self.pairings.csrf_token()
-        return Response(html.replace("{{csrf}}", token), media_type="text/html; charset=utf-8",
-                        headers={"Cache-Control": "no-store", "Content-Security-Policy": CSP,
-                                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+        return _html(html.replace("{{csrf}}", self.pairings.csrf_token()))
+
+    async def tv(self, request: Request) -> Response:
+        """The TV board: the public state drawn for a room (``static/tv.js``); it
+        reads only ``/api/table`` and ``/api/events``, and sends nothing."""
+        return _html(resources.files("web").joinpath("static/tv.html").read_text(encoding="utf-8"))
 
     async def static(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -551,6 +553,12 @@ def public_play(play: Mapping[str, Any], export: Mapping[str, ExportGame] | None
     in its phone's local time."""
     shown = {k: play[k] for k in ("id", "evening", "game", "rules", "playDate", "durationMin", "players") if k in play}
     return {**shown, "bgstats": push_url(play, games=export)}
+
+
+def _html(html: str) -> Response:
+    return Response(html, media_type="text/html; charset=utf-8",
+                    headers={"Cache-Control": "no-store", "Content-Security-Policy": CSP,
+                             "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
 
 
 def _plain(value: Any) -> bool:
