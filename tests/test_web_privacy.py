@@ -33,8 +33,7 @@ from web.live import WatchedReadSide
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
-PUBLIC = ("/", "/tv", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css",
-          "/static/tv.js", "/static/tv.css", "/api/virtual")
+PUBLIC = ("/", "/tv", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
 SERVER_KEYS = ("version", "address", "now", "verdict")  # what the pages add to the read side's public snapshot
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,31 @@ ONW_COUNT = [("tap", "game/one-night"), *(("tap", f"player/{p}") for p in ("red"
                                                     ("yellow", "blue")) for p in pair_)]
 
 
+ERRORS: list[str] = []  # what any board logged as an error in this test (a CSP refusal, a script's exception)
+BOARDS: list[Any] = []  # the boards open: closed before their table (which they would then miss, loudly)
+
+
+@pytest.fixture(autouse=True)
+def no_errors_on_the_board() -> Iterator[None]:
+    ERRORS.clear()
+    yield
+    assert ERRORS == []
+
+
+def close_boards() -> None:
+    while BOARDS:
+        BOARDS.pop().context.close()
+
+
 def open_board(browser: Any, url: str, viewport: dict[str, int] = TV) -> Any:  # noqa: F811
+    """The board, its errors collected (its inline script and style run only by
+    their CSP hashes: a refused one is an error)."""
     page = browser.new_context(viewport=viewport).new_page()
+    BOARDS.append(page)
+    page.on("pageerror", lambda e: ERRORS.append(str(e)))
+    page.on("console", lambda m: ERRORS.append(m.text) if m.type == "error" else None)
     page.goto(url.rstrip("/") + "/tv")
+    sync_api.expect(page.locator("h1")).not_to_have_text("")  # the script ran, from the page's own snapshot
     return page
 
 
@@ -70,7 +93,7 @@ class Board:
         return state
 
     def close(self) -> None:
-        self.page.context.close()
+        close_boards()
         self.walk.close()
 
 
@@ -172,8 +195,8 @@ def test_tv_board_vote_tally_fills_as_votes_come_in(browser: Any, tmp_path: Path
                 for who, side in play["votes"].items():
                     assert who.capitalize() in (keep if side == "keep" else kill)
                 done = len(play["votes"])
-                expect(page.locator("#tally-count")).to_have_text(
-                    f"{done} of {done + len(play['whose_turn'])} have voted")
+                living = len(board.walk.sim.loop.table.engine.living)  # as the vote's lines count them
+                expect(page.locator("#tally-count")).to_have_text(f"{done} of {living} have voted")
                 seen.append(done)
         assert seen == sorted(seen) and len(set(seen)) >= 2, seen  # it filled, vote by vote
     finally:
@@ -224,7 +247,12 @@ def test_tv_board_qr_and_the_seats_to_pair_until_every_phone_is_paired(browser: 
                 assert pair(live, client, seat).status_code == 200
         expect(page.locator("#pair-section")).to_be_hidden()  # every phone paired: gone
         expect(page.locator("#step")).to_have_text("role auction (sealed)")
+        live.tap("lang/ja")  # the table's language is the board's
+        expect(page.locator("html")).to_have_attribute("lang", "ja")
+        expect(page.locator("#step")).to_have_text("役職の入札（秘密）")
+        expect(page.locator("#scores-title")).to_have_text("得点")
     finally:
+        close_boards()
         live.close()
 
 
@@ -265,6 +293,7 @@ def test_tv_board_countdown_counts_down_to_the_api_deadline(browser: Any, tmp_pa
         assert page.locator("#countdown-said").get_attribute("aria-live") == "polite"
         assert page.locator("#countdown").evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)") >= 150
     finally:
+        close_boards()
         live.close()
 
 
@@ -292,4 +321,5 @@ def test_tv_board_countdown_moving_in_a_discussion(browser: Any, tmp_path: Path)
         second = page.locator("#countdown").inner_text()
         assert 1 <= seconds(first) - seconds(second) <= 4, (first, second)
     finally:
+        close_boards()
         live.close()

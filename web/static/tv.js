@@ -1,7 +1,7 @@
 // The TV board: the table's public state drawn for a room — big type, two
-// columns, read from 3 m.  It reads only the public feed (/api/events: its first
-// message is /api/table's snapshot, then every change) and /api/games for the
-// games' names; it sends nothing.  What whose turn, the count and the deadline
+// columns, read from 3 m.  It starts from the snapshot and the games' names the
+// page came with (what /api/table and /api/games hold), then follows the public
+// feed (/api/events: a snapshot at each change); it sends nothing.  What whose turn, the count and the deadline
 // are comes from the table's ``headline`` where the API has one, else from the
 // game's own view (play.step, play.whose_turn).
 "use strict";
@@ -66,7 +66,7 @@ function render() {
   $("game").textContent = state.game ? gameName(state.game)
     : res ? fill(t("last_game"), { game: gameName(res.game) }) : t("no_game");
   $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : t(state.phase || "idle");
-  $("turn").textContent = state.headline_text || turnText(h);
+  $("turn").textContent = state.headline_text || h.text || turnText(h);  // the table's sentence once it has one
   $("line").textContent = (state.now && state.now.line) || "";
   countdown(h.deadline ?? null);
   renderTally(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
@@ -108,17 +108,17 @@ function tick() {
 
 // The vote as it fills, exactly as public as the rules make it: One Night's
 // count (the votes each player got, said aloud as they came), Madness Hour's
-// sides (each vote said aloud with its side); the table's count where it has one.
+// sides (each vote said aloud with its side), with how many have voted.
 function renderTally() {
   const play = state.play || {};
   const list = $("tally"); list.replaceChildren();
-  let count = (state.headline && state.headline.count) || null;
+  let count = null;  // the vote's own count (the headline's may count something else: cards shown, bids)
   if (play.tally) {
     const entries = Object.entries(play.tally.for).sort((a, b) => b[1] - a[1]);
     for (const [name, n] of entries) list.append(el("li", { "data-player": name },
       el("span", { class: "name", text: who(name) }), el("span", { class: "n", text: String(n) }),
       el("span", { class: "bar", "aria-hidden": "true", text: "▮".repeat(n) })));
-    count = count || { done: play.tally.done, of: play.tally.of };
+    count = { done: play.tally.done, of: play.tally.of };
   } else if (play.votes && ["vote", "battle"].includes(play.step) && Object.keys(play.votes).length) {
     for (const side of ["keep", "kill"]) {
       const names = Object.entries(play.votes).filter(([, s]) => s === side).map(([p]) => who(p));
@@ -126,7 +126,8 @@ function renderTally() {
         el("span", { class: "n", text: String(names.length) }), el("span", { class: "who", text: names.join(", ") })));
     }
     const done = Object.keys(play.votes).length;
-    if (!count && play.step === "vote") count = { done, of: done + (play.whose_turn || []).length };
+    const living = (state.seats || []).filter((st) => st.name !== play.girl && !(play.dead || []).includes(st.name));
+    if (play.step === "vote") count = { done, of: living.length };  // every living investigator votes
   } else {
     show("tally-section", false);
     return;
@@ -231,5 +232,8 @@ function listen() {
     if (ev.event === "say" && !headline().night) { state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; }
   });
 }
+// The page came with the table's snapshot and the games' names: the first frame is the table's
+const boot = JSON.parse($("boot").textContent);
+state = boot.state; GAMES = boot.games;
+render(); drawnOnce();
 listen();
-fetch("/api/games").then((r) => r.json()).then((g) => { GAMES = g; render(); }).catch(() => {});
