@@ -51,6 +51,20 @@ def close_boards() -> None:
         BOARDS.pop().context.close()
 
 
+AXE: list[Any] = []
+
+
+def accessible(page: Any) -> None:
+    """axe-core in the page: no serious or critical violation (issue 21's bar for every page)."""
+    if not AXE:
+        from axe_playwright_python.sync_playwright import Axe
+
+        AXE.append(Axe())
+    found = [(v["id"], [n["html"][:120] for n in v["nodes"][:3]]) for v in AXE[0].run(page).response["violations"]
+             if v["impact"] in ("serious", "critical")]
+    assert found == [], found
+
+
 def open_board(browser: Any, url: str, viewport: dict[str, int] = TV) -> Any:  # noqa: F811
     """The board, its errors collected (its inline script and style run only by
     their CSP hashes: a refused one is an error)."""
@@ -135,7 +149,7 @@ def test_tv_board_shows_the_step_and_totals_then_the_result(browser: Any, tmp_pa
         left, right = page.locator("main > .col").all()
         lb, rb = left.bounding_box(), right.bounding_box()
         assert lb["x"] + lb["width"] <= rb["x"] and abs(lb["y"] - rb["y"]) < 2  # two columns
-        page.screenshot(path=str(tmp_path / "tv-result.png"))
+        accessible(page)
     finally:
         board.close()
 
@@ -161,6 +175,8 @@ def test_tv_board_cave_grid_fills_as_boxes_open(browser: Any, tmp_path: Path) ->
                 assert o["player"] in cell.inner_text() and str(o["box"]) in cell.inner_text()
             if play["step"] == "cave" and (not grown or grown[-1] != len(opened)):
                 grown.append(len(opened))
+                if len(grown) == 3:
+                    accessible(page)
         assert len(grown) >= 4 and any(b > a for a, b in zip(grown, grown[1:], strict=False))
         assert any(k == "dt_box" for k in (e["event"] for e in board.walk.log))
     finally:
@@ -189,6 +205,8 @@ def test_tv_board_vote_tally_fills_as_votes_come_in(browser: Any, tmp_path: Path
                 expect(page.locator("#tally-count")).to_have_text(
                     f"{play['tally']['done']} of {play['tally']['of']} have voted")
                 seen.append(play["tally"]["done"])
+                if len(seen) == 2:
+                    accessible(page)
             if game == "madness-hour" and play.get("step") == "vote" and play["votes"]:
                 keep = page.locator('#tally li[data-side="keep"]').inner_text()
                 kill = page.locator('#tally li[data-side="kill"]').inner_text()
@@ -198,6 +216,8 @@ def test_tv_board_vote_tally_fills_as_votes_come_in(browser: Any, tmp_path: Path
                 living = len(board.walk.sim.loop.table.engine.living)  # as the vote's lines count them
                 expect(page.locator("#tally-count")).to_have_text(f"{done} of {living} have voted")
                 seen.append(done)
+                if len(seen) == 2:
+                    accessible(page)
         assert seen == sorted(seen) and len(set(seen)) >= 2, seen  # it filled, vote by vote
     finally:
         board.close()
@@ -219,6 +239,8 @@ def test_tv_board_night_screen_is_the_same_for_two_deals(browser: Any, tmp_path:
                     sync_api.expect(board.page.locator("#day")).to_be_hidden()
                     shots[seed].append((board.page.locator("body").inner_text(), board.page.screenshot()))
                     black[seed] = board.page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+                    if len(shots[seed]) == 1:
+                        accessible(board.page)
         finally:
             board.close()
     assert len(shots[3]) >= 2 and shots[3] == shots[11]
@@ -241,6 +263,7 @@ def test_tv_board_qr_and_the_seats_to_pair_until_every_phone_is_paired(browser: 
         assert page.evaluate("() => document.querySelector('#qr').naturalWidth") > 0  # the code of this address
         assert page.locator("#qr").bounding_box()["width"] >= 300  # large: scanned from across the table
         expect(page.locator("#address")).to_have_text(live.web.address)
+        accessible(page)
         for n, seat in enumerate(seats):
             expect(page.locator("#missing li")).to_have_text([s.capitalize() for s in seats[n:]])
             with httpx.Client(base_url=live.url) as client:
@@ -292,6 +315,7 @@ def test_tv_board_countdown_counts_down_to_the_api_deadline(browser: Any, tmp_pa
         assert page.locator("#countdown").get_attribute("aria-live") == "off"  # the digits stay quiet
         assert page.locator("#countdown-said").get_attribute("aria-live") == "polite"
         assert page.locator("#countdown").evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)") >= 150
+        accessible(page)
     finally:
         close_boards()
         live.close()

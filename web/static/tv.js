@@ -43,11 +43,13 @@ const el = (tag, attrs = {}, ...kids) => {
 const show = (id, on) => { $(id).hidden = !on; return on; };
 
 // The headline as AGREED §1 has it, or what the game's view says until the API has one
+// (``waiting`` here: players' names, as the games' views and totals name them; the headline names seats)
 function headline() {
   const play = state.play || {};
   const h = state.headline;
-  if (h) return h;
-  return { step: play.step || null, waiting_for: play.whose_turn || [], anyone: false, count: null,
+  const nameOf = (id) => ((state.seats || []).find((s) => s.id === id) || { name: id }).name;
+  if (h) return { ...h, waiting: (h.waiting_for || []).map(nameOf) };
+  return { step: play.step || null, waiting: play.whose_turn || [], anyone: false, count: null,
            deadline: null, night: play.step === "night" };
 }
 
@@ -73,7 +75,7 @@ function render() {
 }
 
 function turnText(h) {
-  const turn = h.waiting_for || [];
+  const turn = h.waiting;
   if (!turn.length) return "";
   const seated = (state.seats || []).length;
   return fill(t("turn"), { who: h.anyone || (turn.length === seated && seated > 1) ? t("everyone") : turn.map(who).join(", ") });
@@ -197,7 +199,7 @@ function renderPairing() {
 // Totals: the game's own while it plays (its view's totals), else tonight's standings
 function renderScores() {
   const play = state.play || {};
-  const turn = new Set(headline().waiting_for || []);
+  const turn = new Set(headline().waiting);
   const table = $("scores"); table.replaceChildren();
   let rows = [], title = t("scores");
   if (play.totals) rows = (state.seats || []).map((s) => [s.name, play.totals[s.name] ?? 0]);
