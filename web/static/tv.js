@@ -196,16 +196,16 @@ function renderPairing() {
   $("missing").replaceChildren(...missing.map((s) => el("li", { "data-seat": s.id, text: who(s.name) })));
 }
 
-// Totals: the game's own while it plays (its view's totals), else tonight's standings
+// Totals: the game's own while it plays (its view's totals), else tonight's standings, highest first
 function renderScores() {
   const play = state.play || {};
   const turn = new Set(headline().waiting);
   const table = $("scores"); table.replaceChildren();
   let rows = [], title = t("scores");
   if (play.totals) rows = (state.seats || []).map((s) => [s.name, play.totals[s.name] ?? 0]);
-  else if (!state.result || state.play) {
-    const tonight = (state.tonight || {})[state.game] || {};
-    rows = Object.entries(tonight); title = t("tonight");
+  else {  // the game being played, or the one just finished: tonight's standings in it
+    const tonight = (state.tonight || {})[state.game || (state.result || {}).game] || {};
+    rows = Object.entries(tonight).sort((a, b) => b[1] - a[1]); title = t("tonight");
   }
   $("scores-title").textContent = title;
   if (!show("scores-section", rows.length > 0)) return;
