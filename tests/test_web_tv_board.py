@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from test_web import pair
-from test_web_browser import TV, browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
+from test_web_browser import SHOTS, TV, browser, pytestmark, sync_api  # noqa: F401  (the fixture, the chromium skip)
 from test_web_privacy import Walk, secrets_kept
 
 from companion.app.live_table import LiveTable
@@ -63,6 +63,12 @@ def accessible(page: Any) -> None:
     found = [(v["id"], [n["html"][:120] for n in v["nodes"][:3]]) for v in AXE[0].run(page).response["violations"]
              if v["impact"] in ("serious", "critical")]
     assert found == [], found
+
+
+def shoot(page: Any, name: str) -> None:
+    """A screenshot to the artefacts directory (test_web_browser's: never the checkout)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def open_board(browser: Any, url: str, viewport: dict[str, int] = TV) -> Any:  # noqa: F811
@@ -149,6 +155,7 @@ def test_tv_board_shows_the_step_and_totals_then_the_result(browser: Any, tmp_pa
         left, right = page.locator("main > .col").all()
         lb, rb = left.bounding_box(), right.bounding_box()
         assert lb["x"] + lb["width"] <= rb["x"] and abs(lb["y"] - rb["y"]) < 2  # two columns
+        shoot(page, f"tv-result-{viewport['width']}")
         accessible(page)
     finally:
         board.close()
@@ -177,6 +184,7 @@ def test_tv_board_cave_grid_fills_as_boxes_open(browser: Any, tmp_path: Path) ->
                 grown.append(len(opened))
                 if len(grown) == 3:
                     accessible(page)
+                    shoot(page, "tv-cave-en")
         assert len(grown) >= 4 and any(b > a for a, b in zip(grown, grown[1:], strict=False))
         assert any(k == "dt_box" for k in (e["event"] for e in board.walk.log))
     finally:
@@ -241,6 +249,7 @@ def test_tv_board_night_screen_is_the_same_for_two_deals(browser: Any, tmp_path:
                     black[seed] = board.page.evaluate("() => getComputedStyle(document.body).backgroundColor")
                     if len(shots[seed]) == 1:
                         accessible(board.page)
+                        shoot(board.page, "tv-night")
         finally:
             board.close()
     assert len(shots[3]) >= 2 and shots[3] == shots[11]
@@ -264,6 +273,7 @@ def test_tv_board_qr_and_the_seats_to_pair_until_every_phone_is_paired(browser: 
         assert page.locator("#qr").bounding_box()["width"] >= 300  # large: scanned from across the table
         expect(page.locator("#address")).to_have_text(live.web.address)
         accessible(page)
+        shoot(page, "tv-pairing-en")
         for n, seat in enumerate(seats):
             expect(page.locator("#missing li")).to_have_text([s.capitalize() for s in seats[n:]])
             with httpx.Client(base_url=live.url) as client:
@@ -344,6 +354,40 @@ def test_tv_board_countdown_moving_in_a_discussion(browser: Any, tmp_path: Path)
         page.wait_for_timeout(2200)
         second = page.locator("#countdown").inner_text()
         assert 1 <= seconds(first) - seconds(second) <= 4, (first, second)
+    finally:
+        close_boards()
+        live.close()
+
+
+def test_tv_board_follows_the_headline_contract(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """AGREED §1 as the board reads it, ahead of the merge: whom the table waits
+    for by seat id, named; the table's own sentence (``headline_text``) over the
+    board's; ``night`` the near-black screen whatever the game's view says."""
+    expect = sync_api.expect
+    live = LiveTable(tmp_path)
+    try:
+        live.tap("game/madness-hour", "player/red", "player/blue", "player/green")
+        live.press("next")
+        public_state = live.web.public_state
+        headline: dict[str, Any] = {"step": "girl", "waiting_for": ["blue"], "anyone": False, "count": None,
+                                    "deadline": None, "night": False}
+        extra: dict[str, Any] = {}
+
+        def with_headline(history: bool = True) -> dict[str, Any]:
+            return {**public_state(history), "headline": dict(headline), **extra}
+
+        live.web.public_state = with_headline  # type: ignore[method-assign]
+        page = open_board(browser, live.url)
+        expect(page.locator("#turn")).to_have_text("Whose turn: Blue")
+        expect(page.locator("#scores tr.turn")).to_have_count(0)  # no totals in this game: tonight's, none yet
+        extra["headline_text"] = "Blue, tap the Girl's card."
+        live.tap("lang/ja")  # any public change: a new snapshot on the feed
+        expect(page.locator("#turn")).to_have_text("Blue, tap the Girl's card.")
+        headline["night"] = True
+        live.tap("lang/en")
+        expect(page.locator("#night")).to_be_visible()
+        expect(page.locator("#day")).to_be_hidden()
+        assert page.locator("body").inner_text().strip() == "who is the Girl?"  # the headline's step alone
     finally:
         close_boards()
         live.close()
