@@ -108,9 +108,10 @@ function tick() {
   }
 }
 
-// The vote as it fills, exactly as public as the rules make it: One Night's
-// count (the votes each player got, said aloud as they came), Madness Hour's
-// sides (each vote said aloud with its side), with how many have voted.
+// The vote as it fills, exactly as public as the rules make it — the game's view
+// holds only that: a count of pointing (``tally``: the votes each player got, said
+// aloud as they came) or sides (``votes``: each said aloud with its side), and how
+// many have voted.  The names here are the view's keys, never a game's.
 function renderTally() {
   const play = state.play || {};
   const list = $("tally"); list.replaceChildren();
@@ -138,7 +139,7 @@ function renderTally() {
   show("tally-section", true);
 }
 
-// Demagogos' cave: one box a cell, opened or not; an opened box shows what it
+// A cave of boxes (``boxes``, ``opened``): one box a cell, opened or not; an opened box shows what it
 // held (a sign and the game's own line for it: by whom, the gems), as the table saw it.
 function renderCave() {
   const play = state.play || {};
@@ -177,7 +178,7 @@ function renderResult() {
   $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
 }
 
-// The game's other public lines (Demagogos' board: bids in, the auction, role results)
+// The game's other public lines (its board: bids in, an auction, role results)
 function renderLines() {
   const lines = (state.board || []).filter((l) => !l.key.includes(".box.") && !l.key.endsWith(".vp") && !l.key.endsWith(".boxes"));
   $("lines").replaceChildren(...lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
