@@ -334,11 +334,15 @@ class WebServer:
     async def tv(self, request: Request) -> Response:
         """The TV board: the public state drawn for a room (``static/tv.js``),
         sending nothing.  The page comes with what ``/api/events`` would send
-        first and the games' names (a data block, never run: the CSP holds), and
+        first, the games' names and the players' (a data block, never run: the CSP holds), and
         its script and style inline, pinned by their hashes: its first frame shows
         the table without waiting for a round trip (``tv_first_paint_ms``)."""
         html, csp = _tv_page()
-        boot = json.dumps({"state": self.public_state(history=False), "games": self.games},
+        narrate, langs = self.narrate, self.games or {"en": {}}
+        # the players' names as the table says them (``name.<value>`` lines: 赤 for red), by language
+        names = {lang: {k.removeprefix("name."): v[0] for k, v in narrate.lines(lang).items() if k.startswith("name.")}
+                 for lang in langs} if narrate is not None else {}
+        boot = json.dumps({"state": self.public_state(history=False), "games": self.games, "names": names},
                           ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")  # no </script> inside
         return _html(html.replace("{{boot}}", boot), csp)
 

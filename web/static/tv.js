@@ -13,24 +13,23 @@ const T = {
         total: "Total", place: "Place", role: "Final role", result: "Result", of: "{n} of {m} have voted",
         closed: "closed", min_left: "{n} minutes left", one_min_left: "1 minute left", under_min: "under a minute left",
         keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…",
-        idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing",
-        colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
-                   white: "White", black: "Black" } },
+        idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
   ja: { no_game: "ゲームカードをタッチしてください。", last_game: "前のゲーム: {game}", turn: "手番: {who}",
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
         pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
         total: "合計", place: "順位", role: "最後の役職", result: "結果", of: "{m}人中{n}人が投票",
         closed: "未開封", min_left: "残り{n}分", one_min_left: "残り1分", under_min: "残り1分未満",
         keep: "生かす", kill: "殺す", offline: "再接続中…",
-        idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ", pairing: "スマホのペアリング", playing: "プレイ中",
-        colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
+        idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ", pairing: "スマホのペアリング", playing: "プレイ中" },
 };
 // What a box held, shown by a sign as well as its words (never by colour alone)
 const SIGN = { treasure: "★", empty: "○", disaster: "✖" };
-let state = {}, GAMES = {}, lang = "en", drawn = false;
+let state = {}, GAMES = {}, NAMES = {}, lang = "en", drawn = false;
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const fill = (s, args) => s.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
-const who = (name) => t("colours")[name] || name;
+// A player as the table names them (the page's ``names``: the voice's name lines), a capital first
+const who = (name) => { const n = (NAMES[lang] || {})[name] ?? (NAMES.en || {})[name] ?? name;
+                        return n.charAt(0).toUpperCase() + n.slice(1); };
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;
@@ -235,8 +234,8 @@ function listen() {
     if (ev.event === "say" && !headline().night) { state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; }
   });
 }
-// The page came with the table's snapshot and the games' names: the first frame is the table's
+// The page came with the table's snapshot, the games' and the players' names: the first frame is the table's
 const boot = JSON.parse($("boot").textContent);
-state = boot.state; GAMES = boot.games;
+state = boot.state; GAMES = boot.games; NAMES = boot.names;
 render(); drawnOnce();
 listen();
