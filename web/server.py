@@ -342,7 +342,9 @@ class WebServer:
         # the players' names as the table says them (``name.<value>`` lines: 赤 for red), by language
         names = {lang: {k.removeprefix("name."): v[0] for k, v in narrate.lines(lang).items() if k.startswith("name.")}
                  for lang in langs} if narrate is not None else {}
-        boot = json.dumps({"state": self.public_state(history=False), "games": self.games, "names": names},
+        # ``clock``: the table's wall clock now, so a TV whose own clock is off still counts to the deadline
+        boot = json.dumps({"state": self.public_state(history=False), "games": self.games, "names": names,
+                           "clock": time.time()},
                           ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")  # no </script> inside
         return _html(html.replace("{{boot}}", boot), csp)
 

@@ -24,7 +24,7 @@ const T = {
 };
 // What a box held, shown by a sign as well as its words (never by colour alone)
 const SIGN = { treasure: "★", empty: "○", disaster: "✖" };
-let state = {}, GAMES = {}, NAMES = {}, lang = "en", drawn = false;
+let state = {}, GAMES = {}, NAMES = {}, lang = "en", drawn = false, skew = 0;  // skew: the table's clock − ours (s)
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const fill = (s, args) => s.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
 // A player as the table names them (the page's ``names``: the voice's name lines), a capital first
@@ -96,7 +96,7 @@ function countdown(at) {
 }
 function tick() {
   if (deadline === null) return;
-  const left = Math.max(0, Math.ceil(deadline - Date.now() / 1000));
+  const left = Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
   const text = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
   if ($("countdown").textContent !== text) $("countdown").textContent = text;
   const minute = Math.ceil(left / 60);
@@ -237,5 +237,6 @@ function listen() {
 // The page came with the table's snapshot, the games' and the players' names: the first frame is the table's
 const boot = JSON.parse($("boot").textContent);
 state = boot.state; GAMES = boot.games; NAMES = boot.names;
+skew = boot.clock - Date.now() / 1000;  // the deadline is on the table's clock, which this screen's may not keep
 render(); drawnOnce();
 listen();
