@@ -7,6 +7,11 @@
 - ``web_rss_delta_mb`` / ``web_start_delta_s``: the daemon's peak RSS and start
   → READY=1 with ``--web`` against without, interleaved starts.
 - ``page_weight_kb``: the HTML, JS and CSS a phone loads.
+- ``tv_first_paint_ms``: the TV board (``/tv``) opened in a fresh chromium
+  context at 1920×1080 on a table pairing six phones for Demagogos, from
+  navigation start to the first paint that holds the table's state (the first
+  contentful paint, and not before tv.js's ``tv-drawn`` mark of its first
+  drawn frame) — not a blank skeleton's paint.
 - ``sse_clients_held``: 20 SSE clients on loopback while the table plays; how
   many received every snapshot, each within ``SSE_BOUND_S``.
 Loopback only.
@@ -133,6 +138,48 @@ def page_weight_kb() -> float:
             live.close()
 
 
+TV_SIZE = {"width": 1920, "height": 1080}
+TV_WARM = 1  # the first load makes the daemon read the games' names (/api/games): once a table's evening
+# The first paint that holds the table: the browser's first contentful paint (the board has no
+# text before tv.js draws the state) and never before tv.js's mark of its first drawn frame
+PAINTED = """() => { const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+                     const drawn = performance.getEntriesByName('tv-drawn')[0];
+                     return fcp && drawn ? Math.max(fcp.startTime, drawn.startTime) : 0; }"""
+
+
+def tv_first_paint(loads: int) -> list[float] | None:
+    """ms to the board's first drawn frame, one fresh browser context (no cache)
+    a load; None without chromium and Playwright."""
+    if not shutil.which(CHROMIUM):
+        return None
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    from companion.app.live_table import LiveTable
+
+    with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
+        live = LiveTable(Path(tmp))
+        try:
+            live.tap("game/demagogos", *(f"player/{c}" for c in ("red", "blue", "green", "yellow", "purple", "orange")))
+            live.press("next")  # waiting for the phones: the board shows the seats to pair and the QR code
+            times = []
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+                for i in range(TV_WARM + loads):
+                    context = browser.new_context(viewport=TV_SIZE)
+                    page = context.new_page()
+                    page.goto(live.url + "/tv")
+                    page.wait_for_function(PAINTED, timeout=5000)
+                    if i >= TV_WARM:
+                        times.append(float(page.evaluate(PAINTED)))
+                    context.close()
+                browser.close()
+            return times
+        finally:
+            live.close()
+
+
 def sse_clients_held(taps: int) -> tuple[int, float]:
     """(clients that got every snapshot within the bound, worst lag in ms)."""
     from companion.app.live_table import Feed, LiveTable
@@ -187,6 +234,7 @@ def measure(quick: bool, tmp: Path) -> dict[str, Any]:
             "tap_to_page_p50_ms": [statistics.median(t) for t, _ in lat_runs],
             "receiver": lat_runs[0][1], "taps": taps,
             "web_start_delta_s": start_delta, "web_rss_delta_mb": rss_delta,
-            "page_weight_kb": [page_weight_kb()], "sse_clients_held": [float(held)], "sse_worst_ms": worst}
+            "page_weight_kb": [page_weight_kb()], "sse_clients_held": [float(held)], "sse_worst_ms": worst,
+            "tv_first_paint_ms": tv_first_paint(5 if quick else 20)}
 
 

@@ -268,7 +268,7 @@ def test_item2_no_file_of_the_project_knows_the_fifth_game(quiz: type[Engine]) -
 
 # ------------------------------------------------------ the shell names no game
 SHELL = ["companion/core/tags.py", *(f"web/{p.name}" for p in (ROOT / "web").glob("*.py")),
-         "web/static/app.js", "web/static/index.html",
+         "web/static/app.js", "web/static/index.html", "web/static/tv.js", "web/static/tv.html",
          *(f"voice/{p.name}" for p in (ROOT / "voice").glob("*.py")), "voice/lines/en.yaml", "voice/lines/ja.yaml"]
 
 

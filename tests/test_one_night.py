@@ -533,3 +533,27 @@ def test_vote_count_running_count_refusals_and_back() -> None:
     table.tap("player/red")
     table.engine.handle(BACK)  # blue's vote taken back: blue points again
     assert table.engine.state.votes == {"red": "blue"} and table.engine.state.pending == "blue"
+
+
+def test_tv_board_tally_is_the_count_as_said_aloud() -> None:
+    """The public view's tally (the TV board's, issue 21) holds what the count's
+    lines said, vote by vote — each vote's target and how many have voted — and
+    nothing else: not who pointed at whom, no tally before the count begins."""
+    table = at_reveal()
+    assert "tally" not in table.engine.public_view()
+    votes = {"red": "blue", "blue": "green", "green": "blue", "yellow": "blue", "purple": "green"}
+    got: dict[str, int] = {}
+    for voter, choice in votes.items():
+        out = table.tap(f"player/{voter}", f"player/{choice}")
+        (said,) = [dict(o.params) for o in out if isinstance(o, Say) and o.key == "onw.count.recorded"]
+        got[said["player"]] = got.get(said["player"], 0) + 1
+        tally = table.engine.public_view()["tally"]
+        assert tally == {"for": got, "done": said["n"], "of": said["count"]}
+    assert set(json_keys(table.engine.public_view())) == {"step", "whose_turn", "tally", "for", "done", "of",
+                                                            "blue", "green"}
+
+
+def json_keys(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [*node, *(k for v in node.values() for k in json_keys(v))]
+    return [k for v in node for k in json_keys(v)] if isinstance(node, list) else []

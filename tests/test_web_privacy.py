@@ -33,7 +33,7 @@ from web.live import WatchedReadSide
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
-PUBLIC = ("/", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
+PUBLIC = ("/", "/tv", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
 SERVER_KEYS = ("version", "address", "now", "verdict")  # what the pages add to the read side's public snapshot
 
 
@@ -122,6 +122,18 @@ class Walk:
             if path == "/api/table":
                 secrets_kept(self.sim.loop.table.engine, r.json())
 
+    def private_pages(self) -> dict[str, dict[str, Any]]:
+        """Every seat's private page now, as it would be rendered (the read side
+        holds only the watched ones'), without its forms."""
+        pages = {seat: self.sim.loop.pages.render(seat) for seat in self.sim.loop.table.state.seats}
+        return {seat: {k: v for k, v in page.items() if k != "legal" and v is not None} for seat, page in pages.items()}
+
+    def private_texts(self) -> list[str]:
+        """The words only one player may read, as a page would show them: every
+        tell's text so far and each seat's page lines now (the TV board's check)."""
+        tells = [str(e.fields["text"]) for e in self.heard if e.audience != TABLE and e.fields.get("event") == "tell"]
+        return tells + [line["text"] for page in self.private_pages().values() for line in page.get("page", [])]
+
     def check(self) -> None:
         self.feed.drain(0.2)
         fed = self.feed.got
@@ -134,10 +146,7 @@ class Walk:
             assert event not in fed_events
             if event["event"] == "tell":
                 assert event["text"] not in everything, event
-        for seat in self.sim.loop.table.state.seats:
-            # every seat's page as it would be rendered (the read side holds only the watched ones')
-            page = self.sim.loop.pages.render(seat)
-            secret = {k: v for k, v in page.items() if k != "legal" and v is not None}
+        for seat, secret in self.private_pages().items():
             for key, value in secret.items():
                 assert json.dumps({key: value})[1:-1] not in everything, (seat, key)
 

@@ -20,6 +20,9 @@ scoring — both handed in by the app, from the games' folders.
 from __future__ import annotations
 
 import asyncio
+import base64
+import functools
+import hashlib
 import json
 import secrets
 import socket
@@ -130,7 +133,7 @@ class WebServer:
             # a seat's phone is paired for the evening, and may ask for its page at any time.
             read_side.watch(self.pairings.paired_seats)
         routes = [
-            Route("/", self.page), Route("/seat", self.page), Route("/static/{name}", self.static),
+            Route("/", self.page), Route("/seat", self.page), Route("/tv", self.tv), Route("/static/{name}", self.static),
             Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),
             Route("/api/games", self.api_games),
             Route("/api/pair", self.api_pair, methods=["POST"]), Route("/api/me", self.api_me),
@@ -326,10 +329,24 @@ class WebServer:
 
     async def page(self, request: Request) -> Response:
         html = resources.files("web").joinpath("static/index.html").read_text(encoding="utf-8")
-        token = self.pairings.csrf_token()
-        return Response(html.replace("{{csrf}}", token), media_type="text/html; charset=utf-8",
-                        headers={"Cache-Control": "no-store", "Content-Security-Policy": CSP,
-                                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+        return _html(html.replace("{{csrf}}", self.pairings.csrf_token()))
+
+    async def tv(self, request: Request) -> Response:
+        """The TV board: the public state drawn for a room (``static/tv.js``),
+        sending nothing.  The page comes with what ``/api/events`` would send
+        first, the games' names and the players' (a data block, never run: the CSP holds), and
+        its script and style inline, pinned by their hashes: its first frame shows
+        the table without waiting for a round trip (``tv_first_paint_ms``)."""
+        html, csp = _tv_page()
+        narrate, langs = self.narrate, self.games or {"en": {}}
+        # the players' names as the table says them (``name.<value>`` lines: 赤 for red), by language
+        names = {lang: {k.removeprefix("name."): v[0] for k, v in narrate.lines(lang).items() if k.startswith("name.")}
+                 for lang in langs} if narrate is not None else {}
+        # ``clock``: the table's wall clock now, so a TV whose own clock is off still counts to the deadline
+        boot = json.dumps({"state": self.public_state(history=False), "games": self.games, "names": names,
+                           "clock": time.time()},
+                          ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")  # no </script> inside
+        return _html(html.replace("{{boot}}", boot), csp)
 
     async def static(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -551,6 +568,28 @@ def public_play(play: Mapping[str, Any], export: Mapping[str, ExportGame] | None
     in its phone's local time."""
     shown = {k: play[k] for k in ("id", "evening", "game", "rules", "playDate", "durationMin", "players") if k in play}
     return {**shown, "bgstats": push_url(play, games=export)}
+
+
+@functools.cache
+def _tv_page() -> tuple[str, str]:
+    """The TV board's HTML with tv.js and tv.css inline, and the CSP that lets
+    exactly those two run (their SHA-256) and nothing else inline."""
+    static = resources.files("web").joinpath("static")
+    html, js, css = (static.joinpath(n).read_text(encoding="utf-8") for n in ("tv.html", "tv.js", "tv.css"))
+
+    def pin(text: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+    html = (html.replace('<link rel="stylesheet" href="/static/tv.css">', f"<style>{css}</style>")
+            .replace('<script src="/static/tv.js"></script>', f"<script>{js}</script>"))
+    csp = CSP.replace("style-src 'self'", f"style-src {pin(css)}").replace("script-src 'self'", f"script-src {pin(js)}")
+    return html, csp
+
+
+def _html(html: str, csp: str = CSP) -> Response:
+    return Response(html, media_type="text/html; charset=utf-8",
+                    headers={"Cache-Control": "no-store", "Content-Security-Policy": csp,
+                             "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
 
 
 def _plain(value: Any) -> bool:

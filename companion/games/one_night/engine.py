@@ -131,7 +131,10 @@ class OneNight(Engine):
 
     def public_view(self) -> dict[str, Any]:
         """The step and whom the table waits for.  By night nobody: naming the
-        role called would give the night's order (and so the deck's) away."""
+        role called would give the night's order (and so the deck's) away.
+        Once the table counts the pointing, the tally as it was said: the votes
+        each player got and how many have voted (the TV board's); never who
+        pointed at whom, which no line says."""
         s = self.state
         if s.step in ("discussion", "vote"):
             turn = list(self.players)
@@ -139,7 +142,11 @@ class OneNight(Engine):
             turn = [s.pending] if s.pending else [p for p in self.players if p not in s.revealed]
         else:  # deal (the table), night (nobody may be named), done
             turn = []
-        return {"step": s.step, "whose_turn": turn}
+        view: dict[str, Any] = {"step": s.step, "whose_turn": turn}
+        if s.votes:  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
+            view["tally"] = {"for": {p: n for p in self.players if (n := list(s.votes.values()).count(p))},
+                             "done": len(s.votes), "of": len(self.players)}
+        return view
 
     @property
     def finished(self) -> bool:

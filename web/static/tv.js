@@ -1,0 +1,242 @@
+// The TV board: the table's public state drawn for a room — big type, two
+// columns, read from 3 m.  It starts from the snapshot and the games' names the
+// page came with (what /api/table and /api/games hold), then follows the public
+// feed (/api/events: a snapshot at each change); it sends nothing.  What whose turn, the count and the deadline
+// are comes from the table's ``headline`` where the API has one, else from the
+// game's own view (play.step, play.whose_turn).
+"use strict";
+const $ = (id) => document.getElementById(id);
+const T = {
+  en: { no_game: "No game yet: tap a game card.", last_game: "Last game: {game}", turn: "Whose turn: {who}",
+        everyone: "everyone", time_left: "Time left", votes: "Votes", cave: "The cave", board: "On the table",
+        pair: "Scan to pair your phone", missing: "Still to pair:", scores: "Scores", tonight: "Tonight",
+        total: "Total", place: "Place", role: "Final role", result: "Result", of: "{n} of {m} have voted",
+        closed: "closed", min_left: "{n} minutes left", one_min_left: "1 minute left", under_min: "under a minute left",
+        keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…",
+        idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
+  ja: { no_game: "ゲームカードをタッチしてください。", last_game: "前のゲーム: {game}", turn: "手番: {who}",
+        everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
+        pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
+        total: "合計", place: "順位", role: "最後の役職", result: "結果", of: "{m}人中{n}人が投票",
+        closed: "未開封", min_left: "残り{n}分", one_min_left: "残り1分", under_min: "残り1分未満",
+        keep: "生かす", kill: "殺す", offline: "再接続中…",
+        idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ", pairing: "スマホのペアリング", playing: "プレイ中" },
+};
+// What a box held, shown by a sign as well as its words (never by colour alone)
+const SIGN = { treasure: "★", empty: "○", disaster: "✖" };
+let state = {}, GAMES = {}, NAMES = {}, lang = "en", drawn = false, skew = 0;  // skew: the table's clock − ours (s)
+const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
+const fill = (s, args) => s.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
+// A player as the table names them (the page's ``names``: the voice's name lines), a capital first
+const who = (name) => { const n = (NAMES[lang] || {})[name] ?? (NAMES.en || {})[name] ?? name;
+                        return n.charAt(0).toUpperCase() + n.slice(1); };
+const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
+const gameName = (id) => gameInfo(id).name || id;
+const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) k === "text" ? (e.textContent = v) : e.setAttribute(k, v);
+  e.append(...kids);
+  return e;
+};
+const show = (id, on) => { $(id).hidden = !on; return on; };
+
+// The headline as AGREED §1 has it, or what the game's view says until the API has one
+// (``waiting`` here: players' names, as the games' views and totals name them; the headline names seats)
+function headline() {
+  const play = state.play || {};
+  const h = state.headline;
+  const nameOf = (id) => ((state.seats || []).find((s) => s.id === id) || { name: id }).name;
+  if (h) return { ...h, waiting: (h.waiting_for || []).map(nameOf) };
+  return { step: play.step || null, waiting: play.whose_turn || [], anyone: false, count: null,
+           deadline: null, night: play.step === "night" };
+}
+
+function render() {
+  lang = state.lang || "en";
+  document.documentElement.lang = lang;
+  document.body.dataset.version = String(state.version ?? "");  // which snapshot is drawn (the tests wait for it)
+  document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
+  const h = headline();
+  // By night every page shows the same near-black screen with the step's name, whatever the deal
+  const night = !!h.night;
+  $("night").hidden = !night; $("day").hidden = night;
+  document.body.classList.toggle("night", night);
+  if (night) { $("night-step").textContent = stepLabel(state.game, h.step || "night"); countdown(null); return; }
+  const res = !state.play && state.result;
+  $("game").textContent = state.game ? gameName(state.game)
+    : res ? fill(t("last_game"), { game: gameName(res.game) }) : t("no_game");
+  $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : t(state.phase || "idle");
+  $("turn").textContent = state.headline_text || h.text || turnText(h);  // the table's sentence once it has one
+  $("line").textContent = (state.now && state.now.line) || "";
+  countdown(h.deadline ?? null);
+  renderTally(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
+}
+
+function turnText(h) {
+  const turn = h.waiting;
+  if (!turn.length) return "";
+  const seated = (state.seats || []).length;
+  return fill(t("turn"), { who: h.anyone || (turn.length === seated && seated > 1) ? t("everyone") : turn.map(who).join(", ") });
+}
+
+// The discussion's countdown to the table's deadline (wall-clock seconds): the
+// big digits every quarter second; for a screen reader, a polite sentence at
+// most once a minute (the timer's own region stays quiet).
+let deadline = null, ticker = null, saidMinute = null;
+function countdown(at) {
+  deadline = typeof at === "number" ? at : null;
+  if (!show("timer-section", deadline !== null)) {
+    if (ticker) { clearInterval(ticker); ticker = null; }
+    saidMinute = null;
+    return;
+  }
+  tick();
+  if (!ticker) ticker = setInterval(tick, 250);
+}
+function tick() {
+  if (deadline === null) return;
+  const left = Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
+  const text = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+  if ($("countdown").textContent !== text) $("countdown").textContent = text;
+  const minute = Math.ceil(left / 60);
+  if (minute !== saidMinute) {
+    saidMinute = minute;
+    $("countdown-said").textContent = minute > 1 ? fill(t("min_left"), { n: minute })
+      : minute === 1 ? t("one_min_left") : t("under_min");
+  }
+}
+
+// The vote as it fills, exactly as public as the rules make it — the game's view
+// holds only that: a count of pointing (``tally``: the votes each player got, said
+// aloud as they came) or sides (``votes``: each said aloud with its side), and how
+// many have voted.  The names here are the view's keys, never a game's.
+function renderTally() {
+  const play = state.play || {};
+  const list = $("tally"); list.replaceChildren();
+  let count = null;  // the vote's own count (the headline's may count something else: cards shown, bids)
+  if (play.tally) {
+    const entries = Object.entries(play.tally.for).sort((a, b) => b[1] - a[1]);
+    for (const [name, n] of entries) list.append(el("li", { "data-player": name },
+      el("span", { class: "name", text: who(name) }), el("span", { class: "n", text: String(n) }),
+      el("span", { class: "bar", "aria-hidden": "true", text: "▮".repeat(n) })));
+    count = { done: play.tally.done, of: play.tally.of };
+  } else if (play.votes && ["vote", "battle"].includes(play.step) && Object.keys(play.votes).length) {
+    for (const side of ["keep", "kill"]) {
+      const names = Object.entries(play.votes).filter(([, s]) => s === side).map(([p]) => who(p));
+      list.append(el("li", { "data-side": side }, el("span", { class: "name", text: t(side) }),
+        el("span", { class: "n", text: String(names.length) }), el("span", { class: "who", text: names.join(", ") })));
+    }
+    const done = Object.keys(play.votes).length;
+    const living = (state.seats || []).filter((st) => st.name !== play.girl && !(play.dead || []).includes(st.name));
+    if (play.step === "vote") count = { done, of: living.length };  // every living investigator votes
+  } else {
+    show("tally-section", false);
+    return;
+  }
+  $("tally-count").textContent = count ? fill(t("of"), { n: count.done, m: count.of }) : "";
+  show("tally-section", true);
+}
+
+// A cave of boxes (``boxes``, ``opened``): one box a cell, opened or not; an opened box shows what it
+// held (a sign and the game's own line for it: by whom, the gems), as the table saw it.
+function renderCave() {
+  const play = state.play || {};
+  const grid = $("cave"); grid.replaceChildren();
+  if (!show("cave-section", !!play.boxes && Array.isArray(play.opened))) return;
+  const lines = (state.board || []).filter((l) => l.key.includes(".box."));
+  for (let box = 1; box <= play.boxes; box++) {
+    const i = play.opened.findIndex((o) => o.box === box);
+    const o = play.opened[i];
+    const content = o ? (o.voided ? "voided" : o.content) : "closed";
+    const cell = el("li", { "data-box": String(box), "data-content": content },
+      el("span", { class: "n", text: String(box) }),
+      el("span", { class: "sign", "aria-hidden": "true", text: o ? SIGN[o.content] || "?" : "▢" }));
+    if (o) cell.append(el("span", { class: "what", text: (lines[i] && lines[i].text) || `${o.content} · ${who(o.player)}` }));
+    else cell.append(el("span", { class: "what", text: t("closed") }));
+    grid.append(cell);
+  }
+}
+
+// A finished game, winners first, as the phones' result view has it: the read
+// side's result and the server's verdict (the lines said, each final role)
+function renderResult() {
+  const res = !state.play && state.result;
+  if (!show("result-section", !!res)) return;
+  $("result-title").textContent = `${t("result")} · ${gameName(res.game)}`;
+  const roles = res.players.some((p) => p.role);
+  const words = state.verdict || { lines: [], roles: {} };
+  const table = $("result"); table.replaceChildren();
+  table.append(el("tr", {}, el("th", { text: t("place"), scope: "col" }), el("th", { text: "", scope: "col" }),
+    el("th", { text: t("total"), scope: "col" }), ...(roles ? [el("th", { text: t("role"), scope: "col" })] : [])));
+  for (const p of res.players) {
+    table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
+      el("td", { text: who(p.name) + (p.winner ? " ★" : "") }),  // the winners by a sign, not colour alone; the verdict says it
+      el("td", { text: String(p.total) }), ...(roles ? [el("td", { text: words.roles[p.name] || p.role || "" })] : [])));
+  }
+  $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
+}
+
+// The game's other public lines (its board: bids in, an auction, role results)
+function renderLines() {
+  const lines = (state.board || []).filter((l) => !l.key.includes(".box.") && !l.key.endsWith(".vp") && !l.key.endsWith(".boxes"));
+  $("lines").replaceChildren(...lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
+  show("lines-section", lines.length > 0);
+}
+
+// While phones are missing: the page's address as a large QR code and the seats still to pair
+function renderPairing() {
+  const missing = (state.seats || []).filter((s) => !s.paired);
+  if (!show("pair-section", missing.length > 0)) return;
+  document.body.classList.toggle("pairing", state.phase !== "playing");  // before the game: the code is the board
+  const qr = $("qr");
+  if (!qr.getAttribute("src")) { qr.src = "/qr.svg"; }
+  qr.alt = state.address || "QR";
+  $("address").textContent = state.address || "";
+  $("missing").replaceChildren(...missing.map((s) => el("li", { "data-seat": s.id, text: who(s.name) })));
+}
+
+// Totals: the game's own while it plays (its view's totals), else tonight's standings, highest first
+function renderScores() {
+  const play = state.play || {};
+  const turn = new Set(headline().waiting);
+  const table = $("scores"); table.replaceChildren();
+  let rows = [], title = t("scores");
+  if (play.totals) rows = (state.seats || []).map((s) => [s.name, play.totals[s.name] ?? 0]);
+  else {  // the game being played, or the one just finished: tonight's standings in it
+    const tonight = (state.tonight || {})[state.game || (state.result || {}).game] || {};
+    rows = Object.entries(tonight).sort((a, b) => b[1] - a[1]); title = t("tonight");
+  }
+  $("scores-title").textContent = title;
+  if (!show("scores-section", rows.length > 0)) return;
+  table.append(el("tr", {}, el("th", { text: "", scope: "col" }), el("th", { text: t("total"), scope: "col" })));
+  for (const [name, n] of rows) {
+    const mine = turn.has(name);
+    table.append(el("tr", mine ? { class: "turn" } : {}, el("td", { text: (mine ? "▸ " : "") + who(name) }),
+      el("td", { text: String(n) })));
+  }
+}
+
+function drawnOnce() {  // the bench's mark: the first frame holding the table's state
+  if (drawn) return;
+  drawn = true;
+  requestAnimationFrame(() => setTimeout(() => performance.mark("tv-drawn"), 0));
+}
+
+function listen() {
+  const source = new EventSource("/api/events");
+  source.onopen = () => { $("offline").hidden = true; };
+  source.onerror = () => { $("offline").textContent = t("offline"); $("offline").hidden = false;
+    if (source.readyState === EventSource.CLOSED) setTimeout(listen, 1000); };
+  source.addEventListener("table", (e) => { state = JSON.parse(e.data); render(); drawnOnce(); });
+  source.addEventListener("event", (e) => {
+    const ev = JSON.parse(e.data);
+    if (ev.event === "say" && !headline().night) { state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; }
+  });
+}
+// The page came with the table's snapshot, the games' and the players' names: the first frame is the table's
+const boot = JSON.parse($("boot").textContent);
+state = boot.state; GAMES = boot.games; NAMES = boot.names;
+skew = boot.clock - Date.now() / 1000;  // the deadline is on the table's clock, which this screen's may not keep
+render(); drawnOnce();
+listen();
