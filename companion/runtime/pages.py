@@ -102,7 +102,8 @@ class PageProjection:
         if head["count"]:
             count = head["count"]
             keys.append((f"headline.count.{count['what']}", {"done": count["done"], "of": count["of"]}))
-        return " ".join(self.narrate(key, params, lang).text for key, params in keys)
+        return self.narrate("fmt.sentence_sep", {}, lang).text.join(self.narrate(key, params, lang).text
+                                                                    for key, params in keys)
 
 
 def legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[str, Any]:
