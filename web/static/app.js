@@ -74,12 +74,12 @@ const localDate = (utc) => new Date(utc.replace(" ", "T") + "Z").toLocaleString(
   { dateStyle: "medium", timeStyle: "short" });
 
 // A confirmation is short-lived: it fades out after a few seconds instead of
-// staying beside the next one (a refusal stays until the next status).
+// staying beside the next one (a refusal, or what the phone waits for, stays until the next status).
 let statusTimer = null;
-function status(text, ok) {
+function status(text, ok, keep) {
   const s = $("status"); s.textContent = text || ""; s.className = ok ? "ok" : "err";
   clearTimeout(statusTimer);
-  if (ok && text) statusTimer = setTimeout(() => { s.classList.add("fading");
+  if (ok && text && !keep) statusTimer = setTimeout(() => { s.classList.add("fading");
     statusTimer = setTimeout(() => { if (s.classList.contains("fading")) { s.textContent = ""; s.className = ""; } }, 600); }, 4000);
 }
 
@@ -322,7 +322,7 @@ function renderSeats() {
 }
 
 async function pair(seat, name) {
-  status(t("waiting"), true);
+  status(t("waiting"), true, true);
   const r = await post("/api/pair", { seat });
   if (!r.ok) return status(refusal(r), false);  // the table's sentence, in its language
   status(t("paired").replace("{seat}", who(name)), true);
