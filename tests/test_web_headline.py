@@ -58,7 +58,7 @@ def test_item1_headline_counts_the_sealed_bids_and_names_who_is_still_to_bid(tmp
         assert public["headline_text"] == ("Waiting for green, yellow, purple and orange. 2 of 6 bids are in.")
         assert set(head["count"]) == {"done", "of", "what"}  # counts only, never what was bid
         sim.step("tap", "lang/ja")
-        assert sim.loop.read_side.public()["headline_text"] == "緑、黄色、紫、オレンジを待っています。6人中2人が入札しました。"
+        assert sim.loop.read_side.public()["headline_text"] == "緑、黄色、紫、オレンジを待っています。6人中2人が入札済みです。"
     finally:
         sim.close()
 
