@@ -257,3 +257,15 @@ def test_item6_a_press_by_night_on_a_japanese_table_is_japanese(tmp_path: Path) 
         c.close()
     finally:
         live.close()
+
+
+def test_item1_a_long_press_of_back_keeps_the_step_and_says_what_the_table_waits_for(tmp_path: Path) -> None:
+    sim, s = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")
+    try:
+        play_until(sim, s, lambda sim: (sim.loop.read_side.public().get("play") or {}).get("step") == "quest")
+        sim.step("hold", "back")
+        public = sim.loop.read_side.public()
+        assert public["confirm"] == "game" and public["headline"]["step"] == "quest"  # the engine's step name
+        assert public["headline_text"] == "Abandon this game? Next confirms, back keeps playing."
+    finally:
+        sim.close()

@@ -247,8 +247,8 @@ class Table:
             return {**NIGHT_HEADLINE, "step": engine.state.step if engine is not None else None}
         head: dict[str, Any] = {"step": st.phase, "waiting_for": [], "anyone": True, "count": None,
                                 "deadline": None, "night": False}
-        if st.confirm is not None:  # a long press of back waits for next or back: anyone's
-            return {**head, "step": f"confirm_{st.confirm}"}
+        if st.confirm is not None:  # a long press of back waits for next or back: anyone's (the view's ``confirm``)
+            return {**head, "step": engine.state.step if engine is not None else st.phase}
         if st.phase == PAIRING:
             unpaired = [i for i in st.seats if i not in st.paired]
             return {**head, "waiting_for": unpaired,

@@ -54,7 +54,7 @@ class PageProjection:
             # the game's board, labelled in the table's language like a seat's page
             board = [] if table.eyes_closed else [self.narrate(key, params, table.lang) for key, params in table.board()]
             view = table.public_view(self.due() if self.due is not None else None)
-            self._public = (version, {**view, "headline_text": self.headline_text(view["headline"]),
+            self._public = (version, {**view, "headline_text": self.headline_text(view["headline"], view["confirm"]),
                                       "legal": legal_json(Legal() if table.eyes_closed else table.legal(None)),
                                       "board": [{"key": line.key, "text": line.text} for line in board]})
         watched = self.read_side.watched()
@@ -86,14 +86,16 @@ class PageProjection:
                 "page": [{"key": line.key, "text": line.text} for line in page]}
 
 
-    def headline_text(self, head: Mapping[str, Any]) -> str:
+    def headline_text(self, head: Mapping[str, Any], confirm: str | None = None) -> str:
         """The headline as the page says it, in the table's language: whom the
         table waits for (or the night, or anyone) and the count.  Table lines
         (``headline.*``): the step's own name is the game's (``/api/games``)."""
         table, lang = self.table, self.table.lang
         if head["night"]:
             keys: list[tuple[str, dict[str, Any]]] = [("headline.night", {})]
-        elif head["step"] in (IDLE, GATHERING) or str(head["step"]).startswith("confirm_"):
+        elif confirm is not None:  # a long press of back waits for its answer
+            keys = [(f"headline.confirm_{confirm}", {})]
+        elif head["step"] in (IDLE, GATHERING):
             keys = [(f"headline.{head['step']}", {})]
         elif head["waiting_for"]:
             keys = [("headline.waiting", {"players": [table.name_of(i) for i in head["waiting_for"]]})]
