@@ -101,9 +101,15 @@ class Game:
             sync_api.expect(self.tv.locator("#line")).to_have_text(self.said()[-1])
 
     def press(self, button: str) -> None:
-        page = self.phones["red"]  # any paired page has the controls
+        # a page may press next/back only where the table waits for its seat or for anyone
+        head = self.live.loop.read_side.public()["headline"]
+        seat = "red" if button == "repeat" or head["anyone"] or "red" in head["waiting_for"] else next(
+            s for s in head["waiting_for"] if s in self.phones)
+        page = self.phones[seat]
         with page.expect_response(lambda r: r.url.endswith("/api/press")) as answer:
             page.click(f"#controls button[data-press={button}]")
+            if button == "next" and page.locator("#press-confirm").is_visible():  # it ends a step for everyone
+                page.click("#press-confirm button.yes")
         assert answer.value.json()["ok"], answer.value.json()
 
     def said(self) -> list[str]:

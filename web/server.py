@@ -456,7 +456,7 @@ class WebServer:
         button = body.get("button") if isinstance(body, dict) else None
         if button not in BUTTONS:
             return _error(400, "no_button", "next, back or repeat")
-        return await self._control(str(button), None, None, ButtonPressed(str(button)))
+        return await self._control(str(button), None, None, ButtonPressed(str(button), self._seat(request)))
 
     async def api_submit(self, request: Request) -> Response:
         if (refused := self._refused(request)) is not None:

@@ -312,6 +312,20 @@ class Engine:
         Nothing here may be hidden information."""
         return {"step": self.state.step}
 
+    def headline(self) -> dict[str, Any]:
+        """What the table waits for now, from public facts only (the pages'
+        headline, DESIGN "Web"): ``waiting_for`` (names), ``anyone`` (any
+        player may go on: a discussion, the table as a whole), ``count``
+        (``{"done", "of", "what"}`` for inputs that fill up — counts only,
+        never whose value) and ``timer``: ``(name, left)`` when the step ends
+        on a countdown — ``left`` seconds remain when the timer ``name``
+        fires (the runtime knows when that is; the engine keeps no clock).
+        Default: the public view's ``whose_turn``; nobody named, or
+        everyone, is anyone."""
+        waiting = list(self.public_view().get("whose_turn", []))
+        anyone = not waiting or set(waiting) == set(self.players)
+        return {"waiting_for": [] if anyone else waiting, "anyone": anyone, "count": None, "timer": None}
+
     def private_view(self, player: str) -> dict[str, Any]:
         """What ``player`` alone may see now (their page), JSON-ready."""
         return {}

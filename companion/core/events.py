@@ -277,6 +277,7 @@ class ReaderStatus:
 @dataclass(frozen=True)
 class ButtonPressed:
     name: str  # next | back | repeat | hold-back
+    seat: str | None = None  # pressed on this seat's page (None: the panel, the table's own)
 
 
 @dataclass(frozen=True)

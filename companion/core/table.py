@@ -50,6 +50,9 @@ PAGES_ON, PAGES_OFF, PAGES_ASSUMED = "on", "off", "assumed"
 # Names journals and checkpoints written before the games night was called
 # the evening used (it was the "session", a word the table and a device also had).
 _OLD_KINDS = {"new-session": "new-evening"}
+# By night every page shows the night screen: nobody named, nothing counted, no clock.
+NIGHT_HEADLINE: dict[str, Any] = {"step": None, "waiting_for": [], "anyone": False, "count": None,
+                                  "deadline": None, "night": True}
 _OLD_FIELDS = {"session_no": "evening"}
 
 
@@ -72,6 +75,10 @@ class TableState:
     # Seats whose phone was paired tonight (journaled ``paired`` housekeeping: a
     # fact, no secret; the page's server keeps the secret). A new evening forgets them.
     paired: list[str] = field(default_factory=list)
+    # The finished game's result as the pages show it until the next game starts
+    # (``public_view``'s ``result``): only what was said at the table.  In the
+    # checkpoint the journal takes when a game ends, so a restart keeps it.
+    result: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,16 +108,17 @@ class Table:
         self.state = TableState(lang=lang)
         self.engine: Engine | None = None
         self.finished: FinishedPlay | None = None  # set by the input that ended a game
-        # The finished game's result as the pages show it until the next game starts
-        # (``public_view``'s ``result``): only what was said at the table.  Not in the
-        # journal: a restart between games forgets it (the history keeps the play).
-        self.result: dict[str, Any] | None = None
         self._undo: list[TableState] = []
 
     # ------------------------------------------------------------ queries
     @property
     def eyes_closed(self) -> bool:
         return self.engine is not None and self.engine.eyes_closed
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The finished game's result until the next game starts (``TableState.result``)."""
+        return self.state.result
 
     @property
     def players(self) -> list[str]:
@@ -195,9 +203,13 @@ class Table:
         return self.name_of(identity.split("/", 1)[1])
 
     # ---------------------------------------------------------- read side
-    def public_view(self) -> dict[str, Any]:
-        """Everything anyone may see now, JSON-ready (the public page)."""
+    def public_view(self, due: Mapping[str, float] | None = None) -> dict[str, Any]:
+        """Everything anyone may see now, JSON-ready (the public page).
+        ``due``: the wall-clock time each armed timer fires (the runtime's; the
+        table keeps no clock), for the headline's deadline."""
         st = self.state
+        if self.eyes_closed:
+            return self._night_view()
         view: dict[str, Any] = {
             "phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
             "seats": [{"id": i, "name": self.name_of(i), "paired": i in st.paired} for i in st.seats],
@@ -210,7 +222,54 @@ class Table:
             view["play"] = self.engine.public_view()
         if self.result is not None and st.phase != PLAYING:
             view["result"] = self.result
+        view["headline"] = self.headline(due)
         return view
+
+    def _night_view(self) -> dict[str, Any]:
+        """By night (One Night's, eyes closed) the same for any deal and any
+        tap: the seats, the language, the evening's totals before the night,
+        and the night's headline — the step's name and nothing else."""
+        st = self.state
+        step = self.engine.state.step if self.engine is not None else None
+        return {"phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
+                "seats": [{"id": i, "name": self.name_of(i), "paired": i in st.paired} for i in st.seats],
+                "evening": st.evening,
+                "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
+                            for game, totals in st.standings.items()},
+                "confirm": None, "play": {"step": step, "whose_turn": []}, "headline": {**NIGHT_HEADLINE, "step": step}}
+
+    def headline(self, due: Mapping[str, float] | None = None) -> dict[str, Any]:
+        """What the table waits for now (the pages' headline, AGREED §1): the
+        step, whom (seat ids) or anyone, a count, the countdown's wall-clock
+        deadline; by night the night screen's, the same for any deal."""
+        st, engine = self.state, self.engine
+        if self.eyes_closed:
+            return {**NIGHT_HEADLINE, "step": engine.state.step if engine is not None else None}
+        head: dict[str, Any] = {"step": st.phase, "waiting_for": [], "anyone": True, "count": None,
+                                "deadline": None, "night": False}
+        if st.confirm is not None:  # a long press of back waits for next or back: anyone's (the view's ``confirm``)
+            return {**head, "step": engine.state.step if engine is not None else st.phase}
+        if st.phase == PAIRING:
+            unpaired = [i for i in st.seats if i not in st.paired]
+            return {**head, "waiting_for": unpaired,
+                    "count": {"done": len(st.seats) - len(unpaired), "of": len(st.seats), "what": "paired"}}
+        if engine is None:
+            return head
+        game = engine.headline()
+        deadline = None
+        if game.get("timer") is not None and due is not None:
+            name, left = game["timer"]
+            if name in due:
+                deadline = float(due[name]) + float(left)
+        seats = [i for name in game.get("waiting_for", []) if (i := self.id_of(name)) is not None]
+        return {**head, "step": engine.state.step, "waiting_for": seats, "anyone": bool(game.get("anyone")),
+                "count": game.get("count"), "deadline": deadline}
+
+    def may_press(self, player_id: str) -> bool:
+        """May a seat's page press next or back now?  Where the table waits for
+        that seat or for anyone; never by night (the panel's buttons are the table's)."""
+        head = self.headline()
+        return not head["night"] and (head["anyone"] or player_id in head["waiting_for"])
 
     def public_label(self, inp: Input) -> str:
         """How an accepted ``inp`` is named in public (the engine may hide a secret)."""
@@ -269,11 +328,11 @@ class Table:
     def handle(self, inp: Input) -> list[Output]:
         """Outputs for one input; raises ``Refusal`` and changes nothing."""
         self.finished = None
-        before = (copy.deepcopy(self.state), self.engine, list(self._undo), self.result)
+        before = (copy.deepcopy(self.state), self.engine, list(self._undo))
         try:
             outputs = self._dispatch(inp)
         except Refusal:
-            self.state, self.engine, self._undo, self.result = before
+            self.state, self.engine, self._undo = before
             raise
         return outputs
 
@@ -464,7 +523,7 @@ class Table:
         st.phase = PLAYING
         st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats)}
         self._undo = [back_to]
-        self.result = None  # the next game has started: the last one's result is in the history
+        st.result = None  # the next game has started: the last one's result is in the history
         started = Report("game_started", {"game": game, "rules": list(st.rules), "players": players})
         return [started, *self.engine.start()]
 
@@ -547,7 +606,7 @@ class Table:
         names = self.players
         self.finished = FinishedPlay(game, tuple(st.rules), tuple(names), tuple(st.seats), dict(result.totals),
                                      tuple(result.winners), dict(result.roles))
-        self.result = _result_view(game, engine, self.finished, said)
+        st.result = _result_view(game, engine, self.finished, said)
         standing = st.standings.setdefault(game, {})
         for seat, name in zip(st.seats, names, strict=True):
             standing[seat] = standing.get(seat, 0) + result.totals.get(name, 0)
@@ -682,4 +741,5 @@ def _result_view(game: str, engine: Engine, play: FinishedPlay, said: list[Outpu
         players.append({"name": name, "place": place, "total": int(play.totals.get(name, 0)),
                         "winner": name in winners, "role": play.roles.get(name)})
     says = [{"key": o.key, "params": copy.deepcopy(dict(o.params))} for o in said if isinstance(o, Say)]
-    return {"game": game, "players": players, "play": engine.public_view(), "says": says}
+    # as the journal's checkpoint gives it back (tuples are lists): a restart shows the same
+    return json.loads(json.dumps({"game": game, "players": players, "play": engine.public_view(), "says": says}))

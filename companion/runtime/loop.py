@@ -55,8 +55,8 @@ class TableLoop:
         self.out = Outputs(table, router, narrate, clock)
         self.desk = PairingDesk(table, narrate, clock.now, self.extra_players, pair_window_s)
         self.reader = ReaderNotices()
-        self.pages = PageProjection(table, narrate, self.read_side, ask=self.inbox.put)
         self.timers = Timers()
+        self.pages = PageProjection(table, narrate, self.read_side, ask=self.inbox.put, due=self._due_wall)
         self._draw_retries: dict[str, ev.Draw] = {}  # a draw whose journal write failed, by retry timer
         self._last_draw: ev.Draw | None = None  # the request behind the Drawn being handled
         self.times = Record(clock, journal.last_times())  # what the journal records: clock.Record
@@ -136,6 +136,11 @@ class TableLoop:
             self.pump()
         set_time(t)
 
+    def _due_wall(self) -> dict[str, float]:
+        """Each armed timer's wall-clock time: what a phone counts down to."""
+        now, wall = self.clock.now(), self.clock.wall()
+        return {name: wall + (due - now) for name, due in self.pending_timers().items()}
+
     def pending_timers(self) -> dict[str, float]:
         return {name: due for name, due in self.timers.pending().items() if name not in self._draw_retries}
 
@@ -147,7 +152,7 @@ class TableLoop:
             event = event.item
         self._observe("event", event)
         if isinstance(event, ev.ButtonPressed):
-            self._input(ev.Press(event.name))
+            self._press(event)
         elif isinstance(event, ev.TagSeen):
             self._tag(event)
         elif isinstance(event, ev.Submit):
@@ -163,6 +168,17 @@ class TableLoop:
         else:
             self.out.error(f"unknown event {event!r} ignored")
         self.out.activity(self.table.engine, bool(self.pending_timers()))
+
+    def _press(self, pressed: ev.ButtonPressed) -> None:
+        """A button; one pressed on a seat's page goes on only where the table
+        waits for that seat or for anyone (by night for nobody): else refused
+        aloud, as a refusal, and nothing changes (not journaled)."""
+        seat = pressed.seat
+        if seat is not None and pressed.name in ("next", "back") and not self.table.may_press(seat):
+            name = self.table.name_of(seat)
+            return self.out.reject(pressed.name, ev.Refusal("refuse.not_your_turn",
+                                                            f"the table is not waiting for {name}", player=name))
+        return self._input(ev.Press(pressed.name))
 
     def _tag(self, seen: ev.TagSeen) -> None:
         identity = tags.recognise(seen, self.tag_map, self.extra_players, self.extra_identities)

@@ -164,7 +164,10 @@ class Outputs:
                       key=refusal.key, text=self.narrate(refusal.key, refusal.params, self.table.lang).text)
             return
         if self.quiet:  # at night a refusal is neither heard nor seen by those awake
-            self.emit("rejected", LOG, input=label, reason=refusal.reason)
+            # The page that pressed (if one did) is answered with one sentence, the same
+            # whatever was refused and why: the night's, never the reason (outside the log's fields).
+            line = self.narrate("refuse.night", {}, self.table.lang)
+            self.emit("rejected", LOG, line=line, input=label, reason=refusal.reason)
             return
         # The sentence the room hears rides on the event (not in its log fields),
         # so a page that pressed shows the same words, in the table's language.

@@ -14,20 +14,25 @@ Runs on the loop's thread only; it never calls the loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from companion.core.engine import Legal
 from companion.core.messages import ReadSide
-from companion.core.table import PAGES_OFF, Table
+from companion.core.table import GATHERING, IDLE, PAGES_OFF, Table
 from companion.runtime.outputs import Narrate
 
 
 class PageProjection:
     def __init__(self, table: Table, narrate: Narrate, read_side: ReadSide,
-                 ask: Callable[[Callable[[], Any]], None] | None = None) -> None:
+                 ask: Callable[[Callable[[], Any]], None] | None = None,
+                 due: Callable[[], Mapping[str, float]] | None = None) -> None:
         """``ask``: runs a callable on the loop's thread (the inbox's ``put``):
-        how a watcher arriving from the web's thread gets its page rendered."""
+        how a watcher arriving from the web's thread gets its page rendered.
+        ``due``: each armed timer's wall-clock time (the loop's), for the
+        headline's deadline: a phone counts down to it with its own clock."""
         self.table, self.narrate, self.read_side = table, narrate, read_side
+        self.due = due
         self.version = 0  # the table's: moved by every accepted input (``changed``)
         self._public: tuple[int, dict[str, Any]] | None = None
         self._pages: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -47,8 +52,10 @@ class PageProjection:
         fresh = self._public is None or self._public[0] != version
         if fresh:
             # the game's board, labelled in the table's language like a seat's page
-            board = [self.narrate(key, params, table.lang) for key, params in table.board()]
-            self._public = (version, {**table.public_view(), "legal": legal_json(table.legal(None)),
+            board = [] if table.eyes_closed else [self.narrate(key, params, table.lang) for key, params in table.board()]
+            view = table.public_view(self.due() if self.due is not None else None)
+            self._public = (version, {**view, "headline_text": self.headline_text(view["headline"], view["confirm"]),
+                                      "legal": legal_json(Legal() if table.eyes_closed else table.legal(None)),
                                       "board": [{"key": line.key, "text": line.text} for line in board]})
         watched = self.read_side.watched()
         seats = [s for s in table.state.seats if watched is None or s in watched]
@@ -71,10 +78,34 @@ class PageProjection:
         table's language (``page``), with its forms' labels (``text``)."""
         self.renders += 1
         table, lang = self.table, self.table.lang
+        if table.eyes_closed:  # the night screen: every seat's page the same, whatever the deal
+            return {"night": True, "legal": legal_json(Legal(), lambda key: key), "page": []}
         page = [self.narrate(key, params, lang) for key, params in table.page(seat)]
         legal = legal_json(table.legal(seat), lambda key: self.narrate(key, {}, lang).text)
         return {**table.private_view(seat), "legal": legal,
                 "page": [{"key": line.key, "text": line.text} for line in page]}
+
+
+    def headline_text(self, head: Mapping[str, Any], confirm: str | None = None) -> str:
+        """The headline as the page says it, in the table's language: whom the
+        table waits for (or the night, or anyone) and the count.  Table lines
+        (``headline.*``): the step's own name is the game's (``/api/games``)."""
+        table, lang = self.table, self.table.lang
+        if head["night"]:
+            keys: list[tuple[str, dict[str, Any]]] = [("headline.night", {})]
+        elif confirm is not None:  # a long press of back waits for its answer
+            keys = [(f"headline.confirm_{confirm}", {})]
+        elif head["step"] in (IDLE, GATHERING):
+            keys = [(f"headline.{head['step']}", {})]
+        elif head["waiting_for"]:
+            keys = [("headline.waiting", {"players": [table.name_of(i) for i in head["waiting_for"]]})]
+        else:
+            keys = [("headline.anyone", {})]
+        if head["count"]:
+            count = head["count"]
+            keys.append((f"headline.count.{count['what']}", {"done": count["done"], "of": count["of"]}))
+        return self.narrate("fmt.sentence_sep", {}, lang).text.join(self.narrate(key, params, lang).text
+                                                                    for key, params in keys)
 
 
 def legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[str, Any]:

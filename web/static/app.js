@@ -19,6 +19,15 @@ const T = {
         place: "Place", executed: "Executed", nobody: "nobody", role: "Final role", team: "Winning team",
         girl: "The Girl's card", escaped: "Escaped",
         too_late: "The table was busy: nothing was done; try again.", no_answer: "The table took it but has not answered; look at the table.",
+        said: "Last said:", your_turn: "Your turn.", may: "You may now: {what}.", may_nothing: "Nothing to do on this page now.",
+        press: "press {button}", send_what: "send {field}", ends_in: "Ends in {time}", yes_next: "Yes, go on",
+        csrf: "This page is out of date: reload it.", not_paired: "Pair this phone with a seat first.",
+        too_many: "Too many attempts from this phone: wait a minute.", too_big: "That was too large for the table to take.",
+        wrong_host: "This page was not opened from the table's own address: open it again from the QR code.",
+        bad_json: "The table could not read that: reload the page.", bad_submit: "The table could not read that: reload the page.",
+        no_button: "The table could not read that: reload the page.", no_seat: "Pick a seat at the table.",
+        timeout: "No card was tapped in time: try again.", refused: "The table refused that.",
+        busy: "Another phone is pairing: try again in a moment.", not_saved: "The table could not save that: try again.",
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
@@ -35,6 +44,15 @@ const T = {
         place: "順位", executed: "処刑", nobody: "なし", role: "最後の役職", team: "勝ったチーム",
         girl: "少女のカード", escaped: "脱出",
         too_late: "卓が忙しく、何もしませんでした。もう一度どうぞ。", no_answer: "卓は受け取りましたが、まだ答えがありません。卓を見てください。",
+        said: "最後の読み上げ:", your_turn: "あなたの番です。", may: "今できること: {what}。", may_nothing: "今この画面ですることはありません。",
+        press: "{button}を押す", send_what: "{field}を送る", ends_in: "残り {time}", yes_next: "はい、進める",
+        csrf: "このページは古くなっています。再読み込みしてください。", not_paired: "先にこの端末を席とペアリングしてください。",
+        too_many: "この端末からの試行が多すぎます。1分待ってください。", too_big: "大きすぎて卓が受け取れません。",
+        wrong_host: "卓のアドレスから開かれたページではありません。QRコードから開き直してください。",
+        bad_json: "卓が読み取れませんでした。再読み込みしてください。", bad_submit: "卓が読み取れませんでした。再読み込みしてください。",
+        no_button: "卓が読み取れませんでした。再読み込みしてください。", no_seat: "卓の席を選んでください。",
+        timeout: "時間内にカードがタッチされませんでした。もう一度どうぞ。", refused: "卓が受け付けませんでした。",
+        busy: "別の端末がペアリング中です。少し待ってもう一度どうぞ。", not_saved: "卓が保存できませんでした。もう一度どうぞ。",
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
 };
 // The games' names and their steps' labels, by language: the server's
@@ -55,7 +73,15 @@ const el = (tag, attrs = {}, ...kids) => {
 const localDate = (utc) => new Date(utc.replace(" ", "T") + "Z").toLocaleString(lang === "ja" ? "ja-JP" : undefined,
   { dateStyle: "medium", timeStyle: "short" });
 
-function status(text, ok) { const s = $("status"); s.textContent = text || ""; s.className = ok ? "ok" : "err"; }
+// A confirmation is short-lived: it fades out after a few seconds instead of
+// staying beside the next one (a refusal, or what the phone waits for, stays until the next status).
+let statusTimer = null;
+function status(text, ok, keep) {
+  const s = $("status"); s.textContent = text || ""; s.className = ok ? "ok" : "err";
+  clearTimeout(statusTimer);
+  if (ok && text && !keep) statusTimer = setTimeout(() => { s.classList.add("fading");
+    statusTimer = setTimeout(() => { if (s.classList.contains("fading")) { s.textContent = ""; s.className = ""; } }, 600); }, 4000);
+}
 
 async function post(path, body) {
   let r;
@@ -65,28 +91,79 @@ async function post(path, body) {
   } catch (e) { offline(true); return { ok: false, text: t("unreachable") }; }  // the daemon is down
   let data = {};
   try { data = await r.json(); } catch (e) { data = { ok: false, reason: r.statusText }; }
+  // the door's refusals (web.guard): 421 has no body, 413 its own code; each said in the page's words
+  if (r.status === 421) data = { ok: false, error: "wrong_host" };
+  else if (r.status === 413) data = { ...data, ok: false, error: "too_big" };
+  else if (!r.ok && !data.error && !data.text) data = { ...data, ok: false, error: "refused" };
   return data;
 }
 // A refusal as the table says it (``text``, in its language), or the page's own word for
 // the server's code; never the internal reason where a sentence exists.
-const refusal = (r) => r.text || (T[lang] || T.en)[r.error] || r.reason;
+const refusal = (r) => r.text || (r.error && (T[lang] || T.en)[r.error]) || t("refused");
 // The feeds lost: a bar says so (the EventSources reconnect by themselves; their
 // ``open`` takes it away), so the page never looks live while the table is away.
 function offline(on) { $("offline").hidden = !on; }
+
+const headline = () => state.headline || { waiting_for: [], anyone: true, night: false };
+const night = () => !!headline().night;
 
 function render() {
   lang = state.lang || "en";
   document.documentElement.lang = lang;
   document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
+  // By night every page is the same near-black screen with the step's name alone:
+  // nothing else is drawn, so nothing can differ from one phone (or deal) to another.
+  const dark = night();
+  document.body.classList.toggle("night", dark);
+  $("night").hidden = !dark;
+  if (dark) {
+    $("night-step").textContent = stepLabel(state.game, headline().step);
+    document.querySelectorAll("#controls button").forEach((b) => { b.disabled = true; });
+    return;
+  }
   $("game").textContent = state.game ? gameName(state.game) : t("no_game");
   const step = state.play && state.play.step;
   $("step").textContent = [t(state.phase) || "", step ? "· " + stepLabel(state.game, step) : ""].join(" ");
+  $("headline").textContent = state.headline_text || "";
   $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
+  $("said").hidden = !$("line").textContent;
   $("address").textContent = state.address || "";
+  tickCountdown();
   renderResult(); renderBoard(); renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
-  $("controls").hidden = !me;
+  renderControls();
 }
+
+// The discussion's countdown: the table gives the wall-clock time it ends; this
+// phone counts down to it with its own clock (a second's drift at most).
+function tickCountdown() {
+  const end = headline().deadline, box = $("countdown");
+  box.hidden = !end || night();
+  if (box.hidden) return;
+  const left = Math.max(0, Math.round(end - Date.now() / 1000));
+  box.textContent = t("ends_in").replace("{time}", `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
+}
+setInterval(tickCountdown, 1000);
+
+// May this phone press next/back now?  Where the table waits for its seat or for
+// anyone, never by night (the table refuses the others too; repeat is anyone's).
+const mayPress = () => !!me && !night() && (headline().anyone || (headline().waiting_for || []).includes(me.seat));
+const myTurn = () => !!me && !night() && (headline().waiting_for || []).includes(me.seat);
+let pressConfirm = null;  // a next that ends a step for everyone, waiting for "yes"
+function renderControls() {
+  $("controls").hidden = !me;
+  if (!me) return;
+  for (const b of document.querySelectorAll("#controls button[data-press]")) {
+    b.disabled = b.dataset.press === "repeat" ? night() : !mayPress();
+  }
+  const ask = pressConfirm && confirmNext();
+  if (!ask) pressConfirm = null;
+  $("press-confirm").hidden = !pressConfirm;
+  if (pressConfirm) $("press-confirm-text").textContent = ask + " ";
+}
+// The game's question before a next that ends its step for every player
+// (``confirm.<game>.next.<step>``, from its folder through /api/games).
+const confirmNext = () => (gameInfo(state.game).confirm || {})["next." + ((state.play && state.play.step) || "")] || null;
 
 // A finished game's result, kept by the table until the next game starts: winners
 // first, then by total; each player's final role where the game has roles; the
@@ -231,6 +308,10 @@ function renderHistory() {
 function renderSeats() {
   const box = $("seats"); box.replaceChildren();
   $("pair").hidden = !(state.seats || []).length;
+  // your seat first: an unpaired phone has the pairing at the top; a paired one, at the end
+  const main = document.querySelector("main"), section = $("pair");
+  if (!me && main.firstElementChild !== section) main.prepend(section);
+  else if (me && section.nextElementSibling !== document.querySelector("footer")) main.insertBefore(section, document.querySelector("footer"));
   for (const seat of state.seats || []) {
     // a seat whose phone is paired says so: the table waits for the others (a game that needs pages)
     const b = el("button", { "data-seat": seat.id, class: seat.paired ? "paired" : "",
@@ -241,7 +322,7 @@ function renderSeats() {
 }
 
 async function pair(seat, name) {
-  status(t("waiting"), true);
+  status(t("waiting"), true, true);
   const r = await post("/api/pair", { seat });
   if (!r.ok) return status(refusal(r), false);  // the table's sentence, in its language
   status(t("paired").replace("{seat}", who(name)), true);
@@ -252,8 +333,22 @@ function renderMe() {
   $("me").hidden = !me;
   if (!me) return;
   const seat = (state.seats || []).find((s) => s.id === me.seat);
-  $("me-seat").textContent = who(seat ? seat.name : me.seat);
+  const name = seat ? seat.name : me.seat;
+  $("me-seat").textContent = who(name);
+  $("me-swatch").style.background = PALETTE[name] || OTHERS[0];  // the colour beside the name, never instead of it
+  $("me").classList.toggle("my-turn", myTurn());
+  $("me-turn").hidden = !myTurn();
+  $("me-turn").textContent = t("your_turn");
+  $("me-may").textContent = mayDo();
   renderMeView(); renderSubmits();
+}
+
+// What this phone may do now, in words: the fields it may send, the buttons it may press.
+function mayDo() {
+  const what = Object.values((me.legal && me.legal.submits) || {}).map((ask) => t("send_what").replace("{field}", ask.text || ask.label));
+  const buttons = new Set([...((me.legal && me.legal.buttons) || []), ...((state.legal && state.legal.buttons) || [])]);
+  if (mayPress()) for (const b of ["next", "back"]) if (buttons.has(b)) what.push(t("press").replace("{button}", t(b)));
+  return what.length ? t("may").replace("{what}", what.join(lang === "ja" ? "、" : ", ")) : t("may_nothing");
 }
 
 // The seat's own page: the game's lines for what this player alone knows,
@@ -263,7 +358,7 @@ function renderMeView() {
   for (const line of me.page || []) view.append(el("p", { "data-key": line.key, text: line.text }));
   if ((me.page || []).length) return;
   for (const [k, v] of Object.entries(me)) {  // a game that gives no lines (a test's engine)
-    if (["seat", "legal", "page"].includes(k)) continue;
+    if (["seat", "legal", "page", "night"].includes(k)) continue;
     view.append(el("p", { text: `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}` }));
   }
 }
@@ -376,10 +471,19 @@ async function loadMe() {
   meSource.onerror = () => { if (meSource.readyState === EventSource.CLOSED) loadMe(); };
 }
 
-document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", async () => {
-  const r = await post("/api/press", { button: b.dataset.press });
-  status(r.ok ? "✓ " + t(b.dataset.press) : refusal(r), r.ok);
+async function press(button) {
+  pressConfirm = null; renderControls();
+  const r = await post("/api/press", { button });
+  status(r.ok ? "✓ " + t(button) : refusal(r), r.ok);
+}
+document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", () => {
+  if (b.dataset.press === "next" && confirmNext()) {  // it ends the step for everyone: asked first
+    pressConfirm = true; renderControls(); document.querySelector("#press-confirm .yes").focus(); return;
+  }
+  press(b.dataset.press);
 }));
+document.querySelector("#press-confirm .yes").addEventListener("click", () => press("next"));
+document.querySelector("#press-confirm .no").addEventListener("click", () => { pressConfirm = null; renderControls(); });
 
 // The virtual table (simulation only): every component a button, the panel's
 // buttons (back: a click presses it, holding it restarts the step), the

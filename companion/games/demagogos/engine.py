@@ -674,6 +674,20 @@ class Demagogos(Engine):
         view["totals"] = dict(st.vp)  # the VP now: a round's VP (the sage's, an exchange) moves before it is scored
         return view
 
+    def headline(self) -> dict[str, Any]:
+        """A sealed auction counts the bids in (who has bid is public, never
+        what); trading and the open VP auction are anyone's to close."""
+        st, head = self.state, super().headline()
+        if st.step in SEALED:
+            kind = "role" if st.step == "role_auction" else "turn"
+            bidders = self.active if st.step == "role_auction" else st.explorers
+            bid = [p for p in bidders if p in self.sealed.get(kind, {})]
+            head.update(waiting_for=[p for p in bidders if p not in bid], anyone=False,  # everyone's bid, not anyone's
+                        count={"done": len(bid), "of": len(bidders), "what": "bids"})
+        elif st.step in ("trade", "vp_auction"):
+            head.update(waiting_for=[], anyone=True)
+        return head
+
     def _whose_turn(self, bids_in: Sequence[str]) -> list[str]:
         """Whom the table waits for, from public facts only: in a sealed auction
         everyone who may bid and has not (who has bid is public, never what);

@@ -519,6 +519,20 @@ class MadnessHour(Engine):
         view["whose_turn"] = self._whose_turn()
         return view
 
+    def headline(self) -> dict[str, Any]:
+        """The discussion ends on its countdown; the vote and the ending count
+        the living investigators who have tapped (taps everyone saw)."""
+        s, head = self.state, super().headline()
+        if s.step == "discussion":
+            head["timer"] = ("discussion", next_point(s.left_s, self.opts.discussion_s, self.opts.warnings_s))
+        elif s.step == "vote":
+            head["count"] = {"done": len([p for p in self.living if p in s.votes]), "of": len(self.living),
+                             "what": "votes"}
+        elif s.step == "ending":
+            head["count"] = {"done": len([p for p in self.living if p in s.states]), "of": len(self.living),
+                             "what": "states"}
+        return head
+
     def _whose_turn(self) -> list[str]:
         """Whom the table waits for, from what everyone saw: the Girl for her
         card, the explorer whose turn was called, the living investigators

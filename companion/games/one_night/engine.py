@@ -148,6 +148,19 @@ class OneNight(Engine):
                              "done": len(s.votes), "of": len(self.players)}
         return view
 
+    def headline(self) -> dict[str, Any]:
+        """The discussion ends on its countdown; the reveal counts who has shown
+        their cards (taps everyone saw).  By night the table names nobody (the
+        table's headline is the night screen then)."""
+        s, head = self.state, super().headline()
+        if s.step == "discussion":
+            head["timer"] = ("discussion", next_point(s.left_s, self._total_s, self.opts.warnings_s))
+        elif s.step == "vote" and self._counting():
+            head["count"] = {"done": len(s.votes), "of": len(self.players), "what": "votes"}
+        elif s.step == "reveal":
+            head["count"] = {"done": len(s.revealed), "of": len(self.players), "what": "revealed"}
+        return head
+
     @property
     def finished(self) -> bool:
         return self.state.step == "done"

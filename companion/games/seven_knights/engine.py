@@ -532,6 +532,13 @@ class SevenKnights(Engine):
                 "captain": st.captain, "totals": dict(st.totals), "whose_turn": self._whose_turn(),
                 "rounds": [dict(r) for r in st.scored]}
 
+    def headline(self) -> dict[str, Any]:
+        """The recommendation counts the players who have recommended (taps everyone saw)."""
+        st, head = self.state, super().headline()
+        if st.step == "recommendation":
+            head["count"] = {"done": len(st.votes), "of": len(self.players), "what": "recommended"}
+        return head
+
     def _whose_turn(self) -> list[str]:
         """Whom the table waits for: the start player leads the quest and the
         questions (then clockwise); in the recommendation whoever is tapping,
