@@ -380,7 +380,7 @@ def test_tv_board_follows_the_headline_contract(browser: Any, tmp_path: Path) ->
         public_state = live.web.public_state
         headline: dict[str, Any] = {"step": "girl", "waiting_for": ["blue"], "anyone": False, "count": None,
                                     "deadline": None, "night": False}
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"headline_text": ""}  # the table's own sentence: none yet, the board's own
 
         def with_headline(history: bool = True) -> dict[str, Any]:
             return {**public_state(history), "headline": dict(headline), **extra}
