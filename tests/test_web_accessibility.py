@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PHONE = {"width": 360, "height": 740}
 TV = {"width": 1280, "height": 900}
 SERIOUS = ("serious", "critical")
+ADDRESS = "http://companion.local:8080/"  # what a Pi's pages show (longer than a test's loopback port)
 ME = "red"  # the seat the paired phone takes (every example seats red)
 
 
@@ -113,6 +114,10 @@ OWN_RULES = """() => {
   for (const led of document.querySelectorAll(".led")) {
     if (!/: /.test(led.getAttribute("aria-label") || "")) add("led-by-colour", led, "on or off by colour alone");
   }
+  if (document.documentElement.scrollWidth > innerWidth) {  // WCAG 1.4.10: no sideways scroll
+    const wide = [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > innerWidth);
+    for (const e of wide.slice(-3)) add("reflow", e, `${document.documentElement.scrollWidth}px in ${innerWidth}px`);
+  }
   return Object.entries(out).map(([id, nodes]) => ({ id, impact: "serious", nodes }));
 }"""
 
@@ -138,7 +143,8 @@ class Table:
     """A table on simulated hardware and virtual time playing ``script``,
     serving its pages, with every page of ``PAGES`` open on it (one browser)."""
 
-    def __init__(self, opened: dict[str, tuple[Page, Any]], state: Path, script: Path, lang: str) -> None:
+    def __init__(self, opened: dict[str, tuple[Page, Any]], state: Path, script: Path, lang: str,
+                 address: str | None = None) -> None:
         s = load_script(script)
         cfg = config.load([ROOT / "config" / "companion.yaml"], {**s.overrides, "language": lang})
         self.log: list[dict[str, Any]] = []
@@ -148,6 +154,8 @@ class Table:
         self.web = start_web(self.sim.app, cfg, "127.0.0.1", 0, virtual=self.sim.reader)
         self.web.pair_limit = RateLimit(50, 60.0)  # every phone on one loopback address
         self.url = self.web.address.rstrip("/")
+        if address:  # what the pages show and the QR code says (a picture's, not this port)
+            self.web.address = address
         self.paired: set[str] = set()
         self.at = 0  # the index of the script's next step
         self.pages = opened
@@ -262,7 +270,7 @@ def table_of(opened: dict[str, tuple[Page, Any]], tmp_path: Path) -> Iterator[An
     made: list[Table] = []
 
     def make(game: str, lang: str) -> Table:
-        t = Table(opened, tmp_path / f"{game}-{lang}", GAMES[game], lang)
+        t = Table(opened, tmp_path / f"{game}-{lang}", GAMES[game], lang, address=ADDRESS)
         made.append(t)
         return t
     yield make
