@@ -14,6 +14,8 @@ const T = {
         pairing: "Pairing the phones", board: "On the table", playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
         evening: "Evening {n}", export_evening: "export",
         unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
+        hold_key: "Back, held: restart the step (or leave the game)", amount: "How many", chart: "Totals by round",
+        chart_summary: "After round {n}: {totals}.", on: "on", off: "off",
         yes: "Yes, send", cancel: "Cancel", range: "Enter a number from {low} to {high}.", offline: "Reconnecting…",
         unreachable: "The table cannot be reached: nothing was sent.", result: "Result", last_game: "Last game: {game}",
         place: "Place", executed: "Executed", nobody: "nobody", role: "Final role", team: "Winning team",
@@ -39,6 +41,8 @@ const T = {
         pairing: "スマホのペアリング", board: "卓の上", playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
         evening: "{n}回目の夜", export_evening: "エクスポート",
         unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
+        hold_key: "戻るを長押し: この段階をやり直す(またはゲームをやめる)", amount: "数", chart: "ラウンドごとの合計",
+        chart_summary: "{n}ラウンド後: {totals}。", on: "点灯", off: "消灯",
         yes: "はい、送る", cancel: "やめる", range: "{low}から{high}までの数を入れてください。", offline: "再接続中…",
         unreachable: "卓につながりません。何も送られていません。", result: "結果", last_game: "前のゲーム: {game}",
         place: "順位", executed: "処刑", nobody: "なし", role: "最後の役職", team: "勝ったチーム",
@@ -223,12 +227,12 @@ function renderScores() {
   table.append(head);
   const last = (play && play.totals) || (rounds.length ? rounds[rounds.length - 1].totals : {});
   for (const name of names) {
-    const row = el("tr", turn.has(name) ? { class: "turn" } : {}, el("td", { text: who(name) }));
+    const row = el("tr", turn.has(name) ? { class: "turn", "aria-current": "true" } : {}, el("td", { text: who(name) }));
     rounds.forEach((r) => row.append(el("td", { text: String(r.points[name] ?? "") })));
     if (scored) row.append(el("td", { text: String(last[name] ?? 0) }));
     table.append(row);
   }
-  $("chart").replaceChildren(chart(names, rounds));
+  $("chart").replaceChildren(chart(names, rounds), chartSummary(names, rounds, last));
   $("chart").hidden = !rounds.length;
   $("scores-title").textContent = t(scored ? "scores" : "seats");
 }
@@ -237,11 +241,20 @@ const PALETTE = { red: "#e5533d", blue: "#4a90e2", green: "#4caf50", yellow: "#f
                   orange: "#f29a3b", white: "#eeeeee", black: "#777777" };
 const OTHERS = ["#5fd3c6", "#d86ba6", "#b3c94a", "#c9a77a"];
 
+// The chart in words, for whoever does not see it: each player's total after the last round.
+function chartSummary(names, rounds, last) {
+  if (!rounds.length) return "";
+  const totals = names.map((name) => `${who(name)} ${last[name] ?? 0}`).join(", ");
+  return el("p", { id: "chart-summary", class: "summary",
+    text: t("chart_summary").replace("{n}", rounds[rounds.length - 1].round).replace("{totals}", totals) });
+}
+
 function chart(names, rounds) {
   // Totals by round, one line a player: inline SVG, drawn here (no chart library).
   const NS = "http://www.w3.org/2000/svg", W = 600, H = 220, P = 28;
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`); svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", t("chart")); svg.setAttribute("aria-describedby", "chart-summary");
   if (!rounds.length) return svg;
   const max = Math.max(1, ...rounds.flatMap((r) => Object.values(r.totals)));
   const x = (i) => P + (i * (W - 2 * P)) / Math.max(1, rounds.length);
@@ -395,19 +408,21 @@ function renderSubmits() {
   if (confirming && !submits[confirming.field]) confirming = null;
   for (const [field, ask] of Object.entries(submits)) {
     const inputs = [];
-    const number = (name) => el("input", { name, type: "number", inputmode: "numeric",
+    const number = (name, label) => el("input", { name, id: `submit-${name}`, ...(label ? { "aria-label": label } : {}),
+      type: "number", inputmode: "numeric",
       min: String(ask.low ?? ""), max: String(ask.high ?? ""), value: String(ask.low ?? 0) });
     if (ask.choices && ask.choices.length) {
-      const pick = el("select", { name: field });
+      const pick = el("select", { name: field, id: `submit-${field}` });
       ask.choices.forEach((c) => pick.append(el("option", { value: String(c), text: who(String(c)) })));
       inputs.push(pick);
-      if (ask.high) inputs.push(number(field + "-amount"));
+      if (ask.high) inputs.push(number(field + "-amount", `${ask.text || field}: ${t("amount")}`));
     } else {
       inputs.push(number(field));
     }
-    const button = el("button", { type: "submit", "data-field": field, text: t("send") });
+    const button = el("button", { type: "submit", "data-field": field, text: t("send"),
+                                  "aria-label": `${t("send")}: ${ask.text || field}` });
     const form = el("form", { class: "submit", "data-field": field, novalidate: "" },
-      el("label", { text: (ask.text || field) + " " }), ...inputs, button);
+      el("label", { for: `submit-${field}`, text: (ask.text || field) + " " }), ...inputs, button);
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const [first, amount] = inputs;
@@ -494,7 +509,10 @@ async function loadVirtual() {
   const v = await r.json();
   $("virtual").hidden = false;
   const panel = $("panel"); panel.replaceChildren();
-  for (const name of v.buttons) panel.append(panelButton(name, v.hold_back_s));
+  for (const name of v.buttons) {
+    panel.append(panelButton(name, v.hold_back_s));
+    if (name === "back") panel.append(holdButton());
+  }
   const cable = el("button", { id: "cable" });
   const plugged = (on) => { cable.dataset.plugged = on ? "1" : ""; cable.textContent = t(on ? "unplug" : "plug"); };
   plugged(v.plugged);
@@ -513,7 +531,7 @@ async function loadVirtual() {
   leds(v.leds);
 }
 function panelButton(name, holdS) {
-  const b = el("button", { "data-panel": name, text: t(name) });
+  const b = el("button", { "data-panel": name, text: t(name), "aria-label": `${t("virtual")}: ${t(name)}` });
   if (name === "back") b.title = t("hold_back");
   let down = null;
   b.addEventListener("pointerdown", () => { down = performance.now(); });
@@ -525,9 +543,21 @@ function panelButton(name, holdS) {
   });
   return b;
 }
+// Holding back is a press held past the panel's hold time: a keyboard (or a switch) cannot
+// hold a button, so the hold is its own button, sent as the panel's hold.
+function holdButton() {
+  const b = el("button", { "data-panel-hold": "back", text: t("hold_key") });
+  b.addEventListener("click", async () => {
+    const a = await post("/api/virtual/press", { button: "back", hold: true });
+    if (!a.ok) status(a.reason, false);
+  });
+  return b;
+}
 function leds(state) {
   const p = $("leds"); p.replaceChildren();
-  for (const [name, on] of Object.entries(state || {})) p.append(el("span", { class: `led ${name}${on ? " on" : ""}` }), name);
+  for (const [name, on] of Object.entries(state || {})) {  // on or off in words too, not by colour alone
+    p.append(el("span", { class: `led ${name}${on ? " on" : ""}`, role: "img", "aria-label": `${name}: ${t(on ? "on" : "off")}` }), name);
+  }
 }
 
 let source = null;
@@ -551,4 +581,6 @@ function listen() {
 listen();
 
 Promise.all([fetch("/api/table").then((r) => r.json()), fetch("/api/games").then((r) => r.json()).catch(() => ({}))])
-  .then(([s, games]) => { state = s; GAMES = games; render(); loadMe(); loadVirtual(); });
+  // the feed may have brought a newer snapshot while these were on their way: keep the newer
+  .then(([s, games]) => { state = (state.version ?? -1) > s.version ? { ...state, history: s.history } : s;
+    GAMES = games; render(); loadMe(); loadVirtual(); });
