@@ -54,6 +54,7 @@ PAGES = (
     Page("virtual", "/", TV, virtual=True),
     Page("phone", "/", PHONE, seat=ME),
     Page("unpaired", "/", PHONE),
+    Page("tv", "/tv", {"width": 1920, "height": 1080}),
 )
 GAMES = {  # each game's example, played to its end: every phase it passes is audited
     "seven-knights": ROOT / "examples" / "seven-knights.yaml",
@@ -259,7 +260,7 @@ def opened(browser: Any) -> Iterator[dict[str, tuple[Page, Any]]]:  # noqa: F811
     from one table to the next (a context takes a second or more to make)."""
     pages: dict[str, tuple[Page, Any]] = {}
     for p in PAGES:
-        pages[p.name] = (p, open_page(browser.new_context(viewport=p.viewport), p))
+        pages[p.name] = (p, open_page(browser.new_context(viewport=p.viewport, bypass_csp=True), p))
     yield pages
     for _, page in pages.values():
         page.context.close()
@@ -298,7 +299,7 @@ def keyboard_table(browser: Any, tmp_path: Path) -> Iterator[tuple[Table, Any]]:
     """Seven Knights under way on the simulation's page, paired with red's seat: the
     page's own content (its seat, its controls), the scoreboard, and the virtual table."""
     p = Page("keyboard", "/", TV, seat=ME, virtual=True)
-    page = open_page(browser.new_context(viewport=TV), p)
+    page = open_page(browser.new_context(viewport=TV, bypass_csp=True), p)
     table = Table({"keyboard": (p, page)},
                   tmp_path, GAMES["seven-knights"], "en")
     try:
@@ -372,7 +373,7 @@ def test_a_page_opened_while_the_table_moves_draws_the_table_as_it_is_now(browse
     (nothing else would come to put it right until the table moved again: a phone's seat
     buttons missing, found by this file's pairing)."""
     p = Page("late", "/", TV)
-    page = open_page(browser.new_context(viewport=TV), p)
+    page = open_page(browser.new_context(viewport=TV, bypass_csp=True), p)
     held: list[tuple[Any, Any]] = []
     page.route("**/api/table", lambda route: held.append((route, route.fetch())))  # answered, not yet given
     table = Table({"late": (p, page)}, tmp_path, GAMES["seven-knights"], "en")

@@ -212,7 +212,7 @@ function renderScores() {
   table.append(el("tr", {}, el("th", { text: "", scope: "col" }), el("th", { text: t("total"), scope: "col" })));
   for (const [name, n] of rows) {
     const mine = turn.has(name);
-    table.append(el("tr", mine ? { class: "turn" } : {}, el("td", { text: (mine ? "▸ " : "") + who(name) }),
+    table.append(el("tr", mine ? { class: "turn", "aria-current": "true" } : {}, el("td", { text: (mine ? "▸ " : "") + who(name) }),
       el("td", { text: String(n) })));
   }
 }
