@@ -128,11 +128,39 @@ class MqttLink:
         self._told_down = False
         self._owed: str | None = None  # a line the table is to hear (said on the loop's thread, by day)
         self.published: collections.Counter[str] = collections.Counter()  # what was handed, by topic kind
+        # What other parts of the mqtt package add (Home Assistant's discovery): called on
+        # paho's thread after every connection; (topic filter, handler) subscribed on each.
+        self._connect_hooks: list[Callable[[Any], None]] = []
+        self._subscriptions: list[tuple[str, Callable[[Any], None]]] = []
         self.client: Any = None
         self._factory = client_factory or _paho_client
         self._protocol = 5
         self._start_client()
         self._worker = threads.spawn("mqtt-link", self._run, stop=self._stop_worker)
+        self._scheduled = True  # the first state, once the loop runs (a restart mid-night says nothing)
+        self.call_soon(self.snapshot)
+
+    # ------------------------------------------------------ for the package
+    def on_connected(self, hook: Callable[[Any], None]) -> None:
+        """``hook(client)`` on paho's thread after every connection (before the
+        outbox drains): e.g. Home Assistant's discovery.  It must not block."""
+        self._connect_hooks.append(hook)
+
+    def subscribe(self, topic: str, handler: Callable[[Any], None]) -> None:
+        """``handler(message)`` (paho's thread) for every message on ``topic``,
+        subscribed again at every connection."""
+        self._subscriptions.append((topic, handler))
+        client = self.client
+        if client is not None:
+            client.message_callback_add(topic, lambda c, u, m: handler(m))
+            if self._connected:
+                client.subscribe(topic, qos=topics.QOS)
+
+    def publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
+        """From any thread: one message, QoS 1 (paho queues it; it never blocks)."""
+        client = self.client
+        if client is not None:
+            client.publish(topic, payload, qos=topics.QOS, retain=retain)
 
     # ------------------------------------------------------ the loop's thread
     def receive(self, message: Message) -> None:
@@ -173,6 +201,13 @@ class MqttLink:
         client.publish(topics.topic(self.conf.table_id, "status"), topics.ONLINE, qos=topics.QOS, retain=True)
         if self.conf.commands:
             client.subscribe(topics.topic(self.conf.table_id, "command"), qos=topics.QOS)
+        for topic, _handler in self._subscriptions:
+            client.subscribe(topic, qos=topics.QOS)
+        for hook in self._connect_hooks:
+            try:
+                hook(client)
+            except Exception as e:  # another part's bug must not cut the table off the broker
+                self._note(f"mqtt: a connection hook failed: {type(e).__name__}: {e}")
         with self._lock:
             self._connected = self._fresh = True
         self._wake.set()
@@ -276,7 +311,10 @@ class MqttLink:
             self._note(f"mqtt: cannot set up the link to {self._where()}: {e}")
             return
         client.on_connect, client.on_disconnect = self._on_connect, self._on_disconnect
-        client.on_publish, client.on_message = self._on_publish, self._on_message
+        client.on_publish = self._on_publish
+        client.message_callback_add(topics.topic(self.conf.table_id, "command"), self._on_message)
+        for topic, handler in self._subscriptions:
+            client.message_callback_add(topic, lambda c, u, m, handler=handler: handler(m))
         client.connect_async(self.conf.host, self.conf.port, keepalive=KEEPALIVE_S)
         client.loop_start()  # paho's own thread connects, reconnects (backoff) and reads
         self.client = client

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -41,13 +42,18 @@ class Listener:
     """A paho subscriber to ``companion/#`` that keeps every message, and
     subscribes again whenever it reconnects (the broker restarted)."""
 
-    def __init__(self, broker: Any, topic: str = "companion/#") -> None:
+    def __init__(self, broker: Any, topic: str = "companion/#", user: tuple[str, str] | None = None,
+                 ca_file: Path | None = None) -> None:
         self.got: list[tuple[str, bytes, bool]] = []
         self._cond = threading.Condition()
         self._ready = threading.Event()
         self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=f"listener-{id(self)}",
                                   protocol=paho.MQTTv5)
         self.client.reconnect_delay_set(1, 1)
+        if user is not None:
+            self.client.username_pw_set(*user)
+        if ca_file is not None:
+            self.client.tls_set(ca_certs=str(ca_file))
 
         def on_connect(c: Any, u: Any, f: Any, rc: Any, p: Any) -> None:
             c.subscribe(topic, qos=1)
@@ -334,6 +340,103 @@ def test_the_broker_going_away_mid_game_loses_nothing_and_doubles_nothing(broker
     finally:
         t.close()
         sub.close()
+
+
+# --------------------------------------------------- a broker that checks
+@pytest.fixture
+def readable() -> Iterator[Path]:
+    """A folder the broker can read files from: run as root, mosquitto drops
+    to its own user, which cannot enter pytest's private tmp_path."""
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="companion-mqtt-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _password_broker(root: Path, files: Path) -> Any:
+    from tests.mosquitto import Broker
+
+    subprocess.run(["mosquitto_passwd", "-b", "-c", str(files / "passwd"), "table", "s3cret"], check=True,
+                   capture_output=True)
+    (files / "passwd").chmod(0o644)
+    return Broker(root / "broker", extra=[f"password_file {files / 'passwd'}", "allow_anonymous false"]).start()
+
+
+@pytest.mark.skipif(not shutil.which("mosquitto_passwd"), reason="mosquitto_passwd is not installed")
+def test_a_broker_that_asks_for_a_password_gets_it_from_the_password_file(tmp_path: Path, readable: Path) -> None:
+    b = _password_broker(tmp_path, readable)
+    (tmp_path / "pw").write_text("s3cret\n", encoding="utf-8")
+    sub = Listener(b, user=("table", "s3cret"))
+    t = table(tmp_path / "s", b.address, username="table", password_file=str(tmp_path / "pw"))
+    try:
+        sub.wait_for(online(sub))
+        sub.wait_for(lambda: bool(sub.of("state")), pump=t)
+    finally:
+        t.close()
+        sub.close()
+        b.stop()
+
+
+@pytest.mark.skipif(not shutil.which("mosquitto_passwd"), reason="mosquitto_passwd is not installed")
+def test_a_wrong_or_unreadable_password_is_logged_and_the_table_plays_on(tmp_path: Path, readable: Path) -> None:
+    b = _password_broker(tmp_path, readable)
+    (tmp_path / "pw").write_text("wrong\n", encoding="utf-8")
+    sub = Listener(b, user=("table", "s3cret"))
+    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    t = table(tmp_path / "s", b.address, script, username="table", password_file=str(tmp_path / "pw"))
+    t2 = table(tmp_path / "s2", b.address, username="table", password_file=str(tmp_path / "missing"))
+    try:
+        play(t, script)
+        assert t.of("game_over")
+        settle(t, lambda: any("refused us" in e["message"] for e in t.of("error")))
+        settle(t2, lambda: any("cannot read password_file" in e["message"] for e in t2.of("error")))
+        assert sub.of("status") == [] and link(t).published == {}
+    finally:
+        t.close()
+        t2.close()
+        sub.close()
+        b.stop()
+
+
+@pytest.mark.skipif(not shutil.which("openssl"), reason="openssl is not installed")
+def test_tls_to_a_broker_whose_certificate_the_ca_file_vouches_for(tmp_path: Path, readable: Path) -> None:
+    from tests.mosquitto import Broker
+
+    cert, key = readable / "cert.pem", readable / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    key.chmod(0o644)
+    b = Broker(tmp_path / "broker", extra=[f"certfile {cert}", f"keyfile {key}"]).start()
+    sub = Listener(b, ca_file=cert)
+    t = table(tmp_path / "s", b.address, tls={"ca_file": str(cert)})
+    try:
+        sub.wait_for(online(sub))
+        sub.wait_for(lambda: bool(sub.of("state")), pump=t)
+    finally:
+        t.close()
+        sub.close()
+        b.stop()
+
+
+def test_a_broker_that_refuses_mqtt_5_is_spoken_to_in_3_1_1(broker: Any, listener: Listener,
+                                                             tmp_path: Path) -> None:
+    from old_broker import OldBroker
+
+    old = OldBroker(broker)
+    script = load_script(ROOT / "examples" / "madness-hour.yaml")
+    t = table(tmp_path, old.address, script)
+    try:
+        listener.wait_for(online(listener))
+        play(t, script)
+        listener.wait_for(delivered(listener, t), pump=t)
+        assert old.refused >= 1 and link(t)._protocol == 3
+        assert [e["event"] for e in listener.json("event")] == [e["event"] for e in t.events if e["event"] in PUBLISHED]
+    finally:
+        t.close()
+        old.close()
 
 
 # ---------------------------------------------------------------- commands
