@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from privacy import private_facts
 from test_audiences import Auction
 
 from companion.app import config
@@ -146,9 +147,8 @@ class Walk:
             assert event not in fed_events
             if event["event"] == "tell":
                 assert event["text"] not in everything, event
-        for seat, secret in self.private_pages().items():
-            for key, value in secret.items():
-                assert json.dumps({key: value})[1:-1] not in everything, (seat, key)
+        for fact in private_facts(self.sim.loop, self.heard):
+            assert fact not in everything, fact
 
     def close(self) -> None:
         self.feed.close()

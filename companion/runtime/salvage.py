@@ -14,10 +14,11 @@ from typing import Any
 from companion.runtime.journal import Journal, read_only
 from companion.runtime.journal_check import DB_ERRORS, committed_frames
 
-Rows = dict[str, dict[Any, tuple[Any, ...]]]  # table → row id → the other columns
+Rows = dict[str, dict[Any, tuple[Any, ...]]]  # table → row id (the outbox's: its place) → the other columns
 _COLUMNS = {"meta": "key, value", "inputs": "t, wall, input", "plays": "seq, session, game, play",
-            "checkpoint": "seq, state"}
-_KEY = {"meta": "key", "inputs": "seq", "plays": "id", "checkpoint": "id"}
+            "checkpoint": "seq, state", "outbox": "seq, k, id, topic, payload"}
+_KEY = {"meta": "key", "inputs": "seq", "plays": "id", "checkpoint": "id", "outbox": "rowid"}
+_SINCE_V2 = {"outbox"}  # a journal (or backup) of version 1 or older has none: nothing to read there
 
 
 def salvage(main: Path, wal: Path | None = None) -> Rows:
@@ -101,13 +102,17 @@ def read_rows(path: Path) -> Rows:
         for table, cols in _COLUMNS.items():
             try:
                 top = con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
-            except DB_ERRORS:
+            except DB_ERRORS as e:
+                if table in _SINCE_V2 and "no such table" in str(e):
+                    continue
                 top = 1 << 31
             if top is None:
                 continue
             _read_range(con, table, cols, 1, int(top), rows[table], budget)
     finally:
         con.close()
+    # an outbox row is known by its place (seq, k), not by a row id another file gives another row
+    rows["outbox"] = {(v[0], v[1]): v for v in rows["outbox"].values() if len(v) == 5}
     return rows
 
 
@@ -146,6 +151,8 @@ def _lost_and_found(path: Path) -> Rows:
                 nfield, rowid, values = r[2], r[3], r[4:]
                 if nfield == 4 and isinstance(values[3], str) and rowid is not None:
                     rows["inputs"].setdefault(rowid, tuple(values[1:4]))
+                elif nfield == 5 and isinstance(values[4], str) and rowid is not None and isinstance(values[2], str):
+                    rows["outbox"].setdefault((values[0], values[1]), tuple(values[0:5]))  # its third column: the id
                 elif nfield == 5 and isinstance(values[4], str) and rowid is not None:
                     rows["plays"].setdefault(rowid, tuple(values[1:5]))
     except DB_ERRORS:
@@ -175,6 +182,9 @@ def write_rows(path: Path, rows: Rows) -> None:
         db.executemany("INSERT OR REPLACE INTO plays VALUES (?, ?, ?, ?, ?)",
                        [(k, *v) for k, v in sorted(rows["plays"].items())
                         if isinstance(k, int) and len(v) == 4 and isinstance(v[3], str)])
+        db.executemany("INSERT OR IGNORE INTO outbox (seq, k, id, topic, payload) VALUES (?, ?, ?, ?, ?)",
+                       [v for _, v in sorted(rows["outbox"].items()) if len(v) == 5 and isinstance(v[0], int)
+                        and isinstance(v[1], int) and all(isinstance(x, str) for x in v[2:])])
         cp = rows["checkpoint"].get(1)
         if cp is not None and len(cp) == 2 and isinstance(cp[0], int) and isinstance(cp[1], str):
             db.execute("INSERT OR REPLACE INTO checkpoint VALUES (1, ?, ?)", cp)
