@@ -16,9 +16,10 @@ def private_facts(loop: Any, heard: Iterable[Event]) -> list[str]:
     """What no public message may hold: the text of every private line told
     (a ``tell``), and each seat's private page, value by value, as the JSON
     fragment ``"key": value`` (every seat's page as it would be rendered: the
-    read side holds only the watched ones')."""
+    read side holds only the watched ones').  ``night`` is no fact: by night
+    every page, public and private, says the same (DESIGN.md, *Web*)."""
     facts = [e.fields["text"] for e in heard if e.audience != TABLE and e.fields["event"] == "tell"]
     for seat in loop.table.state.seats:
         page = loop.pages.render(seat)
-        facts += [json.dumps({k: v})[1:-1] for k, v in page.items() if k != "legal" and v is not None]
+        facts += [json.dumps({k: v})[1:-1] for k, v in page.items() if k not in ("legal", "night") and v is not None]
     return facts
