@@ -6,7 +6,7 @@
 - ``companion.core`` imports nothing of the project outside itself;
 - ``companion.games`` imports only the core (and each game only itself);
 - ``companion.runtime`` imports the core, never a game, the app or the shell;
-- the shell (``hardware``, ``voice``, ``web``) imports only the core;
+- the shell (``hardware``, ``voice``, ``web``, ``mqtt``) imports only the core;
 - ``companion.app`` is the one place that wires everything.
 Games and the core do no I/O and read no clock.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("companion", "hardware", "voice", "web", "venue")
+PROJECT = ("companion", "hardware", "voice", "web", "mqtt", "venue")
 
 
 def imports(path: Path) -> set[str]:
@@ -44,6 +44,7 @@ def project_imports(folder: str) -> list[tuple[Path, str]]:
     ("hardware", ("companion.core", "hardware")),
     ("voice", ("companion.core", "voice")),
     ("web", ("companion.core", "web")),
+    ("mqtt", ("companion.core", "mqtt")),
 ])
 def test_imports_run_one_way(folder: str, allowed: tuple[str, ...]) -> None:
     wrong = [(p.relative_to(ROOT).as_posix(), m) for p, m in project_imports(folder)

@@ -29,6 +29,7 @@ import yaml
 from companion.core import settings, tags
 from companion.core.settings import Field, choice, is_, number, optional, whole
 from hardware import nfc_reader, panel
+from mqtt import settings as mqtt_settings
 
 MAX_FILE_BYTES = 256 * 1024  # a config is a few kB; refuse anything absurd before parsing
 
@@ -153,6 +154,7 @@ SCHEMA: dict[str, Any] = {
         "hosts": Field([], _hosts, "names the pages are served under beyond the Pi's own (its host name, "
                        "<host>.local, its addresses, localhost); any other Host gets 421"),
     },
+    "mqtt": mqtt_settings.SETTINGS,
     "voice": {
         "backend": Field("tts", choice("tts", "console", "silent")),
         "rate": Field(150, number(60, 400), "words per minute"),
@@ -356,7 +358,7 @@ def merge_node(cfg: dict[str, Any], node: yaml.Node | None, name: str) -> None:
 
 def for_command(args: Any) -> dict[str, Any]:
     """The settings a command runs with: the defaults, the installed file,
-    each ``--config``, then its ``--state``/``--lang``/``--voice`` if it has them."""
+    each ``--config``, then its ``--state``/``--lang``/``--voice``/``--mqtt`` if it has them."""
     overrides: dict[str, Any] = {}
     if getattr(args, "state", None):
         overrides["state_dir"] = str(args.state)
@@ -364,6 +366,8 @@ def for_command(args: Any) -> dict[str, Any]:
         overrides["language"] = args.lang
     if getattr(args, "voice", None):
         overrides["voice"] = {"backend": args.voice}
+    if getattr(args, "mqtt", None):  # checked like the file's setting: off, or HOST[:PORT]
+        overrides["mqtt"] = {"broker": None if args.mqtt == "off" else args.mqtt}
     return load(default_paths() + list(getattr(args, "config", None) or []), overrides)
 
 

@@ -38,6 +38,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-input", action="store_true", help="--simulate: don't read commands from stdin (benchmarks)")
     p.add_argument("--web", metavar="HOST:PORT", help="serve the table's pages there (overrides `web: listen:`; "
                    "off: no pages); with --simulate the page is also a virtual reader and panel")
+    p.add_argument("--mqtt", metavar="HOST[:PORT]", help="publish the table on this MQTT broker (overrides "
+                   "`mqtt: broker:`; off: not at all)")
 
 
 def run(args: argparse.Namespace) -> int:

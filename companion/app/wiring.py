@@ -23,6 +23,7 @@ from companion.runtime.journal_guard import open_journal
 from companion.runtime.loop import TableLoop
 from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
 from companion.runtime.state_lock import StateLock
+from mqtt import settings as mqtt_settings
 
 if TYPE_CHECKING:  # the shell's types; its modules are imported where a part is made
     from hardware.base import Reader
@@ -81,6 +82,7 @@ class Parts:
     voice: Voice
     panel: Panel
     games: Mapping[str, Any]  # the registry: whose lines the fill renders first
+    loop: TableLoop | None = None  # a device that reads the table (on the loop's thread) or feeds its inbox
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,22 @@ def _fill_gate(parts: Parts) -> Device | None:
     return FillGate(catalogue.game_line_folders(parts.games.values()))
 
 
+def _mqtt_link(parts: Parts) -> Device | None:
+    """The table on an MQTT broker (``mqtt.broker`` set): its outbox on a
+    connection of its own to the journal, commands into the inbox."""
+    from mqtt import settings
+
+    if not settings.enabled(parts.cfg) or parts.loop is None:
+        return None
+    from companion.runtime.outbox import OutboxStore
+    from mqtt.link import make_link
+
+    loop = parts.loop
+    return make_link(parts.cfg, view=loop.table, outbox=OutboxStore(loop.journal.path, loop.journal.connection),
+                     submit=loop.submit, call_soon=loop.call_soon, announce=loop.announce,
+                     report=loop.report_error)
+
+
 # Every output device, in the order the router hands each message on.  A new
 # device is a module (a ``Device``: ``wants``, ``receive``, ``close``), its
 # config part (companion/app/config.py's SCHEMA, config/companion.yaml) and
@@ -111,6 +129,7 @@ DEVICES: tuple[DevicePlan, ...] = (
     DevicePlan("speaker", lambda p: SpeakerSink(p.voice)),
     DevicePlan("fill", _fill_gate),
     DevicePlan("panel", lambda p: PanelSink(p.panel)),
+    DevicePlan("mqtt", _mqtt_link),
 )
 
 
@@ -165,9 +184,9 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
                      on_game_end=backups, read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
-                     inbox=inbox)
+                     inbox=inbox, publish_as=mqtt_settings.table_id(cfg) if mqtt_settings.enabled(cfg) else None)
     app = App(loop, journal, router, reader, panel, voice, {}, lock)
-    parts = Parts(cfg, log, voice, panel, games)
+    parts = Parts(cfg, log, voice, panel, games, loop)
     for plan in devices:
         device = plan.make(parts)
         if device is not None:

@@ -141,6 +141,11 @@ class Result:
     totals: Mapping[str, int]  # every player, in seat order
     winners: tuple[str, ...]
     roles: Mapping[str, str] = field(default_factory=dict)  # player → role at the end, where a game has roles
+    # For a league (AGREED.md §2): the side each player finished on, where the game has
+    # sides ("knights"/"witch", "village"/"werewolf", "winners"/"losers"), and each
+    # player's finishing place, where the game ranks its winners (Demagogos' exits).
+    teams: Mapping[str, str] = field(default_factory=dict)
+    places: Mapping[str, int] = field(default_factory=dict)
 
 
 class Engine:

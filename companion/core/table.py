@@ -85,6 +85,8 @@ class FinishedPlay:
     totals: Mapping[str, int]  # by name
     winners: tuple[str, ...]  # names
     roles: Mapping[str, str] = field(default_factory=dict)  # name → final role, where a game has roles
+    teams: Mapping[str, str] = field(default_factory=dict)  # name → the side finished on (engine.Result)
+    places: Mapping[str, int] = field(default_factory=dict)  # name → finishing place (engine.Result)
 
 
 class Table:
@@ -546,7 +548,8 @@ class Table:
         game = st.game or ""
         names = self.players
         self.finished = FinishedPlay(game, tuple(st.rules), tuple(names), tuple(st.seats), dict(result.totals),
-                                     tuple(result.winners), dict(result.roles))
+                                     tuple(result.winners), dict(result.roles), dict(result.teams),
+                                     dict(result.places))
         self.result = _result_view(game, engine, self.finished, said)
         standing = st.standings.setdefault(game, {})
         for seat, name in zip(st.seats, names, strict=True):

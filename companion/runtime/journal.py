@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,13 +32,22 @@ CREATE TABLE IF NOT EXISTS checkpoint (
 CREATE TABLE IF NOT EXISTS quarantine (
     id INTEGER PRIMARY KEY, source TEXT NOT NULL, row_id INTEGER NOT NULL, data TEXT,
     problem TEXT NOT NULL, wall REAL NOT NULL);
+-- The MQTT outbox: messages written with the input (``seq``) that produced them,
+-- sent in (seq, k) order, each deleted only once the broker acknowledged it
+-- (mqtt/link.py).  Keyed by the input's seq, never given twice (inputs are only
+-- appended), so the sender's "handed up to (seq, k)" always means the same rows.
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER NOT NULL, k INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, topic TEXT NOT NULL,
+    payload TEXT NOT NULL, PRIMARY KEY (seq, k));
 """
 # PRAGMA user_version.  0: the first journals (no version, no quarantine table);
-# 1: adds the quarantine.  A journal from a newer release is never written into.
-SCHEMA_VERSION = 1
+# 1: adds the quarantine; 2: the MQTT outbox.  A journal from a newer release is never written into.
+SCHEMA_VERSION = 2
 # The version that added each table version 0 did not have: what a restore
 # expects of an older backup (companion.runtime.journal_check.schema_problem).
-TABLES_SINCE = {"quarantine": 1}
+TABLES_SINCE = {"quarantine": 1, "outbox": 2}
+# One input's outbox rows, made once its seq (and its play's id) is known: (id, topic, payload).
+Letters = Callable[[int, int | None], Iterable[tuple[str, str, str]]]
 
 
 class JournalError(Exception):
@@ -88,6 +97,11 @@ class Journal:
         db.text_factory = _text
         return db
 
+    def connection(self) -> sqlite3.Connection:
+        """Another read-write connection to this journal, made the same way
+        (the MQTT outbox's, runtime.outbox.OutboxStore, used from its own thread)."""
+        return self._connect()
+
     # --------------------------------------------------------------- meta
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -100,17 +114,23 @@ class Journal:
     # -------------------------------------------------------------- write
     def append(self, inp: Input, t: float, wall: float, *,
                play: tuple[int, str, Mapping[str, Any]] | None = None,
-               checkpoint: Mapping[str, Any] | None = None) -> int:
+               checkpoint: Mapping[str, Any] | None = None, letters: Letters | None = None) -> int:
         """Append one accepted input (and, if it ended a game, the play and
-        the new checkpoint) durably; returns its sequence number."""
+        the new checkpoint; the messages it publishes, ``letters``) durably,
+        all or nothing; returns its sequence number."""
         with self._transaction():
             cur = self.db.execute("INSERT INTO inputs (t, wall, input) VALUES (?, ?, ?)",
                                   (t, wall, json.dumps(input_to_json(inp))))
             seq = int(cur.lastrowid or 0)
+            play_id = None
             if play is not None:
                 evening, game, data = play
-                self.db.execute("INSERT INTO plays (seq, session, game, play) VALUES (?, ?, ?, ?)",
-                                (seq, evening, game, json.dumps(data, sort_keys=True)))
+                cur = self.db.execute("INSERT INTO plays (seq, session, game, play) VALUES (?, ?, ?, ?)",
+                                      (seq, evening, game, json.dumps(data, sort_keys=True)))
+                play_id = int(cur.lastrowid or 0)
+            if letters is not None:
+                self.db.executemany("INSERT INTO outbox (seq, k, id, topic, payload) VALUES (?, ?, ?, ?, ?)",
+                                    [(seq, k, *row) for k, row in enumerate(letters(seq, play_id))])
             if checkpoint is not None:
                 self.db.execute("INSERT OR REPLACE INTO checkpoint VALUES (1, ?, ?)",
                                 (seq, json.dumps(checkpoint, sort_keys=True)))

@@ -97,7 +97,7 @@ def _file_problem(path: Path, deep: bool, tables: tuple[str, ...], allow_empty: 
             return f"SQLite finds it damaged ({printable(str(rows[0][0]))}{'…' if len(rows) > 1 else ''})"
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         missing = [t for t in tables if t not in have]
-        if missing and allow_empty and have <= {*tables, "quarantine"} and not any(
+        if missing and allow_empty and have <= {*tables, *TABLES_SINCE} and not any(
                 con.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in have & {"inputs", "plays"}):
             missing = []  # a fresh journal, or its schema cut short by a power cut: completed on open
         if missing:  # a backup is never empty

@@ -45,14 +45,15 @@ class TableLoop:
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
                  extra_identities: Iterable[str] = (), pair_window_s: float = 30.0,
                  on_game_end: Callable[[], None] | None = None,
-                 notices: Iterable[tuple[ev.Say | None, str]] = (), inbox: Inbox | None = None) -> None:
+                 notices: Iterable[tuple[ev.Say | None, str]] = (), inbox: Inbox | None = None,
+                 publish_as: str | None = None) -> None:
         self.table, self.journal, self.clock, self.router, self.narrate = table, journal, clock, router, narrate
         self.drawer, self.read_side = drawer or Drawer(), read_side or ReadSide()
         self.tag_map, self.extra_players = dict(tag_map or {}), tuple(extra_players)
         self.extra_identities = frozenset(extra_identities)  # games' cards beyond the contract's
         self.observers: list[Observer] = []
         self.inbox = inbox if inbox is not None else Inbox()  # made first by the wiring, for every part
-        self.out = Outputs(table, router, narrate, clock)
+        self.out = Outputs(table, router, narrate, clock, publish_as)  # publish_as: the MQTT table id
         self.desk = PairingDesk(table, narrate, clock.now, self.extra_players, pair_window_s)
         self.reader = ReaderNotices()
         self.pages = PageProjection(table, narrate, self.read_side, ask=self.inbox.put)
@@ -201,7 +202,8 @@ class TableLoop:
         checkpoint = self.table.checkpoint() if was_playing and self.table.engine is None else None
         started = time.perf_counter()  # work done, not table time: real even on a virtual clock
         try:
-            self.journal.append(inp, t, wall, play=play, checkpoint=checkpoint)
+            letters = self.out.letters(outputs, wall, finished, play)  # the outbox's rows: in the same transaction
+            self.journal.append(inp, t, wall, play=play, checkpoint=checkpoint, letters=letters)
         except JournalError as e:
             # Not durable, so not accepted: rebuild the table as the journal has it.
             self._game_start = game_start

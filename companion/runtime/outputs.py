@@ -10,6 +10,9 @@ The table's rules for what is sent live here, each once:
    (``accept``, ``reject``);
  - what ``repeat`` says: the table lines of the last accepted input, minus
    the lines that are no instruction (``remember``, ``repeat``).
+ - what the broker hears beyond the table's state: the TABLE-audience
+   verdicts and scores, and each finished play, as outbox rows journaled
+   with their input (``letters``; runtime.outbox), only when it publishes.
 
 The desks (pairing, reader notices) return ``Out`` values; ``send`` carries
 them out, so none of them calls the loop.
@@ -24,6 +27,8 @@ from typing import Any
 from companion.core.events import LOG, TABLE, Output, Refusal, Report, Say, Sound, Submit, Tell
 from companion.core.messages import Command, CommandName, Event, seat_audience
 from companion.core.table import Table
+from companion.runtime import outbox
+from companion.runtime.journal import Letters
 
 Narrate = Callable[[str, Mapping[str, Any], str], Any]  # (key, params, lang) -> Line with .text
 NOT_REPEATED = frozenset({"table.language", "undo.done", "pairing.done"})  # lines repeat never says again
@@ -49,8 +54,10 @@ Out = Emit | ShellSay | Say | Command  # what a desk hands back for ``send``
 
 
 class Outputs:
-    def __init__(self, table: Table, router: Any, narrate: Narrate, clock: Any) -> None:
+    def __init__(self, table: Table, router: Any, narrate: Narrate, clock: Any,
+                 publish_as: str | None = None) -> None:
         self.table, self.router, self.narrate, self.clock = table, router, narrate, clock
+        self.publish_as = publish_as  # the table's id on an MQTT broker; None: it publishes nothing
         self._t0 = clock.now()  # the events' ``t``: seconds since this run began
         # The table's lines of the last accepted input: what repeat says again,
         # in the language of the moment.
@@ -142,6 +149,11 @@ class Outputs:
             self.error(f"a private line for {audience.removeprefix('player:')} went to no "
                        f"page: two seats ({', '.join(seats)}) answer to that name")
         return LOG
+
+    def letters(self, outputs: list[Output], wall: float, finished: Any,
+                play: tuple[int, str, Mapping[str, Any]] | None) -> Letters | None:
+        """What one input publishes through the outbox (journaled with it), or None."""
+        return None if self.publish_as is None else outbox.letters(self.publish_as, outputs, wall, finished, play)
 
     # ------------------------------------------------------------ verdicts
     def accept(self, label: Any, submit: Submit | None = None) -> None:

@@ -155,7 +155,8 @@ class Demagogos(Engine):
         return self.state.step == "over"
 
     def result(self) -> Result:
-        return Result(dict(self.state.vp), tuple(self.state.exited))
+        exited = tuple(self.state.exited)
+        return Result(dict(self.state.vp), exited, places={p: n for n, p in enumerate(exited, 1)})
 
     def undo_scope(self, state: Any) -> Any:
         """A box opened in front of the table is final; passing after a treasure

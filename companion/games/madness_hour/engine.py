@@ -128,7 +128,8 @@ class MadnessHour(Engine):
         roles = {p: ("dead" if p in s.dead else s.states[p]) for p in self.investigators}
         roles[self._girl] = f"girl/{s.card}"
         return Result({p: int(p in s.winners) for p in self.players}, s.winners,
-                      {p: roles[p] for p in self.players})
+                      {p: roles[p] for p in self.players},
+                      teams={p: "winners" if p in s.winners else "losers" for p in self.players})
 
     @property
     def _girl(self) -> str:

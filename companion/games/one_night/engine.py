@@ -40,6 +40,7 @@ from companion.core.events import (
 )
 from companion.games.one_night.rules import (
     CARDS,
+    TEAM,
     VOTE_COUNT,
     WINNING_TEAMS,
     Verdict,
@@ -150,7 +151,8 @@ class OneNight(Engine):
         if v is None:
             raise RuntimeError("the game is not finished")
         roles = {p: role_of(c) for p, c in self.state.revealed.items()}
-        return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles)
+        return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles,
+                      teams={p: TEAM[r] for p, r in roles.items() if r in TEAM})
 
     # ------------------------------------------------------------------ deal
     def _nightfall(self, _: Press) -> list[Output]:

@@ -602,7 +602,9 @@ class SevenKnights(Engine):
     def result(self) -> Result:
         if not self.finished:
             raise RuntimeError("the game is not over yet")
-        return Result(totals=dict(self.state.totals), winners=self.state.winners)
+        # the side each finished on: the last round's (a witch team is public once it has tapped)
+        return Result(totals=dict(self.state.totals), winners=self.state.winners,
+                      teams={p: "witch" if p in self.state.witch_team else "knights" for p in self.players})
 
     # ------------------------------------------------------------ the steps
     # step -> {input kind -> Take(handler, where it may lead, its guard)}.

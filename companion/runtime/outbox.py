@@ -1,0 +1,121 @@
+"""The MQTT outbox (DESIGN.md, *MQTT*): what a table publishes beyond its
+state — its TABLE-audience verdicts and scores, and each finished play — is
+written into the journal in the same transaction as the input that produced
+it (``letters``, handed to ``Journal.append``), and sent from there by the
+link (mqtt/link.py) through an ``OutboxStore``, which deletes a row only once
+the broker has acknowledged it.  So a broker outage, a SIGKILL or a power
+cut delays a message and never loses it; each carries a stable id
+(``<table_id>/e/<seq>.<n>``, ``<table_id>/p/<play id>``, AGREED.md §2) by
+which a receiver drops a message sent twice (sent, then cut off before the
+acknowledgement came back)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from companion.core.events import TABLE, Output, Report
+from companion.runtime.journal import Letters
+
+# The events the broker hears (their TABLE-audience copies only, as the log has them).
+PUBLISHED = frozenset({"round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit"})
+
+
+def topic(table_id: str, name: str) -> str:
+    return f"companion/{table_id}/{name}"
+
+
+def league_players(finished: Any) -> list[dict[str, Any]]:
+    """A finished play's players as a league sees them (AGREED.md §2): name,
+    seat, score, winner, the side each finished on and a finishing place,
+    where the game has them (its ``Result``'s ``teams`` and ``places``)."""
+    return [{"name": name, "seat": seat, "score": finished.totals.get(name), "winner": name in finished.winners,
+             "team": finished.teams.get(name), "place": finished.places.get(name)}
+            for name, seat in zip(finished.players, finished.ids, strict=True)]
+
+
+def letters(table_id: str, outputs: Iterable[Output], wall: float, finished: Any = None,
+            play: tuple[int, str, Mapping[str, Any]] | None = None) -> Letters | None:
+    """One input's messages for the outbox, or None when it publishes none:
+    the TABLE-audience events of ``PUBLISHED`` among its ``outputs`` (their
+    fields exactly as the event log has them) and the ``play`` it finished
+    (the journal's record, with ``finished``, the table's result, for the
+    league's view).  Their ids are made once the journal knows the input's
+    seq and the play's id."""
+    events = [(o.event, dict(o.fields)) for o in outputs
+              if isinstance(o, Report) and o.audience == TABLE and o.event in PUBLISHED]
+    if not events and play is None:
+        return None
+    where = topic(table_id, "event")
+
+    def rows(seq: int, play_id: int | None) -> list[tuple[str, str, str]]:
+        out = []
+        for n, (name, fields) in enumerate(events):
+            mid = f"{table_id}/e/{seq}.{n}"
+            out.append((mid, where, _json({**fields, "id": mid, "table": table_id, "t": wall, "event": name})))
+        if play is not None and play_id is not None:
+            evening, game, record = play
+            mid = f"{table_id}/p/{play_id}"
+            out.append((mid, topic(table_id, "play"), _json({
+                "id": mid, "table": table_id, "play": dict(record), "game": game, "evening": evening,
+                "players": league_players(finished)})))
+        return out
+    return rows
+
+
+def _json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+Place = tuple[int, int]  # a row's place in the outbox, (its input's seq, k): sent in this order
+
+
+@dataclass(frozen=True)
+class Letter:
+    n: Place
+    id: str
+    topic: str
+    payload: bytes
+
+
+class OutboxStore:
+    """The link's own connection to the journal's outbox, used from the
+    link's thread only (never the loop's connection, whose transactions it
+    must not interleave with).  A delete needs no fsync of its own: lost in
+    a power cut, its row is sent again and the receiver drops it by id (the
+    next input's commit makes it durable anyway)."""
+
+    def __init__(self, path: Path | str, connect: Any = None) -> None:
+        """``connect``: makes the connection (the journal's ``_connect``, so a
+        crash-simulating VFS covers this one too); default: the stdlib's."""
+        self.db: sqlite3.Connection = (connect() if connect is not None else
+                                       sqlite3.connect(str(path), isolation_level=None, check_same_thread=False))
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA busy_timeout=2000")
+        self.skipped: list[Place] = []  # rows that could not be read (left in place)
+
+    def pending(self, after: Place = (0, 0), limit: int = 100) -> list[Letter]:
+        """Rows after the place ``after``, in order."""
+        out = []
+        for seq, k, mid, where, payload in self.db.execute(
+                "SELECT seq, k, id, topic, payload FROM outbox WHERE (seq, k) > (?, ?) ORDER BY seq, k LIMIT ?",
+                (*after, limit)):
+            if isinstance(mid, str) and isinstance(where, str) and isinstance(payload, str):
+                out.append(Letter((int(seq), int(k)), mid, where, payload.encode("utf-8")))
+            else:
+                self.skipped.append((int(seq), int(k)))
+        return out
+
+    def done(self, places: Iterable[Place]) -> None:
+        """The broker has these: they leave the outbox."""
+        self.db.executemany("DELETE FROM outbox WHERE seq = ? AND k = ?", list(places))
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM outbox").fetchone()[0])
+
+    def close(self) -> None:
+        self.db.close()

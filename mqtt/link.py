@@ -1,0 +1,346 @@
+"""The table on an MQTT broker: a ``Device`` (companion.core.messages) that
+publishes ``status``, the retained public ``state``, and the outbox's events
+and plays under ``companion/<table_id>/`` (DESIGN.md, *MQTT*; AGREED.md §2).
+
+The table never waits for the broker.  On the loop's thread the link only
+notes that the table changed (a TABLE event) and, once per burst, reads the
+public view into the next ``state`` — no paho call, no SQLite, no lock that
+another thread holds for long.  Everything else runs on two threads of its
+own: paho's network thread (``loop_start``: connecting, reconnecting with a
+backoff, the acknowledgements) and the link's worker, which publishes the
+state when it changed and hands the outbox's rows to paho in order, deleting
+each only on its PUBACK.  paho resends what it was handed across
+reconnections; a row handed and never acknowledged (a SIGKILL, a power cut)
+is still in the outbox and goes again at the next start — a receiver drops
+it by its id.
+
+By night (One Night's eyes closed) the state is the one night message, the
+same for any deal, and no event or play leaves until morning.  The table
+hears once that the venue link is down (never by night: it waits for the
+morning) and once that it is back; the details go to the log.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from companion.core import threads
+from companion.core.events import TABLE, ButtonPressed
+from companion.core.messages import Event, Message, wants
+from mqtt import settings, topics
+
+DOWN_AFTER_S = 10.0  # the broker away (or never reached) this long: the table is told, once
+WINDOW = 100  # outbox rows handed to paho and not yet acknowledged, at most
+TICK_S = 0.5  # how often the worker looks at the clock when nothing wakes it
+KEEPALIVE_S = 30
+RECONNECT_S = (1, 30)  # paho's backoff: the first retry after 1 s, doubling up to 30 s
+LINE_DOWN, LINE_UP = "mqtt.down", "mqtt.up"
+
+
+class Outbox(Protocol):
+    """The journal's outbox as the link sees it (companion.runtime.outbox.OutboxStore)."""
+
+    def pending(self, after: tuple[int, int] = (0, 0), limit: int = 100) -> list[Any]: ...  # .n .id .topic .payload
+
+    def done(self, places: list[tuple[int, int]]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class TableView(Protocol):
+    """What the link reads of the table, on the loop's thread only (core.table.Table)."""
+
+    @property
+    def eyes_closed(self) -> bool: ...
+
+    def public_view(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    """The checked ``mqtt:`` part, read once (``from_cfg``)."""
+
+    table_id: str
+    host: str
+    port: int
+    username: str | None = None
+    password: str | None = None
+    tls: Mapping[str, Any] | None = None
+    commands: bool = False
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, Any]) -> tuple[LinkConfig, str | None]:
+        """The link's settings from a loaded config, and a problem to log
+        (an unreadable password file: the link then tries without one)."""
+        m = cfg["mqtt"]
+        address = settings.broker(cfg)
+        assert address is not None, "no broker: the link is not made"
+        password, problem = None, None
+        if m["password_file"]:
+            try:
+                password = Path(m["password_file"]).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as e:
+                problem = f"mqtt: cannot read password_file {m['password_file']}: {getattr(e, 'strerror', None) or e}"
+        return cls(settings.table_id(cfg), *address, m["username"], password, m["tls"], bool(m["commands"])), problem
+
+
+class MqttLink:
+    """``wants``/``receive``/``close``: the Device.  ``view``: the table
+    (read on the loop's thread); ``outbox``: the journal's, on a connection
+    of its own; ``submit``: the loop's inbox (commands arrive as panel
+    presses); ``call_soon``: runs a callable on the loop's thread;
+    ``announce``: a shell line at the table (loop.announce: never by night);
+    ``report``: a line for the log."""
+
+    wants = wants(TABLE)
+
+    def __init__(self, conf: LinkConfig, *, view: TableView, outbox: Outbox, submit: Callable[[Any], None],
+                 call_soon: Callable[[Callable[[], Any]], None],
+                 announce: Callable[[str, Mapping[str, Mapping[str, Any]]], None],
+                 report: Callable[[str], None], client_factory: Callable[..., Any] | None = None,
+                 down_after_s: float | None = None) -> None:
+        self.conf, self.view, self.outbox = conf, view, outbox
+        self.submit, self.call_soon, self.announce, self.report = submit, call_soon, announce, report
+        self.down_after_s = DOWN_AFTER_S if down_after_s is None else down_after_s
+        self._lock = threading.Lock()  # guards the few fields both sides touch; never held over I/O
+        self._wake, self._stopping = threading.Event(), threading.Event()
+        # loop thread → worker
+        self._scheduled = False
+        self._state: bytes | None = None
+        self._night = False
+        # paho thread → worker (deque appends are atomic: paho's callbacks never wait on us)
+        self._acks: collections.deque[tuple[int, bool]] = collections.deque()
+        self._connected = False
+        self._fresh = False  # connected since the worker last looked: status and state go again
+        self._since = time.monotonic()  # down since (the start counts: never reached)
+        self._was_up = False
+        self._fallback = False  # the broker refused MQTT 5: next client speaks 3.1.1
+        # worker only
+        self._sent_state: bytes | None = None
+        self._handed: dict[int, tuple[int, int]] = {}  # paho mid → its row's place in the outbox
+        self._after = (0, 0)  # rows up to this place were handed to this client
+        self._told_down = False
+        self._owed: str | None = None  # a line the table is to hear (said on the loop's thread, by day)
+        self.published: collections.Counter[str] = collections.Counter()  # what was handed, by topic kind
+        self.client: Any = None
+        self._factory = client_factory or _paho_client
+        self._protocol = 5
+        self._start_client()
+        self._worker = threads.spawn("mqtt-link", self._run, stop=self._stop_worker)
+
+    # ------------------------------------------------------ the loop's thread
+    def receive(self, message: Message) -> None:
+        """A table event: the state may have changed.  Read it once the
+        input's outputs are all out (``call_soon``), not per event."""
+        if isinstance(message, Event) and not self._scheduled:
+            self._scheduled = True
+            self.call_soon(self.snapshot)
+
+    def snapshot(self) -> None:
+        """On the loop's thread: the public view into the next ``state``."""
+        self._scheduled = False
+        night = self.view.eyes_closed
+        state = topics.encode(topics.state(self.view.public_view(), self.conf.table_id, night))
+        with self._lock:
+            self._state, self._night = state, night
+        self._tell()
+        self._wake.set()
+
+    def _tell(self) -> None:
+        """On the loop's thread: the line owed to the table, unless eyes are
+        closed (then it waits for a snapshot by day)."""
+        if self.view.eyes_closed:
+            return
+        with self._lock:
+            key, self._owed = self._owed, None
+        if key is not None:
+            self.announce(key, {"en": {}})
+
+    # --------------------------------------------------------- paho's thread
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            if self._protocol == 5 and getattr(reason, "value", None) in (1, 132):  # unsupported protocol version
+                self._fallback = True
+            self._note(f"mqtt: the broker at {self._where()} refused us ({reason})")
+            self._wake.set()
+            return
+        client.publish(topics.topic(self.conf.table_id, "status"), topics.ONLINE, qos=topics.QOS, retain=True)
+        if self.conf.commands:
+            client.subscribe(topics.topic(self.conf.table_id, "command"), qos=topics.QOS)
+        with self._lock:
+            self._connected = self._fresh = True
+        self._wake.set()
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        with self._lock:
+            was, self._connected = self._connected, False
+            if was:
+                self._since = time.monotonic()
+        if was:
+            self._note(f"mqtt: lost the broker at {self._where()} ({reason}); retrying")
+        self._wake.set()
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
+        self._acks.append((mid, not getattr(reason, "is_failure", False)))
+        self._wake.set()
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        button = topics.command(message.payload) if len(message.payload) <= 16 else None
+        if button is None:
+            self._note(f"mqtt: ignored a command that is not next, back or repeat ({bytes(message.payload[:40])!r})")
+            return
+        self.submit(ButtonPressed(button))  # the inbox journals it like a press of the panel's button
+
+    # --------------------------------------------------------- the worker
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.wait(TICK_S)
+            self._wake.clear()
+            try:
+                self._step()
+            except Exception as e:  # the link must never take the table down with it
+                self._note(f"mqtt: {type(e).__name__}: {e}")
+                self._stopping.wait(1.0)
+
+    def _step(self) -> None:
+        if self._fallback:
+            self._fallback = False
+            self._protocol = 3
+            self._start_client()
+        done = []
+        while self._acks:
+            mid, ok = self._acks.popleft()
+            n = self._handed.pop(mid, None)
+            if n is not None and ok:
+                done.append(n)
+            elif n is not None:  # refused by the broker: kept, sent again at the next start
+                self._note(f"mqtt: the broker refused outbox message {n}; kept in the outbox")
+        if done:
+            self.outbox.done(done)
+        with self._lock:
+            connected, fresh, self._fresh = self._connected, self._fresh, False
+            state, night, since = self._state, self._night, self._since
+        self._watch_link(connected, since)
+        if not connected or self.client is None:
+            return
+        if state is not None and (fresh or state != self._sent_state):
+            self.client.publish(topics.topic(self.conf.table_id, "state"), state, qos=topics.QOS, retain=True)
+            self._sent_state = state
+            self.published["state"] += 1
+        if night:  # nothing but the night's state until morning
+            return
+        room = WINDOW - len(self._handed)
+        for letter in self.outbox.pending(after=self._after, limit=room) if room > 0 else ():
+            if len(letter.payload) > topics.MAX_PAYLOAD:  # the venue would drop it: said, and kept
+                self._note(f"mqtt: outbox message {letter.id} is {len(letter.payload)} bytes; not sent")
+            else:
+                info = self.client.publish(letter.topic, letter.payload, qos=topics.QOS)
+                self._handed[info.mid] = letter.n
+                self.published[letter.topic.rsplit("/", 1)[-1]] += 1
+            self._after = letter.n
+
+    def _watch_link(self, connected: bool, since: float) -> None:
+        """Say once that the link is down (away ``down_after_s``, or never
+        reached), and once that it is back — each said by day only."""
+        owed = None
+        if connected:
+            self._was_up = True
+            if self._told_down:
+                self._told_down, owed = False, LINE_UP
+        elif not self._told_down and time.monotonic() - since >= self.down_after_s:
+            self._told_down, owed = True, LINE_DOWN
+            self._note(f"mqtt: the broker at {self._where()} has been away {self.down_after_s:.0f} s"
+                       + ("" if self._was_up else " (never reached since start)"))
+        if owed is not None:
+            with self._lock:
+                # "back" cancels a "down" the night kept the table from hearing: nothing to say
+                self._owed = None if self._owed is not None and self._owed != owed else owed
+            self.call_soon(self._tell)
+
+    # --------------------------------------------------------- the client
+    def _start_client(self) -> None:
+        old, self.client = self.client, None
+        if old is not None:
+            _stop_client(old)
+        self._handed.clear()
+        self._after = (0, 0)  # a new client holds nothing: what the outbox has goes again
+        try:
+            client = self._factory(self.conf, self._protocol)
+        except Exception as e:  # a TLS file that cannot be read: the table plays on without the link
+            self._note(f"mqtt: cannot set up the link to {self._where()}: {e}")
+            return
+        client.on_connect, client.on_disconnect = self._on_connect, self._on_disconnect
+        client.on_publish, client.on_message = self._on_publish, self._on_message
+        client.connect_async(self.conf.host, self.conf.port, keepalive=KEEPALIVE_S)
+        client.loop_start()  # paho's own thread connects, reconnects (backoff) and reads
+        self.client = client
+
+    def _where(self) -> str:
+        return f"{self.conf.host}:{self.conf.port}"
+
+    def _note(self, message: str) -> None:
+        self.report(message)
+
+    def _stop_worker(self) -> None:
+        self._stopping.set()
+        self._wake.set()
+
+    def close(self) -> None:
+        """Say ``offline`` (a clean goodbye sends no last will), let paho go,
+        stop the worker; harmless twice."""
+        self._stop_worker()
+        if self._worker is not threading.current_thread():
+            self._worker.join(5.0)  # it may be using the outbox's connection: closed below
+        client, self.client = self.client, None
+        if client is not None:
+            if self._connected:
+                client.publish(topics.topic(self.conf.table_id, "status"), topics.OFFLINE, qos=topics.QOS,
+                               retain=True)
+            _stop_client(client)
+        if not self._worker.is_alive():
+            self.outbox.close()
+
+
+def _stop_client(client: Any) -> None:
+    try:
+        client.disconnect()  # queued after what was published: the broker gets both
+    finally:
+        client.loop_stop()
+
+
+def _paho_client(conf: LinkConfig, protocol: int) -> Any:
+    """A paho 2.x client (callback API 2) for ``conf``: its last will says
+    ``offline``; it reconnects on its own with a backoff (1 s doubling to 30 s)."""
+    import paho.mqtt.client as paho
+
+    version = paho.MQTTv5 if protocol == 5 else paho.MQTTv311
+    client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=f"companion-{conf.table_id}",
+                         protocol=version, clean_session=None if protocol == 5 else True)
+    client.will_set(topics.topic(conf.table_id, "status"), topics.OFFLINE, qos=topics.QOS, retain=True)
+    client.reconnect_delay_set(*RECONNECT_S)
+    client.connect_timeout = 3.0
+    if conf.username is not None:
+        client.username_pw_set(conf.username, conf.password)
+    if conf.tls is not None:
+        client.tls_set(ca_certs=conf.tls["ca_file"], certfile=conf.tls.get("cert_file"),
+                       keyfile=conf.tls.get("key_file"))
+    return client
+
+
+def make_link(cfg: Mapping[str, Any], *, view: TableView, outbox: Outbox, submit: Callable[[Any], None],
+              call_soon: Callable[[Callable[[], Any]], None],
+              announce: Callable[[str, Mapping[str, Mapping[str, Any]]], None],
+              report: Callable[[str], None], **kwargs: Any) -> MqttLink:
+    """The link for a loaded config (``mqtt.broker`` set): what the wiring
+    makes, and a fault campaign may make the same way."""
+    conf, problem = LinkConfig.from_cfg(cfg)
+    if problem is not None:
+        report(problem)
+    return MqttLink(conf, view=view, outbox=outbox, submit=submit, call_soon=call_soon, announce=announce,
+                    report=report, **kwargs)
