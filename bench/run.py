@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import cue_audio, night_drift, resume, startup, tap_feedback, voice_engines, web_pages  # noqa: E402
+from bench import cue_audio, mqtt_tables, night_drift, resume, startup, tap_feedback, voice_engines, web_pages  # noqa: E402
 from bench.stats import Figure, figure  # noqa: E402
 from reliability import powercut  # noqa: E402
 
@@ -227,6 +227,26 @@ def bench_web(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
     ], {}
 
 
+def bench_mqtt(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
+    from reliability.broker import MOSQUITTO
+
+    if MOSQUITTO is None:
+        note("MQTT: skipped (no mosquitto)")
+        return [], {"skipped": {"mqtt": "no mosquitto (apt install mosquitto)"}}
+    note(f"MQTT: {mqtt_tables.TABLES} tables tapping once a second → one mosquitto → the venue's page; "
+         "one daemon's RSS and tap → feedback with MQTT on against off")
+    r = mqtt_tables.measure(plan.quick, tmp / "mqtt")
+    return [
+        figure("mqtt_tap_to_venue_p99_ms", [r["mqtt_tap_to_venue_p99_ms"]], "ms", 250.0,
+               f"{r['tables']} tables, {r['taps']} taps, {r['missed']} never seen on the venue's SSE"),
+        figure("mqtt_tap_to_venue_p50_ms", [r["mqtt_tap_to_venue_p50_ms"]], "ms"),
+        figure("venue_rss_mb", [r["venue_rss_mb"]], "MiB", None, f"companion venue hearing {r['tables']} tables"),
+        figure("mqtt_rss_delta_mb", r["mqtt_rss_delta_mb"], "MiB", 5.0, "one daemon's peak RSS, mqtt on − off"),
+        figure("mqtt_tap_feedback_ratio", r["mqtt_tap_feedback_ratio"], "×", 1.1,
+               "tap → feedback p99, mqtt on ÷ off, runs interleaved"),
+    ], {"mqtt_taps_missed": r["missed"]}
+
+
 def bench_imports(tmp: Path, top: int = 6) -> dict[str, Any]:
     note("start-up imports (python -X importtime)")
     total_ms, offenders, own = startup.import_profile(tmp / "importtime")
@@ -269,7 +289,7 @@ def table(figures: list[Figure], extra: dict[str, Any], quick: bool) -> str:
     return "\n".join(out)
 
 
-PARTS = ("taps", "sd_card", "voice", "daemon", "night", "engines", "web", "imports")
+PARTS = ("taps", "sd_card", "voice", "daemon", "night", "engines", "web", "mqtt", "imports")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         benches = {"taps": lambda: bench_taps(plan), "sd_card": lambda: bench_sd_card(plan),
                    "voice": lambda: bench_voice(plan),
                    "daemon": lambda: bench_daemon(plan, tmp), "night": lambda: bench_night(plan),
-                   "engines": lambda: bench_engines(plan), "web": lambda: bench_web(plan, tmp)}
+                   "engines": lambda: bench_engines(plan), "web": lambda: bench_web(plan, tmp),
+                   "mqtt": lambda: bench_mqtt(plan, tmp)}
         for name, part in benches.items():
             if name in parts:
                 figs, info = part()

@@ -123,14 +123,16 @@ class TapRun:
 class ThreadedTable:
     """A ``Simulation`` whose loop runs on its own thread, driven like a table."""
 
-    def __init__(self, state: Path, run: TapRun, journal_class: Any = None) -> None:
+    def __init__(self, state: Path, run: TapRun, journal_class: Any = None,
+                 overrides: dict[str, Any] | None = None) -> None:
         from companion.app.simulate import Simulation
         from hardware.sim_reader import SimulatedReader
 
         self.run_stats = run
         self.probe = Probe()
         self._devnull = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
-        self.sim = Simulation(config(), state, self._log, voice=TimedVoice(self.probe), journal_class=journal_class)
+        self.sim = Simulation(config(overrides), state, self._log, voice=TimedVoice(self.probe),
+                              journal_class=journal_class)
         self.loop = self.sim.loop
         self.reader: SimulatedReader = self.sim.reader
         sink = self.sim.app.sinks["panel"]  # the panel, as the router's panel sink drives it
@@ -221,14 +223,15 @@ class ThreadedTable:
         self._devnull.close()
 
 
-def measure(taps: int, journal_class: Any = None) -> TapRun:
+def measure(taps: int, journal_class: Any = None, overrides: dict[str, Any] | None = None) -> TapRun:
     """Play Seven Knights and One Night games back to back on one journal
-    until at least ``taps`` taps were answered."""
+    until at least ``taps`` taps were answered (``overrides``: of the shipped
+    config, e.g. ``mqtt:``, bench/mqtt_tables.py)."""
     run = TapRun()
     games = [flows.seven_knights(), flows.one_night()]
     expected_games = 0
     with tempfile.TemporaryDirectory(prefix="bench-taps-") as tmp:
-        table = ThreadedTable(Path(tmp), run, journal_class)
+        table = ThreadedTable(Path(tmp), run, journal_class, overrides)
         try:
             i = 0
             while len(run.feedback_ms) < taps:

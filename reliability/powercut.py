@@ -253,13 +253,14 @@ class CutResult:
 
 
 def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cut_seed: int,
-                   unsafe: bool = False, steps: int | None = None) -> None:
+                   unsafe: bool = False, steps: int | None = None,
+                   overrides: dict[str, Any] | None = None) -> None:
     """In the forked child: the script through the crash VFS until the power
     goes (``cut_after``), or — ``steps`` given — its first ``steps`` steps on
     the production journal, then an exit as abrupt as a SIGKILL."""
     import companion.app.wiring
     from companion.runtime.journal import Journal
-    from reliability.inproc import Runner
+    from reliability.inproc import Runner, load_config
     from reliability.scripts import generate
 
     vfs: Any = None
@@ -291,7 +292,7 @@ def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cu
             if ev["event"] in ("accepted", "error"):
                 emit(ev)
 
-    runner = Runner(state)
+    runner = Runner(state, load_config(overrides) if overrides is not None else None)
     runner.events = Log()
     runner.sim.app.sinks["log"].log = runner.events.append
     for step in generate(seed).steps[:steps]:
@@ -301,13 +302,15 @@ def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cu
 
 
 def fork_play(state: Path, seed: int, cut_after: int | None, cut_seed: int,
-              unsafe: bool = False, steps: int | None = None) -> list[dict[str, Any]]:
+              unsafe: bool = False, steps: int | None = None,
+              overrides: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``overrides``: the config the child's table runs with (default: the campaign's)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read)
         try:
-            _play_in_child(state, seed, cut_after, write, cut_seed, unsafe, steps)
+            _play_in_child(state, seed, cut_after, write, cut_seed, unsafe, steps, overrides)
         except BaseException as e:  # noqa: BLE001 - report, and leave without running the parent's code
             os.write(write, (json.dumps({"event": "_crash", "error": f"{type(e).__name__}: {e}"}) + "\n").encode())
         os._exit(1)
@@ -320,10 +323,10 @@ def fork_play(state: Path, seed: int, cut_after: int | None, cut_seed: int,
     return [json.loads(line) for line in b"".join(chunks).decode().splitlines() if line.strip()]
 
 
-def count_ops(seed: int) -> int:
+def count_ops(seed: int, overrides: dict[str, Any] | None = None) -> int:
     """Operations the whole script makes through the VFS (the range cuts are drawn from)."""
     with tempfile.TemporaryDirectory(prefix="companion-powercut-") as tmp:
-        events = fork_play(Path(tmp), seed, None, 0)
+        events = fork_play(Path(tmp), seed, None, 0, overrides=overrides)
     end = [e for e in events if e["event"] in ("_end", "_crash")]
     if not end or end[0]["event"] != "_end":
         raise RuntimeError(f"seed {seed}: the uncut run failed: {end}")

@@ -1,0 +1,227 @@
+"""MQTT at venue scale (issue 22, *Measured*), on one real mosquitto (loopback):
+
+- ``mqtt_tap_to_venue_p99_ms``: a tap at a table → the venue page's SSE
+  saying that table changed.  ``TABLES`` simulated tables (the real loop,
+  journal and MQTT link each; a few processes host them), each tapping a
+  language card once a second — the tap changes the table's public state,
+  so its retained ``state`` goes to the broker, the venue (``companion
+  venue``, its own process) stores it and its page streams it.  The time is
+  the wall clock, which the processes share.
+- ``venue_rss_mb``: the venue process's RSS with every table heard.
+- ``mqtt_rss_delta_mb``: one daemon's peak RSS with MQTT on − off, after the
+  same taps (``companion run --simulate``).
+- ``mqtt_tap_feedback_ratio``: tap → feedback p99 with MQTT on ÷ off, the
+  runs interleaved in this one process (bench/tap_feedback.py's table): the
+  table never waits for the broker.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.stats import ROOT, config, percentile
+from reliability.broker import Broker
+
+TABLES = 100
+PROCESSES = 4
+LANGS = ("lang/ja", "lang/en")
+
+
+def mqtt_cfg(broker: str, table_id: str) -> dict[str, Any]:
+    return {"mqtt": {"broker": broker, "table_id": table_id, "homeassistant": False}}
+
+
+# ------------------------------------------------------------ the tables
+def _host_tables(first: int, count: int, broker: str, seconds: float, start_at: float, out: Any) -> None:
+    """In a child process: ``count`` tables, each tapping a language card once a
+    second from ``start_at`` for ``seconds``; sends back {(table, n): tap time}."""
+    from companion.app.simulate import Simulation
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-mqtt-tables-"))
+    sims = []
+    for i in range(first, first + count):
+        sims.append((f"bench-{i:03d}", Simulation(config(mqtt_cfg(broker, f"bench-{i:03d}")), tmp / str(i),
+                                                   lambda _ev: None)))
+    taps: list[tuple[str, str, float]] = []
+    n = 0
+    while time.time() < start_at:
+        time.sleep(0.01)
+    end = start_at + seconds
+    while time.time() < end:
+        second = start_at + n
+        for k, (tid, sim) in enumerate(sims):
+            due = second + k / len(sims)  # spread over the second
+            while time.time() < due:
+                time.sleep(max(0.0, min(0.005, due - time.time())))
+            lang = LANGS[n % 2]
+            at = time.time()
+            sim.step("tap", lang)
+            taps.append((tid, lang[5:], at))
+        n += 1
+    out.send(taps)
+    time.sleep(1.0)  # the last states on their way before the links close
+    for _tid, sim in sims:
+        sim.close()
+    out.close()
+
+
+class _Feed:
+    """The venue page's SSE stream: when each table's ``lang`` was first seen."""
+
+    def __init__(self, url: str) -> None:
+        self.seen: list[tuple[str, str, float]] = []
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._read, args=(url,), daemon=True, name="venue-feed")
+        self.thread.start()
+
+    def _read(self, url: str) -> None:
+        import httpx
+
+        with httpx.stream("GET", url + "/api/venue/events", timeout=None) as r:
+            kind = None
+            for line in r.iter_lines():
+                if self.stop.is_set():
+                    return
+                if line.startswith("event:"):
+                    kind = line[6:].strip()
+                elif line.startswith("data:") and kind == "table":
+                    row = json.loads(line[5:])
+                    if row.get("lang"):
+                        self.seen.append((row["id"], row["lang"], time.time()))
+                elif line.startswith("data:") and kind == "board":
+                    self.ready.set()
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def venue_scale(tmp: Path, seconds: float, tables: int = TABLES) -> dict[str, Any]:
+    broker = Broker(tmp / "broker").start()
+    venue = subprocess.Popen([sys.executable, "-m", "companion.app.cli", "venue", "--mqtt", broker.address,
+                              "--web", "127.0.0.1:0", "--state", str(tmp / "venue"), "--id", "venue-bench"],
+                             cwd=str(ROOT), stderr=subprocess.PIPE, text=True)
+    try:
+        assert venue.stderr is not None
+        url = None
+        deadline = time.monotonic() + 30
+        while url is None and time.monotonic() < deadline:
+            m = re.search(r"(http://127\.0\.0\.1:\d+)", venue.stderr.readline())
+            url = m.group(1) if m else None
+        if url is None:
+            raise RuntimeError("the venue never said where its board is")
+        threading.Thread(target=lambda: [None for _ in venue.stderr], daemon=True).start()  # type: ignore[union-attr]
+        feed = _Feed(url)
+        if not feed.ready.wait(15):
+            raise RuntimeError("the venue's feed never opened")
+        ctx = multiprocessing.get_context("fork")
+        per = -(-tables // PROCESSES)
+        start_at = time.time() + 8.0 + tables * 0.05  # every table built and connected first
+        pipes, procs = [], []
+        for first in range(0, tables, per):
+            here, there = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_host_tables, args=(first, min(per, tables - first), broker.address, seconds,
+                                                       start_at, there))
+            p.start()
+            pipes.append(here)
+            procs.append(p)
+        taps: list[tuple[str, str, float]] = []
+        for here in pipes:
+            if not here.poll(start_at - time.time() + seconds + 60):
+                raise RuntimeError("a table process never reported")
+            taps += here.recv()
+        time.sleep(2.0)
+        rss = _rss_mb(venue.pid)
+        for p in procs:
+            p.join(30)
+        feed.stop.set()
+    finally:
+        venue.terminate()
+        venue.wait(15)
+        broker.stop()
+    # each tap's latency: the first time the feed showed that table in that language after the tap
+    by_table: dict[str, list[tuple[str, float]]] = {}
+    for tid, lang, at in feed.seen:
+        by_table.setdefault(tid, []).append((lang, at))
+    lat, missed = [], 0
+    for tid, lang, at in taps:
+        got = next((t for lg, t in by_table.get(tid, []) if lg == lang and t >= at), None)
+        if got is None:
+            missed += 1
+        else:
+            lat.append((got - at) * 1000)
+    return {"taps": len(taps), "missed": missed, "tables": tables, "venue_rss_mb": rss,
+            "mqtt_tap_to_venue_p99_ms": percentile(lat, 99) if lat else float("nan"),
+            "mqtt_tap_to_venue_p50_ms": percentile(lat, 50) if lat else float("nan")}
+
+
+# ------------------------------------------------------------ one daemon
+def daemon_rss_mb(tmp: Path, broker: str | None, taps: int = 40) -> float:
+    """Peak RSS of ``companion run --simulate --json`` after ``taps`` taps."""
+    from reliability.proc import Daemon
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    cfg = tmp / "companion.yaml"
+    cfg.write_text(json.dumps({"voice": {"backend": "silent"}, "web": {"listen": None},
+                               **(mqtt_cfg(broker, "bench-rss") if broker else {})}), encoding="utf-8")
+    d = Daemon(tmp / "state", cfg)
+    try:
+        for i in range(taps):
+            start = d.mark()
+            d.send(f"tap {LANGS[i % 2]}")
+            d.response(start, 10)
+        time.sleep(0.5)
+        for line in Path(f"/proc/{d.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+    finally:
+        d.quit()
+
+
+def measure(quick: bool, tmp: Path) -> dict[str, Any]:
+    from bench import tap_feedback
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Any] = {}
+    scale = venue_scale(tmp / "scale", 8.0 if quick else 30.0)
+    out.update(scale)
+    broker = Broker(tmp / "broker").start()
+    try:
+        rss_off, rss_on = [], []
+        for i in range(1 if quick else 3):
+            rss_off.append(daemon_rss_mb(tmp / f"off-{i}", None))
+            rss_on.append(daemon_rss_mb(tmp / f"on-{i}", broker.address))
+        out["mqtt_rss_delta_mb"] = [on - off for on, off in zip(rss_on, rss_off, strict=True)]
+        taps = 500 if quick else 3000
+        ratios = []
+        for _ in range(2 if quick else 3):
+            off = tap_feedback.summary(tap_feedback.measure(taps))["tap_feedback_p99_ms"]
+            on = tap_feedback.summary(tap_feedback.measure(taps, overrides=mqtt_cfg(broker.address, "bench-taps")))
+            ratios.append(on["tap_feedback_p99_ms"] / off)
+        out["mqtt_tap_feedback_ratio"] = ratios
+    finally:
+        broker.stop()
+    return out
+
+
+if __name__ == "__main__":
+    quick = "--quick" in sys.argv
+    tables = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("--tables=")), TABLES)
+    with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as d:
+        print(json.dumps(venue_scale(Path(d), 8.0 if quick else 30.0, tables), indent=1))
+    os._exit(0)
