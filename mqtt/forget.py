@@ -18,7 +18,6 @@ whenever Home Assistant restarts.
 from __future__ import annotations
 
 import argparse
-import re
 import socket
 import sys
 import threading
@@ -29,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from mqtt import homeassistant
+from mqtt import settings as mqtt_settings
 
-PORT, TLS_PORT = 1883, 8883
 TIMEOUT_S = 10.0
 
 
@@ -54,19 +53,12 @@ class Target:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
 
-def host_table_id(hostname: str) -> str:
-    """The default table id: the host name lower-cased, anything but
-    a-z, 0-9 and '-' turned into '-', cut to 32 (AGREED.md §3)."""
-    return re.sub(r"[^a-z0-9-]", "-", hostname.lower())[:32].lstrip("-") or "table"
-
-
 def address(value: str, tls: bool = False) -> tuple[str, int]:
-    """``HOST[:PORT]`` (``[v6]:PORT``) as (host, port); ForgetError says why not."""
-    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?|([^\s:/#+\[\]]+)(?::(\d{1,5}))?", value.strip())
-    port = m and (m.group(2) or m.group(4))
-    if not m or (port and not 1 <= int(port) <= 65535):
-        raise ForgetError(f"the broker must be HOST or HOST:PORT (e.g. broker.local:1883), not {value!r}")
-    return m.group(1) or m.group(3), int(port) if port else (TLS_PORT if tls else PORT)
+    """``HOST[:PORT]`` as (host, port), as the config reads it; ForgetError says why not."""
+    try:
+        return mqtt_settings.parse_broker(value, tls=tls)
+    except ValueError as e:
+        raise ForgetError(f"the broker {e}") from None
 
 
 def target(args: argparse.Namespace, settings: Mapping[str, Any]) -> Target:
@@ -76,7 +68,7 @@ def target(args: argparse.Namespace, settings: Mapping[str, Any]) -> Target:
         raise ForgetError("no broker: give --mqtt HOST[:PORT], or mqtt: broker: in the config")
     tls = settings.get("tls")
     host, port = address(broker, tls=tls is not None)
-    table_id = args.table_id or settings.get("table_id") or host_table_id(socket.gethostname())
+    table_id = args.table_id or settings.get("table_id") or mqtt_settings.host_table_id(socket.gethostname())
     if not homeassistant.TABLE_ID.fullmatch(table_id):
         raise ForgetError(f"the table id must be 1 to 32 of a-z, 0-9 and '-' (not first), not {table_id!r}")
     password = None

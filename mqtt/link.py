@@ -131,6 +131,7 @@ class MqttLink:
         # What other parts of the mqtt package add (Home Assistant's discovery): called on
         # paho's thread after every connection; (topic filter, handler) subscribed on each.
         self._connect_hooks: list[Callable[[Any], None]] = []
+        self._hooked = False  # the hooks ran for the connection there is now
         self._subscriptions: list[tuple[str, Callable[[Any], None]]] = []
         self.client: Any = None
         self._factory = client_factory or _paho_client
@@ -144,7 +145,11 @@ class MqttLink:
     def on_connected(self, hook: Callable[[Any], None]) -> None:
         """``hook(client)`` on paho's thread after every connection (before the
         outbox drains): e.g. Home Assistant's discovery.  It must not block."""
-        self._connect_hooks.append(hook)
+        with self._lock:  # a hook added after the connection (loopback connects at once) runs now
+            self._connect_hooks.append(hook)
+            late, client = self._hooked, self.client
+        if late and client is not None:
+            hook(client)
 
     def subscribe(self, topic: str, handler: Callable[[Any], None]) -> None:
         """``handler(message)`` (paho's thread) for every message on ``topic``,
@@ -203,7 +208,9 @@ class MqttLink:
             client.subscribe(topics.topic(self.conf.table_id, "command"), qos=topics.QOS)
         for topic, _handler in self._subscriptions:
             client.subscribe(topic, qos=topics.QOS)
-        for hook in self._connect_hooks:
+        with self._lock:
+            hooks, self._hooked = list(self._connect_hooks), True
+        for hook in hooks:
             try:
                 hook(client)
             except Exception as e:  # another part's bug must not cut the table off the broker
@@ -214,7 +221,7 @@ class MqttLink:
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         with self._lock:
-            was, self._connected = self._connected, False
+            was, self._connected, self._hooked = self._connected, False, False
             if was:
                 self._since = time.monotonic()
         if was:

@@ -770,3 +770,44 @@ def test_one_nights_night_is_the_same_on_the_broker_for_two_deals(broker: Any, t
     assert json.loads(night(a)[0][1]) == {"table": TID, "game": "one-night", "step": "night", "waiting_for": [],
                                           "round": None, "totals": {}, "deadline": None, "night": True,
                                           "lang": "en", "online": True}
+
+
+def test_home_assistant_discovery_rides_the_link_and_is_sent_again_when_home_assistant_is_back(
+        broker: Any, tmp_path: Path) -> None:
+    """The daemon itself announces its device (not only `companion mqtt forget`'s
+    tests): at connection, not retained, and again on HA's birth message."""
+    from mqtt import homeassistant
+
+    ha = Listener(broker, topic=homeassistant.config_topic(TID))
+    t = table(tmp_path, broker.address)
+    try:
+        ha.wait_for(lambda: len(ha.got) >= 1, pump=t)
+        topic, payload, retained = ha.got[0]
+        config = json.loads(payload)
+        assert topic == f"homeassistant/device/{TID}/config" and not retained
+        assert config["cmps"] and all(c["p"] != "button" for c in config["cmps"].values())  # commands off
+        birth = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="ha-birth")
+        birth.connect(broker.host, broker.port)
+        birth.loop_start()
+        birth.publish(homeassistant.HA_STATUS_TOPIC, b"online", qos=1).wait_for_publish(10)
+        ha.wait_for(lambda: len(ha.got) >= 2, pump=t)
+        assert json.loads(ha.got[1][1]) == config
+        birth.loop_stop()
+        birth.disconnect()
+    finally:
+        t.close()
+        ha.close()
+
+
+def test_home_assistant_off_sends_no_discovery(broker: Any, listener: Listener, tmp_path: Path) -> None:
+    ha = Listener(broker, topic="homeassistant/#")
+    t = table(tmp_path, broker.address, homeassistant=False)
+    try:
+        listener.wait_for(online(listener), pump=t)
+        t.tap("game/seven-knights")
+        listener.wait_for(lambda: any(json.loads(p).get("game") == "seven-knights" for p in listener.of("state")),
+                          pump=t)
+        assert ha.got == []
+    finally:
+        t.close()
+        ha.close()

@@ -115,9 +115,40 @@ def _mqtt_link(parts: Parts) -> Device | None:
     from mqtt.link import make_link
 
     loop = parts.loop
-    return make_link(parts.cfg, view=loop.table, outbox=OutboxStore(loop.journal.path, loop.journal.connection),
+    link = make_link(parts.cfg, view=loop.table, outbox=OutboxStore(loop.journal.path, loop.journal.connection),
                      submit=loop.submit, call_soon=loop.call_soon, announce=loop.announce,
                      report=loop.report_error)
+    if parts.cfg["mqtt"]["homeassistant"]:
+        _home_assistant(link, parts)
+    return link
+
+
+def _home_assistant(link: Any, parts: Parts) -> None:
+    """Home Assistant's device discovery rides the link: sent at every
+    connection and again whenever Home Assistant says it is back (its
+    ``homeassistant/status`` birth).  The payload names games and steps,
+    never a deal: the same by night as by day."""
+    import companion
+    from companion.app import catalogue
+    from mqtt import homeassistant, settings
+
+    assert parts.loop is not None
+    table, games = parts.loop.table, tuple(parts.games.values())
+    names = catalogue.page_games(catalogue.narrator(games).lines, games)
+    tid, commands = settings.table_id(parts.cfg), bool(parts.cfg["mqtt"]["commands"])
+
+    def announce(client: Any = None) -> None:
+        """``client``: the one just connected (the link may not hold it yet)."""
+        topic, body = homeassistant.discovery(tid, games, commands=commands, lang=table.lang, names=names,
+                                              sw=getattr(companion, "__version__", None))
+        if client is not None:
+            client.publish(topic, body, qos=1)
+        else:
+            link.publish(topic, body)
+
+    link.on_connected(announce)
+    link.subscribe(homeassistant.HA_STATUS_TOPIC,
+                   lambda message: announce() if homeassistant.on_ha_status(message.payload) else None)
 
 
 # Every output device, in the order the router hands each message on.  A new
