@@ -50,6 +50,8 @@ class Outbox(Protocol):
 
     def done(self, places: list[tuple[int, int]]) -> None: ...
 
+    def recent(self) -> list[Any]: ...  # what the broker acknowledged lately (sent again at a new connection)
+
     def close(self) -> None: ...
 
 
@@ -277,6 +279,10 @@ class MqttLink:
             self.published["state"] += 1
         if night:  # nothing but the night's state until morning
             return
+        if fresh:  # what a broker acknowledged lately, in case it died before keeping it
+            for letter in self.outbox.recent():
+                self.client.publish(letter.topic, letter.payload, qos=topics.QOS)
+                self.published["resent"] += 1
         room = WINDOW - len(self._handed)
         for letter in self.outbox.pending(after=self._after, limit=room) if room > 0 else ():
             if len(letter.payload) > topics.MAX_PAYLOAD:  # the venue would drop it: said, and kept

@@ -250,7 +250,7 @@ def campaign(runs: int, cuts: int, seed: int, *, progress: Any = None) -> tuple[
             progress(results[-1])
     if cuts and powercut.available():
         script = seed
-        total = powercut.count_ops(script, overrides=_cut_overrides(script))
+        total = powercut.count_ops(script, overrides=cut_overrides(script))
         for _ in range(cuts):
             results.append(power_cut_run(script, rng.randint(1, total), rng.randrange(1 << 30)))
             if progress:
@@ -258,7 +258,7 @@ def campaign(runs: int, cuts: int, seed: int, *, progress: Any = None) -> tuple[
     return results, time.monotonic() - t0
 
 
-def _cut_overrides(seed: int) -> dict[str, Any]:
+def cut_overrides(seed: int) -> dict[str, Any]:
     return {**campaign_overrides(seed), "mqtt": {"broker": f"127.0.0.1:{free_port()}", "table_id": table_id(seed),
                                                  "homeassistant": False}}
 

@@ -191,6 +191,10 @@ class ApswConnection:
             raise sqlite3.OperationalError(str(e)) from e
         return _Rows(rows, self.con.last_insert_rowid())
 
+    def executemany(self, sql: str, rows: Any) -> None:
+        for params in rows:
+            self.execute(sql, params)
+
     def executescript(self, sql: str) -> None:
         self.execute(sql)
 

@@ -109,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="then N power cuts below SQLite (crash-simulating VFS; needs apsw)")
     p.add_argument("--damages", type=int, default=0, metavar="N",
                    help="then N random damages of journal, WAL and backups")
+    p.add_argument("--mqtt-runs", type=int, default=0, metavar="N",
+                   help="then N scripts on a real mosquitto, broker and daemon SIGKILLed at random (needs mosquitto)")
+    p.add_argument("--mqtt-cuts", type=int, default=0, metavar="N",
+                   help="with --mqtt-runs: and N power cuts with the broker away, then every play delivered")
     args = p.parse_args(argv)
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
     failed = 0
@@ -120,7 +124,25 @@ def main(argv: list[str] | None = None) -> int:
         failed |= power_cuts(args.power_cuts, seed, args.quiet)
     if args.damages:
         failed |= damages(args.damages, seed, args.quiet)
+    if args.mqtt_runs or args.mqtt_cuts:
+        failed |= mqtt(args.mqtt_runs, args.mqtt_cuts, seed, args.quiet)
     return failed
+
+
+def mqtt(runs: int, cuts: int, seed: int, quiet: bool) -> int:
+    from reliability import mqtt_faults
+    from reliability.broker import MOSQUITTO
+
+    if MOSQUITTO is None:
+        print("mqtt: mosquitto is not installed (apt install mosquitto)")
+        return 1
+    print(f"MQTT fault campaign: {runs} runs with kills and {cuts} power cuts from seed {seed}", flush=True)
+    results = _run(lambda show: mqtt_faults.campaign(runs, cuts, seed, progress=show), mqtt_faults.summary,
+                   lambda r: f"seed {r.seed:<6} {'cut' if r.power_cut else 'kills'}: {r.finished} finished, "
+                             f"{r.received} received, broker killed {r.broker_kills}, daemon {r.daemon_kills}, "
+                             f"{r.repeats} repeats dropped",
+                   lambda r: f"seed {r.seed} ({'cut' if r.power_cut else 'kills'})", quiet)
+    return 1 if any(not r.ok for r in results) else 0
 
 
 def _run(results_of: Any, summary: Any, ok_line: Any, fail_line: Any, quiet: bool) -> list[Any]:

@@ -528,7 +528,7 @@ def test_item14_restore_refuses_the_journal_onto_itself(tmp_path: Path, how: str
 def test_item14_a_backup_of_an_older_version_is_still_restored(tmp_path: Path) -> None:
     """The exact check knows each version's schema: a version-0 journal (no
     quarantine table) is one this release reads, and migrates on open."""
-    old = _edited(_a_backup(tmp_path), "DROP TABLE quarantine", "DROP TABLE outbox", "PRAGMA user_version=0")
+    old = _edited(_a_backup(tmp_path), "DROP TABLE quarantine", "DROP TABLE outbox", "DROP TABLE outbox_sent", "PRAGMA user_version=0")
     assert backups.restore_problem(tmp_path / "state" / "journal.sqlite", old) is None
     state = tmp_path / "state"
     what, _aside = backups.restore(state / "journal.sqlite", old)
@@ -540,7 +540,7 @@ def test_item14_a_backup_of_an_older_version_is_still_restored(tmp_path: Path) -
 def test_mqtt_outbox_a_version_1_backup_without_the_outbox_is_restored_and_gains_it(tmp_path: Path) -> None:
     """Version 2 added the MQTT outbox: a journal (or backup) of version 1 is
     still one this release reads, and gets its outbox on open."""
-    old = _edited(_a_backup(tmp_path), "DROP TABLE outbox", "PRAGMA user_version=1")
+    old = _edited(_a_backup(tmp_path), "DROP TABLE outbox", "DROP TABLE outbox_sent", "PRAGMA user_version=1")
     assert backups.restore_problem(tmp_path / "state" / "journal.sqlite", old) is None
     state = tmp_path / "state"
     backups.restore(state / "journal.sqlite", old)

@@ -39,13 +39,18 @@ CREATE TABLE IF NOT EXISTS quarantine (
 CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER NOT NULL, k INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, topic TEXT NOT NULL,
     payload TEXT NOT NULL, PRIMARY KEY (seq, k));
+-- What the broker acknowledged lately (``acked``: wall time), kept a while to send
+-- again at the next connection: a broker killed before it saved an acknowledged
+-- message forgets it (runtime.outbox.RESEND_S).  Losing this table loses no row.
+CREATE TABLE IF NOT EXISTS outbox_sent (
+    id TEXT PRIMARY KEY, topic TEXT NOT NULL, payload TEXT NOT NULL, acked REAL NOT NULL);
 """
 # PRAGMA user_version.  0: the first journals (no version, no quarantine table);
-# 1: adds the quarantine; 2: the MQTT outbox.  A journal from a newer release is never written into.
+# 1: adds the quarantine; 2: the MQTT outbox (and its acknowledged rows).  A journal from a newer release is never written into.
 SCHEMA_VERSION = 2
 # The version that added each table version 0 did not have: what a restore
 # expects of an older backup (companion.runtime.journal_check.schema_problem).
-TABLES_SINCE = {"quarantine": 1, "outbox": 2}
+TABLES_SINCE = {"quarantine": 1, "outbox": 2, "outbox_sent": 2}
 # One input's outbox rows, made once its seq (and its play's id) is known: (id, topic, payload).
 Letters = Callable[[int, int | None], Iterable[tuple[str, str, str]]]
 

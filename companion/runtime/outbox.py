@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,12 @@ from typing import Any
 
 from companion.core.events import TABLE, Output, Report
 from companion.runtime.journal import Letters
+
+# A broker killed between its PUBACK and its next save to disk forgets what it had
+# acknowledged but not yet delivered (mosquitto saves every autosave_interval at
+# best): what it acknowledged this recently goes again at the next connection, and
+# the receiver drops it by id (reliability/mqtt_faults.py found the loss).
+RESEND_S = 30.0
 
 # The events the broker hears (their TABLE-audience copies only, as the log has them).
 PUBLISHED = frozenset({"round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit"})
@@ -92,11 +99,22 @@ class OutboxStore:
     def __init__(self, path: Path | str, connect: Any = None) -> None:
         """``connect``: makes the connection (the journal's ``_connect``, so a
         crash-simulating VFS covers this one too); default: the stdlib's."""
-        self.db: sqlite3.Connection = (connect() if connect is not None else
-                                       sqlite3.connect(str(path), isolation_level=None, check_same_thread=False))
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=2000")
+        self._path, self._connect = path, connect
+        self._db: sqlite3.Connection | None = None
         self.skipped: list[Place] = []  # rows that could not be read (left in place)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """Opened at the first read: a link that never reaches its broker never
+        touches the journal (a journal opened exclusively, as the power-cut
+        campaign's is, stays the loop's alone)."""
+        if self._db is None:
+            db = (self._connect() if self._connect is not None else
+                  sqlite3.connect(str(self._path), isolation_level=None, check_same_thread=False))
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=2000")
+            self._db = db
+        return self._db
 
     def pending(self, after: Place = (0, 0), limit: int = 100) -> list[Letter]:
         """Rows after the place ``after``, in order."""
@@ -110,12 +128,35 @@ class OutboxStore:
                 self.skipped.append((int(seq), int(k)))
         return out
 
-    def done(self, places: Iterable[Place]) -> None:
-        """The broker has these: they leave the outbox."""
-        self.db.executemany("DELETE FROM outbox WHERE seq = ? AND k = ?", list(places))
+    def done(self, places: Iterable[Place], now: float | None = None) -> None:
+        """The broker has these: they leave the outbox, kept among the recently
+        acknowledged (``recent``) for ``RESEND_S``."""
+        places = list(places)
+        acked = time.time() if now is None else now
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT OR REPLACE INTO outbox_sent (id, topic, payload, acked) "
+                           "SELECT id, topic, payload, ? FROM outbox WHERE seq = ? AND k = ?",
+                           [(acked, *p) for p in places])
+            db.executemany("DELETE FROM outbox WHERE seq = ? AND k = ?", places)
+            db.execute("DELETE FROM outbox_sent WHERE acked < ?", (acked - RESEND_S,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def recent(self, now: float | None = None) -> list[Letter]:
+        """What the broker acknowledged in the last ``RESEND_S``: sent again at a
+        new connection, in case the broker died before it kept them."""
+        since = (time.time() if now is None else now) - RESEND_S
+        return [Letter((0, 0), str(mid), str(where), str(payload).encode("utf-8"))
+                for mid, where, payload in self.db.execute(
+                    "SELECT id, topic, payload FROM outbox_sent WHERE acked >= ? ORDER BY acked, id", (since,))]
 
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM outbox").fetchone()[0])
 
     def close(self) -> None:
-        self.db.close()
+        if self._db is not None:
+            self._db.close()
