@@ -12,7 +12,9 @@ state when it changed and hands the outbox's rows to paho in order, deleting
 each only on its PUBACK.  paho resends what it was handed across
 reconnections; a row handed and never acknowledged (a SIGKILL, a power cut)
 is still in the outbox and goes again at the next start — a receiver drops
-it by its id.
+it by its id.  An acknowledged row is kept aside and sent again at every new
+connection until the connection that acknowledged it has held for
+``CONFIRM_S``: a broker killed before saving forgets what it acknowledged.
 
 By night (One Night's eyes closed) the state is the one night message, the
 same for any deal, and no event or play leaves until morning.  The table
@@ -41,6 +43,16 @@ TICK_S = 0.5  # how often the worker looks at the clock when nothing wakes it
 KEEPALIVE_S = 30
 RECONNECT_S = (1, 30)  # paho's backoff: the first retry after 1 s, doubling up to 30 s
 LINE_DOWN, LINE_UP = "mqtt.down", "mqtt.up"
+# A broker killed between its PUBACK and its next save to disk forgets what it had
+# acknowledged but not yet delivered (mosquitto saves every ``autosave_interval``
+# at best).  So an acknowledged row is not forgotten at once: it moves to
+# ``outbox_sent`` and is sent again at every new connection until the connection
+# that acknowledged it has stayed up ``CONFIRM_S`` after the acknowledgement —
+# long enough for the broker to have saved it (README: autosave_interval) and for
+# paho to notice a broker that died without a word (3 keepalives).  A time window
+# on the wall clock (acknowledged "lately") lost plays: a reconnection later than
+# the window, or one made by night, never sent them (reliability/mqtt_faults.py).
+CONFIRM_S = 3 * KEEPALIVE_S
 
 
 class Outbox(Protocol):
@@ -50,7 +62,9 @@ class Outbox(Protocol):
 
     def done(self, places: list[tuple[int, int]]) -> None: ...
 
-    def recent(self) -> list[Any]: ...  # what the broker acknowledged lately (sent again at a new connection)
+    def unconfirmed(self) -> list[Any]: ...  # acknowledged, maybe not kept: sent again at each new connection
+
+    def confirm(self, ids: list[str]) -> None: ...
 
     def close(self) -> None: ...
 
@@ -116,17 +130,24 @@ class MqttLink:
         self._scheduled = False
         self._state: bytes | None = None
         self._night = False
-        # paho thread → worker (deque appends are atomic: paho's callbacks never wait on us)
-        self._acks: collections.deque[tuple[int, bool]] = collections.deque()
+        # paho thread → worker (deque appends are atomic: paho's callbacks never wait on us):
+        # (the connection it came on, mid, accepted)
+        self._acks: collections.deque[tuple[int, int, bool]] = collections.deque()
         self._connected = False
+        self._connection = 0  # counts the connections made: an acknowledgement belongs to one
         self._fresh = False  # connected since the worker last looked: status and state go again
         self._since = time.monotonic()  # down since (the start counts: never reached)
         self._was_up = False
         self._fallback = False  # the broker refused MQTT 5: next client speaks 3.1.1
         # worker only
         self._sent_state: bytes | None = None
-        self._handed: dict[int, tuple[int, int]] = {}  # paho mid → its row's place in the outbox
+        self._handed: dict[int, tuple[tuple[int, int], str]] = {}  # paho mid → its row's place and id
+        self._resent: dict[int, str] = {}  # paho mid → the id of an unconfirmed row sent again
         self._after = (0, 0)  # rows up to this place were handed to this client
+        self._resend_due = False  # a new connection: the unconfirmed rows go again (by day)
+        self._on = 0  # the connection the worker acts on
+        # acknowledged on connection ``_on``: (when, id), confirmed once it held CONFIRM_S
+        self._held: collections.deque[tuple[float, str]] = collections.deque()
         self._told_down = False
         self._owed: str | None = None  # a line the table is to hear (said on the loop's thread, by day)
         self.published: collections.Counter[str] = collections.Counter()  # what was handed, by topic kind
@@ -219,6 +240,7 @@ class MqttLink:
                 self._note(f"mqtt: a connection hook failed: {type(e).__name__}: {e}")
         with self._lock:
             self._connected = self._fresh = True
+            self._connection += 1
         self._wake.set()
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
@@ -231,7 +253,7 @@ class MqttLink:
         self._wake.set()
 
     def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
-        self._acks.append((mid, not getattr(reason, "is_failure", False)))
+        self._acks.append((self._connection, mid, not getattr(reason, "is_failure", False)))
         self._wake.set()
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
@@ -257,19 +279,13 @@ class MqttLink:
             self._fallback = False
             self._protocol = 3
             self._start_client()
-        done = []
-        while self._acks:
-            mid, ok = self._acks.popleft()
-            n = self._handed.pop(mid, None)
-            if n is not None and ok:
-                done.append(n)
-            elif n is not None:  # refused by the broker: kept, sent again at the next start
-                self._note(f"mqtt: the broker refused outbox message {n}; kept in the outbox")
-        if done:
-            self.outbox.done(done)
         with self._lock:
             connected, fresh, self._fresh = self._connected, self._fresh, False
-            state, night, since = self._state, self._night, self._since
+            on, state, night, since = self._connection, self._state, self._night, self._since
+        if on != self._on:  # a new connection: what the last one held may be lost with its broker
+            self._on, self._resend_due = on, True
+            self._held.clear()
+        self._take_acks(on)
         self._watch_link(connected, since)
         if not connected or self.client is None:
             return
@@ -279,9 +295,10 @@ class MqttLink:
             self.published["state"] += 1
         if night:  # nothing but the night's state until morning
             return
-        if fresh:  # what a broker acknowledged lately, in case it died before keeping it
-            for letter in self.outbox.recent():
-                self.client.publish(letter.topic, letter.payload, qos=topics.QOS)
+        if self._resend_due:  # acknowledged and perhaps never kept: again, before anything newer
+            self._resend_due = False
+            for letter in self.outbox.unconfirmed():
+                self._resent[self.client.publish(letter.topic, letter.payload, qos=topics.QOS).mid] = letter.id
                 self.published["resent"] += 1
         room = WINDOW - len(self._handed)
         for letter in self.outbox.pending(after=self._after, limit=room) if room > 0 else ():
@@ -289,9 +306,36 @@ class MqttLink:
                 self._note(f"mqtt: outbox message {letter.id} is {len(letter.payload)} bytes; not sent")
             else:
                 info = self.client.publish(letter.topic, letter.payload, qos=topics.QOS)
-                self._handed[info.mid] = letter.n
+                self._handed[info.mid] = (letter.n, letter.id)
                 self.published[letter.topic.rsplit("/", 1)[-1]] += 1
             self._after = letter.n
+        self._confirm()
+
+    def _take_acks(self, on: int) -> None:
+        """The broker's acknowledgements: a row leaves the outbox; one that came
+        on the connection there is now is held, to be confirmed (``_confirm``)."""
+        done, now = [], time.monotonic()
+        while self._acks:
+            connection, mid, ok = self._acks.popleft()
+            handed, again = self._handed.pop(mid, None), self._resent.pop(mid, None)
+            if handed is not None and ok:
+                done.append(handed[0])
+            elif handed is not None:  # refused by the broker: kept, sent again at the next start
+                self._note(f"mqtt: the broker refused outbox message {handed[1]}; kept in the outbox")
+            mid_id = handed[1] if handed is not None else again
+            if ok and mid_id is not None and connection == on:
+                self._held.append((now, mid_id))
+        if done:
+            self.outbox.done(done)
+
+    def _confirm(self) -> None:
+        """Rows acknowledged on this connection, which has held ``CONFIRM_S``
+        since: the broker has kept them, they are not sent again."""
+        ripe, limit = [], time.monotonic() - CONFIRM_S
+        while self._held and self._held[0][0] <= limit:
+            ripe.append(self._held.popleft()[1])
+        if ripe:
+            self.outbox.confirm(ripe)
 
     def _watch_link(self, connected: bool, since: float) -> None:
         """Say once that the link is down (away ``down_after_s``, or never
@@ -317,6 +361,7 @@ class MqttLink:
         if old is not None:
             _stop_client(old)
         self._handed.clear()
+        self._resent.clear()
         self._after = (0, 0)  # a new client holds nothing: what the outbox has goes again
         try:
             client = self._factory(self.conf, self._protocol)

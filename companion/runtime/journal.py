@@ -39,9 +39,9 @@ CREATE TABLE IF NOT EXISTS quarantine (
 CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER NOT NULL, k INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, topic TEXT NOT NULL,
     payload TEXT NOT NULL, PRIMARY KEY (seq, k));
--- What the broker acknowledged lately (``acked``: wall time), kept a while to send
--- again at the next connection: a broker killed before it saved an acknowledged
--- message forgets it (runtime.outbox.RESEND_S).  Losing this table loses no row.
+-- What the broker acknowledged and may not have kept yet (``acked``: wall time, for
+-- a reader), sent again at each new connection until confirmed: a broker killed
+-- before it saved an acknowledged message forgets it (mqtt/link.py, CONFIRM_S).
 CREATE TABLE IF NOT EXISTS outbox_sent (
     id TEXT PRIMARY KEY, topic TEXT NOT NULL, payload TEXT NOT NULL, acked REAL NOT NULL);
 """

@@ -22,12 +22,6 @@ from typing import Any
 from companion.core.events import TABLE, Output, Report
 from companion.runtime.journal import Letters
 
-# A broker killed between its PUBACK and its next save to disk forgets what it had
-# acknowledged but not yet delivered (mosquitto saves every autosave_interval at
-# best): what it acknowledged this recently goes again at the next connection, and
-# the receiver drops it by id (reliability/mqtt_faults.py found the loss).
-RESEND_S = 30.0
-
 # The events the broker hears (their TABLE-audience copies only, as the log has them).
 PUBLISHED = frozenset({"round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit"})
 
@@ -129,10 +123,11 @@ class OutboxStore:
         return out
 
     def done(self, places: Iterable[Place], now: float | None = None) -> None:
-        """The broker has these: they leave the outbox, kept among the recently
-        acknowledged (``recent``) for ``RESEND_S``."""
+        """The broker has these: they leave the outbox for ``outbox_sent``,
+        where they wait to be ``confirmed`` by the link (mqtt/link.py,
+        ``CONFIRM_S``), sent again at each new connection meanwhile (``unconfirmed``)."""
         places = list(places)
-        acked = time.time() if now is None else now
+        acked = time.time() if now is None else now  # for a reader of the journal; nothing depends on it
         db = self.db
         db.execute("BEGIN")
         try:
@@ -140,19 +135,21 @@ class OutboxStore:
                            "SELECT id, topic, payload, ? FROM outbox WHERE seq = ? AND k = ?",
                            [(acked, *p) for p in places])
             db.executemany("DELETE FROM outbox WHERE seq = ? AND k = ?", places)
-            db.execute("DELETE FROM outbox_sent WHERE acked < ?", (acked - RESEND_S,))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
 
-    def recent(self, now: float | None = None) -> list[Letter]:
-        """What the broker acknowledged in the last ``RESEND_S``: sent again at a
-        new connection, in case the broker died before it kept them."""
-        since = (time.time() if now is None else now) - RESEND_S
+    def unconfirmed(self) -> list[Letter]:
+        """What a broker acknowledged and may not have kept: sent again at a
+        new connection, oldest first (its ``n`` is (0, 0): not an outbox place)."""
         return [Letter((0, 0), str(mid), str(where), str(payload).encode("utf-8"))
                 for mid, where, payload in self.db.execute(
-                    "SELECT id, topic, payload FROM outbox_sent WHERE acked >= ? ORDER BY acked, id", (since,))]
+                    "SELECT id, topic, payload FROM outbox_sent ORDER BY acked, id")]
+
+    def confirm(self, ids: Iterable[str]) -> None:
+        """The broker has kept these: forgotten for good."""
+        self.db.executemany("DELETE FROM outbox_sent WHERE id = ?", [(i,) for i in ids])
 
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM outbox").fetchone()[0])
