@@ -42,6 +42,8 @@ from typing import Any
 
 import yaml
 
+from companion.runtime.journal import epoch_of, read_only
+from companion.runtime.outbox import play_message_id
 from reliability.broker import Broker, free_port
 from reliability.crash import _do_step
 from reliability.inproc import campaign_overrides
@@ -81,8 +83,12 @@ def write_config(path: Path, seed: int, broker: str) -> Path:
 
 
 def journal_plays(state: Path, tid: str) -> set[str]:
-    with sqlite3.connect(f"file:{state / 'journal.sqlite'}?mode=ro", uri=True) as db:
-        return {f"{tid}/p/{row[0]}" for row in db.execute("SELECT id FROM plays")}
+    """The ids the journal's plays are published with."""
+    db = read_only(state / "journal.sqlite")
+    try:
+        return {play_message_id(tid, row[0], epoch_of(db)) for row in db.execute("SELECT id FROM plays")}
+    finally:
+        db.close()
 
 
 def outbox_ids(state: Path) -> list[str]:

@@ -405,6 +405,31 @@ def test_backup_and_restore_commands(tmp_path: Path) -> None:
     assert not aside_files(state) and len(list(state.glob("journal.sqlite.replaced-*"))) == 1
 
 
+def test_finding_a_restored_older_backup_is_not_undone_at_the_next_start(tmp_path: Path) -> None:
+    """The start-up check takes a journal that lacks what its newest backup
+    holds for one cut short, and merges that backup back in: a restore of any
+    backup older than the newest was silently undone when the daemon started
+    again.  A restore gives the journal a new epoch; a backup of another epoch
+    is not this journal's past."""
+    state = tmp_path / "state"
+    n, _ = played(state, games=1)
+    target = tmp_path / "after-one.sqlite"
+    j = Journal(state / "journal.sqlite")
+    backups.make_backup(j, target)
+    j.close()
+    more, _ = played(state, games=1)
+    assert more > n and backups.backups(state / "journal.sqlite")  # a game-end backup newer than the target
+    backups.restore(state / "journal.sqlite", target)
+    r, events = restart(state)
+    try:
+        assert not errors(events)
+        assert r.sim.loop.journal.count_inputs() == n
+    finally:
+        r.close()
+    n2, events = played(state, games=1)  # and played on from there, the next start is quiet too
+    assert n2 > n and not errors(events)
+
+
 def test_restore_is_refused_while_a_daemon_holds_the_journal(tmp_path: Path) -> None:
     state = tmp_path / "state"
     played(state, games=1)

@@ -426,6 +426,51 @@ def test_outbox_rows_are_salvaged_with_a_damaged_journal(blackhole: str, tmp_pat
         again.close()
 
 
+def _outbox_ids(state: Path) -> list[str]:
+    db = sqlite3.connect(state / "journal.sqlite")
+    try:
+        return [str(r[0]) for r in db.execute("SELECT id FROM outbox ORDER BY seq, k")]
+    finally:
+        db.close()
+
+
+def test_finding_plays_after_restoring_an_old_backup_are_published_with_ids_never_used_before(
+        blackhole: str, tmp_path: Path) -> None:
+    """A restore puts older inputs back: the seqs and play ids after them are
+    given out again.  With ids made of those alone, the game played after the
+    restore was published under the ids of the game played before it, and a
+    venue that keeps ids dropped it as a repeat: a play lost."""
+    from companion.runtime.backups import make_backup, restore
+    from companion.runtime.journal import Journal
+    from venue import schema
+
+    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    table(tmp_path, blackhole, script).close()  # a journal with nothing yet: the backup to go back to
+    journal = Journal(tmp_path / "journal.sqlite")
+    backup = make_backup(journal, tmp_path / "start.sqlite")
+    journal.close()
+
+    def a_game() -> list[str]:
+        t = table(tmp_path, blackhole, script)
+        try:
+            play(t, script)
+            assert t.of("game_over")
+        finally:
+            t.close()
+        return _outbox_ids(tmp_path)
+
+    before = a_game()
+    assert f"{TID}/p/1" in before  # a journal never put back keeps the agreed ids
+    restore(tmp_path / "journal.sqlite", backup)
+    after = a_game()
+    assert len(after) == len(before) > 0  # the same game again, from the same start
+    assert not set(after) & set(before)
+    for mid in after:  # and the venue takes them
+        kind = "play" if "/p/" in mid else "event"
+        pattern = schema.PLAY_ID if kind == "play" else schema.EVENT_ID
+        assert pattern.fullmatch(mid), mid
+
+
 def test_the_broker_going_away_mid_game_loses_nothing_and_doubles_nothing(broker: Any, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # The listener (retrying each second) must be back on the restarted broker before the

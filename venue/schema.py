@@ -21,8 +21,10 @@ from typing import Any
 MAX_PAYLOAD = 64 * 1024
 TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")  # a game, a step, a team, a verdict: the engines' own ids
-EVENT_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/e/(?P<seq>[0-9]{1,15})\.(?P<n>[0-9]{1,4})")
-PLAY_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/p/(?P<seq>[0-9]{1,15})")
+# ``~<epoch>`` ends the ids a table publishes once its journal was put back (a restore,
+# a recovery: companion.runtime.journal.EPOCH), since its seqs are then given again.
+EVENT_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/e/(?P<seq>[0-9]{1,15})\.(?P<n>[0-9]{1,4})(~[0-9a-z]{1,16})?")
+PLAY_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/p/(?P<seq>[0-9]{1,15})(~[0-9a-z]{1,16})?")
 TAG = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}")  # a tag identity (skb/knight/1), a role (girl/human)
 PLAY_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 KINDS = ("status", "state", "event", "play", "command")
@@ -84,7 +86,9 @@ class Play:
 
     @property
     def seq(self) -> int:
-        return int(self.id.rpartition("/")[2])
+        m = PLAY_ID.fullmatch(self.id)
+        assert m is not None, "checked when made"
+        return int(m["seq"])
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,7 @@ def _state(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _event(table: str, d: dict[str, Any]) -> Event:
-    ident = _id(d, EVENT_ID, table, "<table>/e/<seq>.<n>")
+    ident = _id(d, EVENT_ID, table, "<table>/e/<seq>.<n>[~<epoch>]")
     kind = _get(d, "event")
     if kind not in EVENTS:
         raise _Bad(f"event is one of {', '.join(EVENTS)}")
@@ -197,7 +201,7 @@ def _event(table: str, d: dict[str, Any]) -> Event:
 
 
 def _play(table: str, d: dict[str, Any]) -> Play:
-    ident = _id(d, PLAY_ID, table, "<table>/p/<play id>")
+    ident = _id(d, PLAY_ID, table, "<table>/p/<play id>[~<epoch>]")
     game = _word(_get(d, "game"), "game")
     evening = _int(_get(d, "evening"), "evening", 0)
     record = _get(d, "play")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.runtime.journal import Journal, checkpoint_without_waiting, fsync_dir, read_only
+from companion.runtime.journal import Journal, checkpoint_without_waiting, fsync_dir, new_epoch, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, file_problem, schema_problem, set_aside
 from companion.runtime.state_lock import StateLock
 
@@ -223,6 +223,7 @@ def restore(journal_path: Path, source: Path) -> tuple[str, Path | None]:
             p = src.execute("SELECT count(*) FROM plays").fetchone()[0]
             tmp = Journal(journal_path)
             src.backup(tmp.db)
+            new_epoch(tmp.db)  # the seqs after the backup's are given again: new ids for what they publish
             tmp.db.execute("PRAGMA journal_mode=WAL")
             tmp.close()
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,26 @@ SCHEMA_VERSION = 2
 # The version that added each table version 0 did not have: what a restore
 # expects of an older backup (companion.runtime.journal_check.schema_problem).
 TABLES_SINCE = {"quarantine": 1, "outbox": 2, "outbox_sent": 2}
+# The journal's epoch (a ``meta`` key): none at first; a fresh token whenever older
+# inputs are put back in its place (a restore, a recovery from a backup), since the
+# seqs and play ids after them are then given out again.  The ids a table publishes
+# carry it (runtime.outbox), so a receiver that keeps ids never drops a new play as
+# one it has already seen.
+EPOCH = "epoch"
+
+
+def new_epoch(db: sqlite3.Connection) -> str:
+    """Mark ``db``'s journal as put back: later ids differ from any before."""
+    token = secrets.token_hex(4)
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (EPOCH, token))
+    return token
+
+
+def epoch_of(db: sqlite3.Connection) -> str:
+    row = db.execute("SELECT value FROM meta WHERE key=?", (EPOCH,)).fetchone()
+    return str(row[0]) if row is not None else ""
+
+
 # One input's outbox rows, made once its seq (and its play's id) is known: (id, topic, payload).
 Letters = Callable[[int, int | None], Iterable[tuple[str, str, str]]]
 
@@ -111,6 +132,11 @@ class Journal:
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
+
+    @property
+    def epoch(self) -> str:
+        """``""`` until the journal was put back (``new_epoch``)."""
+        return epoch_of(self.db)
 
     def set_meta(self, key: str, value: str) -> None:
         with self._transaction():

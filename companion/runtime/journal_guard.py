@@ -31,7 +31,7 @@ from pathlib import Path
 
 from companion.core.tags import printable
 from companion.runtime.backups import newest_intact_backup
-from companion.runtime.journal import Journal, read_only
+from companion.runtime.journal import Journal, epoch_of, new_epoch, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, diagnose, quarantine_bad_rows, set_aside
 from companion.runtime.salvage import (
     empty_rows,
@@ -63,7 +63,10 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal) -> tuple[Jo
 
 def _behind(path: Path, backup: Path) -> str | None:
     """The journal must hold everything its newest backup holds (a backup
-    is a copy of an earlier journal, and inputs are only ever appended)."""
+    is a copy of an earlier journal, and inputs are only ever appended) —
+    unless a restore put an older history in its place since (a new epoch:
+    that backup is not this journal's past, and bringing it back would undo
+    the restore)."""
     if not path.exists():
         return "the journal file is missing (a backup exists)"
     try:
@@ -71,7 +74,7 @@ def _behind(path: Path, backup: Path) -> str | None:
         j = read_only(path)
         try:
             last = b.execute("SELECT seq, input FROM inputs ORDER BY seq DESC LIMIT 1").fetchone()
-            if last is None:
+            if last is None or epoch_of(b) != epoch_of(j):
                 return None
             mine = j.execute("SELECT seq, input FROM inputs WHERE seq=?", (last[0],)).fetchone()
         finally:
@@ -103,6 +106,11 @@ def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice
     else:
         from_backup = 0
     write_rows(path, rows)
+    journal = Journal(path)
+    try:  # seqs after what was recovered are given again: new ids for what they publish
+        new_epoch(journal.db)
+    finally:
+        journal.close()
     total = len(rows["inputs"])
     top = max(rows["inputs"], default=0)
     lost = top - total  # gaps in the sequence; what came after the last readable input cannot be counted

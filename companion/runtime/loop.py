@@ -53,7 +53,7 @@ class TableLoop:
         self.extra_identities = frozenset(extra_identities)  # games' cards beyond the contract's
         self.observers: list[Observer] = []
         self.inbox = inbox if inbox is not None else Inbox()  # made first by the wiring, for every part
-        self.out = Outputs(table, router, narrate, clock, publish_as)  # publish_as: the MQTT table id
+        self.out = Outputs(table, router, narrate, clock, publish_as, journal.epoch)  # publish_as: the MQTT table id
         self.desk = PairingDesk(table, narrate, clock.now, self.extra_players, pair_window_s)
         self.reader = ReaderNotices()
         self.timers = Timers()

@@ -5,7 +5,8 @@ it (``letters``, handed to ``Journal.append``), and sent from there by the
 link (mqtt/link.py) through an ``OutboxStore``, which deletes a row only once
 the broker has acknowledged it.  So a broker outage, a SIGKILL or a power
 cut delays a message and never loses it; each carries a stable id
-(``<table_id>/e/<seq>.<n>``, ``<table_id>/p/<play id>``, AGREED.md §2) by
+(``<table_id>/e/<seq>.<n>``, ``<table_id>/p/<play id>``, AGREED.md §2; with
+``~<epoch>`` after them once the journal was put back, runtime.journal.EPOCH) by
 which a receiver drops a message sent twice (sent, then cut off before the
 acknowledgement came back)."""
 
@@ -40,13 +41,13 @@ def league_players(finished: Any) -> list[dict[str, Any]]:
 
 
 def letters(table_id: str, outputs: Iterable[Output], wall: float, finished: Any = None,
-            play: tuple[int, str, Mapping[str, Any]] | None = None) -> Letters | None:
+            play: tuple[int, str, Mapping[str, Any]] | None = None, epoch: str = "") -> Letters | None:
     """One input's messages for the outbox, or None when it publishes none:
     the TABLE-audience events of ``PUBLISHED`` among its ``outputs`` (their
     fields exactly as the event log has them) and the ``play`` it finished
     (the journal's record, with ``finished``, the table's result, for the
     league's view).  Their ids are made once the journal knows the input's
-    seq and the play's id."""
+    seq and the play's id; they end in the journal's ``epoch`` if it has one."""
     events = [(o.event, dict(o.fields)) for o in outputs
               if isinstance(o, Report) and o.audience == TABLE and o.event in PUBLISHED]
     if not events and play is None:
@@ -56,16 +57,21 @@ def letters(table_id: str, outputs: Iterable[Output], wall: float, finished: Any
     def rows(seq: int, play_id: int | None) -> list[tuple[str, str, str]]:
         out = []
         for n, (name, fields) in enumerate(events):
-            mid = f"{table_id}/e/{seq}.{n}"
+            mid = f"{table_id}/e/{seq}.{n}" + (f"~{epoch}" if epoch else "")
             out.append((mid, where, _json({**fields, "id": mid, "table": table_id, "t": wall, "event": name})))
         if play is not None and play_id is not None:
             evening, game, record = play
-            mid = f"{table_id}/p/{play_id}"
+            mid = play_message_id(table_id, play_id, epoch)
             out.append((mid, topic(table_id, "play"), _json({
                 "id": mid, "table": table_id, "play": dict(record), "game": game, "evening": evening,
                 "players": league_players(finished)})))
         return out
     return rows
+
+
+def play_message_id(table_id: str, play_id: int, epoch: str = "") -> str:
+    """The id a finished play is published with (the journal's play id, and epoch)."""
+    return f"{table_id}/p/{play_id}" + (f"~{epoch}" if epoch else "")
 
 
 def _json(data: Mapping[str, Any]) -> str:
