@@ -168,6 +168,24 @@ def test_a_bad_mqtt_setting_names_file_line_and_problem(tmp_path: Path, text: st
     assert str(e.value).startswith(f"{p}:{line}: ") and words in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize("written, means", [
+    ("off", False), ('"off"', False), ("'on'", True), ("on", True), ('"Yes"', True), ("'false'", False),
+])
+@pytest.mark.parametrize("switch", ["commands", "homeassistant"])
+def test_d7_a_quoted_off_in_mqtt_reads_like_the_bare_one(tmp_path: Path, switch: str, written: str,
+                                                        means: bool) -> None:
+    """D7: mqtt's switches use the config's one switch check (core settings),
+    so a quoted "off" is the switch off, as YAML's bare off is; a word that
+    is no switch is still ``file:line: problem``."""
+    p = tmp_path / "c.yaml"
+    p.write_text(f"mqtt:\n  broker: b.local\n  {switch}: {written}\n", encoding="utf-8")
+    assert config.load([p])["mqtt"][switch] is means
+    p.write_text(f"mqtt:\n  broker: b.local\n  {switch}: 'offf'\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        config.load([p])
+    assert str(e.value) == f"{p}:3: mqtt.{switch} must be on or off (true or false), not 'offf'"
+
+
 def test_mqtt_is_off_by_default_and_the_cli_sets_or_clears_the_broker(tmp_path: Path) -> None:
     assert config.defaults()["mqtt"] == {"broker": None, "table_id": None, "username": None, "password_file": None,
                                          "tls": None, "commands": False, "homeassistant": True}
