@@ -33,6 +33,7 @@ from companion.core.messages import Event
 from companion.runtime.outbox import PUBLISHED
 from mqtt import link as linkmod
 from mqtt import settings
+from tests.mosquitto import needs_mosquitto_passwd, password_broker
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
@@ -477,30 +478,9 @@ def test_the_broker_going_away_mid_game_loses_nothing_and_doubles_nothing(broker
 
 
 # --------------------------------------------------- a broker that checks
-@pytest.fixture
-def readable() -> Iterator[Path]:
-    """A folder the broker can read files from: run as root, mosquitto drops
-    to its own user, which cannot enter pytest's private tmp_path."""
-    import tempfile
-
-    root = Path(tempfile.mkdtemp(prefix="companion-mqtt-"))
-    root.chmod(0o755)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def _password_broker(root: Path, files: Path) -> Any:
-    from tests.mosquitto import Broker
-
-    subprocess.run(["mosquitto_passwd", "-b", "-c", str(files / "passwd"), "table", "s3cret"], check=True,
-                   capture_output=True)
-    (files / "passwd").chmod(0o644)
-    return Broker(root / "broker", extra=[f"password_file {files / 'passwd'}", "allow_anonymous false"]).start()
-
-
-@pytest.mark.skipif(not shutil.which("mosquitto_passwd"), reason="mosquitto_passwd is not installed")
+@needs_mosquitto_passwd
 def test_a_broker_that_asks_for_a_password_gets_it_from_the_password_file(tmp_path: Path, readable: Path) -> None:
-    b = _password_broker(tmp_path, readable)
+    b = password_broker(tmp_path, readable)
     (tmp_path / "pw").write_text("s3cret\n", encoding="utf-8")
     sub = Listener(b, user=("table", "s3cret"))
     t = table(tmp_path / "s", b.address, username="table", password_file=str(tmp_path / "pw"))
@@ -513,9 +493,9 @@ def test_a_broker_that_asks_for_a_password_gets_it_from_the_password_file(tmp_pa
         b.stop()
 
 
-@pytest.mark.skipif(not shutil.which("mosquitto_passwd"), reason="mosquitto_passwd is not installed")
+@needs_mosquitto_passwd
 def test_a_wrong_or_unreadable_password_is_logged_and_the_table_plays_on(tmp_path: Path, readable: Path) -> None:
-    b = _password_broker(tmp_path, readable)
+    b = password_broker(tmp_path, readable)
     (tmp_path / "pw").write_text("wrong\n", encoding="utf-8")
     sub = Listener(b, user=("table", "s3cret"))
     script = load_script(ROOT / "examples" / "seven-knights.yaml")
