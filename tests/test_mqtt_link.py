@@ -687,8 +687,19 @@ class BrokerWalk:
         self.facts: set[str] = set()
         self.sub.wait_for(online(self.sub))
 
-    def run(self, script: Any) -> None:
+    def run(self, script: Any, night_taps: list[str] | None = None) -> None:
+        """The script's steps; with ``night_taps``, One Night's night taps are
+        these instead (what another deal would make a player try)."""
         for _, kind, value in script.steps:
+            night = night_taps is not None and self.t.sim.loop.table.eyes_closed
+            if night and kind == "tap":
+                for tap in night_taps or ():
+                    self.t.do("tap", tap)
+                continue
+            if night and kind == "wait":
+                # virtual time runs the night in a blink; a real night lasts long enough for the
+                # link to publish its state (the link sends the latest state, not every one)
+                self.sub.wait_for(lambda: any(json.loads(p)["night"] for p in self.sub.of("state")), pump=self.t)
             self.t.do(kind, value)
             self.facts.update(private_facts(self.t.sim.loop, self.heard))
         self.sub.wait_for(delivered(self.sub, self.t), pump=self.t)
@@ -734,25 +745,12 @@ def _night_on_the_broker(state: Path, broker: Any, night_taps: list[str]) -> lis
     """One Night to the discussion, with ``night_taps`` at night (what a
     deal would make a player try); what the broker got, in order."""
     s = load_script(ROOT / "examples" / "one-night.yaml")
-    sub = Listener(broker)
-    t = table(state, broker.address, s)
+    walk = BrokerWalk(state, broker, s)
     try:
-        sub.wait_for(online(sub))
-        for _, kind, value in s.steps:
-            if kind == "tap" and t.sim.loop.table.eyes_closed:
-                for tap in night_taps:
-                    t.do("tap", tap)
-                continue
-            if kind == "wait" and t.sim.loop.table.eyes_closed:
-                # virtual time runs the night in a blink; a real night lasts long enough for the
-                # link to publish its state (the link sends the latest state, not every one)
-                sub.wait_for(lambda: any(json.loads(p)["night"] for p in sub.of("state")), pump=t)
-            t.do(kind, value)
-        sub.wait_for(delivered(sub, t), pump=t)
-        return [(topic, payload) for topic, payload, _ in sub.got]
+        walk.run(s, night_taps)
+        return [(topic, payload) for topic, payload, _ in walk.sub.got]
     finally:
-        t.close()
-        sub.close()
+        walk.close()
 
 
 def test_one_nights_night_is_the_same_on_the_broker_for_two_deals(broker: Any, tmp_path: Path) -> None:
