@@ -85,7 +85,7 @@ SETTINGS = {
     "release_misses": Field(NfcConfig.release_misses, settings.whole(1, 50),
                             "failed presence checks in a row that mean 'taken away'"),
     "debounce_s": Field(NfcConfig.debounce_s, settings.number(0, 10), "a tag back within this is the same tap"),
-    "beep": Field(NfcConfig.beep, settings.is_(bool, "true or false"), "let the reader beep itself (ACR122)"),
+    "beep": Field(NfcConfig.beep, settings.switch, "let the reader beep itself (ACR122)", read=settings.read_switch),
 }
 
 

@@ -6,8 +6,10 @@ config), waits — bounded — for the broker's PUBACK and says so in one line.
 A broker that cannot be reached, refuses us or does not acknowledge is one
 line on stderr and a non-zero exit, never a traceback.  The settings are the
 ``mqtt:`` part of the config (``broker``, ``table_id``, ``username``,
-``password_file``, ``tls``), which ``--mqtt`` and ``--table-id`` override;
-the app hands them in (companion/app/mqtt_cmd.py).
+``password_file``, ``tls``), which ``--mqtt`` and ``--table-id`` override,
+read into the link's own ``LinkConfig`` and connected with the link's client
+factory (``mqtt.link.paho_client``, as ``forget``: another client id, no last
+will); the app hands them in (companion/app/mqtt_cmd.py).
 
 Run it while Home Assistant is connected to the broker (it removes the
 device when it hears the empty config), and with the daemon stopped or
@@ -23,12 +25,13 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from companion.core import settings as core_settings
 from mqtt import homeassistant
 from mqtt import settings as mqtt_settings
+from mqtt.link import LinkConfig, paho_client
 
 TIMEOUT_S = 10.0
 
@@ -37,20 +40,9 @@ class ForgetError(Exception):
     """Why the device could not be removed: one line, for the user."""
 
 
-@dataclass(frozen=True)
-class Target:
-    """Where and as whom to publish."""
-
-    host: str
-    port: int
-    table_id: str
-    username: str | None = None
-    password: str | None = None
-    tls: Mapping[str, Any] | None = None  # {ca_file, cert_file, key_file}
-
-    @property
-    def address(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+def where(conf: LinkConfig) -> str:
+    """The broker's address as written (``[::1]:1883`` for IPv6)."""
+    return f"[{conf.host}]:{conf.port}" if ":" in conf.host else f"{conf.host}:{conf.port}"
 
 
 def address(value: str, tls: bool = False) -> tuple[str, int]:
@@ -61,36 +53,33 @@ def address(value: str, tls: bool = False) -> tuple[str, int]:
         raise ForgetError(f"the broker {e}") from None
 
 
-def target(args: argparse.Namespace, settings: Mapping[str, Any]) -> Target:
-    """The broker and table from the command line, else the config's ``mqtt:``."""
-    broker = args.mqtt if args.mqtt not in (None, "off") else settings.get("broker")
+def target(args: argparse.Namespace, settings: Mapping[str, Any]) -> LinkConfig:
+    """The broker and table from the command line, else the config's
+    ``mqtt:`` (missing keys: their defaults), read as the daemon's link reads
+    them (``LinkConfig.from_cfg``)."""
+    m = {**core_settings.defaults(mqtt_settings.SETTINGS), **settings}
+    broker = args.mqtt if args.mqtt not in (None, "off") else m["broker"]
     if not broker:
         raise ForgetError("no broker: give --mqtt HOST[:PORT], or mqtt: broker: in the config")
-    tls = settings.get("tls")
-    host, port = address(broker, tls=tls is not None)
-    table_id = args.table_id or settings.get("table_id") or mqtt_settings.host_table_id(socket.gethostname())
+    address(broker, tls=m["tls"] is not None)  # a bad --mqtt is one line, not an assertion
+    table_id = args.table_id or m["table_id"] or mqtt_settings.host_table_id(socket.gethostname())
     if not homeassistant.TABLE_ID.fullmatch(table_id):
         raise ForgetError(f"the table id must be 1 to 32 of a-z, 0-9 and '-' (not first), not {table_id!r}")
-    password = None
-    if settings.get("password_file"):
-        try:
-            password = Path(settings["password_file"]).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as e:
-            raise ForgetError(f"cannot read the password file {settings['password_file']}: "
-                              f"{getattr(e, 'strerror', None) or e}") from None
-    return Target(host, port, table_id, settings.get("username"), password, tls)
+    conf, problem = LinkConfig.from_cfg({"mqtt": {**m, "broker": broker, "table_id": table_id}})
+    if problem is not None:  # the link tries without the password; forget has no reason to
+        raise ForgetError(problem.removeprefix("mqtt: "))
+    return conf
 
 
-def publish(t: Target, messages: list[tuple[str, bytes]], timeout_s: float = TIMEOUT_S) -> None:
+def publish(t: LinkConfig, messages: list[tuple[str, bytes]], timeout_s: float = TIMEOUT_S) -> None:
     """Publish ``messages`` retained at QoS 1 and wait for every PUBACK,
     all within ``timeout_s``; ForgetError (one line) when that fails."""
-    import paho.mqtt.client as paho
-    from paho.mqtt.enums import CallbackAPIVersion
-
     deadline = time.monotonic() + timeout_s
-    # not the daemon's client id (companion-<id>): the broker would drop the running daemon for us
-    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"companion-{t.table_id}-forget",
-                         protocol=paho.MQTTv311)
+    try:  # the link's own client, MQTT 3.1.1, as ``forget``: not the daemon's client id, nor its will
+        client = paho_client(t, protocol=4, role="forget")
+    except (OSError, ValueError) as e:  # a TLS file that cannot be read
+        raise ForgetError(f"cannot set up TLS for the broker at {where(t)}: {getattr(e, 'strerror', None) or e}"
+                          ) from None
     client.connect_timeout = timeout_s
     connected = threading.Event()
     answer: list[Any] = []
@@ -100,29 +89,24 @@ def publish(t: Target, messages: list[tuple[str, bytes]], timeout_s: float = TIM
         connected.set()
 
     client.on_connect = on_connect
-    if t.username is not None:
-        client.username_pw_set(t.username, t.password)
     try:
-        if t.tls is not None:
-            client.tls_set(ca_certs=t.tls.get("ca_file"), certfile=t.tls.get("cert_file"),
-                           keyfile=t.tls.get("key_file"))
         client.connect(t.host, t.port, keepalive=max(5, int(timeout_s) + 5))
     except (OSError, ValueError) as e:  # refused, unreachable, no such host, a bad certificate file
-        raise ForgetError(f"cannot reach the broker at {t.address}: {getattr(e, 'strerror', None) or e}") from None
+        raise ForgetError(f"cannot reach the broker at {where(t)}: {getattr(e, 'strerror', None) or e}") from None
     client.loop_start()
     try:
         if not connected.wait(max(0.0, deadline - time.monotonic())):
-            raise ForgetError(f"the broker at {t.address} did not answer within {timeout_s:g} s")
+            raise ForgetError(f"the broker at {where(t)} did not answer within {timeout_s:g} s")
         if answer[0].is_failure:
-            raise ForgetError(f"the broker at {t.address} refused the connection: {answer[0]}")
+            raise ForgetError(f"the broker at {where(t)} refused the connection: {answer[0]}")
         sent = [client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages]
         for info in sent:
             try:
                 info.wait_for_publish(max(0.0, deadline - time.monotonic()))
             except (RuntimeError, ValueError) as e:
-                raise ForgetError(f"the broker at {t.address} lost the connection: {e}") from None
+                raise ForgetError(f"the broker at {where(t)} lost the connection: {e}") from None
             if not info.is_published():
-                raise ForgetError(f"the broker at {t.address} did not acknowledge within {timeout_s:g} s")
+                raise ForgetError(f"the broker at {where(t)} did not acknowledge within {timeout_s:g} s")
     finally:
         client.disconnect()
         client.loop_stop()
@@ -147,5 +131,5 @@ def run(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
         print(f"companion mqtt forget: {e}", file=sys.stderr)
         return 1
     print(f"companion mqtt forget: Home Assistant forgets the table {t.table_id} "
-          f"({homeassistant.config_topic(t.table_id)} cleared on {t.address})")
+          f"({homeassistant.config_topic(t.table_id)} cleared on {where(t)})")
     return 0

@@ -157,7 +157,7 @@ class MqttLink:
         self._hooked = False  # the hooks ran for the connection there is now
         self._subscriptions: list[tuple[str, Callable[[Any], None]]] = []
         self.client: Any = None
-        self._factory = client_factory or _paho_client
+        self._factory = client_factory or paho_client
         self._protocol = 5
         self._start_client()
         self._worker = threads.spawn("mqtt-link", self._run, stop=self._stop_worker)
@@ -410,15 +410,20 @@ def _stop_client(client: Any) -> None:
         client.loop_stop()
 
 
-def _paho_client(conf: LinkConfig, protocol: int) -> Any:
+def paho_client(conf: LinkConfig, protocol: int, role: str = "") -> Any:
     """A paho 2.x client (callback API 2) for ``conf``: its last will says
-    ``offline``; it reconnects on its own with a backoff (1 s doubling to 30 s)."""
+    ``offline``; it reconnects on its own with a backoff (1 s doubling to 30 s).
+    ``role`` names a client that is not the table's link (``forget``,
+    ``doctor``): its own client id, so the broker never drops the running
+    daemon for it, and no last will, since its going says nothing of the table."""
     import paho.mqtt.client as paho
 
     version = paho.MQTTv5 if protocol == 5 else paho.MQTTv311
-    client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=f"companion-{conf.table_id}",
+    client = paho.Client(paho.CallbackAPIVersion.VERSION2,
+                         client_id=f"companion-{conf.table_id}" + (f"-{role}" if role else ""),
                          protocol=version, clean_session=None if protocol == 5 else True)
-    client.will_set(topics.topic(conf.table_id, "status"), topics.OFFLINE, qos=topics.QOS, retain=True)
+    if not role:
+        client.will_set(topics.topic(conf.table_id, "status"), topics.OFFLINE, qos=topics.QOS, retain=True)
     client.reconnect_delay_set(*RECONNECT_S)
     client.connect_timeout = 3.0
     if conf.username is not None:

@@ -9,7 +9,7 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
-from companion.core.settings import Field, is_
+from companion.core.settings import Field, is_, read_switch, switch
 
 TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 PORT, TLS_PORT = 1883, 8883
@@ -65,10 +65,6 @@ def _tls(v: Any) -> str | None:
     return None
 
 
-def _switch(v: Any) -> str | None:
-    return None if isinstance(v, bool) else f"must be on or off, not {v!r}"
-
-
 SETTINGS: dict[str, Field] = {
     "broker": Field(None, _broker, "host[:port] of the MQTT broker (1883; 8883 with tls); null: off"),
     "table_id": Field(None, _table_id, "companion/<table_id>/…; null: the host name, lower-cased"),
@@ -76,8 +72,9 @@ SETTINGS: dict[str, Field] = {
     "password_file": Field(None, lambda v: None if v is None else is_(str, "a path")(v),
                            "a file holding the password (never the password here)"),
     "tls": Field(None, _tls, "{ca_file, cert_file, key_file}; null: plain TCP"),
-    "commands": Field(False, _switch, "on: next/back/repeat from companion/<id>/command, journaled"),
-    "homeassistant": Field(True, _switch, "publish Home Assistant discovery"),
+    "commands": Field(False, switch, "on: next/back/repeat from companion/<id>/command, journaled",
+                      read=read_switch),
+    "homeassistant": Field(True, switch, "publish Home Assistant discovery", read=read_switch),
 }
 
 

@@ -83,3 +83,16 @@ def broker(tmp_path: Path) -> Iterator[Any]:
     b = Broker(tmp_path / "broker").start()
     yield b
     b.stop()
+
+
+@pytest.fixture
+def readable() -> Iterator[Path]:
+    """A folder the broker can read files from: run as root, mosquitto drops
+    to its own user, which cannot enter pytest's private tmp_path."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="companion-mqtt-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 
@@ -46,62 +47,32 @@ class OldBroker:
                 return
             up = socket.create_connection(self.target, timeout=10)
             up.sendall(first)
-            back = self._without_pubacks if self.drop_pubacks else _pipe
-            threading.Thread(target=back, args=(up, conn), daemon=True).start()
-            (self._noting if self.drop_pubacks else _pipe)(conn, up)
+            threading.Thread(target=_relay, args=(up, conn, self._without_pubacks if self.drop_pubacks else None),
+                             daemon=True).start()
+            _relay(conn, up, self._noting if self.drop_pubacks else None)
         except OSError:
             pass
         finally:
             conn.close()
 
-    def _noting(self, a: socket.socket, b: socket.socket) -> None:
-        """The client's packets to the broker, noting the packet id of each
-        QoS 1 PUBLISH (type 3) to an event or play topic."""
-        a.settimeout(None)
-        buf = b""
-        try:
-            while data := a.recv(65536):
-                buf += data
-                while (packet := _one_packet(buf)) is not None:
-                    buf = buf[len(packet):]
-                    if packet[0] >> 4 == 3 and (packet[0] >> 1) & 3:
-                        body = packet[_header_len(packet):]
-                        n = int.from_bytes(body[:2], "big")
-                        if body[2:2 + n].endswith((b"/event", b"/play")):
-                            self._lossy.add(int.from_bytes(body[2 + n:4 + n], "big"))
-                    b.sendall(packet)
-        except OSError:
-            pass
-        finally:
-            for s in (a, b):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+    def _noting(self, packet: bytes) -> bool:
+        """The client's packets to the broker, all passed on, noting the
+        packet id of each QoS 1 PUBLISH (type 3) to an event or play topic."""
+        if packet[0] >> 4 == 3 and (packet[0] >> 1) & 3:
+            body = packet[_header_len(packet):]
+            n = int.from_bytes(body[:2], "big")
+            if body[2:2 + n].endswith((b"/event", b"/play")):
+                self._lossy.add(int.from_bytes(body[2 + n:4 + n], "big"))
+        return True
 
-    def _without_pubacks(self, a: socket.socket, b: socket.socket) -> None:
+    def _without_pubacks(self, packet: bytes) -> bool:
         """The broker's packets to the client, the PUBACKs (type 4) of the
         noted messages left out."""
-        a.settimeout(None)
-        buf = b""
-        try:
-            while data := a.recv(65536):
-                buf += data
-                while (packet := _one_packet(buf)) is not None:
-                    buf = buf[len(packet):]
-                    body = packet[_header_len(packet):]
-                    if packet[0] >> 4 == 4 and int.from_bytes(body[:2], "big") in self._lossy:
-                        self.dropped += 1
-                    else:
-                        b.sendall(packet)
-        except OSError:
-            pass
-        finally:
-            for s in (a, b):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+        body = packet[_header_len(packet):]
+        if packet[0] >> 4 == 4 and int.from_bytes(body[:2], "big") in self._lossy:
+            self.dropped += 1
+            return False
+        return True
 
     def close(self) -> None:
         self._stop.set()
@@ -131,11 +102,21 @@ def _one_packet(buf: bytes) -> bytes | None:
     return buf[:at + length] if len(buf) >= at + length else None
 
 
-def _pipe(a: socket.socket, b: socket.socket) -> None:
+def _relay(a: socket.socket, b: socket.socket, keep: Callable[[bytes], bool] | None = None) -> None:
+    """``a``'s bytes to ``b`` until either side closes, then both shut down;
+    with ``keep``, whole MQTT packets, only those it keeps (it may note them)."""
     a.settimeout(None)
+    buf = b""
     try:
         while data := a.recv(65536):
-            b.sendall(data)
+            if keep is None:
+                b.sendall(data)
+                continue
+            buf += data
+            while (packet := _one_packet(buf)) is not None:
+                buf = buf[len(packet):]
+                if keep(packet):
+                    b.sendall(packet)
     except OSError:
         pass
     finally:

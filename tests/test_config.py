@@ -50,6 +50,17 @@ def test_bad_setting_names_file_line_and_problem(tmp_path: Path, text: str, line
     assert str(e.value).startswith(f"{p}:{line}: ")
 
 
+def test_d7_every_switch_reads_a_quoted_word_as_its_bare_yaml_boolean(tmp_path: Path) -> None:
+    """D7: one switch check for the whole config (core settings): the
+    reader's beep, One Night's masking and mqtt's switches alike."""
+    p = write(tmp_path, "reader:\n  beep: 'on'\ngames:\n  one-night:\n    masking: \"off\"\n"
+                        "mqtt:\n  commands: 'yes'\n  homeassistant: \"OFF\"\n")
+    cfg = config.load([p])
+    got = (cfg["reader"]["beep"], cfg["games"]["one-night"]["masking"], cfg["mqtt"]["commands"],
+           cfg["mqtt"]["homeassistant"])
+    assert got == (True, False, True, False) and all(type(v) is bool for v in got)
+
+
 def test_not_utf8_names_the_line(tmp_path: Path) -> None:
     p = write(tmp_path, "language: en\nplayers:\n  names: {red: \xe9}\n".encode("latin-1"))
     with pytest.raises(ConfigError, match="not UTF-8") as e:
@@ -199,7 +210,7 @@ def test_a_table_scripts_pin_clash_names_the_script_line(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("section, raw", [
     ("reader", {"poll_s": 0}), ("reader", {"targets": ["106X"]}), ("reader", {"device": ""}),
-    ("reader", {"retry_s": [5, 1]}), ("reader", {"release_misses": 0}), ("reader", {"beep": "yes"}),
+    ("reader", {"retry_s": [5, 1]}), ("reader", {"release_misses": 0}), ("reader", {"beep": "maybe"}),
     ("panel", {"pins": {"start": 4}}), ("panel", {"pins": {"ok": 40}}), ("panel", {"hold_back_s": 0}),
     ("panel", {"pins": {"next": 22}}),
 ])

@@ -14,6 +14,7 @@ import pytest
 
 from companion.app import doctor
 from companion.app.doctor import FAIL, OK, SKIP, Env, Result
+from tests.mosquitto import PASSWORD, USER, needs_mosquitto_passwd, password_broker
 
 APLAY_L = """**** List of PLAYBACK Hardware Devices ****
 card 0: Headphones [bcm2835 Headphones], device 0: bcm2835 Headphones [bcm2835 Headphones]
@@ -315,3 +316,62 @@ def test_parser_accepts_skip() -> None:
     p = argparse.ArgumentParser()
     doctor.configure_parser(p)
     assert p.parse_args(["--skip", "reader", "--skip", "gpio"]).skip == ["reader", "gpio"]
+
+
+# ------------------------------------------------------------ mqtt (a real mosquitto)
+def mqtt_cfg(**mqtt: Any) -> dict[str, Any]:
+    from companion.app import config
+
+    return config.load([], {"mqtt": mqtt})
+
+
+def test_doctor_says_mqtt_is_off_when_no_broker_is_named() -> None:
+    r = doctor.check_mqtt(mqtt_cfg(), pi_env())
+    assert (r.status, r.detail) == (SKIP, "off (mqtt.broker is null); the table is on no broker")
+    assert doctor.check_mqtt(CFG, pi_env()).status == SKIP  # a config without mqtt: at all
+    code, out = run_doctor(pi_env())
+    assert code == 0 and "SKIP  mqtt: off" in out
+
+
+def test_doctor_reaches_a_broker_that_is_up(broker: Any) -> None:
+    r = doctor.check_mqtt(mqtt_cfg(broker=broker.address, table_id="t-1"), Env())
+    assert (r.status, r.detail) == (OK, f"the broker at {broker.address} lets table t-1 in")
+
+
+def test_doctor_says_the_broker_is_down_and_how_to_fix_it() -> None:
+    from tests.mosquitto import free_port
+
+    address = f"127.0.0.1:{free_port()}"  # nobody listens there
+    r = doctor.check_mqtt(mqtt_cfg(broker=address), Env())
+    assert r.status == FAIL and r.detail.startswith(f"cannot reach the broker at {address}: ")
+    assert r.fix == doctor.BROKER_FIX
+
+
+@needs_mosquitto_passwd
+def test_doctor_says_the_broker_refuses_our_credentials(tmp_path: Path, readable: Path) -> None:
+    b = password_broker(tmp_path, readable)
+    try:
+        (tmp_path / "pw").write_text(PASSWORD + "\n", encoding="utf-8")
+        (tmp_path / "wrong").write_text("nope\n", encoding="utf-8")
+        anonymous = doctor.check_mqtt(mqtt_cfg(broker=b.address), Env())
+        wrong = doctor.check_mqtt(mqtt_cfg(broker=b.address, username=USER, password_file=str(tmp_path / "wrong")),
+                                  Env())
+        right = doctor.check_mqtt(mqtt_cfg(broker=b.address, username=USER, password_file=str(tmp_path / "pw")),
+                                  Env())
+    finally:
+        b.stop()
+    assert anonymous.status == FAIL and f"the broker at {b.address} refused us (anonymously): " in anonymous.detail
+    assert wrong.status == FAIL and f"refused us (as {USER}): " in wrong.detail
+    assert "mqtt.username" in wrong.fix and "mosquitto_passwd" in wrong.fix
+    assert right.status == OK and right.detail.endswith(f"in as {USER}")
+
+
+def test_doctor_says_a_password_or_tls_file_is_unreadable(tmp_path: Path) -> None:
+    never = Env(mqtt_connect=lambda conf: pytest.fail("connected although a file cannot be read"))
+    missing = str(tmp_path / "missing")
+    r = doctor.check_mqtt(mqtt_cfg(broker="127.0.0.1", username=USER, password_file=missing), never)
+    assert r.status == FAIL and r.detail.startswith(f"cannot read password_file {missing}: ")
+    assert f"chmod 640 {missing}" in r.fix
+    r = doctor.check_mqtt(mqtt_cfg(broker="127.0.0.1", tls={"ca_file": missing}), never)
+    assert (r.status, r.detail) == (FAIL, f"cannot read mqtt.tls.ca_file {missing}")
+    assert "mqtt.tls.ca_file" in r.fix

@@ -49,6 +49,7 @@ from companion.core.table import Table
 from companion.games import GAMES, registry
 from companion.games.seven_knights import SevenKnights
 from mqtt import homeassistant as ha
+from tests.mosquitto import PASSWORD, USER, needs_mosquitto_passwd, password_broker
 from tests.test_legal_perft import PLAYERS, Node, inputs, two_vp_each
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -699,3 +700,38 @@ def test_forget_says_when_the_broker_refuses_us(tmp_path: Path, capsys: pytest.C
         b.stop()
     err = capsys.readouterr().err
     assert code != 0 and len(err.strip().splitlines()) == 1 and "refused" in err, err
+
+
+def test_d6_forget_reads_the_mqtt_settings_as_the_link_does(tmp_path: Path) -> None:
+    """D6: forget builds the link's own ``LinkConfig`` from ``mqtt:`` (one
+    reading of username, password_file and tls), the command line over it."""
+    from companion.app import config
+    from mqtt import forget
+    from mqtt.link import LinkConfig
+
+    (tmp_path / "pw").write_text("s3cret\n", encoding="utf-8")
+    p = tmp_path / "c.yaml"
+    p.write_text(f"mqtt:\n  broker: b.local\n  table_id: t-9\n  username: table\n  password_file: {tmp_path / 'pw'}\n"
+                 f"  tls: {{ca_file: {tmp_path / 'ca.pem'}}}\n", encoding="utf-8")
+    cfg = config.load([p])
+    assert forget.target(cli_args(["mqtt", "forget"]), cfg["mqtt"]) == LinkConfig.from_cfg(cfg)[0]
+    assert forget.target(cli_args(["mqtt", "forget", "--mqtt", "other:1884", "--table-id", TID]), cfg["mqtt"]) == \
+        LinkConfig(TID, "other", 1884, "table", "s3cret", cfg["mqtt"]["tls"])
+
+
+@needs_mosquitto_passwd
+def test_forget_logs_in_with_the_password_file(tmp_path: Path, readable: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from mqtt import forget
+
+    b = password_broker(tmp_path, readable)
+    try:
+        (tmp_path / "pw").write_text(PASSWORD + "\n", encoding="utf-8")
+        settings = {"broker": b.address, "table_id": TID, "username": USER, "password_file": str(tmp_path / "pw")}
+        assert forget.run(cli_args(["mqtt", "forget"]), settings) == 0, capsys.readouterr().err
+        settings["password_file"] = str(tmp_path / "missing")
+        assert forget.run(cli_args(["mqtt", "forget"]), settings) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "cannot read password_file" in err and str(tmp_path / "missing") in err, err
+    finally:
+        b.stop()

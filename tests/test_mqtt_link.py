@@ -33,6 +33,7 @@ from companion.core.messages import Event
 from companion.runtime.outbox import PUBLISHED
 from mqtt import link as linkmod
 from mqtt import settings
+from tests.mosquitto import needs_mosquitto_passwd, password_broker
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
@@ -166,6 +167,24 @@ def test_a_bad_mqtt_setting_names_file_line_and_problem(tmp_path: Path, text: st
     with pytest.raises(ConfigError) as e:
         config.load([p])
     assert str(e.value).startswith(f"{p}:{line}: ") and words in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("written, means", [
+    ("off", False), ('"off"', False), ("'on'", True), ("on", True), ('"Yes"', True), ("'false'", False),
+])
+@pytest.mark.parametrize("switch", ["commands", "homeassistant"])
+def test_d7_a_quoted_off_in_mqtt_reads_like_the_bare_one(tmp_path: Path, switch: str, written: str,
+                                                        means: bool) -> None:
+    """D7: mqtt's switches use the config's one switch check (core settings),
+    so a quoted "off" is the switch off, as YAML's bare off is; a word that
+    is no switch is still ``file:line: problem``."""
+    p = tmp_path / "c.yaml"
+    p.write_text(f"mqtt:\n  broker: b.local\n  {switch}: {written}\n", encoding="utf-8")
+    assert config.load([p])["mqtt"][switch] is means
+    p.write_text(f"mqtt:\n  broker: b.local\n  {switch}: 'offf'\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        config.load([p])
+    assert str(e.value) == f"{p}:3: mqtt.{switch} must be on or off (true or false), not 'offf'"
 
 
 def test_mqtt_is_off_by_default_and_the_cli_sets_or_clears_the_broker(tmp_path: Path) -> None:
@@ -504,30 +523,9 @@ def test_the_broker_going_away_mid_game_loses_nothing_and_doubles_nothing(broker
 
 
 # --------------------------------------------------- a broker that checks
-@pytest.fixture
-def readable() -> Iterator[Path]:
-    """A folder the broker can read files from: run as root, mosquitto drops
-    to its own user, which cannot enter pytest's private tmp_path."""
-    import tempfile
-
-    root = Path(tempfile.mkdtemp(prefix="companion-mqtt-"))
-    root.chmod(0o755)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def _password_broker(root: Path, files: Path) -> Any:
-    from tests.mosquitto import Broker
-
-    subprocess.run(["mosquitto_passwd", "-b", "-c", str(files / "passwd"), "table", "s3cret"], check=True,
-                   capture_output=True)
-    (files / "passwd").chmod(0o644)
-    return Broker(root / "broker", extra=[f"password_file {files / 'passwd'}", "allow_anonymous false"]).start()
-
-
-@pytest.mark.skipif(not shutil.which("mosquitto_passwd"), reason="mosquitto_passwd is not installed")
+@needs_mosquitto_passwd
 def test_a_broker_that_asks_for_a_password_gets_it_from_the_password_file(tmp_path: Path, readable: Path) -> None:
-    b = _password_broker(tmp_path, readable)
+    b = password_broker(tmp_path, readable)
     (tmp_path / "pw").write_text("s3cret\n", encoding="utf-8")
     sub = Listener(b, user=("table", "s3cret"))
     t = table(tmp_path / "s", b.address, username="table", password_file=str(tmp_path / "pw"))
@@ -540,9 +538,9 @@ def test_a_broker_that_asks_for_a_password_gets_it_from_the_password_file(tmp_pa
         b.stop()
 
 
-@pytest.mark.skipif(not shutil.which("mosquitto_passwd"), reason="mosquitto_passwd is not installed")
+@needs_mosquitto_passwd
 def test_a_wrong_or_unreadable_password_is_logged_and_the_table_plays_on(tmp_path: Path, readable: Path) -> None:
-    b = _password_broker(tmp_path, readable)
+    b = password_broker(tmp_path, readable)
     (tmp_path / "pw").write_text("wrong\n", encoding="utf-8")
     sub = Listener(b, user=("table", "s3cret"))
     script = load_script(ROOT / "examples" / "seven-knights.yaml")
@@ -734,8 +732,19 @@ class BrokerWalk:
         self.facts: set[str] = set()
         self.sub.wait_for(online(self.sub))
 
-    def run(self, script: Any) -> None:
+    def run(self, script: Any, night_taps: list[str] | None = None) -> None:
+        """The script's steps; with ``night_taps``, One Night's night taps are
+        these instead (what another deal would make a player try)."""
         for _, kind, value in script.steps:
+            night = night_taps is not None and self.t.sim.loop.table.eyes_closed
+            if night and kind == "tap":
+                for tap in night_taps or ():
+                    self.t.do("tap", tap)
+                continue
+            if night and kind == "wait":
+                # virtual time runs the night in a blink; a real night lasts long enough for the
+                # link to publish its state (the link sends the latest state, not every one)
+                self.sub.wait_for(lambda: any(json.loads(p)["night"] for p in self.sub.of("state")), pump=self.t)
             self.t.do(kind, value)
             self.facts.update(private_facts(self.t.sim.loop, self.heard))
         self.sub.wait_for(delivered(self.sub, self.t), pump=self.t)
@@ -781,25 +790,12 @@ def _night_on_the_broker(state: Path, broker: Any, night_taps: list[str]) -> lis
     """One Night to the discussion, with ``night_taps`` at night (what a
     deal would make a player try); what the broker got, in order."""
     s = load_script(ROOT / "examples" / "one-night.yaml")
-    sub = Listener(broker)
-    t = table(state, broker.address, s)
+    walk = BrokerWalk(state, broker, s)
     try:
-        sub.wait_for(online(sub))
-        for _, kind, value in s.steps:
-            if kind == "tap" and t.sim.loop.table.eyes_closed:
-                for tap in night_taps:
-                    t.do("tap", tap)
-                continue
-            if kind == "wait" and t.sim.loop.table.eyes_closed:
-                # virtual time runs the night in a blink; a real night lasts long enough for the
-                # link to publish its state (the link sends the latest state, not every one)
-                sub.wait_for(lambda: any(json.loads(p)["night"] for p in sub.of("state")), pump=t)
-            t.do(kind, value)
-        sub.wait_for(delivered(sub, t), pump=t)
-        return [(topic, payload) for topic, payload, _ in sub.got]
+        walk.run(s, night_taps)
+        return [(topic, payload) for topic, payload, _ in walk.sub.got]
     finally:
-        t.close()
-        sub.close()
+        walk.close()
 
 
 def test_one_nights_night_is_the_same_on_the_broker_for_two_deals(broker: Any, tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_config_reads_the_reader_section():
 @pytest.mark.parametrize("key, value", [("device", ""), ("device", 3), ("poll_s", 0),
                                         ("poll_s", "fast"), ("targets", ["106X"]),
                                         ("targets", []), ("release_misses", 0),
-                                        ("debounce_s", -1), ("beep", "yes"),
+                                        ("debounce_s", -1), ("beep", "maybe"),
                                         ("retry_s", [5, 1])])
 def test_config_refuses_bad_values_by_name(key, value):
     with pytest.raises(ValueError, match=key):

@@ -424,7 +424,7 @@ def test_refuse_bad_setup() -> None:
 
 @pytest.mark.parametrize("options, key", [
     ({"window_s": 0}, "window_s"), ({"pace": -1}, "pace"), ({"jitter_s": [5, 1]}, "jitter_s"),
-    ({"jitter_s": 3}, "jitter_s"), ({"warnings_s": [0]}, "warnings_s"), ({"masking": "yes"}, "masking"),
+    ({"jitter_s": 3}, "jitter_s"), ({"warnings_s": [0]}, "warnings_s"), ({"masking": "maybe"}, "masking"),
     ({"discussion_min": "3"}, "discussion_min"), ({"deck": [1]}, "deck"),
     ({"deck": {4: {"villager": 1, "werewolf": 1}}}, "deck"), ({"deck": {4: {"dragon": 9}}}, "deck"),
     ({"deck": {4: {"villager": -1, "werewolf": 9}}}, "deck"),

@@ -5,38 +5,24 @@ A screenshot goes to the artefacts directory ($COMPANION_ARTIFACTS/venue/)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_venue_schema import play
-from venue_kit import ROOT, Table, state, wait
+from test_web_browser import SHOTS as WEB_SHOTS
+from test_web_browser import TV, browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
+from venue_kit import Table, state, wait
 
 from venue.app import Venue
 from venue.cli import _games
 
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(os.environ.get("COMPANION_ARTIFACTS") or ROOT / "artifacts") / "venue"
-TV = {"width": 1920, "height": 1080}
-
-sync_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(not shutil.which(CHROMIUM), reason="Debian's chromium is not installed")
+SHOTS = WEB_SHOTS.parent / "venue"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
-def test_the_board_follows_a_table_and_the_league(browser: Any, broker: Any, tmp_path: Path) -> None:
+def test_the_board_follows_a_table_and_the_league(browser: Any, broker: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     SHOTS.mkdir(parents=True, exist_ok=True)
     venue = Venue(tmp_path / "v", (broker.host, broker.port), ("127.0.0.1", 0), ident="venue-browser",

@@ -13,31 +13,27 @@ never as markup.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from companion.core import threads
 from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
+from web.sse import sse, stream
 
 LANGS = ("en", "ja")
 SSE_QUEUE = 256  # a TV that stopped reading is let go past this (it reconnects and resyncs)
 STATIC = {"venue.js": "text/javascript", "venue.css": "text/css"}
 CSP = "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'"
-
-
-def sse(kind: str, data: Any) -> str:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
 
 
 def language(query: str | None, accept: str | None) -> str:
@@ -130,25 +126,7 @@ class VenueServer:
         queue: asyncio.Queue[str | None] = asyncio.Queue(SSE_QUEUE)
         first = sse("board", self.board())
         self._clients.append(queue)
-
-        async def events() -> AsyncIterator[str]:
-            try:
-                yield "retry: 1000\n\n" + first
-                while True:
-                    try:
-                        text = await asyncio.wait_for(queue.get(), 15.0)
-                    except TimeoutError:
-                        yield ": keep-alive\n\n"
-                        continue
-                    if text is None:
-                        return
-                    yield text
-            finally:
-                if queue in self._clients:
-                    self._clients.remove(queue)
-
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return stream(queue, first, lambda: self._clients.remove(queue) if queue in self._clients else None)
 
     # ------------------------------------------------------------- running
     def start(self, timeout: float = 10.0) -> None:

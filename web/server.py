@@ -27,7 +27,7 @@ import json
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -35,7 +35,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from companion.core import threads
@@ -55,6 +55,7 @@ from web.bgstats import ExportGame, push_url, record
 from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
+from web.sse import sse, stream
 
 SSE_QUEUE = 256  # messages a slow page may fall behind before it is dropped (it reconnects)
 ANSWER_S = 5.0  # how long a control waits in the table's inbox before it is withdrawn ("too late")
@@ -79,10 +80,6 @@ class _Waiting:
     seat: str | None
     fieldname: str | None
     future: asyncio.Future[dict[str, Any]]
-
-
-def sse(kind: str, data: Any) -> str:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
 
 
 class WebServer:
@@ -307,25 +304,7 @@ class WebServer:
 
     def _stream(self, client: _Client, first: str) -> Response:
         self._clients.append(client)
-
-        async def events() -> AsyncIterator[str]:
-            try:
-                yield "retry: 1000\n\n" + first
-                while True:
-                    try:
-                        text = await asyncio.wait_for(client.queue.get(), 15.0)
-                    except TimeoutError:
-                        yield ": keep-alive\n\n"  # so a proxy or a sleeping phone notices a dead link
-                        continue
-                    if text is None:
-                        return
-                    yield text
-            finally:
-                if client in self._clients:
-                    self._clients.remove(client)
-
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return stream(client.queue, first, lambda: self._clients.remove(client) if client in self._clients else None)
 
     async def page(self, request: Request) -> Response:
         html = resources.files("web").joinpath("static/index.html").read_text(encoding="utf-8")

@@ -177,6 +177,7 @@ class Env:
     disk_free: Callable[[str], int] = field(default=lambda p: shutil.disk_usage(p).free)
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     module_loaded: Callable[[str], bool] = field(default=lambda m: Path("/sys/module", m).exists())
+    mqtt_connect: Callable[[Any], str | None] = field(default=lambda conf: _mqtt_connect(conf))
 
 
 # --------------------------------------------------------------- checks
@@ -393,8 +394,88 @@ def check_user(env: Env) -> Result:
     return Result(name, OK, f"in groups {', '.join(SERVICE_GROUPS)}")
 
 
+MQTT_TIMEOUT_S = 5.0
+BROKER_FIX = ("start the broker (`sudo systemctl start mosquitto` where it runs) or correct mqtt.broker "
+              "(host[:port]; 1883, 8883 with tls); the table plays on without it meanwhile")
+
+
+def _mqtt_connect(conf: Any, timeout_s: float = MQTT_TIMEOUT_S) -> str | None:
+    """Connect to the broker as the daemon's link would (its client factory,
+    MQTT 5, another client id, no last will), and leave at once.  None when the
+    broker said yes; its refusal (the CONNACK's reason) otherwise.  OSError:
+    no TCP (or TLS) connection; TimeoutError: no CONNACK within ``timeout_s``."""
+    import time
+
+    from mqtt.link import paho_client
+
+    client = paho_client(conf, 5, role="doctor")  # OSError/ValueError: a TLS file
+    client.connect_timeout = timeout_s
+    answer: list[Any] = []
+    client.on_connect = lambda _c, _u, _f, reason, _p: answer.append(reason)
+    deadline = time.monotonic() + timeout_s
+    client.connect(conf.host, conf.port, keepalive=max(5, int(timeout_s) * 2))
+    try:
+        while not answer and time.monotonic() < deadline:
+            if client.loop(timeout=0.1) != 0:  # the broker hung up before answering
+                break
+    finally:
+        client.disconnect()
+    if not answer:
+        raise TimeoutError(f"no answer to CONNECT within {timeout_s:g} s")
+    return str(answer[0]) if answer[0].is_failure else None
+
+
+def check_mqtt(cfg: Mapping[str, Any] | None, env: Env) -> Result:
+    """``mqtt:`` names a broker: can the table reach it and log in?"""
+    name = "mqtt"
+    if cfg is None:
+        return Result(name, SKIP, "the config did not load")
+    from mqtt import settings as mqtt_settings
+
+    if not mqtt_settings.enabled(cfg):
+        return Result(name, SKIP, "off (mqtt.broker is null); the table is on no broker")
+    from mqtt.link import LinkConfig
+
+    conf, problem = LinkConfig.from_cfg(cfg)
+    where = f"{conf.host}:{conf.port}"
+    if problem is not None:
+        file = cfg["mqtt"]["password_file"]
+        return Result(name, FAIL, problem.removeprefix("mqtt: "),
+                      f"make {file} readable by the service user ({SERVICE_USER}), e.g. "
+                      f"`sudo chgrp {SERVICE_USER} {file} && sudo chmod 640 {file}`, or correct mqtt.password_file")
+    for key in mqtt_settings.TLS_KEYS:
+        path = (conf.tls or {}).get(key)
+        if path and not env.access(path, os.R_OK):
+            return Result(name, FAIL, f"cannot read mqtt.tls.{key} {path}",
+                          f"make {path} readable by the service user ({SERVICE_USER}), or correct mqtt.tls.{key}")
+    try:
+        refused = env.mqtt_connect(conf)
+    except ModuleNotFoundError as e:
+        return Result(name, FAIL, f"paho-mqtt is not installed ({e})", "run `sudo bash systemd/install.sh` again")
+    except TimeoutError as e:
+        return Result(name, FAIL, f"the broker at {where} did not answer: {e}",
+                      "check mqtt.broker's address and port, a firewall between, and whether the broker "
+                      "expects TLS (mqtt.tls)")
+    except (OSError, ValueError) as e:  # refused, unreachable, no such host, TLS
+        import ssl
+
+        if isinstance(e, ssl.SSLError):
+            return Result(name, FAIL, f"TLS with the broker at {where} failed: {e}",
+                          "check that mqtt.tls.ca_file vouches for the broker's certificate and that the "
+                          "broker's port speaks TLS")
+        return Result(name, FAIL, f"cannot reach the broker at {where}: {getattr(e, 'strerror', None) or e}",
+                      BROKER_FIX)
+    if refused is not None:
+        who = f"as {conf.username}" if conf.username else "anonymously"
+        return Result(name, FAIL, f"the broker at {where} refused us ({who}): {refused}",
+                      "check mqtt.username and the password in mqtt.password_file against the broker's "
+                      "password file (mosquitto_passwd), and its ACL (docs/mqtt/acl)")
+    return Result(name, OK, f"the broker at {where} lets table {conf.table_id} in"
+                            + (f" as {conf.username}" if conf.username else "") + (" over TLS" if conf.tls else ""))
+
+
 # --------------------------------------------------------------- command
-CHECK_NAMES = ("config", "state", "journal", "reader", "audio", "speech", "gpio", "user")
+CHECK_NAMES = ("config", "state", "journal", "reader", "audio", "speech", "gpio", "user", "mqtt")
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -435,6 +516,7 @@ def default_checks(args: argparse.Namespace, *, loader: Loader | None = None,
         ("speech engines", lambda: check_speech_engines(box["cfg"])),
         ("gpio", lambda: check_gpio(box["cfg"], env)),
         ("user", lambda: check_user(env)),
+        ("mqtt", lambda: check_mqtt(box["cfg"], env)),
     ]
     return [check for name, check in table if name not in skip]
 

@@ -83,6 +83,23 @@ def is_(kind: type | tuple[type, ...], what: str) -> Check:
     return check
 
 
+# YAML 1.1 reads these words bare as booleans; quoted ("off") they are text,
+# which a switch reads the same way, as a person writing it means it
+SWITCH_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
+
+
+def switch(v: Any) -> str | None:
+    """A setting that is on or off: a YAML boolean, or one of its words quoted."""
+    if isinstance(v, bool) or (isinstance(v, str) and v.lower() in SWITCH_WORDS):
+        return None
+    return f"must be on or off (true or false), not {v!r}"
+
+
+def read_switch(v: Any) -> bool:
+    """A value ``switch`` accepted, as the bool it means."""
+    return v if isinstance(v, bool) else SWITCH_WORDS[v.lower()]
+
+
 def choice(*options: Any) -> Check:
     return lambda v: None if v in options else f"must be one of {', '.join(map(str, options))}, not {v!r}"
 

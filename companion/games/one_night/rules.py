@@ -69,7 +69,7 @@ def settings_for(cards: Sequence[str]) -> dict[str, Field]:
         "pace": Field(Options.pace, settings.number(0.25, 4)),
         "discussion_min": Field(Options.discussion_min, settings.number(0.5, 30)),
         "warnings_s": Field(list(Options.warnings_s), settings.seconds_list),
-        "masking": Field(Options.masking, settings.is_(bool, "true or false")),
+        "masking": Field(Options.masking, settings.switch, read=settings.read_switch),
         "deck": Field(None, lambda v: deck_problem(v, [role_of(c) for c in cards if c.startswith("onw/")])),
     }
 
