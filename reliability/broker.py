@@ -6,6 +6,7 @@ campaign (reliability/mqtt_faults.py) and the bench (bench/mqtt_tables.py).
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -41,6 +42,8 @@ class Broker:
         root.mkdir(parents=True, exist_ok=True)
         self.conf = root / "mosquitto.conf"
         keep = [f"persistence_location {root}/", "autosave_interval 1", "autosave_on_changes true"]
+        if os.geteuid() == 0:  # mosquitto would drop to its own user, which cannot write ``root``: no save would ever succeed
+            keep.append("user root")
         lines = [f"listener {self.port} 127.0.0.1", *(["persistence true", *keep] if persist else ["persistence false"]),
                  "log_dest stderr", "log_type error", "log_type warning"]
         extra = list(extra)
