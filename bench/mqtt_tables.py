@@ -9,7 +9,8 @@
   the wall clock, which the processes share.
 - ``venue_rss_mb``: the venue process's RSS with every table heard.
 - ``mqtt_rss_delta_mb``: one daemon's peak RSS with MQTT on − off, after the
-  same taps (``companion run --simulate``).
+  same taps (``companion run --simulate``), its pages on as on a Pi;
+  ``mqtt_rss_delta_web_off_mb`` the same with them off.
 - ``mqtt_tap_feedback_ratio``: tap → feedback p99 with MQTT on ÷ off, the
   runs interleaved in this one process (bench/tap_feedback.py's table): the
   table never waits for the broker.
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.stats import ROOT, config, percentile
-from reliability.broker import Broker
+from reliability.broker import Broker, free_port
 
 TABLES = 100
 PROCESSES = 4
@@ -170,13 +171,15 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES) -> dict[str, An
 
 
 # ------------------------------------------------------------ one daemon
-def daemon_rss_mb(tmp: Path, broker: str | None, taps: int = 40) -> float:
-    """Peak RSS of ``companion run --simulate --json`` after ``taps`` taps."""
+def daemon_rss_mb(tmp: Path, broker: str | None, taps: int = 40, web: bool = True) -> float:
+    """Peak RSS of ``companion run --simulate --json`` after ``taps`` taps;
+    ``web``: with its pages on a loopback port, as a Pi runs it by default."""
     from reliability.proc import Daemon
 
     tmp.mkdir(parents=True, exist_ok=True)
     cfg = tmp / "companion.yaml"
-    cfg.write_text(json.dumps({"voice": {"backend": "silent"}, "web": {"listen": None},
+    listen = f"127.0.0.1:{free_port()}" if web else None
+    cfg.write_text(json.dumps({"voice": {"backend": "silent"}, "web": {"listen": listen},
                                **(mqtt_cfg(broker, "bench-rss") if broker else {})}), encoding="utf-8")
     d = Daemon(tmp / "state", cfg)
     try:
@@ -202,11 +205,14 @@ def measure(quick: bool, tmp: Path) -> dict[str, Any]:
     out.update(scale)
     broker = Broker(tmp / "broker").start()
     try:
-        rss_off, rss_on = [], []
-        for i in range(1 if quick else 3):
-            rss_off.append(daemon_rss_mb(tmp / f"off-{i}", None))
-            rss_on.append(daemon_rss_mb(tmp / f"on-{i}", broker.address))
-        out["mqtt_rss_delta_mb"] = [on - off for on, off in zip(rss_on, rss_off, strict=True)]
+        # The daemon as a Pi runs it (pages on), and without its pages: there paho's
+        # import brings OpenSSL (ssl, hashlib) that the web stack otherwise loads anyway.
+        for name, web in (("mqtt_rss_delta_mb", True), ("mqtt_rss_delta_web_off_mb", False)):
+            rss_off, rss_on = [], []
+            for i in range(1 if quick else 3):
+                rss_off.append(daemon_rss_mb(tmp / f"{name}-off-{i}", None, web=web))
+                rss_on.append(daemon_rss_mb(tmp / f"{name}-on-{i}", broker.address, web=web))
+            out[name] = [on - off for on, off in zip(rss_on, rss_off, strict=True)]
         taps = 500 if quick else 3000
         ratios = []
         for _ in range(2 if quick else 3):

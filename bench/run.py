@@ -241,7 +241,10 @@ def bench_mqtt(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
                f"{r['tables']} tables, {r['taps']} taps, {r['missed']} never seen on the venue's SSE"),
         figure("mqtt_tap_to_venue_p50_ms", [r["mqtt_tap_to_venue_p50_ms"]], "ms"),
         figure("venue_rss_mb", [r["venue_rss_mb"]], "MiB", None, f"companion venue hearing {r['tables']} tables"),
-        figure("mqtt_rss_delta_mb", r["mqtt_rss_delta_mb"], "MiB", 5.0, "one daemon's peak RSS, mqtt on − off"),
+        figure("mqtt_rss_delta_mb", r["mqtt_rss_delta_mb"], "MiB", 5.0,
+               "one daemon's peak RSS, mqtt on − off, pages on (a Pi's default)"),
+        figure("mqtt_rss_delta_web_off_mb", r["mqtt_rss_delta_web_off_mb"], "MiB", None,
+               "the same with the pages off: paho's import loads OpenSSL (ssl, hashlib), ~5 MiB"),
         figure("mqtt_tap_feedback_ratio", r["mqtt_tap_feedback_ratio"], "×", 1.1,
                "tap → feedback p99, mqtt on ÷ off, runs interleaved"),
     ], {"mqtt_taps_missed": r["missed"]}
