@@ -19,6 +19,7 @@ Loopback only.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import statistics
@@ -227,12 +228,14 @@ def start_with_and_without(tmp: Path, starts: int) -> tuple[list[float], list[fl
 def measure(quick: bool, tmp: Path) -> dict[str, Any]:
     taps = 50 if quick else 500
     runs = 1 if quick else 3
+    load = [os.getloadavg()[0]]  # the machine is shared: how busy it was is part of the figure
     lat_runs = [tap_to_page(taps) for _ in range(runs)]
+    load.append(os.getloadavg()[0])
     held, worst = sse_clients_held(10 if quick else 50)
     start_delta, rss_delta = start_with_and_without(tmp, 3 if quick else 7)
     return {"tap_to_page_p99_ms": [_p99(t) for t, _ in lat_runs],
             "tap_to_page_p50_ms": [statistics.median(t) for t, _ in lat_runs],
-            "receiver": lat_runs[0][1], "taps": taps,
+            "receiver": lat_runs[0][1], "taps": taps, "load": load,
             "web_start_delta_s": start_delta, "web_rss_delta_mb": rss_delta,
             "page_weight_kb": [page_weight_kb()], "sse_clients_held": [float(held)], "sse_worst_ms": worst,
             "tv_first_paint_ms": tv_first_paint(5 if quick else 20)}

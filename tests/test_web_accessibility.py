@@ -159,6 +159,7 @@ class Table:
             self.web.address = address
         self.paired: set[str] = set()
         self.at = 0  # the index of the script's next step
+        self.at_pairing: Any = None  # called with the table as its phones are asked for, before they pair
         self.pages = opened
         for p, page in opened.values():
             page.context.clear_cookies()  # no pairing from the table before
@@ -181,6 +182,8 @@ class Table:
                 if p.seat is not None and p.seat in seated and p.seat not in self.paired:
                     self.pair_page(page, p.seat)
         elif public.get("phase") == "pairing":  # the rest of the table's phones, over plain HTTP
+            if self.at_pairing is not None:
+                self.at_pairing(self)
             for seat in sorted(seated - self.paired):
                 self.pair_http(seat)
 

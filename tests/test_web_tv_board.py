@@ -107,6 +107,7 @@ class Board:
         drawn(self.page, self.walk.pushed)
         state: dict[str, Any] = self.page.evaluate("() => state")  # what the board was given …
         secrets_kept(self.walk.sim.loop.table.engine, state)
+        assert self.walk.secrets.leaks(state) == [], state  # no seat's page, value by value, in what it was given
         text = self.page.locator("body").inner_text()  # … and what it shows
         for secret in self.walk.private_texts():
             assert secret not in text, secret

@@ -6,8 +6,8 @@ audits — and at the moments below a page is photographed in Debian's chromium
 (Playwright), in English and in Japanese: fixed scripts, seeds and draws,
 fixed viewports, the browser's clock and time zone fixed to the table's (its
 virtual wall clock), so the same checkout makes the same pictures.  A page the
-server does not have (404: /tv before the TV board is merged) is skipped with
-a note, not an error.
+server does not have (404) is skipped with a note, not an error; so is a moment
+the script never reaches.
 
     .venv/bin/python tools/screenshots.py            # every picture
     .venv/bin/python tools/screenshots.py night tv   # the ones whose names start so
@@ -61,6 +61,10 @@ def before_the_end(table: Table) -> bool:  # the last round scored, the game not
     return table.at == len(table.steps) - 1
 
 
+def phase_is(name: str) -> Callable[[Table], bool]:  # the table's own phase (pairing: waiting for the phones)
+    return lambda table: table.sim.loop.table.state.phase == name
+
+
 def step_is(name: str, opened: int | None = None) -> Callable[[Table], bool]:
     def when(table: Table) -> bool:
         at = _step(table)
@@ -75,6 +79,8 @@ SHOTS = (
     Shot("night", "one-night", Page("night", "/", PHONE, seat="red"), step_is("night")),
     Shot("tv-discussion", "one-night", Page("tv-discussion", "/tv", HD), step_is("discussion")),
     Shot("tv-cave", "demagogos", Page("tv-cave", "/tv", HD), step_is("cave", opened=1)),
+    Shot("tv-pairing", "demagogos", Page("tv-pairing", "/tv", HD), phase_is("pairing")),
+    Shot("tv-results", "seven-knights", Page("tv-results", "/tv", HD), over),
     Shot("dt-public", "demagogos", Page("dt-public", "/", DESK), step_is("cave", opened=0)),
     Shot("dt-private", "demagogos", Page("dt-private", "/", PHONE, seat="red"), step_is("cave", opened=0)),
     Shot("phone", "madness-hour", Page("phone", "/", PHONE, seat="red"), step_is("battle"), full_page=True),
@@ -104,12 +110,17 @@ def play(chromium: Any, game: str, lang: str, shots: list[Shot], state: Path) ->
             if not served(table.url + s.page.path):
                 print(f"skipped {s.name}-{lang}.png: {s.page.path} answers 404 (not served by this checkout)")
                 due.remove(s)
-        for kind, value in table.steps:
-            if not due:
-                break
+
+        def take_due(table: Table) -> None:
             for s in [s for s in due if s.when(table)]:
                 due.remove(s)
                 made.append(take(table, s, lang))
+
+        table.at_pairing = take_due  # the phones pair within the step that asks for them
+        for kind, value in table.steps:
+            if not due:
+                break
+            take_due(table)
             table.step(kind, value)
         for s in due:
             if s.when(table):
