@@ -242,8 +242,9 @@ class TableLoop:
         self.times.recorded(now, wall)
         self.evening.played = self.evening.played or finished is not None
         self.pages.changed()
-        if named is not None:
-            self.out.named(named)
+        if named is not None:  # the pages show the name before its page is told it is taken
+            self._refresh_pages()
+            return self.out.named(named)
         if isinstance(inp, ev.Housekeeping) and not outputs:  # the daemon's own bookkeeping: nothing to say,
             return self._refresh_pages()  # but a new evening is in force: the pages know at once
         if submit is not None or not isinstance(inp, (ev.TimerFired, ev.Drawn, ev.Housekeeping)):
