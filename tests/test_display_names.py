@@ -232,3 +232,50 @@ def test_a_record_never_names_one_person_twice() -> None:
     assert got == {"red": "red", "blue": "aki"}
     assert display_names.record_names(["red", "blue"], {"red": "red", "blue": "blue"},
                                       {"red": "Aki", "blue": "Bo"}) == {"red": "Aki", "blue": "Bo"}
+
+
+# ------------------------------------------------------------------ a browser
+def test_the_name_form_sends_its_field_alone_on_enter(tmp_path: Path) -> None:
+    """On red's page during the bidding: Enter in the name field sends the name
+    and not the bid typed beside it; an empty name is refused on the page, in
+    its words, and nothing is sent."""
+    import shutil
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which("/usr/bin/chromium"):
+        pytest.skip("Debian's chromium is not installed")
+    expect = sync_api.expect
+    live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
+    try:
+        seat_auction(live)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            try:
+                page = browser.new_context(viewport={"width": 360, "height": 740}).new_page()
+                page.goto(live.url + "/")
+                page.click("#seats button[data-seat=red]")
+                expect(page.locator("#status")).to_contain_text("Tap your player card")
+                page.click('#components button[data-tap="player/red"]')  # the virtual reader
+                expect(page.locator("#me")).to_be_visible()
+                expect(page.locator("label[for=name-input]")).to_have_text("Your name for the scores")
+                page.fill("#submits input[name=bid]", "3")
+                journaled = inputs(tmp_path)
+                page.press("#name-input", "Enter")  # empty: the page's refusal, nothing sent
+                expect(page.locator("#status")).to_have_text("Type a name first.")
+                assert inputs(tmp_path) == journaled
+                page.fill("#name-input", "Aki")
+                page.press("#name-input", "Enter")
+                expect(page.locator("#status")).to_contain_text("Aki")
+                expect(page.locator("#name-now")).to_have_text("Now: Aki")
+                expect(page.locator("#me-seat")).to_contain_text("Aki")
+                with httpx.Client(base_url=live.url) as c:
+                    table = c.get("/api/table").json()
+                assert {s["id"]: s.get("called") for s in table["seats"]} == {"red": "Aki", "blue": None}
+                assert table["play"]["bids_in"] == 0  # the bid typed beside it was not sent
+                assert page.input_value("#submits input[name=bid]") == "3"  # and is still there
+                page.fill("#name-input", "blue")
+                page.press("#name-input", "Enter")  # the table's refusal, in its words
+                expect(page.locator("#status")).to_have_text("Blue is another seat's name: choose one of your own.")
+            finally:
+                browser.close()
+    finally:
+        live.close()
