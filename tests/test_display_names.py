@@ -279,3 +279,23 @@ def test_the_name_form_sends_its_field_alone_on_enter(tmp_path: Path) -> None:
                 browser.close()
     finally:
         live.close()
+
+
+def test_by_night_a_name_is_refused_to_its_page_alone_and_nothing_moves(tmp_path: Path) -> None:
+    """One Night's night: the page is told "not during the night"; nothing is
+    journaled, said, lit or shown (the public view is the night's, unchanged)."""
+    script = load_script(ROOT / "examples" / "one-night.yaml")
+    t = Table(tmp_path, draws=script.draws, **script.overrides)
+    try:
+        table = t.sim.loop.table
+        for _, kind, value in script.steps:
+            t.do(kind, value)
+            if table.eyes_closed:
+                break
+        assert table.eyes_closed
+        view, journaled, mark = table.public_view(), inputs(tmp_path), t.mark()
+        t.do("name", named("red", "Aki"))
+        assert [(e["event"], e.get("key")) for e in t.since(mark)] == [("rejected", "refuse.night")]
+        assert table.public_view() == view and inputs(tmp_path) == journaled and table.state.called == {}
+    finally:
+        t.close()
