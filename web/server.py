@@ -39,7 +39,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from companion.core import threads
-from companion.core.events import LOG, TABLE, ButtonPressed, ShellError, Submit
+from companion.core.events import LOG, TABLE, ButtonPressed, Housekeeping, ShellError, Submit
 from companion.core.messages import (
     Claim,
     Command,
@@ -51,6 +51,7 @@ from companion.core.messages import (
     ReadSide,
     Wants,
 )
+from companion.core.table import NAMED
 from web.bgstats import ExportGame, push_url, record
 from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
 from web.live import WatchedReadSide
@@ -136,6 +137,7 @@ class WebServer:
             Route("/api/pair", self.api_pair, methods=["POST"]), Route("/api/me", self.api_me),
             Route("/api/me/events", self.api_me_events), Route("/api/press", self.api_press, methods=["POST"]),
             Route("/api/submit", self.api_submit, methods=["POST"]), Route("/api/export", self.api_export),
+            Route("/api/name", self.api_name, methods=["POST"]),
             *(extra(self) if extra else []),
         ]
         self.app = Starlette(routes=routes)
@@ -203,6 +205,8 @@ class WebServer:
             if w.input == "submit" and (fields.get("field") != w.fieldname
                                         or message.audience not in (TABLE, LOG, f"player:{w.seat}")):
                 continue
+            if w.input == "name" and message.audience != f"player:{w.seat}":
+                continue  # a display name's verdict goes to its own seat's page alone
             self._waiting.remove(w)
             spoken = message.line  # a refusal said aloud: the sentence the room heard (outputs.reject)
             w.future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
@@ -451,6 +455,22 @@ class WebServer:
                                   and all(isinstance(k, str) and _plain(v) for k, v in value.items()))):
             return _error(400, "bad_submit", "a number, a choice, or a small form of them (a gift)")
         return await self._control("submit", seat, body["field"], Submit(str(seat), body["field"], value))
+
+    async def api_name(self, request: Request) -> Response:
+        """The paired seat's display name (``{"name": "Aki"}``): journaled by the
+        table as ``named`` housekeeping, which refuses (409, the sentence in the
+        table's language) an empty, too long or control-laden name, or another
+        seat's; here only what is no text at all (the door has limited its size)."""
+        if (refused := self._refused(request)) is not None:
+            return refused
+        seat = self._seat(request)
+        body = await read_json(request)
+        if isinstance(body, Response):
+            return body
+        name = body.get("name") if isinstance(body, dict) else None
+        if not isinstance(name, str):
+            return _error(400, "bad_name", "a display name (a short text)")
+        return await self._control("name", seat, None, Housekeeping(NAMED, {"seat": str(seat), "name": name}))
 
     async def _control(self, name: str, seat: str | None, fieldname: str | None, item: Any) -> Response:
         """Submit ``item`` the way a tap goes, and answer with the table's verdict:

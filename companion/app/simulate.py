@@ -21,11 +21,11 @@ from companion.app import config as configmod
 from companion.app.config import ConfigError
 from companion.app.wiring import App, build, make_reader, recording_voice, simulated
 from companion.core import tags
-from companion.core.events import Submit
-from companion.core.table import PAGES_ASSUMED
+from companion.core.events import Housekeeping, Submit
+from companion.core.table import NAMED, PAGES_ASSUMED
 from companion.runtime.clock import VirtualClock
 
-STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug", "submit")
+STEP_KINDS = ("tap", "uid", "press", "hold", "wait", "unplug", "plug", "submit", "name")
 SCRIPT_KEYS = ("config", "seed", "draws", "steps", "title", "expect")
 MAX_WAIT_S = 7 * 24 * 3600  # a week: longer than any gap a table script could mean (a new games night is 6 h)
 
@@ -85,6 +85,8 @@ def load_script(path: Path) -> Script:
             raise ConfigError(name, line, f"no button {value!r} (next, back, repeat)")
         if kind == "submit":
             value = _submit(value, name, line)
+        if kind == "name":
+            value = _name(value, name, line)
         steps.append((line, kind, value))
     return Script(overrides, steps, draws)
 
@@ -115,6 +117,15 @@ def _submit(value: Any, name: str, line: int) -> Submit:
         raise ConfigError(name, line, "submit takes {player: <id>, <field>: <value>}, one field at a time")
     (field, v), = rest.items()
     return Submit(value["player"], field, v)
+
+
+def _name(value: Any, name: str, line: int) -> Housekeeping:
+    """``{player: red, name: Aki}``: a player's page sets their display name
+    (a string; the table's refusals, as for a page, are in the log)."""
+    if not isinstance(value, dict) or set(value) != {"player", "name"} or not all(
+            isinstance(v, str) for v in value.values()):
+        raise ConfigError(name, line, "name takes {player: <id>, name: <display name>}")
+    return Housekeeping(NAMED, {"seat": value["player"], "name": value["name"]})
 
 
 class Simulation:
@@ -157,7 +168,7 @@ class Simulation:
             self.reader.unplug()
         elif kind == "plug":
             self.reader.plug()
-        elif kind == "submit":
+        elif kind in ("submit", "name"):
             self.loop.submit(value)  # as a paired page sends it
         self.loop.pump()
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from companion.core import display_names, tags
 from companion.core.engine import Engine, Legal, Setup, Step, Take
 from companion.core.events import (
     Drawn,
@@ -41,6 +42,7 @@ from companion.core.events import (
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
 PAIRING = "pairing"  # seated, ``next`` pressed: a game that needs pages waits for every phone
+NAMED = "named"  # the housekeeping of a page choosing its player's display name
 CONFIRM = "confirm"  # a long press of back waits for next (the phase of dispatch while ``confirm`` is set)
 # Are the players' pages there (the ``pages`` setting)?  ``on``: the web is up and
 # a game that needs pages waits until every seat is paired; ``off``: no web, such
@@ -79,6 +81,13 @@ class TableState:
     # (``public_view``'s ``result``): only what was said at the table.  In the
     # checkpoint the journal takes when a game ends, so a restart keeps it.
     result: dict[str, Any] | None = None
+    # The display name each seat's page chose tonight (journaled ``named``
+    # housekeeping, core/display_names.py): a person's name for the play's
+    # record and the pages, never the engines'. A new evening forgets them.
+    called: dict[str, str] = field(default_factory=dict)
+    # The game in progress's record names (seat id → name), fixed as it began:
+    # a name chosen meanwhile is the next game's.
+    record_names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,13 @@ class FinishedPlay:
     roles: Mapping[str, str] = field(default_factory=dict)  # name → final role, where a game has roles
     teams: Mapping[str, str] = field(default_factory=dict)  # name → the side finished on (engine.Result)
     places: Mapping[str, int] = field(default_factory=dict)  # name → finishing place (engine.Result)
+    # name → the name the play's record (BG Stats, the venue's league) gives
+    # that player: their display name where their page chose one
+    shown: Mapping[str, str] = field(default_factory=dict)
+
+    def record_name(self, name: str) -> str:
+        """The person behind the engine's ``name``, as the record names them."""
+        return self.shown.get(name, name)
 
 
 class Table:
@@ -214,7 +230,7 @@ class Table:
             return self._night_view()
         view: dict[str, Any] = {
             "phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
-            "seats": [{"id": i, "name": self.name_of(i), "paired": i in st.paired} for i in st.seats],
+            "seats": self._seats_view(),
             "evening": st.evening,
             "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
                         for game, totals in st.standings.items()},
@@ -227,6 +243,13 @@ class Table:
         view["headline"] = self.headline(due)
         return view
 
+    def _seats_view(self) -> list[dict[str, Any]]:
+        """The seats as every page shows them: id, engine name, whether paired,
+        and ``called``, the display name its player chose (public: chosen to be shown)."""
+        st = self.state
+        return [{"id": i, "name": self.name_of(i), "paired": i in st.paired,
+                 **({"called": st.called[i]} if i in st.called else {})} for i in st.seats]
+
     def _night_view(self) -> dict[str, Any]:
         """By night (One Night's, eyes closed) the same for any deal and any
         tap: the seats, the language, the evening's totals before the night,
@@ -234,7 +257,7 @@ class Table:
         st = self.state
         step = self.engine.state.step if self.engine is not None else None
         return {"phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
-                "seats": [{"id": i, "name": self.name_of(i), "paired": i in st.paired} for i in st.seats],
+                "seats": self._seats_view(),
                 "evening": st.evening,
                 "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
                             for game, totals in st.standings.items()},
@@ -439,9 +462,9 @@ class Table:
 
     def _ungather(self, _: Press) -> list[Output]:
         st = self.state
-        lang, paired = st.lang, st.paired  # a language card, a phone: not seats, back keeps them
+        lang, paired, called = st.lang, st.paired, st.called  # a language card, a phone, a name: not seats, back keeps them
         self.state = self._undo.pop()
-        self.state.lang, self.state.paired = lang, paired
+        self.state.lang, self.state.paired, self.state.called = lang, paired, called
         return [Say("undo.done")]
 
     def _start_refusal(self, _: Press) -> Refusal | None:
@@ -526,6 +549,7 @@ class Table:
         st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats)}
         self._undo = [back_to]
         st.result = None  # the next game has started: the last one's result is in the history
+        st.record_names = display_names.record_names(st.seats, {i: self.name_of(i) for i in st.seats}, st.called)
         started = Report("game_started", {"game": game, "rules": list(st.rules), "players": players})
         return [started, *self.engine.start()]
 
@@ -551,6 +575,29 @@ class Table:
             return [*out, Say("pairing.missing", {"players": missing})]
         back_to = self._undo.pop()
         return [*out, Say("pairing.all_in"), *self._begin(back_to)]
+
+    def _named(self, seat: str, name: Any) -> list[Output]:
+        """A seat's page chose its display name (core/display_names.py).  Refused
+        by night (nothing may move on any page then), for a seat whose phone is
+        not its page (pages ``on``: paired tonight; ``off``: no page at all), and
+        for a name the rules refuse.  In force at once on the pages; the record's
+        from the next game on (``_begin`` fixes a game's names as it starts)."""
+        st = self.state
+        if self.eyes_closed:
+            raise Refusal("refuse.night", "not during the night")
+        if not tags.valid_player_name(seat) or self.pages == PAGES_OFF or (
+                self.pages == PAGES_ON and seat not in st.paired):
+            raise Refusal("display.refuse.not_paired", "pair this phone with a seat first")
+        if not isinstance(name, str):
+            raise Refusal("display.refuse.empty", "a display name cannot be empty")
+        name = display_names.clean(name)
+        configured = dict(self.settings["names"])
+        ids = {*tags.COLOURS, *configured, *st.seats, *st.paired, *st.called} - {seat}
+        others = {*ids, *(self.name_of(i) for i in ids), *(n for i, n in st.called.items() if i != seat)}
+        if (refusal := display_names.problem(name, others)) is not None:
+            raise refusal
+        st.called[seat] = name
+        return []
 
     # playing: everything goes to the engine, after the checks every game shares
     def _to_engine(self, inp: Input) -> list[Output]:
@@ -592,9 +639,9 @@ class Table:
         """``back`` before the game has taken any input: the table returns to
         where it was before ``next`` (e.g. a player had not tapped yet)."""
         game = self.state.game
-        lang, paired = self.state.lang, self.state.paired  # not part of the start: back keeps them
+        lang, paired, called = self.state.lang, self.state.paired, self.state.called  # not part of the start
         self.state, self.engine = self._undo.pop(), None
-        self.state.lang, self.state.paired = lang, paired
+        self.state.lang, self.state.paired, self.state.called = lang, paired, called
         self._undo.clear()
         out: list[Output] = [Report("game_unstarted", {"game": game})]
         if self.state.phase == GATHERING:
@@ -606,9 +653,10 @@ class Table:
         result = engine.result()
         game = st.game or ""
         names = self.players
+        shown = {name: st.record_names.get(seat, name) for seat, name in zip(st.seats, names, strict=True)}
         self.finished = FinishedPlay(game, tuple(st.rules), tuple(names), tuple(st.seats), dict(result.totals),
                                      tuple(result.winners), dict(result.roles), dict(result.teams),
-                                     dict(result.places))
+                                     dict(result.places), {n: s for n, s in shown.items() if s != n})
         st.result = _result_view(game, engine, self.finished, said)
         standing = st.standings.setdefault(game, {})
         for seat, name in zip(st.seats, names, strict=True):
@@ -624,6 +672,7 @@ class Table:
         self.engine = None
         self._undo.clear()  # the start of the game is out of reach
         st.phase, st.game, st.rules, st.seats = IDLE, None, [], []
+        st.record_names = {}
         self._apply_pending()
 
     # housekeeping: settings and games nights change only between games, so a
@@ -631,6 +680,8 @@ class Table:
     def _housekeeping(self, inp: Housekeeping) -> list[Output]:
         if inp.kind == "paired":  # a phone became this seat's page: a fact, in force at once
             return self._paired(str(inp.data.get("seat", "")))
+        if inp.kind == NAMED:  # a page chose its player's display name: tonight's, the next game's record
+            return self._named(str(inp.data.get("seat", "")), inp.data.get("name"))
         kind = _OLD_KINDS.get(inp.kind, inp.kind)
         if kind not in ("configure", "new-evening"):
             raise Refusal("refuse.not_now", f"unknown housekeeping {inp.kind!r}")
@@ -657,6 +708,7 @@ class Table:
             st.evening += 1
             st.standings = {}
             st.paired = []  # tonight's phones pair again
+            st.called = {}  # and tonight's display names go with them (the pages choose again)
 
     # long-press back: restart the step (or abandon the game) after a confirmation
     def _ask_confirm(self, _: Input | None = None) -> list[Output]:

@@ -16,7 +16,7 @@ from typing import Any
 from companion.core import events as ev
 from companion.core import tags
 from companion.core.messages import PageInput, PairRequest, ReadSide
-from companion.core.table import PLAYING, Table
+from companion.core.table import NAMED, PLAYING, Table
 from companion.runtime.clock import Clock, EveningWatch, Record
 from companion.runtime.draws import Drawer, DrawError
 from companion.runtime.inbox import Inbox
@@ -156,8 +156,8 @@ class TableLoop:
             self._press(event)
         elif isinstance(event, ev.TagSeen):
             self._tag(event)
-        elif isinstance(event, ev.Submit):
-            self._input(event)
+        elif isinstance(event, ev.Submit) or (isinstance(event, ev.Housekeeping) and event.kind == NAMED):
+            self._input(event)  # a page's input: a submit, or its player's display name
         elif isinstance(event, PairRequest):
             self.out.send(self.desk.request(event))
         elif isinstance(event, ev.ReaderStatus):
@@ -200,6 +200,7 @@ class TableLoop:
         self._watch_clock(now)
         public = self.table.public_label(inp)  # asked before the input changes the table; refusals too
         submit = inp if isinstance(inp, ev.Submit) else None
+        named = inp if isinstance(inp, ev.Housekeeping) and inp.kind == NAMED else None
         if isinstance(inp, ev.Press) and inp.button == "repeat":
             return self.out.repeat()
         was_playing = self.table.state.phase == PLAYING
@@ -210,6 +211,8 @@ class TableLoop:
                 return None  # a timer the game no longer wants (its step moved on)
             if isinstance(inp, ev.Drawn):
                 return self.out.error(f"draw {inp.name} refused: {refusal.reason}")
+            if named is not None:
+                return self.out.named(named, refusal)
             return self.out.reject(public, refusal, submit)
         finished, t, wall, game_start = self.table.finished, self.times.t(now), self.times.wall(now), self._game_start
         self._game_start = t if game_started(outputs) else game_start
@@ -232,11 +235,16 @@ class TableLoop:
                 self.timers.arm(retry, now + TIMER_RETRY_S)
                 return self.out.error(f"{e}; draw {inp.name} will be tried again")
             self.out.error(f"{e}; the input was not taken, please tap again")
+            if named is not None:
+                return self.out.named(named, ev.Refusal("refuse.not_saved", "could not save; tap again"))
             return self.out.reject(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), submit)
         self._observe("journaled", inp, time.perf_counter() - started)
         self.times.recorded(now, wall)
         self.evening.played = self.evening.played or finished is not None
         self.pages.changed()
+        if named is not None:  # the pages show the name before its page is told it is taken
+            self._refresh_pages()
+            return self.out.named(named)
         if isinstance(inp, ev.Housekeeping) and not outputs:  # the daemon's own bookkeeping: nothing to say,
             return self._refresh_pages()  # but a new evening is in force: the pages know at once
         if submit is not None or not isinstance(inp, (ev.TimerFired, ev.Drawn, ev.Housekeeping)):

@@ -32,11 +32,12 @@ def topic(table_id: str, name: str) -> str:
 
 
 def league_players(finished: Any) -> list[dict[str, Any]]:
-    """A finished play's players as a league sees them (AGREED.md §2): name,
+    """A finished play's players as a league sees them (AGREED.md §2): name
+    (the display name a player's page chose, as the play's record has it),
     seat, score, winner, the side each finished on and a finishing place,
     where the game has them (its ``Result``'s ``teams`` and ``places``)."""
-    return [{"name": name, "seat": seat, "score": finished.totals.get(name), "winner": name in finished.winners,
-             "team": finished.teams.get(name), "place": finished.places.get(name)}
+    return [{"name": finished.record_name(name), "seat": seat, "score": finished.totals.get(name),
+             "winner": name in finished.winners, "team": finished.teams.get(name), "place": finished.places.get(name)}
             for name, seat in zip(finished.players, finished.ids, strict=True)]
 
 

@@ -7,7 +7,7 @@ The table's rules for what is sent live here, each once:
    announcement, a pairing prompt) is heard or lit while eyes are closed —
    only the game's own lines are (``quiet``, ``shell_say``, ``reject``);
  - a submit's privacy: its verdict goes to the submitting player's page only
-   (``accept``, ``reject``);
+   (``accept``, ``reject``), as a display name's does (``named``);
  - what ``repeat`` says: the table lines of the last accepted input, minus
    the lines that are no instruction (``remember``, ``repeat``).
  - what the broker hears beyond the table's state: the TABLE-audience
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from companion.core.events import LOG, TABLE, Output, Refusal, Report, Say, Sound, Submit, Tell
+from companion.core.events import LOG, TABLE, Housekeeping, Output, Refusal, Report, Say, Sound, Submit, Tell
 from companion.core.messages import Command, CommandName, Event, seat_audience
 from companion.core.table import Table
 from companion.runtime import outbox
@@ -189,6 +189,19 @@ class Outputs:
         self.emit("rejected", line=line, input=label, reason=refusal.reason)
         self.command("feedback", {"ok": False})
         self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
+
+    def named(self, inp: Housekeeping, refusal: Refusal | None = None) -> None:
+        """A page's display name (``named`` housekeeping): its verdict goes to
+        that seat's page only, neither heard nor lit (a phone's own business:
+        the room is not interrupted, and by night nothing differs).  The page
+        shows ``text``, the refusal in the table's language."""
+        seat = str(inp.data.get("seat", ""))
+        fields: dict[str, Any] = {"input": "name", "player": self.table.name_of(seat)}
+        if refusal is None:
+            self.emit("accepted", seat_audience(seat), **fields, name=self.table.state.called.get(seat))
+            return
+        self.emit("rejected", seat_audience(seat), **fields, reason=refusal.reason, key=refusal.key,
+                  text=self.narrate(refusal.key, refusal.params, self.table.lang).text)
 
     # -------------------------------------------------------------- repeat
     def remember(self, spoken: Iterable[Say]) -> None:

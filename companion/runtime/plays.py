@@ -26,7 +26,8 @@ def play_record(play: Any, started: float | None, t: float, wall: float) -> dict
     duration = max(0.0, t - (started if started is not None else t))
     players = []
     for i, (name, seat) in enumerate(zip(play.players, play.ids, strict=True)):
-        player = {"name": name, "score": play.totals.get(name, 0), "winner": name in play.winners,
+        # the person's display name where their page chose one (the league ranks people); the seat's id beside it
+        player = {"name": play.record_name(name), "score": play.totals.get(name, 0), "winner": name in play.winners,
                   "startPlayer": i == 0, "sourcePlayerId": seat}
         if name in play.roles:
             player["role"] = play.roles[name]

@@ -30,6 +30,9 @@ const T = {
         no_button: "The table could not read that: reload the page.", no_seat: "Pick a seat at the table.",
         timeout: "No card was tapped in time: try again.", refused: "The table refused that.",
         busy: "Another phone is pairing: try again in a moment.", not_saved: "The table could not save that: try again.",
+        display_name: "Your name for the scores", set_name: "Save name", name_empty: "Type a name first.",
+        name_set: "Saved: the next game's scores call you {name}.", name_now: "Now: {name}",
+        bad_name: "The table could not read that: reload the page.",
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
@@ -57,6 +60,9 @@ const T = {
         no_button: "卓が読み取れませんでした。再読み込みしてください。", no_seat: "卓の席を選んでください。",
         timeout: "時間内にカードがタッチされませんでした。もう一度どうぞ。", refused: "卓が受け付けませんでした。",
         busy: "別の端末がペアリング中です。少し待ってもう一度どうぞ。", not_saved: "卓が保存できませんでした。もう一度どうぞ。",
+        display_name: "記録に残す名前", set_name: "名前を保存", name_empty: "先に名前を入れてください。",
+        name_set: "保存しました。次のゲームから記録の名前は{name}です。", name_now: "いま: {name}",
+        bad_name: "卓が読み取れませんでした。再読み込みしてください。",
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
 };
 // The games' names and their steps' labels, by language: the server's
@@ -328,11 +334,15 @@ function renderSeats() {
   for (const seat of state.seats || []) {
     // a seat whose phone is paired says so: the table waits for the others (a game that needs pages)
     const b = el("button", { "data-seat": seat.id, class: seat.paired ? "paired" : "",
-                             text: who(seat.name) + (seat.paired ? " ✓" : "") });
+                             text: shown(seat) + (seat.paired ? " ✓" : "") });
     b.addEventListener("click", () => pair(seat.id, seat.name));
     box.append(b);
   }
 }
+
+// A seat as the pages name it: its colour (or configured name), and the display
+// name its player chose, where there is one (public: chosen to be shown).
+const shown = (seat) => who(seat.name) + (seat.called ? ` · ${seat.called}` : "");
 
 async function pair(seat, name) {
   status(t("waiting"), true, true);
@@ -347,7 +357,8 @@ function renderMe() {
   if (!me) return;
   const seat = (state.seats || []).find((s) => s.id === me.seat);
   const name = seat ? seat.name : me.seat;
-  $("me-seat").textContent = who(name);
+  $("me-seat").textContent = seat ? shown(seat) : who(name);
+  $("name-now").textContent = seat && seat.called ? t("name_now").replace("{name}", seat.called) : "";
   $("me-swatch").style.background = PALETTE[name] || OTHERS[0];  // the colour beside the name, never instead of it
   $("me").classList.toggle("my-turn", myTurn());
   $("me-turn").hidden = !myTurn();
@@ -456,6 +467,21 @@ function renderSubmits() {
     if (confirming && confirming.field === field) form.querySelector(".yes").focus();
   }
 }
+
+// The display name: its own form, so Enter in it sends the name and nothing else;
+// an empty name is refused here, the rest (too long, another seat's) by the table.
+$("name-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const input = $("name-input"), button = ev.target.querySelector("button");
+  const name = input.value.trim();
+  if (!name) { input.focus(); return status(t("name_empty"), false); }
+  button.disabled = true;
+  const r = await post("/api/name", { name });
+  button.disabled = false;
+  if (!r.ok) { input.focus(); return status(refusal(r), false); }
+  input.value = "";
+  status(t("name_set").replace("{name}", name), true);
+});
 
 const TELLS_KEPT = 4;  // the latest private messages; the page's lines say the rest
 function tell(text, cls) {
