@@ -1,8 +1,7 @@
 """The MQTT fault campaign's short version (reliability/mqtt_faults.py; the
 long one: ``python reliability/run.py --mqtt-runs N --mqtt-cuts N``): power
-cuts below SQLite with the broker away — every kept play arrives once.  The
-kill runs (broker and daemon SIGKILLed together) still lose plays (issue 22's
-note): they stay in the campaign, out of the suite, until they pass."""
+cuts below SQLite with the broker away, and whole scripts with the broker and
+the daemon SIGKILLed at random — every kept play arrives once."""
 
 from __future__ import annotations
 
@@ -29,3 +28,14 @@ def test_after_a_power_cut_the_outbox_holds_a_row_for_exactly_each_kept_play_and
         assert r.received == r.finished
         finished += r.finished
     assert finished >= 1  # at least one cut came after a play was kept
+
+
+# Seeds whose runs lost plays before the campaign's broker could save (reliability/broker.py:
+# it dropped to a user that could not write its folder) — each kills both, several times.
+@pytest.mark.parametrize("seed", [101, 104, 106])
+def test_the_broker_and_the_daemon_killed_at_random_every_finished_play_arrives_once(
+        seed: int, tmp_path: Path) -> None:
+    r = mqtt_faults.fault_run(seed, tmp_path)
+    assert r.ok, r.problems
+    assert r.broker_kills and r.daemon_kills  # the run did kill both
+    assert r.received == r.finished >= 1 and r.strays == 0
