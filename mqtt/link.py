@@ -296,10 +296,10 @@ class MqttLink:
         if night:  # nothing but the night's state until morning
             return
         if self._resend_due:  # acknowledged and perhaps never kept: again, before anything newer
-            self._resend_due = False
             for letter in self.outbox.unconfirmed():
                 self._resent[self.client.publish(letter.topic, letter.payload, qos=topics.QOS).mid] = letter.id
                 self.published["resent"] += 1
+            self._resend_due = False  # only once all went (a failure midway: all again at the next turn)
         room = WINDOW - len(self._handed)
         for letter in self.outbox.pending(after=self._after, limit=room) if room > 0 else ():
             if len(letter.payload) > topics.MAX_PAYLOAD:  # the venue would drop it: said, and kept
