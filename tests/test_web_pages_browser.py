@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import yaml
 from test_audiences import Auction
 from test_demagogos_browser import PHONE, TV, pair_phone, wait_until
@@ -175,6 +176,23 @@ def test_item4_seven_knights_result_winners_first_with_rounds_and_chart(browser:
         expect(page.locator("#verdict")).to_contain_text("red")
         sim.step("tap", "game/seven-knights")  # a new game being gathered: the result still stands
         expect(page.locator("#result-section")).to_be_visible()
+    finally:
+        web.stop()
+        sim.close()
+
+
+@pytest.mark.parametrize("lang, between, player", [("en", "Between games", "Player"), ("ja", "ゲームの合間", "プレイヤー")])
+def test_the_result_view_says_between_games_once_and_names_its_columns(browser: Any, tmp_path: Path,  # noqa: F811
+                                                                       lang: str, between: str, player: str) -> None:
+    """The phase's name ("Between games") stood above the headline that begins
+    with it ("Between games: tap a game card."); the result's name column had
+    no heading (a screen reader read an empty header)."""
+    sim, web = finished(tmp_path, ROOT / "examples" / "one-night.yaml", lang=lang)
+    try:
+        page = result_page(browser, web)
+        sync_api.expect(page.locator("#headline")).to_contain_text(between)
+        assert page.locator("main, body").first.inner_text().count(between) == 1
+        assert page.locator("#result tr th").all_inner_texts()[1] == player
     finally:
         web.stop()
         sim.close()

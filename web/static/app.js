@@ -18,7 +18,7 @@ const T = {
         chart_summary: "After round {n}: {totals}.", on: "on", off: "off",
         yes: "Yes, send", cancel: "Cancel", range: "Enter a number from {low} to {high}.", offline: "Reconnecting…",
         unreachable: "The table cannot be reached: nothing was sent.", result: "Result", last_game: "Last game: {game}",
-        place: "Place", executed: "Executed", nobody: "nobody", role: "Final role", team: "Winning team",
+        place: "Place", player: "Player", executed: "Executed", nobody: "nobody", role: "Final role", team: "Winning team",
         girl: "The Girl's card", escaped: "Escaped",
         too_late: "The table was busy: nothing was done; try again.", no_answer: "The table took it but has not answered; look at the table.",
         said: "Last said:", your_turn: "Your turn.", may: "You may now: {what}.", may_nothing: "Nothing to do on this page now.",
@@ -48,7 +48,7 @@ const T = {
         chart_summary: "{n}ラウンド後: {totals}。", on: "点灯", off: "消灯",
         yes: "はい、送る", cancel: "やめる", range: "{low}から{high}までの数を入れてください。", offline: "再接続中…",
         unreachable: "卓につながりません。何も送られていません。", result: "結果", last_game: "前のゲーム: {game}",
-        place: "順位", executed: "処刑", nobody: "なし", role: "最後の役職", team: "勝ったチーム",
+        place: "順位", player: "プレイヤー", executed: "処刑", nobody: "なし", role: "最後の役職", team: "勝ったチーム",
         girl: "少女のカード", escaped: "脱出",
         too_late: "卓が忙しく、何もしませんでした。もう一度どうぞ。", no_answer: "卓は受け取りましたが、まだ答えがありません。卓を見てください。",
         said: "最後の読み上げ:", your_turn: "あなたの番です。", may: "今できること: {what}。", may_nothing: "今この画面ですることはありません。",
@@ -133,7 +133,11 @@ function render() {
   }
   $("game").textContent = state.game ? gameName(state.game) : t("no_game");
   const step = state.play && state.play.step;
-  $("step").textContent = [t(state.phase) || "", step ? "· " + stepLabel(state.game, step) : ""].join(" ");
+  // Between games the headline says so ("Between games: tap a game card."): the phase's
+  // name above it would say it twice.
+  const between = state.phase === "idle" && !!state.headline_text;
+  $("step").textContent = between ? "" : [t(state.phase) || "", step ? "· " + stepLabel(state.game, step) : ""].join(" ");
+  $("step").hidden = between;
   $("headline").textContent = state.headline_text || "";
   $("turn").textContent = whoseTurn();
   $("line").textContent = (state.now && state.now.line) || "";
@@ -188,7 +192,7 @@ function renderResult() {
   const roles = res.players.some((p) => p.role);
   const words = state.verdict || { lines: [], roles: {} };  // the server's: the verdict as said, the roles named
   const table = $("result"); table.replaceChildren();
-  table.append(el("tr", {}, el("th", { text: t("place") }), el("th", { text: "" }), el("th", { text: t("total") }),
+  table.append(el("tr", {}, el("th", { text: t("place") }), el("th", { text: t("player") }), el("th", { text: t("total") }),
     ...(roles ? [el("th", { text: t("role") })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
