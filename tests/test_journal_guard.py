@@ -430,6 +430,33 @@ def test_finding_a_restored_older_backup_is_not_undone_at_the_next_start(tmp_pat
     assert n2 > n and not errors(events)
 
 
+def test_after_a_restore_the_journal_is_held_against_its_own_epochs_backups(tmp_path: Path) -> None:
+    """After a restore the backups made before it hold more inputs than the
+    restored line for a while: the start-up check must hold the journal against
+    the newest backup of its own epoch, or a journal cut short after the restore
+    would go unnoticed (and a recovery would bring back the history the restore
+    took away)."""
+    state = tmp_path / "state"
+    played(state, games=1)
+    target = tmp_path / "after-one.sqlite"
+    j = Journal(state / "journal.sqlite")
+    backups.make_backup(j, target)
+    j.close()
+    played(state, games=2)
+    backups.restore(state / "journal.sqlite", target)
+    n, _ = played(state, games=1)  # a game-end backup of the restored line: fewer inputs than the old line's
+    db = sqlite3.connect(state / "journal.sqlite")
+    db.execute("DELETE FROM inputs WHERE seq = (SELECT max(seq) FROM inputs)")  # cut short
+    db.commit()
+    db.close()
+    r, events = restart(state)
+    try:
+        [message] = [m for m in errors(events) if "lacks inputs" in m]
+        assert r.sim.loop.journal.count_inputs() == n  # what its own backup held came back, nothing older
+    finally:
+        r.close()
+
+
 def test_restore_is_refused_while_a_daemon_holds_the_journal(tmp_path: Path) -> None:
     state = tmp_path / "state"
     played(state, games=1)

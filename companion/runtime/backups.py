@@ -16,7 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.runtime.journal import Journal, checkpoint_without_waiting, fsync_dir, new_epoch, read_only
+from companion.runtime.journal import (
+    Journal,
+    checkpoint_without_waiting,
+    epoch_at,
+    fsync_dir,
+    new_epoch,
+    read_only,
+)
 from companion.runtime.journal_check import DB_ERRORS, Notice, file_problem, schema_problem, set_aside
 from companion.runtime.state_lock import StateLock
 
@@ -43,15 +50,18 @@ def backups(journal_path: Path) -> list[Path]:
 
 
 def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None, *,
-                         look_only: bool = False) -> Path | None:
+                         look_only: bool = False, epoch: str | None = None) -> Path | None:
     """The backup recovery would use.  Every backup is checked (a few small
     files): damaged ones are set aside (renamed, never deleted) and reported
-    — unless ``look_only`` (doctor)."""
+    — unless ``look_only`` (doctor).  ``epoch``: only a backup of that epoch
+    (runtime.journal.EPOCH) counts — one made before a restore is not the
+    restored journal's past."""
     best = None
     for candidate in backups(journal_path):
         problem = backup_problem(candidate)
         if problem is None:
-            best = best or candidate
+            if best is None and (epoch is None or epoch_at(candidate) == epoch):
+                best = candidate
             continue
         if look_only:
             continue

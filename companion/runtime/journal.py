@@ -71,6 +71,18 @@ def epoch_of(db: sqlite3.Connection) -> str:
     return str(row[0]) if row is not None else ""
 
 
+def epoch_at(path: Path) -> str | None:
+    """The epoch of the journal (or backup) at ``path``; None if it cannot be read."""
+    try:
+        db = read_only(path)
+        try:
+            return epoch_of(db)
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+
+
 # One input's outbox rows, made once its seq (and its play's id) is known: (id, topic, payload).
 Letters = Callable[[int, int | None], Iterable[tuple[str, str, str]]]
 

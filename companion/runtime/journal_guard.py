@@ -31,7 +31,7 @@ from pathlib import Path
 
 from companion.core.tags import printable
 from companion.runtime.backups import newest_intact_backup
-from companion.runtime.journal import Journal, epoch_of, new_epoch, read_only
+from companion.runtime.journal import Journal, epoch_at, new_epoch, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, diagnose, quarantine_bad_rows, set_aside
 from companion.runtime.salvage import (
     empty_rows,
@@ -51,7 +51,9 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal) -> tuple[Jo
     Raises JournalTooNew (a newer release's journal: refused, untouched)."""
     notices: list[Notice] = []
     problem = diagnose(path)
-    backup = newest_intact_backup(path, notices)
+    # A readable journal is held against its own epoch's newest backup (none yet
+    # after a restore); a damaged one, whose epoch cannot be read, against any.
+    backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None)
     if problem is None and backup is not None:
         problem = _behind(path, backup)
     if problem is not None:
@@ -64,9 +66,8 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal) -> tuple[Jo
 def _behind(path: Path, backup: Path) -> str | None:
     """The journal must hold everything its newest backup holds (a backup
     is a copy of an earlier journal, and inputs are only ever appended) —
-    unless a restore put an older history in its place since (a new epoch:
-    that backup is not this journal's past, and bringing it back would undo
-    the restore)."""
+    (``open_journal`` gives it a backup of its own epoch: one made before a
+    restore is not the restored journal's past)."""
     if not path.exists():
         return "the journal file is missing (a backup exists)"
     try:
@@ -74,7 +75,7 @@ def _behind(path: Path, backup: Path) -> str | None:
         j = read_only(path)
         try:
             last = b.execute("SELECT seq, input FROM inputs ORDER BY seq DESC LIMIT 1").fetchone()
-            if last is None or epoch_of(b) != epoch_of(j):
+            if last is None:
                 return None
             mine = j.execute("SELECT seq, input FROM inputs WHERE seq=?", (last[0],)).fetchone()
         finally:
