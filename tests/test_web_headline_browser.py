@@ -18,6 +18,7 @@ from test_demagogos_browser import PHONE, TV, pair_phone
 from test_web import pair
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
 from test_web_headline import DT6, play_until, simulation
+from test_web_pages_browser import opened
 
 from companion.app import config
 from companion.app.live_table import LiveTable
@@ -28,15 +29,24 @@ from web.pairing import COOKIE, RateLimit
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_item1_the_headline_is_the_table_s_state_and_the_last_line_stands_beside_it(browser: Any,  # noqa: F811
-                                                                                    tmp_path: Path) -> None:
-    expect = sync_api.expect
+def four_knights(tmp_path: Path) -> LiveTable:
+    """Seven Knights with red, blue, green and yellow seated (gathered, not started), its pages served."""
     live = LiveTable(tmp_path, web={"pair_window_s": 5})
     try:
         live.tap("game/seven-knights", "player/red", "player/blue", "player/green", "player/yellow")
+    except BaseException:
+        live.close()
+        raise
+    return live
+
+
+def test_item1_the_headline_is_the_table_s_state_and_the_last_line_stands_beside_it(browser: Any,  # noqa: F811
+                                                                                    tmp_path: Path) -> None:
+    expect = sync_api.expect
+    live = four_knights(tmp_path)
+    try:
         live.press("next")
-        page = browser.new_context(viewport=PHONE).new_page()
-        page.goto(live.url + "/")
+        page = opened(browser, live.url + "/", PHONE)
         expect(page.locator("#headline")).to_have_text("Waiting for red.")  # the quest: the start player
         said = [e["text"] for e in live.events if e["event"] == "say"][-1]
         expect(page.locator("#line")).to_have_text(said)
@@ -58,8 +68,7 @@ def test_item1_the_discussion_countdown_moves_on_the_phone(browser: Any, tmp_pat
             live.tap(value) if kind == "tap" else live.press(value)
             if value == "mh/climax":
                 break
-        page = browser.new_context(viewport=PHONE).new_page()
-        page.goto(live.url + "/")
+        page = opened(browser, live.url + "/", PHONE)
         countdown = page.locator("#countdown")
         expect(countdown).to_have_text(re.compile(r"^Ends in (1:00|0:5\d)$"))
         first = countdown.inner_text()
@@ -85,13 +94,11 @@ def night_pages(browser: Any, tmp_path: Path, seed: int, stray: bool,  # noqa: F
         live.web.start()
         live.url = address.rstrip("/")
     live.tap("game/one-night", *(f"player/{p}" for p in ("red", "blue", "green", "yellow", "purple")))
-    tv = browser.new_context(viewport=PHONE).new_page()
-    tv.goto(live.url + "/")
+    tv = opened(browser, live.url + "/", PHONE)
     red = pair_phone(browser, live, tv, "red")
     blue = httpx.Client(base_url=live.url)
     assert pair(live, blue, "blue").status_code == 200
-    stranger = browser.new_context(viewport=PHONE).new_page()
-    stranger.goto(live.url + "/")
+    stranger = opened(browser, live.url + "/", PHONE)
     live.press("next", "next")
     assert live.loop.table.eyes_closed
     if stray:  # this deal's werewolf fumbles a card over the reader
@@ -133,13 +140,10 @@ def test_item2_the_night_screen_is_the_same_on_every_page_for_two_deals(browser:
 
 def test_item3_your_seat_first(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
-    live = LiveTable(tmp_path, web={"pair_window_s": 5})
+    live = four_knights(tmp_path)
     try:
-        live.tap("game/seven-knights", "player/red", "player/blue", "player/green", "player/yellow")
-        tv = browser.new_context(viewport=TV).new_page()
-        tv.goto(live.url + "/")
-        phone = browser.new_context(viewport=PHONE).new_page()
-        phone.goto(live.url + "/")
+        tv = opened(browser, live.url + "/", TV)
+        phone = opened(browser, live.url + "/", PHONE)
         expect(phone.locator("main > section:visible").first).to_have_id("pair")  # unpaired: pairing on top
         blue = pair_phone(browser, live, tv, "blue")
         red = pair_phone(browser, live, tv, "red")
@@ -167,11 +171,9 @@ def test_item3_your_seat_first(browser: Any, tmp_path: Path) -> None:  # noqa: F
 def test_item4_next_and_back_only_where_the_table_waits_for_this_seat(browser: Any,  # noqa: F811
                                                                       tmp_path: Path) -> None:
     expect = sync_api.expect
-    live = LiveTable(tmp_path, web={"pair_window_s": 5})
+    live = four_knights(tmp_path)
     try:
-        live.tap("game/seven-knights", "player/red", "player/blue", "player/green", "player/yellow")
-        tv = browser.new_context(viewport=TV).new_page()
-        tv.goto(live.url + "/")
+        tv = opened(browser, live.url + "/", TV)
         blue = pair_phone(browser, live, tv, "blue")
         red = pair_phone(browser, live, tv, "red")
         live.press("next")
@@ -235,8 +237,7 @@ def test_item5_the_result_is_on_the_page_after_a_restart(browser: Any, tmp_path:
     again, _ = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")  # the daemon restarted
     web = start_web(again.app, config.load([ROOT / "config" / "companion.yaml"], s.overrides or None), "127.0.0.1", 0)
     try:
-        page = browser.new_context(viewport=PHONE).new_page()
-        page.goto(web.address)
+        page = opened(browser, web.address, PHONE)
         expect(page.locator("#game")).to_have_text("Last game: Seven Knights Bewitched")
         expect(page.locator("#result tr").nth(1)).to_contain_text("Red ★")
         expect(page.locator("#chart polyline")).to_have_count(5)
@@ -250,8 +251,7 @@ def test_item6_the_door_s_refusals_are_sentences_in_the_table_s_language(browser
     live = LiveTable(tmp_path, web={"pair_window_s": 5})
     try:
         live.tap("game/seven-knights", "player/red", "player/blue", "player/green")
-        tv = browser.new_context(viewport=TV).new_page()
-        tv.goto(live.url + "/")
+        tv = opened(browser, live.url + "/", TV)
         red = pair_phone(browser, live, tv, "red")
         live.tap("lang/ja")
         sync_api.expect(red.locator("html")).to_have_attribute("lang", "ja")

@@ -29,6 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DT6 = ROOT / "examples" / "demagogos" / "6p.yaml"
 
 
+def opened(browser: Any, url: str, viewport: dict[str, int]) -> Any:  # noqa: F811
+    """A page of its own (a new context: its own cookies, so no pairing) at ``url``."""
+    page = browser.new_context(viewport=viewport).new_page()
+    page.goto(url)
+    return page
+
+
 def demagogos_role_auction(browser: Any, tmp_path: Path) -> tuple[LiveTable, Any, Any]:  # noqa: F811
     """Demagogos (6p.yaml's draws) in its role auction: five phones paired over
     HTTP, red's in the browser (the last: it starts the game)."""
@@ -42,8 +49,7 @@ def demagogos_role_auction(browser: Any, tmp_path: Path) -> tuple[LiveTable, Any
     for seat in ("blue", "green", "yellow", "purple", "orange"):
         client = httpx.Client(base_url=live.url)
         assert pair(live, client, seat).status_code == 200
-    tv = browser.new_context(viewport=TV).new_page()
-    tv.goto(live.url + "/")
+    tv = opened(browser, live.url + "/", TV)
     red = pair_phone(browser, live, tv, "red")
     sync_api.expect(red.locator("#submits button[data-field=gift]")).to_be_visible()
     return live, tv, red
@@ -114,8 +120,7 @@ def test_item3_the_page_says_reconnecting_when_the_table_is_away_and_comes_back(
     try:
         live.tap("game/auction", "player/red", "player/blue")
         live.press("next")
-        tv = browser.new_context(viewport=TV).new_page()
-        tv.goto(live.url + "/")
+        tv = opened(browser, live.url + "/", TV)
         red = pair_phone(browser, live, tv, "red")
         expect(red.locator("#offline")).to_be_hidden()
         live.web.stop()  # the daemon's pages go away
@@ -153,8 +158,7 @@ def finished(tmp_path: Path, script: Path, lang: str = "en") -> tuple[Simulation
 
 
 def result_page(browser: Any, web: Any) -> Any:  # noqa: F811
-    page = browser.new_context(viewport=PHONE).new_page()
-    page.goto(web.address)
+    page = opened(browser, web.address, PHONE)
     sync_api.expect(page.locator("#result-section")).to_be_visible()
     sync_api.expect(page.locator("#result tr td").first).to_be_visible()
     return page
@@ -262,8 +266,7 @@ def test_item4_demagogos_total_is_the_vp_before_the_round_is_scored(browser: Any
         vp = sim.loop.read_side.public()["play"]["vp"]
         assert any(vp.values())  # someone has VP, and no round is scored yet
         assert not sim.loop.read_side.public()["play"]["rounds"]
-        page = browser.new_context(viewport=TV).new_page()
-        page.goto(web.address)
+        page = opened(browser, web.address, TV)
         for name, n in vp.items():
             expect(page.locator("#scores tr", has_text=name.capitalize()).locator("td").last).to_have_text(str(n))
     finally:

@@ -5,7 +5,8 @@ Demagogos' cave filling box by box, the vote tally as it fills, the QR code and
 the seats still to pair while phones are missing, the discussion's countdown
 moving, One Night's night screen the same for two deals — and, after every
 step, nothing on the board that only one player may know (the privacy walk's
-private facts, ``test_web_privacy.Walk``)."""
+private facts, ``test_web_privacy.Walk``) and the whole board on the screen,
+which cannot scroll (``fits``)."""
 
 from __future__ import annotations
 
@@ -83,6 +84,21 @@ def open_board(browser: Any, url: str, viewport: dict[str, int] = TV) -> Any:  #
     return page
 
 
+def fits(page: Any) -> None:
+    """A TV cannot scroll: the board is the screen — the document no taller or wider
+    than the window, the last line said inside it, and nothing of the board's
+    sections cut off to get there (by day: the night screen has no line)."""
+    box = page.evaluate("""() => { const line = document.querySelector('#line').getBoundingClientRect();
+        const main = document.querySelector('#day > main');
+        return {height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth,
+                inner: [innerWidth, innerHeight], line: [line.top, line.bottom],
+                main: [main.scrollHeight, main.clientHeight]}; }""")
+    width, height = box["inner"]
+    assert box["height"] <= height and box["width"] <= width, box
+    assert 0 <= box["line"][0] and box["line"][1] <= height, box
+    assert box["main"][0] <= box["main"][1], box
+
+
 def drawn(page: Any, version: int) -> None:
     """Wait (bounded) until the board has drawn the public snapshot ``version``."""
     page.wait_for_function("(v) => document.body.dataset.version === String(v)", arg=version, timeout=5000)
@@ -111,6 +127,8 @@ class Board:
         text = self.page.locator("body").inner_text()  # … and what it shows
         for secret in self.walk.private_texts():
             assert secret not in text, secret
+        if self.page.locator("#day").is_visible():
+            fits(self.page)
         return state
 
     def close(self) -> None:
@@ -147,6 +165,8 @@ def test_tv_board_shows_the_step_and_totals_then_the_result(browser: Any, tmp_pa
         # the game over: the result, winners first, as the phone's result view has it
         expect(page.locator("#result-section")).to_be_visible()
         expect(page.locator("#game")).to_have_text("Last game: Seven Knights Bewitched")
+        # the step line and the table's sentence ("Between games: tap a game card.") say the phase once
+        assert page.locator("#day").inner_text().count("Between games") == 1
         rows = [r.split("\t") for r in page.locator("#result tr").all_inner_texts()[1:]]
         result = board.walk.read_side.public()["result"]
         assert [r[1].strip() for r in rows] == [p["name"].capitalize() + (" ★" if p["winner"] else "")
@@ -188,6 +208,8 @@ def test_tv_board_cave_grid_fills_as_boxes_open(browser: Any, tmp_path: Path) ->
                     shoot(page, "tv-cave-en")
         assert len(grown) >= 4 and any(b > a for a, b in zip(grown, grown[1:], strict=False))
         assert any(k == "dt_box" for k in (e["event"] for e in board.walk.log))
+        sync_api.expect(page.locator("#result-section")).to_be_visible()  # the game over: its result fits too
+        fits(page)
     finally:
         board.close()
 

@@ -66,11 +66,39 @@ function render() {
   const res = !state.play && state.result;
   $("game").textContent = state.game ? gameName(state.game)
     : res ? fill(t("last_game"), { game: gameName(res.game) }) : t("no_game");
-  $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : t(state.phase || "idle");
-  $("turn").textContent = state.headline_text || h.text || turnText(h);  // the table's sentence once it has one
+  const sentence = state.headline_text || h.text || turnText(h);  // the table's sentence once it has one
+  // No game: the table's sentence names the phase itself ("Between games: tap a game card."), said once
+  $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : sentence ? "" : t(state.phase || "idle");
+  $("step").hidden = !$("step").textContent;
+  $("turn").textContent = sentence;
   $("line").textContent = (state.now && state.now.line) || "";
   countdown(h.deadline ?? null);
   renderTally(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
+  place(); fit();
+}
+
+// The QR code stands under the scores, or in the wide column when nothing else is
+// there (a game played with no phones yet): room the height would not otherwise have
+function place() {
+  const [wide, side] = document.querySelectorAll("#day > main > .col");
+  const pair = $("pair-section");
+  const to = [...wide.children].some((e) => e !== pair && !e.hidden) ? side : wide;
+  if (pair.parentElement !== to) to.append(pair);
+}
+
+// A TV cannot scroll: the header and the last line said keep their size, and what
+// stands between them (main, sized in its own --rem) shrinks step by step until it
+// fits the height left — never below 0.6 of its size, where it would no longer read
+// from across the room (whatever is left over is then cut off, the last line still seen).
+const FIT_MIN = 0.6, FIT_STEP = 0.05;
+function fit() {
+  const main = document.querySelector("#day > main");
+  let f = 1;
+  main.style.setProperty("--fit", "1");
+  while (main.scrollHeight > main.clientHeight && f - FIT_STEP >= FIT_MIN - 1e-9) {
+    f = Math.round((f - FIT_STEP) * 100) / 100;
+    main.style.setProperty("--fit", String(f));
+  }
 }
 
 function turnText(h) {
@@ -231,7 +259,7 @@ function listen() {
   source.addEventListener("table", (e) => { state = JSON.parse(e.data); render(); drawnOnce(); });
   source.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
-    if (ev.event === "say" && !headline().night) { state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; }
+    if (ev.event === "say" && !headline().night) { state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; fit(); }
   });
 }
 // The page came with the table's snapshot, the games' and the players' names: the first frame is the table's
@@ -240,3 +268,5 @@ state = boot.state; GAMES = boot.games; NAMES = boot.names;
 skew = boot.clock - Date.now() / 1000;  // the deadline is on the table's clock, which this screen's may not keep
 render(); drawnOnce();
 listen();
+addEventListener("resize", () => { if (!$("day").hidden) fit(); });
+document.fonts.ready.then(() => { if (!$("day").hidden) fit(); });  // a font come late measures otherwise
