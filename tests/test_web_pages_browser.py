@@ -202,6 +202,23 @@ def test_the_result_view_says_between_games_once_and_names_its_columns(browser: 
         sim.close()
 
 
+@pytest.mark.parametrize("path", ["/", "/tv"])
+def test_a_fresh_table_asks_for_a_game_card_once(browser: Any, tmp_path: Path, path: str) -> None:  # noqa: F811
+    """Before any game the title said "No game yet: tap a game card." above the
+    headline "Between games: tap a game card.": the instruction twice."""
+    cfg = config.load([ROOT / "config" / "companion.yaml"])
+    sim = Simulation(cfg, tmp_path, lambda e: None, read_side=WatchedReadSide())
+    web = start_web(sim.app, cfg, "127.0.0.1", 0)
+    try:
+        page = opened(browser, web.address.rstrip("/") + path, TV)
+        sync_api.expect(page.locator("#game")).to_have_text("No game yet")
+        sync_api.expect(page.locator("body")).to_contain_text("tap a game card")
+        assert page.locator("body").inner_text().count("tap a game card") == 1
+    finally:
+        web.stop()
+        sim.close()
+
+
 def test_item4_one_night_result_executed_roles_and_the_winning_team(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     sim, web = finished(tmp_path, ROOT / "examples" / "one-night.yaml", lang="ja")

@@ -7,14 +7,14 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 const T = {
-  en: { no_game: "No game yet: tap a game card.", last_game: "Last game: {game}", turn: "Whose turn: {who}",
+  en: { no_game: "No game yet", last_game: "Last game: {game}", turn: "Whose turn: {who}",
         everyone: "everyone", time_left: "Time left", votes: "Votes", cave: "The cave", board: "On the table",
         pair: "Scan to pair your phone", missing: "Still to pair:", scores: "Scores", tonight: "Tonight",
         total: "Total", place: "Place", role: "Final role", result: "Result", of: "{n} of {m} have voted",
         closed: "closed", min_left: "{n} minutes left", one_min_left: "1 minute left", under_min: "under a minute left",
         keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…",
         idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
-  ja: { no_game: "ゲームカードをタッチしてください。", last_game: "前のゲーム: {game}", turn: "手番: {who}",
+  ja: { no_game: "まだゲームはありません", last_game: "前のゲーム: {game}", turn: "手番: {who}",
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
         pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
         total: "合計", place: "順位", role: "最後の役職", result: "結果", of: "{m}人中{n}人が投票",
