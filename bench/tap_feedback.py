@@ -124,11 +124,12 @@ class ThreadedTable:
     """A ``Simulation`` whose loop runs on its own thread, driven like a table."""
 
     def __init__(self, state: Path, run: TapRun, journal_class: Any = None,
-                 overrides: dict[str, Any] | None = None) -> None:
+                 overrides: dict[str, Any] | None = None, gap_s: float = 0.0) -> None:
         from companion.app.simulate import Simulation
         from hardware.sim_reader import SimulatedReader
 
         self.run_stats = run
+        self.gap_s = gap_s  # idle time before each tap, beyond the loop's (``measure``)
         self.probe = Probe()
         self._devnull = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
         self.sim = Simulation(config(overrides), state, self._log, voice=TimedVoice(self.probe),
@@ -172,6 +173,8 @@ class ThreadedTable:
         return barrier
 
     def tap(self, kind: str, value: str) -> None:
+        if self.gap_s:
+            time.sleep(self.gap_s)
         if self.loop.table.eyes_closed:
             # At night a refused tap is neither heard nor seen (no tell): there is
             # no feedback to time, only the refusal to let through.
@@ -223,15 +226,18 @@ class ThreadedTable:
         self._devnull.close()
 
 
-def measure(taps: int, journal_class: Any = None, overrides: dict[str, Any] | None = None) -> TapRun:
+def measure(taps: int, journal_class: Any = None, overrides: dict[str, Any] | None = None,
+            gap_s: float = 0.0) -> TapRun:
     """Play Seven Knights and One Night games back to back on one journal
     until at least ``taps`` taps were answered (``overrides``: of the shipped
-    config, e.g. ``mqtt:``, bench/mqtt_tables.py)."""
+    config, e.g. ``mqtt:``, bench/mqtt_tables.py).  Each tap comes once the
+    loop is idle; ``gap_s``: and that long after, so that the process's other
+    threads (an MQTT link's) are idle too, as between two taps on a reader."""
     run = TapRun()
     games = [flows.seven_knights(), flows.one_night()]
     expected_games = 0
     with tempfile.TemporaryDirectory(prefix="bench-taps-") as tmp:
-        table = ThreadedTable(Path(tmp), run, journal_class, overrides)
+        table = ThreadedTable(Path(tmp), run, journal_class, overrides, gap_s)
         try:
             i = 0
             while len(run.feedback_ms) < taps:
