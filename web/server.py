@@ -430,10 +430,16 @@ class WebServer:
         private = self.read_side.private(seat)
         return self._stream(_Client(seat=seat, sent=private), sse("me", private))
 
-    async def api_press(self, request: Request) -> Response:
+    async def _control_body(self, request: Request) -> Any:
+        """A control's JSON body, or the Response refusing it: the page's own
+        refusals first (``_refused``: its token, its origin, its pairing), then a
+        body that is no JSON the door let through (``read_json``)."""
         if (refused := self._refused(request)) is not None:
             return refused
-        body = await read_json(request)
+        return await read_json(request)
+
+    async def api_press(self, request: Request) -> Response:
+        body = await self._control_body(request)
         if isinstance(body, Response):
             return body
         button = body.get("button") if isinstance(body, dict) else None
@@ -442,12 +448,10 @@ class WebServer:
         return await self._control(str(button), None, None, ButtonPressed(str(button), self._seat(request)))
 
     async def api_submit(self, request: Request) -> Response:
-        if (refused := self._refused(request)) is not None:
-            return refused
-        seat = self._seat(request)
-        body = await read_json(request)
+        body = await self._control_body(request)
         if isinstance(body, Response):
             return body
+        seat = self._seat(request)
         if not isinstance(body, dict) or not isinstance(body.get("field"), str) or "value" not in body:
             return _error(400, "bad_submit", "a field and a value")
         value = body["value"]
@@ -461,12 +465,10 @@ class WebServer:
         table as ``named`` housekeeping, which refuses (409, the sentence in the
         table's language) an empty, too long or control-laden name, or another
         seat's; here only what is no text at all (the door has limited its size)."""
-        if (refused := self._refused(request)) is not None:
-            return refused
-        seat = self._seat(request)
-        body = await read_json(request)
+        body = await self._control_body(request)
         if isinstance(body, Response):
             return body
+        seat = self._seat(request)
         name = body.get("name") if isinstance(body, dict) else None
         if not isinstance(name, str):
             return _error(400, "bad_name", "a display name (a short text)")
