@@ -272,6 +272,10 @@ def test_the_name_form_sends_its_field_alone_on_enter(tmp_path: Path) -> None:
                 assert {s["id"]: s.get("called") for s in table["seats"]} == {"red": "Aki", "blue": None}
                 assert table["play"]["bids_in"] == 0  # the bid typed beside it was not sent
                 assert page.input_value("#submits input[name=bid]") == "3"  # and is still there
+                # Every page names the player with it beside the seat's colour (the TV: test_web_tv_board).
+                public = browser.new_context(viewport={"width": 360, "height": 740}).new_page()
+                public.goto(live.url + "/")
+                expect(public.locator("#scores")).to_contain_text("Red · Aki")
                 page.fill("#name-input", "blue")
                 page.press("#name-input", "Enter")  # the table's refusal, in its words
                 expect(page.locator("#status")).to_have_text("Blue is another seat's name: choose one of your own.")

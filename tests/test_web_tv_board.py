@@ -182,6 +182,26 @@ def test_tv_board_shows_the_step_and_totals_then_the_result(browser: Any, tmp_pa
         board.close()
 
 
+def test_tv_board_names_a_player_by_the_display_name_their_page_chose(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A display name (issue 22) is public, chosen to be shown: the board puts it
+    beside the seat's colour wherever it names that player."""
+    from companion.core.events import Housekeeping
+    from companion.core.table import NAMED
+
+    s = load_script(ROOT / "examples" / "seven-knights.yaml")
+    board = Board(browser, tmp_path, s.overrides, s.draws)
+    try:
+        steps = iter(s.steps)
+        state: dict[str, Any] = {}
+        while not (state.get("play") or {}).get("totals"):
+            _, kind, value = next(steps)
+            state = board.step(kind, value)
+        board.step("name", Housekeeping(NAMED, {"seat": "red", "name": "Aki"}))
+        assert set(scores(board.page)) == {"Red · Aki", "Blue", "Green", "Yellow", "Purple"}
+    finally:
+        board.close()
+
+
 def test_tv_board_cave_grid_fills_as_boxes_open(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     s = load_script(ROOT / "examples" / "demagogos" / "6p.yaml")
     board = Board(browser, tmp_path, s.overrides, s.draws)

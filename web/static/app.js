@@ -73,7 +73,13 @@ const gameName = (id) => gameInfo(id).name || id;
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
 let state = {}, me = null, lang = "en";
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
-const who = (name) => (t("colours")[name] || name);
+// A player as the pages name them: the seat's colour word or name, and the display name
+// its page chose (``called``: public, chosen to be shown) after it, wherever they appear.
+const who = (name) => {
+  const seat = (state.seats || []).find((s) => s.name === name);
+  const base = t("colours")[name] || name;
+  return seat && seat.called ? `${base} · ${seat.called}` : base;
+};
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) k === "text" ? (e.textContent = v) : e.setAttribute(k, v);
@@ -338,7 +344,7 @@ function renderSeats() {
   for (const seat of state.seats || []) {
     // a seat whose phone is paired says so: the table waits for the others (a game that needs pages)
     const b = el("button", { "data-seat": seat.id, class: seat.paired ? "paired" : "",
-                             text: shown(seat) + (seat.paired ? " ✓" : "") });
+                             text: who(seat.name) + (seat.paired ? " ✓" : "") });
     b.addEventListener("click", () => pair(seat.id, seat.name));
     box.append(b);
   }
@@ -346,7 +352,6 @@ function renderSeats() {
 
 // A seat as the pages name it: its colour (or configured name), and the display
 // name its player chose, where there is one (public: chosen to be shown).
-const shown = (seat) => who(seat.name) + (seat.called ? ` · ${seat.called}` : "");
 
 async function pair(seat, name) {
   status(t("waiting"), true, true);
@@ -361,7 +366,7 @@ function renderMe() {
   if (!me) return;
   const seat = (state.seats || []).find((s) => s.id === me.seat);
   const name = seat ? seat.name : me.seat;
-  $("me-seat").textContent = seat ? shown(seat) : who(name);
+  $("me-seat").textContent = who(name);
   $("name-now").textContent = seat && seat.called ? t("name_now").replace("{name}", seat.called) : "";
   $("me-swatch").style.background = PALETTE[name] || OTHERS[0];  // the colour beside the name, never instead of it
   $("me").classList.toggle("my-turn", myTurn());

@@ -28,8 +28,12 @@ let state = {}, GAMES = {}, NAMES = {}, lang = "en", drawn = false, skew = 0;  /
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const fill = (s, args) => s.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
 // A player as the table names them (the page's ``names``: the voice's name lines), a capital first
-const who = (name) => { const n = (NAMES[lang] || {})[name] ?? (NAMES.en || {})[name] ?? name;
-                        return n.charAt(0).toUpperCase() + n.slice(1); };
+// A player as the table names them, and the display name their page chose after it.
+const who = (name) => {
+  const n = (NAMES[lang] || {})[name] ?? (NAMES.en || {})[name] ?? name;
+  const seat = (state.seats || []).find((s) => s.name === name);
+  return n.charAt(0).toUpperCase() + n.slice(1) + (seat && seat.called ? ` · ${seat.called}` : "");
+};
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;
