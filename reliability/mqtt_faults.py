@@ -85,7 +85,8 @@ def journal_plays(state: Path, tid: str) -> set[str]:
     """The ids the journal's plays are published with."""
     db = read_only(state / "journal.sqlite")
     try:
-        return {play_message_id(tid, row[0], epoch_of(db)) for row in db.execute("SELECT id FROM plays")}
+        epoch = epoch_of(db)
+        return {play_message_id(tid, row[0], epoch) for row in db.execute("SELECT id FROM plays")}
     finally:
         db.close()
 

@@ -192,6 +192,14 @@ class TableLoop:
             return self.out.send(self.desk.settled(proof))
         return self._input(ev.Tap(identity))
 
+    def _refuse(self, public: Any, refusal: ev.Refusal, submit: ev.Submit | None,
+                named: ev.Housekeeping | None) -> None:
+        """A refused input's verdict: a page's display name to that page alone
+        (``Outputs.named``), anything else as the table refuses (``reject``)."""
+        if named is not None:
+            return self.out.named(named, refusal)
+        return self.out.reject(public, refusal, submit)
+
     def _input(self, inp: ev.Input, at: float | None = None) -> None:
         """One input through the table; ``at`` is a timer's scheduled time,
         from which the timers it sets are measured (so schedules don't drift)."""
@@ -211,9 +219,7 @@ class TableLoop:
                 return None  # a timer the game no longer wants (its step moved on)
             if isinstance(inp, ev.Drawn):
                 return self.out.error(f"draw {inp.name} refused: {refusal.reason}")
-            if named is not None:
-                return self.out.named(named, refusal)
-            return self.out.reject(public, refusal, submit)
+            return self._refuse(public, refusal, submit, named)
         finished, t, wall, game_start = self.table.finished, self.times.t(now), self.times.wall(now), self._game_start
         self._game_start = t if game_started(outputs) else game_start
         play = None if finished is None else (self.table.state.evening, finished.game,
@@ -235,9 +241,7 @@ class TableLoop:
                 self.timers.arm(retry, now + TIMER_RETRY_S)
                 return self.out.error(f"{e}; draw {inp.name} will be tried again")
             self.out.error(f"{e}; the input was not taken, please tap again")
-            if named is not None:
-                return self.out.named(named, ev.Refusal("refuse.not_saved", "could not save; tap again"))
-            return self.out.reject(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), submit)
+            return self._refuse(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), submit, named)
         self._observe("journaled", inp, time.perf_counter() - started)
         self.times.recorded(now, wall)
         self.evening.played = self.evening.played or finished is not None

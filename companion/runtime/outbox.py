@@ -58,7 +58,7 @@ def letters(table_id: str, outputs: Iterable[Output], wall: float, finished: Any
     def rows(seq: int, play_id: int | None) -> list[tuple[str, str, str]]:
         out = []
         for n, (name, fields) in enumerate(events):
-            mid = f"{table_id}/e/{seq}.{n}" + (f"~{epoch}" if epoch else "")
+            mid = _in_epoch(f"{table_id}/e/{seq}.{n}", epoch)
             out.append((mid, where, _json({**fields, "id": mid, "table": table_id, "t": wall, "event": name})))
         if play is not None and play_id is not None:
             evening, game, record = play
@@ -72,7 +72,12 @@ def letters(table_id: str, outputs: Iterable[Output], wall: float, finished: Any
 
 def play_message_id(table_id: str, play_id: int, epoch: str = "") -> str:
     """The id a finished play is published with (the journal's play id, and epoch)."""
-    return f"{table_id}/p/{play_id}" + (f"~{epoch}" if epoch else "")
+    return _in_epoch(f"{table_id}/p/{play_id}", epoch)
+
+
+def _in_epoch(mid: str, epoch: str) -> str:
+    """An id as published from a journal of ``epoch`` ("": never put back, the agreed id)."""
+    return f"{mid}~{epoch}" if epoch else mid
 
 
 def _json(data: Mapping[str, Any]) -> str:
