@@ -145,6 +145,31 @@ def test_item3_the_page_says_reconnecting_when_the_table_is_away_and_comes_back(
         live.close()
 
 
+def test_a_snapshot_while_a_player_types_leaves_their_field_as_it_is(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """Every snapshot (anyone acting) rebuilt the page's forms, typed value and
+    focus put back: a key pressed as the field was replaced landed in the new one,
+    before its text (the suite once read "30" where "3" was typed).  Now a form is
+    drawn again only when what it asks changes."""
+    live, _tv, red = demagogos_role_auction(browser, tmp_path)
+    try:
+        field = red.locator("#submits input[name=bid]")
+        field.fill("3")
+        field.press("End")
+        red.evaluate("() => { window.before = document.querySelector('#submits input[name=bid]'); }")
+        blue = pair_phone(browser, live, _tv, "blue")
+        field.focus()
+        red.evaluate("() => { window.bids = () => (state.play || {}).bids_in; }")
+        before = red.evaluate("() => window.bids()")
+        blue.fill("#submits input[name=bid]", "2")
+        blue.click("#submits button[data-field=bid]")  # blue's bid: a snapshot to every page
+        wait_until(lambda: red.evaluate("() => window.bids()") != before)
+        red.keyboard.type("1")
+        assert field.input_value() == "31"
+        assert red.evaluate("() => window.before === document.querySelector('#submits input[name=bid]')")
+    finally:
+        live.close()
+
+
 def finished(tmp_path: Path, script: Path, lang: str = "en") -> tuple[Simulation, Any]:
     """``script`` played to its end on a table serving its pages."""
     s = load_script(script)

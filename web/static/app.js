@@ -418,14 +418,21 @@ async function send(field, value, button) {
   status(r.ok ? "✓" : refusal(r), r.ok);
   renderSubmits();
 }
+let submitsDrawn = null;  // what the forms were last drawn from
 function renderSubmits() {
   const box = $("submits");
-  // A snapshot arrives whenever anyone acts: keep what this player was typing.
+  const submits = (me.legal && me.legal.submits) || {};
+  if (confirming && !submits[confirming.field]) confirming = null;
+  // A snapshot arrives whenever anyone acts: the forms are drawn again only when
+  // what they ask changed, never under the fingers of a player typing in them
+  // (a key pressed as a field was replaced landed in the new one, before its text).
+  const drawing = JSON.stringify([submits, confirming, lang, (state.seats || []).map((seat) => seat.called)]);
+  if (drawing === submitsDrawn && box.childElementCount) return;
+  submitsDrawn = drawing;
+  // Drawn again: keep what this player was typing.
   const typed = new Map([...box.querySelectorAll("input, select")].map((i) => [i.name, i.value]));
   const focused = document.activeElement && box.contains(document.activeElement) ? document.activeElement.name : null;
   box.replaceChildren();
-  const submits = (me.legal && me.legal.submits) || {};
-  if (confirming && !submits[confirming.field]) confirming = null;
   for (const [field, ask] of Object.entries(submits)) {
     const inputs = [];
     const number = (name, label) => el("input", { name, id: `submit-${name}`, ...(label ? { "aria-label": label } : {}),
