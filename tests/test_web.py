@@ -360,3 +360,32 @@ def test_web_qr_writes_a_card_with_the_address(tmp_path: Path) -> None:
     assert main(["web", "qr", "-o", str(card), "--url", "http://table.local:8080/"]) == 0
     svg = card.read_text()
     assert svg.startswith("<svg") and "http://table.local:8080/" in svg and "<path" in svg
+
+
+def test_finding_a_page_left_open_by_a_stopped_server_does_not_silence_the_restarted_one(live: LiveTable,
+                                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI run: the pages stopped while a phone's feed was still open (it had
+    reconnected in the second the server gives its connections to close), the
+    server gave up on it, and the loop closed with that feed's task never run to
+    its end.  The feed stayed on the list of pages, its queue bound to the dead
+    loop; after the restart every event for that audience raised on it ("Event
+    loop is closed") before reaching the pages that were there."""
+    old = Feed(live.url + "/api/events")
+    old.wait_for(lambda kind, data: kind == "table")
+    monkeypatch.setattr(live.web, "_end_streams", lambda: None)  # the feed is not ended: the grace period runs out
+    live.web.stop()
+    for _ in range(200):  # the server gives its connections 1 s, then its loop closes
+        if live.web._loop is None:
+            break
+        threading.Event().wait(0.02)
+    monkeypatch.undo()
+    live.web.start()
+    new = Feed(live.url + "/api/events")
+    new.wait_for(lambda kind, data: kind == "table")
+    live.tap("game/auction")  # its verdict, the lines said and a snapshot, all for every public page
+    got = [(kind, data.get("event") or data.get("game")) for kind, data in new.drain()]
+    assert [g for g in got if g[0] != "feedback"] == [("event", "accepted"), ("event", "say"), ("event", "say"),
+                                                     ("table", "auction")]
+    assert old.cut  # the page left open saw its link cut, as a browser would (and reconnected)
+    old.close()
+    new.close()

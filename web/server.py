@@ -521,17 +521,25 @@ class WebServer:
         done = threading.Event()
 
         def serve() -> None:
-            loop = asyncio.new_event_loop()
-            loop.set_exception_handler(self.door.loop_exception)  # out of descriptors: one line, no traceback
-            self._loop = loop
+            # The runner's close cancels what the server left running (uvicorn
+            # cancels a connection still open after its grace second but returns
+            # before the task has run) and runs each to its end, so every page's
+            # stream forgets itself: a page left on the list, its queue bound to
+            # the closed loop, raised on every event for its audience after a
+            # restart (tests/test_web.py, test_finding_a_page_left_open…).
             try:
-                loop.run_until_complete(server.serve(sockets=[sock] if sock is not None else None))
+                with asyncio.Runner() as runner:
+                    loop = runner.get_loop()
+                    loop.set_exception_handler(self.door.loop_exception)  # out of descriptors: one line
+                    self._loop = loop
+                    try:
+                        runner.run(server.serve(sockets=[sock] if sock is not None else None))
+                    finally:
+                        self._loop = None  # nothing more is handed over to a closing loop
             except BaseException as e:  # SystemExit from uvicorn when the port is taken
                 failed.append(e)
             finally:
                 done.set()
-                self._loop = None
-                loop.close()
 
         threads.spawn("web", serve, stop=self.stop)
         deadline = time.monotonic() + timeout

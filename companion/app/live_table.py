@@ -75,6 +75,7 @@ class Feed:
         self.items: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.got: list[tuple[str, Any]] = []  # everything taken from the queue, in order
         self.status: int | None = None
+        self.cut = False  # the server ended the stream mid-body
         self._stop = False
         self._open = threading.Event()
         self.thread = threading.Thread(target=self._read, args=(url, cookies), daemon=True)
@@ -89,14 +90,17 @@ class Feed:
             self.status = response.status_code
             self._open.set()
             kind = "message"
-            for line in response.iter_lines():
-                if self._stop:
-                    return
-                if line.startswith("event: "):
-                    kind = line[7:]
-                elif line.startswith("data: "):
-                    self.items.put((kind, json.loads(line[6:])))
-                    kind = "message"
+            try:
+                for line in response.iter_lines():
+                    if self._stop:
+                        return
+                    if line.startswith("event: "):
+                        kind = line[7:]
+                    elif line.startswith("data: "):
+                        self.items.put((kind, json.loads(line[6:])))
+                        kind = "message"
+            except httpx.RemoteProtocolError:  # the server cut the stream (a page would reconnect)
+                self.cut = True
 
     def drain(self, settle: float = 0.2) -> list[tuple[str, Any]]:
         """Everything received until nothing more came for ``settle`` seconds."""
