@@ -22,4 +22,6 @@ fi
 EXTRAS=test,voice,reliability source tools/setup-venv.sh
 .venv/bin/ruff check companion hardware voice web mqtt venue tests bench reliability
 .venv/bin/mypy companion web mqtt venue
-exec .venv/bin/python -m pytest "$@"
+# A crash in C code (an extension's thread, the interpreter's shutdown) prints every thread's
+# Python stack instead of a bare "Segmentation fault" (pytest's own handler ends with the session).
+PYTHONFAULTHANDLER=1 exec .venv/bin/python -m pytest "$@"
