@@ -389,3 +389,39 @@ def test_finding_a_page_left_open_by_a_stopped_server_does_not_silence_the_resta
     assert old.cut  # the page left open saw its link cut, as a browser would (and reconnected)
     old.close()
     new.close()
+
+
+RESTART_THEN_EXIT = """
+import sys, time
+from pathlib import Path
+from companion.app.live_table import Feed, LiveTable
+live = LiveTable(Path(sys.argv[1]))
+feed = Feed(live.url + "/api/events")
+feed.wait_for(lambda kind, data: kind == "table")
+end = live.web._end_streams
+live.web._end_streams = lambda: None  # the feed outlives the server's grace second
+live.web.stop()
+for _ in range(200):
+    if live.web._loop is None:
+        break
+    time.sleep(0.02)
+live.web._end_streams = end
+live.web.start()
+live.tap("lang/en")  # an event for every public page, the one left behind included
+live.close()
+feed.close()
+print("closed")
+"""
+
+
+def test_finding_a_server_restarted_under_an_open_page_leaves_the_process_to_exit_cleanly(tmp_path: Path) -> None:
+    """The same CI run ended in "Segmentation fault" after its summary line: the
+    page's stream left pending on the closed loop, once an event had been put
+    on its queue, crashed the interpreter's last garbage collection (every
+    time, here).  A process, so its exit is what is tested."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", RESTART_THEN_EXIT, str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "closed\n"), done.stderr[-2000:]
