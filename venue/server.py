@@ -16,7 +16,6 @@ import asyncio
 import os
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
@@ -26,8 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from companion.core import threads
-from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
+from web.guard import Doorman, own_names
+from web.serving import make_server, serve_on_thread
 from web.sse import sse, stream
 
 LANGS = ("en", "ja")
@@ -132,8 +131,6 @@ class VenueServer:
     def start(self, timeout: float = 10.0) -> None:
         """Serve on a thread of its own; returns once listening, or raises
         OSError saying why not (a port taken, an address not this machine's)."""
-        import uvicorn
-
         # bound here first: a port taken or an address not ours is one line of ours, not uvicorn's log
         try:
             family = socket.getaddrinfo(self.host or None, self.port, type=socket.SOCK_STREAM)[0][0]
@@ -141,37 +138,17 @@ class VenueServer:
         except OSError as e:
             raise OSError(f"the board could not listen on {self.host}:{self.port} ({os.strerror(e.errno) if e.errno else e})") from None
         sock.setblocking(False)
-        quiet_uvicorn()
-        config = uvicorn.Config(self.door, host=self.host, port=self.port, log_level="warning", access_log=False,
-                                lifespan="off", loop="asyncio", http=guarded_protocol(self.door),
-                                limit_concurrency=MAX_CONNECTIONS + 1, timeout_keep_alive=5,
-                                h11_max_incomplete_event_size=MAX_HEADERS, timeout_graceful_shutdown=1)
-        self._server = server = uvicorn.Server(config)
-        failed: list[BaseException] = []
-        done = threading.Event()
-
-        def serve() -> None:
-            loop = asyncio.new_event_loop()
-            loop.set_exception_handler(self.door.loop_exception)
-            self._loop = loop
-            try:
-                loop.run_until_complete(server.serve(sockets=[sock]))
-            except BaseException as e:  # SystemExit from uvicorn when the port is taken
-                failed.append(e)
-            finally:
-                done.set()
-                self._loop = None
-                loop.close()
-
-        self.thread = threads.spawn("venue-web", serve, stop=self.stop)
-        deadline = time.monotonic() + timeout
-        while not server.started and not done.is_set() and time.monotonic() < deadline:
-            time.sleep(0.005)
-        if not server.started:
+        self._server = server = make_server(self.door, self.host, self.port)
+        try:
+            self.thread = serve_on_thread(server, self.door, "venue-web", self.stop, self._on_loop, sock, timeout)
+        except OSError as e:
             sock.close()
-            raise OSError(f"the board could not start on {self.host}:{self.port}" + (f" ({failed[0]!r})" if failed else ""))
+            raise OSError(f"the board could not start on {self.host}:{self.port}" + (f" ({e})" if str(e) else "")) from None
         if self.port == 0:
             self.port = sock.getsockname()[1]
+
+    def _on_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self._loop = loop
 
     def stop(self) -> None:
         if self._server is not None:

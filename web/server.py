@@ -38,7 +38,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from companion.core import threads
 from companion.core.events import LOG, TABLE, ButtonPressed, Housekeeping, ShellError, Submit
 from companion.core.messages import (
     Claim,
@@ -53,9 +52,10 @@ from companion.core.messages import (
 )
 from companion.core.table import NAMED
 from web.bgstats import ExportGame, push_url, record
-from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, own_names, quiet_uvicorn
+from web.guard import Doorman, own_names
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
+from web.serving import make_server, serve_on_thread
 from web.sse import sse, stream
 
 SSE_QUEUE = 256  # messages a slow page may fall behind before it is dropped (it reconnects)
@@ -504,53 +504,18 @@ class WebServer:
         why not: a taken port, an address this machine does not have).  ``sock``:
         one already bound to host and port (the daemon binds first, to know
         whether the pages can be on before the table is told)."""
-        import threading
-
-        import uvicorn
-
-        # The door's protocol closes connections over MAX_CONNECTIONS at once and
-        # any whose request has not arrived whole in time; uvicorn's own limits
-        # stand behind it (its 503 counts tasks too).  web.guard says why 128.
-        quiet_uvicorn()
-        config = uvicorn.Config(self.door, host=self.host, port=self.port, log_level="warning",
-                                access_log=False, lifespan="off", loop="asyncio", http=guarded_protocol(self.door),
-                                limit_concurrency=MAX_CONNECTIONS + 1, timeout_keep_alive=5,
-                                h11_max_incomplete_event_size=MAX_HEADERS, timeout_graceful_shutdown=1)
-        self._server = server = uvicorn.Server(config)
-        failed: list[BaseException] = []
-        done = threading.Event()
-
-        def serve() -> None:
-            # The runner's close cancels what the server left running (uvicorn
-            # cancels a connection still open after its grace second but returns
-            # before the task has run) and runs each to its end, so every page's
-            # stream forgets itself: a page left on the list, its queue bound to
-            # the closed loop, raised on every event for its audience after a
-            # restart (tests/test_web.py, test_finding_a_page_left_open…).
-            try:
-                with asyncio.Runner() as runner:
-                    loop = runner.get_loop()
-                    loop.set_exception_handler(self.door.loop_exception)  # out of descriptors: one line
-                    self._loop = loop
-                    try:
-                        runner.run(server.serve(sockets=[sock] if sock is not None else None))
-                    finally:
-                        self._loop = None  # nothing more is handed over to a closing loop
-            except BaseException as e:  # SystemExit from uvicorn when the port is taken
-                failed.append(e)
-            finally:
-                done.set()
-
-        threads.spawn("web", serve, stop=self.stop)
-        deadline = time.monotonic() + timeout
-        while not server.started and not done.is_set() and time.monotonic() < deadline:
-            time.sleep(0.005)
-        if not server.started:
+        self._server = server = make_server(self.door, self.host, self.port)
+        try:
+            serve_on_thread(server, self.door, "web", self.stop, self._on_loop, sock, timeout)
+        except OSError as e:
             raise OSError(f"the web pages could not listen on {self.host}:{self.port}"
-                          + (f" ({failed[0]!r})" if failed else ""))
+                          + (f" ({e})" if str(e) else "")) from None
         if self.port == 0:  # a test asked for any free port: learn which
             self.port = server.servers[0].sockets[0].getsockname()[1]
             self.address = f"http://{self.host}:{self.port}/"
+
+    def _on_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self._loop = loop
 
     def stop(self) -> None:
         if self._server is not None:
