@@ -520,9 +520,7 @@ class WebServer:
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True
-            loop = self._loop
-            if loop is not None and not loop.is_closed():
-                loop.call_soon_threadsafe(self._end_streams)
+            self._hand_over(self._end_streams)
 
     def close(self) -> None:
         """As a router device: the app closing stops the pages (``stop``)."""

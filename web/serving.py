@@ -43,8 +43,8 @@ def serve_on_thread(server: Any, door: Doorman, name: str, stop: Callable[[], No
                     sock: socket.socket | None = None, timeout: float = 10.0) -> threading.Thread:
     """Serve on a registered thread called ``name``; returns it once it listens,
     or raises OSError with why not (uvicorn's exit when a port is taken), or an
-    empty one.  ``on_loop`` is told the loop once it runs and None before it
-    closes: nothing may be handed to a closing loop."""
+    empty one.  ``on_loop`` is told the loop once it runs and None once it has
+    closed (a hand-over meanwhile meets a closed loop's RuntimeError: catch it)."""
     failed: list[BaseException] = []
     done = threading.Event()
 
@@ -54,13 +54,11 @@ def serve_on_thread(server: Any, door: Doorman, name: str, stop: Callable[[], No
                 loop = runner.get_loop()
                 loop.set_exception_handler(door.loop_exception)  # out of descriptors: one line, no traceback
                 on_loop(loop)
-                try:
-                    runner.run(server.serve(sockets=[sock] if sock is not None else None))
-                finally:
-                    on_loop(None)
+                runner.run(server.serve(sockets=[sock] if sock is not None else None))
         except BaseException as e:  # SystemExit from uvicorn when the port is taken
             failed.append(e)
         finally:
+            on_loop(None)  # closed, every stream of it ended: a restart shares nothing with it
             done.set()
 
     thread = threads.spawn(name, serve, stop=stop)
