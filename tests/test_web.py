@@ -374,10 +374,7 @@ def test_finding_a_page_left_open_by_a_stopped_server_does_not_silence_the_resta
     old.wait_for(lambda kind, data: kind == "table")
     monkeypatch.setattr(live.web, "_end_streams", lambda: None)  # the feed is not ended: the grace period runs out
     live.web.stop()
-    for _ in range(200):  # the server gives its connections 1 s, then its loop closes
-        if live.web._loop is None:
-            break
-        threading.Event().wait(0.02)
+    assert live.web.serving.stopped(5)  # the server gives its connections 1 s, then its loop closes
     monkeypatch.undo()
     live.web.start()
     new = Feed(live.url + "/api/events")
@@ -392,7 +389,7 @@ def test_finding_a_page_left_open_by_a_stopped_server_does_not_silence_the_resta
 
 
 RESTART_THEN_EXIT = """
-import sys, time
+import sys
 from pathlib import Path
 from companion.app.live_table import Feed, LiveTable
 live = LiveTable(Path(sys.argv[1]))
@@ -401,10 +398,7 @@ feed.wait_for(lambda kind, data: kind == "table")
 end = live.web._end_streams
 live.web._end_streams = lambda: None  # the feed outlives the server's grace second
 live.web.stop()
-for _ in range(200):
-    if live.web._loop is None:
-        break
-    time.sleep(0.02)
+assert live.web.serving.stopped(5)
 live.web._end_streams = end
 live.web.start()
 live.tap("lang/en")  # an event for every public page, the one left behind included

@@ -6,7 +6,6 @@ across a restart, and the night's and the door's refusals in words."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -124,10 +123,7 @@ def test_item2_by_night_the_public_api_and_every_seat_s_are_the_same_for_any_dea
             if address is not None:  # the same address as the first table's (the page names it)
                 live.web.stop()
                 live.web.port, live.web.address = int(address.rsplit(":", 1)[1].strip("/")), address
-                for _ in range(100):
-                    if live.web._loop is None:
-                        break
-                    threading.Event().wait(0.02)
+                assert live.web.serving.stopped(5)
                 live.web.start()
                 for c in phones.values():
                     c.base_url = httpx.URL(address)

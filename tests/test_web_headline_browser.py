@@ -8,7 +8,6 @@ in the table's language."""
 from __future__ import annotations
 
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -88,8 +87,7 @@ def night_pages(browser: Any, tmp_path: Path, seed: int, stray: bool,  # noqa: F
     live.web.pair_limit = RateLimit(20, 60.0)
     if address is not None:
         live.web.stop()
-        while live.web._loop is not None:
-            threading.Event().wait(0.02)
+        assert live.web.serving.stopped(5)
         live.web.port, live.web.address = int(address.rsplit(":", 1)[1].strip("/")), address
         live.web.start()
         live.url = address.rstrip("/")

@@ -129,7 +129,7 @@ def test_item3_the_page_says_reconnecting_when_the_table_is_away_and_comes_back(
         expect(tv.locator("#offline")).to_be_visible(timeout=2000)
         # The bar shows as the feed ends; the server answers for up to its next tick (0.1 s) and
         # closes its connections within a second: a press then may still be taken, and says so.
-        wait_until(lambda: live.web._loop is None)
+        assert live.web.serving.stopped(5)
         red.click("#controls button[data-press=repeat]")  # a press while away: an error, not silence
         expect(red.locator("#status")).to_have_text("The table cannot be reached: nothing was sent.")
         expect(red.locator("#status")).to_have_class("err")

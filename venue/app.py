@@ -67,8 +67,8 @@ class Venue:
         from companion.core import threads
 
         server = self.server
-        if server is not None and server.thread is not None:  # this venue's pages, not another's in this process
-            threads.shutdown(only=lambda w: w.thread is server.thread)
+        if server is not None and server.serving.thread is not None:  # this venue's pages, not another's here
+            threads.shutdown(only=lambda w: w.thread is server.serving.thread)
         self.store.close()
 
     @property

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import threading
 from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
@@ -26,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from web.guard import Doorman, own_names
-from web.serving import make_server, serve_on_thread
+from web.serving import Serving
 from web.sse import sse, stream
 
 LANGS = ("en", "ja")
@@ -62,14 +61,12 @@ class VenueServer:
         self.board, self.table, self.league = board, table, league
         self.host, self.port = host, port
         self._clients: list[asyncio.Queue[str | None]] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._server: Any = None
-        self.thread: threading.Thread | None = None
         self.pushed = 0  # SSE messages handed to the pages, ever
         self.app = Starlette(routes=[
             Route("/", self.page), Route("/static/{name}", self.static),
             Route("/api/venue", self.api_venue), Route("/api/venue/events", self.api_events)])
         self.door = Doorman(self.app, own_names(host, hosts), report)
+        self.serving = Serving(self.door)  # uvicorn on its thread; ``changed`` hands over through it
 
     @property
     def url(self) -> str:
@@ -78,13 +75,7 @@ class VenueServer:
 
     # -------------------------------------------------------- from the ear
     def changed(self, kind: str, ident: str) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        try:
-            loop.call_soon_threadsafe(self._push, kind, ident)
-        except RuntimeError:  # stopping between the check and the call
-            pass
+        self.serving.hand_over(self._push, kind, ident)
 
     def _push(self, kind: str, ident: str) -> None:
         if not self._clients:
@@ -138,27 +129,14 @@ class VenueServer:
         except OSError as e:
             raise OSError(f"the board could not listen on {self.host}:{self.port} ({os.strerror(e.errno) if e.errno else e})") from None
         sock.setblocking(False)
-        self._server = server = make_server(self.door, self.host, self.port)
         try:
-            self.thread = serve_on_thread(server, self.door, "venue-web", self.stop, self._on_loop, sock, timeout)
+            self.port = self.serving.start(self.host, self.port, "venue-web", self.stop, sock, timeout)
         except OSError as e:
             sock.close()
             raise OSError(f"the board could not start on {self.host}:{self.port}" + (f" ({e})" if str(e) else "")) from None
-        if self.port == 0:
-            self.port = sock.getsockname()[1]
-
-    def _on_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        self._loop = loop
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-            loop = self._loop
-            if loop is not None and not loop.is_closed():
-                try:
-                    loop.call_soon_threadsafe(self._end_streams)
-                except RuntimeError:
-                    pass
+        self.serving.stop(self._end_streams)
 
     def _end_streams(self) -> None:
         for queue in list(self._clients):

@@ -55,7 +55,7 @@ from web.bgstats import ExportGame, push_url, record
 from web.guard import Doorman, own_names
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
-from web.serving import make_server, serve_on_thread
+from web.serving import Serving
 from web.sse import sse, stream
 
 SSE_QUEUE = 256  # messages a slow page may fall behind before it is dropped (it reconnects)
@@ -113,8 +113,6 @@ class WebServer:
         self._clients: list[_Client] = []
         self._waiting: list[_Waiting] = []
         self._pending_pairs: dict[str, asyncio.Future[Command]] = {}  # nonce → the loop's answer
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._server: Any = None
         self.leds: dict[str, bool] = {}
         # The last line said: a public event the page shows again after a
         # reload (a round's points are in the read side: they survive a restart).
@@ -125,11 +123,6 @@ class WebServer:
         # so a private event (a gift) makes no public push — its timing would tell.
         self.public_version = 0
         self._public_sent: dict[str, Any] = read_side.public()  # what a page connecting now is sent
-        if isinstance(read_side, WatchedReadSide):
-            read_side.listeners.append(self._read_side_changed)
-            # Only the seats with a phone have their pages rendered (runtime.pages):
-            # a seat's phone is paired for the evening, and may ask for its page at any time.
-            read_side.watch(self.pairings.paired_seats)
         routes = [
             Route("/", self.page), Route("/seat", self.page), Route("/tv", self.tv), Route("/static/{name}", self.static),
             Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),
@@ -143,27 +136,25 @@ class WebServer:
         self.app = Starlette(routes=routes)
         # What uvicorn serves: the door (Host, body size) in front of the pages (web.guard)
         self.door = Doorman(self.app, own_names(host, hosts), self.report)
+        # uvicorn on its thread, and the one way onto its loop (``serving.hand_over``)
+        self.serving = Serving(self.door)
+        if isinstance(read_side, WatchedReadSide):  # last: a change may come from the loop's thread at once
+            read_side.listeners.append(self._read_side_changed)
+            # Only the seats with a phone have their pages rendered (runtime.pages):
+            # a seat's phone is paired for the evening, and may ask for its page at any time.
+            read_side.watch(self.pairings.paired_seats)
 
     # ------------------------------------------------------ the router's side
     def receive(self, message: Message) -> None:
         """On the loop's thread: hand over, never wait."""
-        self._hand_over(self._dispatch, message)
+        self.serving.hand_over(self._dispatch, message)
 
     def report(self, message: str) -> None:
         """Something the pages survived, for the table's log (from any thread)."""
         self.inbox.submit(ShellError(message))
 
     def _read_side_changed(self) -> None:
-        self._hand_over(self._push_snapshots)
-
-    def _hand_over(self, fn: Callable[..., None], *args: Any) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        try:
-            loop.call_soon_threadsafe(fn, *args)
-        except RuntimeError:  # the pages stopped between the check and the call: the table goes on
-            pass
+        self.serving.hand_over(self._push_snapshots)
 
     def _dispatch(self, message: Message) -> None:
         if isinstance(message, Command):
@@ -380,8 +371,7 @@ class WebServer:
         if not self.pair_limit.allow(who):
             return _error(429, "too_many", "too many pairing attempts from this phone; wait a minute")
         nonce = secrets.token_urlsafe(16)
-        assert self._loop is not None
-        future: asyncio.Future[Command] = self._loop.create_future()
+        future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
         self._pending_pairs[nonce] = future
         claim, secret, before = Claim(), [], self.pairings.snapshot()
 
@@ -479,8 +469,7 @@ class WebServer:
         accepted only once journaled, refused with the reason.  A control the
         busy table has not taken within ``answer_s`` is withdrawn, and the page
         told so: what the page is told is what happened."""
-        assert self._loop is not None
-        waiting = _Waiting(name, seat, fieldname, self._loop.create_future())
+        waiting = _Waiting(name, seat, fieldname, asyncio.get_running_loop().create_future())
         self._waiting.append(waiting)
         control = PageInput(item)
         self.inbox.submit(control)
@@ -504,23 +493,17 @@ class WebServer:
         why not: a taken port, an address this machine does not have).  ``sock``:
         one already bound to host and port (the daemon binds first, to know
         whether the pages can be on before the table is told)."""
-        self._server = server = make_server(self.door, self.host, self.port)
         try:
-            serve_on_thread(server, self.door, "web", self.stop, self._on_loop, sock, timeout)
+            port = self.serving.start(self.host, self.port, "web", self.stop, sock, timeout)
         except OSError as e:
             raise OSError(f"the web pages could not listen on {self.host}:{self.port}"
                           + (f" ({e})" if str(e) else "")) from None
         if self.port == 0:  # a test asked for any free port: learn which
-            self.port = server.servers[0].sockets[0].getsockname()[1]
+            self.port = port
             self.address = f"http://{self.host}:{self.port}/"
 
-    def _on_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        self._loop = loop
-
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-            self._hand_over(self._end_streams)
+        self.serving.stop(self._end_streams)
 
     def close(self) -> None:
         """As a router device: the app closing stops the pages (``stop``)."""
