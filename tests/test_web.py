@@ -362,21 +362,31 @@ def test_web_qr_writes_a_card_with_the_address(tmp_path: Path) -> None:
     assert svg.startswith("<svg") and "http://table.local:8080/" in svg and "<path" in svg
 
 
-def test_finding_a_page_left_open_by_a_stopped_server_does_not_silence_the_restarted_one(live: LiveTable,
-                                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def restart_under_an_open_page(live: LiveTable) -> Feed:
+    """Stop the pages while a public feed stays open past the server's grace
+    second (its end withheld, as for a page that reconnected in that second),
+    and start them again: the feed left behind."""
+    old = Feed(live.url + "/api/events")
+    old.wait_for(lambda kind, data: kind == "table")
+    end = live.web._end_streams
+    live.web._end_streams = lambda: None
+    try:
+        live.web.stop()
+        assert live.web.serving.stopped(5)  # the server gives its connections 1 s, then its loop closes
+    finally:
+        live.web._end_streams = end
+    live.web.start()
+    return old
+
+
+def test_finding_a_page_left_open_by_a_stopped_server_does_not_silence_the_restarted_one(live: LiveTable) -> None:
     """A CI run: the pages stopped while a phone's feed was still open (it had
     reconnected in the second the server gives its connections to close), the
     server gave up on it, and the loop closed with that feed's task never run to
     its end.  The feed stayed on the list of pages, its queue bound to the dead
     loop; after the restart every event for that audience raised on it ("Event
     loop is closed") before reaching the pages that were there."""
-    old = Feed(live.url + "/api/events")
-    old.wait_for(lambda kind, data: kind == "table")
-    monkeypatch.setattr(live.web, "_end_streams", lambda: None)  # the feed is not ended: the grace period runs out
-    live.web.stop()
-    assert live.web.serving.stopped(5)  # the server gives its connections 1 s, then its loop closes
-    monkeypatch.undo()
-    live.web.start()
+    old = restart_under_an_open_page(live)
     new = Feed(live.url + "/api/events")
     new.wait_for(lambda kind, data: kind == "table")
     live.tap("game/auction")  # its verdict, the lines said and a snapshot, all for every public page
@@ -391,19 +401,14 @@ def test_finding_a_page_left_open_by_a_stopped_server_does_not_silence_the_resta
 RESTART_THEN_EXIT = """
 import sys
 from pathlib import Path
-from companion.app.live_table import Feed, LiveTable
+sys.path.insert(0, "tests")
+from companion.app.live_table import LiveTable
+from test_web import restart_under_an_open_page
 live = LiveTable(Path(sys.argv[1]))
-feed = Feed(live.url + "/api/events")
-feed.wait_for(lambda kind, data: kind == "table")
-end = live.web._end_streams
-live.web._end_streams = lambda: None  # the feed outlives the server's grace second
-live.web.stop()
-assert live.web.serving.stopped(5)
-live.web._end_streams = end
-live.web.start()
+old = restart_under_an_open_page(live)
 live.tap("lang/en")  # an event for every public page, the one left behind included
 live.close()
-feed.close()
+old.close()
 print("closed")
 """
 
