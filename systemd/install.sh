@@ -193,7 +193,7 @@ printf '    $ cd %s && %s\n' "$STATE" "${doctor[*]}"
 if [ "$DRY_RUN" -eq 0 ]; then
     install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$STATE"
     if (cd "$STATE" && "${doctor[@]}"); then
-        note "all checks passed."
+        note "nothing failed (a WARN above names what falls short)."
     else
         note "doctor found something to fix (see above); the service keeps retrying meanwhile."
     fi

@@ -528,6 +528,97 @@ def test_witch_on_a_table_with_a_centre_tile_may_have_no_holder(place: str) -> N
     assert reports(feed(engine, "next"), "round_scored")
 
 
+# Where the witch tile must lie in front of a player, worked out by hand from
+# the rules' table (§ Rule sets), not from the engine: basic at 6-8 players
+# deals all N tiles, the witch among them, one to each player (no centre,
+# nothing set aside); basic and advanced at 4-5 have a centre tile, advanced at
+# 6-7 sets one or two tiles aside, special never deals the witch and the
+# cooperative rules have none.
+PLAYER_COUNTS = {"basic": (4, 5, 6, 7, 8), "special": (3, 4), "advanced": (4, 5, 6, 7),
+                 "cooperative": (4, 5, 6, 7)}
+EVERY_TILE_DEALT = {("basic", 6), ("basic", 7), ("basic", 8)}
+NO_CENTRE = {("basic", 6), ("basic", 7), ("basic", 8), ("advanced", 6), ("advanced", 7)}  # with a witch
+# The round up to the witch-team step; red is the captain wherever one is known.
+WITCH_TEAM_STEP = {
+    "knight_then_concede": ("next", "next", "next", "k1", "concede"),
+    "elected_knight_then_concede": ("next", "next", "elect", "k1", "concede"),
+    "witch_laid_then_concede": ("next", "next", "next", "k1", "k1", "witch", "concede"),
+    "concede_unrevealed": ("next", "next", "next", "concede"),  # red's tile may be the witch
+    "captain_witch": ("next", "next", "next", "witch"),  # nobody tapped yet
+}
+
+
+def witch_team_step_expected(rule: str, n: int, how: str) -> tuple[str | None, str | None]:
+    """(the refusal of the script's ``witch`` or ``concede`` where the rules
+    forbid it, the refusal of ``next`` at the witch-team step while the
+    witch's holder has not tapped)."""
+    if rule == "cooperative":  # no witch tile, nobody bewitched
+        return ("skb.refuse.not_in_tile_set" if "witch" in how else "skb.refuse.not_now"), None
+    if how == "captain_witch":
+        if rule == "special":
+            return "skb.refuse.witch_not_dealt", None
+        return None, "skb.refuse.witch_holder_must_tap"  # the captain's tile: in front of a player
+    if how == "witch_laid_then_concede" and (rule, n) in NO_CENTRE:
+        return None, "skb.refuse.witch_holder_must_tap"  # on the table and no centre tile
+    if how != "concede_unrevealed" and (rule, n) in EVERY_TILE_DEALT:
+        return None, "skb.refuse.witch_dealt"  # the captain holds a knight: someone else has the witch
+    return None, None
+
+
+@pytest.mark.parametrize(("rule", "n", "how"), [(rule, n, how) for rule, counts in PLAYER_COUNTS.items()
+                                                for n in counts for how in WITCH_TEAM_STEP])
+def test_finding_a_concession_is_scored_only_once_the_witch_holder_could_tap(rule: str, n: int, how: str) -> None:
+    """DESIGN 4: ``next`` at the witch-team step is refused while the witch
+    must have lain in front of a player and nobody who could hold it has
+    tapped, whatever happened before the formation: a captain who revealed
+    a knight and conceded cannot be the holder.  Refused, the holder taps and
+    the round pays them 3 (7 in round 3), every round of the game."""
+    engine = make(n, (rule,))
+    script = WITCH_TEAM_STEP[how]
+    words = {"elect": [w for p in COLOURS[:n] for w in (p, "red")], "concede": ["red", "red"]}
+    forbidden, holder_missing = witch_team_step_expected(rule, n, how)
+    if forbidden:  # the round stops at its witch tile or its concession
+        at = script.index("witch" if "witch" in how else "concede")
+        feed(engine, *[w for word in script[:at] for w in words.get(word, [word])])
+        refused(engine, "witch" if "witch" in how else "red", forbidden)
+        return
+    for round_no in (1, 2, 3):
+        feed(engine, *[w for word in script for w in words.get(word, [word])])
+        assert engine.state.step == "witch_team"
+        team = [] if how == "captain_witch" else ["red"]
+        if holder_missing:
+            refusal = refused(engine, "next", holder_missing)
+            assert refusal.reason
+            feed(engine, "blue")
+            team.append("blue")
+        out = feed(engine, "next")
+        win = 7 if round_no == 3 else 3
+        assert points(out) == {p: win if p in team else 0 for p in COLOURS[:n]}
+        if round_no < 3:
+            feed(engine, "next")
+    assert engine.finished
+
+
+@pytest.mark.parametrize(("rule", "tiles", "holder_missing"), [
+    ("basic", ["k1", "k2", "k3", "witch"], True),  # four tiles for four players: every one dealt
+    ("advanced", ["k1", "k2", "k3", "witch"], True),
+    ("advanced", ["k1", "k2", "k3", "k4", "witch"], False),  # one over: the centre tile
+    ("special", ["k1", "k2", "k3", "k4", "witch"], False),  # the witch is never dealt
+])
+def test_finding_a_tile_set_that_deals_every_tile_waits_for_the_witch_holder_after_a_concession(
+        rule: str, tiles: list[str], holder_missing: bool) -> None:
+    """The same rule for a ``tile_sets`` override: where every tile, the
+    witch among them, is dealt to four players, a captain who revealed a
+    knight and conceded is not the witch's holder."""
+    override = {"tile_sets": {rule: {4: [parse(t).identity for t in tiles]}}}
+    engine = make(4, (rule,), **override)
+    feed(engine, "next", "next", "next", "k1", "red", "red")
+    if holder_missing:
+        refused(engine, "next", "skb.refuse.witch_dealt")
+        feed(engine, "green")
+    assert points(feed(engine, "next")) == {"red": 3, "blue": 0, "green": 3 if holder_missing else 0, "yellow": 0}
+
+
 def test_round_over_and_game_over_take_only_what_they_should() -> None:
     engine = make()
     play_round(engine, "k1", ["k1", "k2", "k3", "k4", "k5"], ["witch"], [])

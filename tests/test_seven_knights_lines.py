@@ -52,6 +52,7 @@ REFUSALS: list[tuple[int, tuple[str, ...], tuple[str, ...], str]] = [
     (4, ("advanced",), ("k1", "next", "k1", "k2", "k3", "k4", "k5"), "k6"),  # too_many_tiles (5 on the table)
     (5, (), ("k1", "next", "k1", "next"), "next"),  # left_out_missing
     (6, (), ("k1", "next", "k1", "k2", "k3", "k4", "witch", "k5", "next"), "next"),  # witch_holder_must_tap
+    (6, (), ("k1", "next", "red", "red"), "next"),  # witch_dealt (every tile dealt, the captain conceded)
     (6, (), walk_to_the_witch_holder(), "yellow"),  # captain_holds_a_knight
     (5, (), ("k1", "next", "k1", "k2", "k3", "k4", "k5", "witch", "next", "red"), "red"),  # player_twice
     (4, (), (ROUND * 3)[:-1], "next"),  # game_over

@@ -1,8 +1,10 @@
 """``companion doctor`` — check what a games night needs and say how to fix it.
 
-Each check prints ``OK``, ``FAIL`` (with a fix in plain words) or ``SKIP``
-(does not apply here, e.g. GPIO off a Pi).  The exit code is 0 when nothing
-failed, 1 otherwise.  Run it as the service user to see what the service
+Each check prints ``OK``, ``WARN`` (works, but short of what is configured or
+advised: a fallback, a risky setting; with a fix), ``FAIL`` (with a fix in
+plain words) or ``SKIP`` (does not apply here, e.g. GPIO off a Pi); the last
+line counts each kind apart.  The exit code is 0 when nothing failed (a WARN
+does not stop the table), 1 otherwise.  Run it as the service user to see what the service
 sees: ``sudo -u companion /opt/companion/.venv/bin/companion doctor``
 (install.sh does this as its last step).
 
@@ -33,19 +35,20 @@ PIPEWIRE_ALSA_DEFAULT = "/etc/alsa/conf.d/99-pipewire-default.conf"
 READER_FIX = ("plug in the reader; run `sudo bash systemd/install.sh` for the udev rule; "
               "unload the kernel driver: `sudo modprobe -r port100 pn533_usb pn533`")
 
-OK, FAIL, SKIP = "OK", "FAIL", "SKIP"
+OK, WARN, SKIP, FAIL = "OK", "WARN", "SKIP", "FAIL"
+STATUSES = (OK, WARN, SKIP, FAIL)  # the order the summary counts them in
 
 
 @dataclass(frozen=True)
 class Result:
     name: str
-    status: str  # OK | FAIL | SKIP
+    status: str  # one of STATUSES
     detail: str
     fix: str = ""
 
-    @property
-    def failed(self) -> bool:
-        return self.status == FAIL
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:  # a check's own bug: run() reports it as a crashed check
+            raise ValueError(f"doctor check {self.name!r}: status {self.status!r} is not one of {STATUSES}")
 
 
 Check = Callable[[], Result]
@@ -332,9 +335,15 @@ def check_speech(cfg: Mapping[str, Any] | None, env: Env) -> Result:
     return Result("speech (espeak-ng)", OK, "installed")
 
 
+VOICE_FIX = ("install what is named above into the service's venv: `sudo /opt/companion/.venv/bin/pip install "
+             "'/opt/companion[voice]'` (install.sh does it unless --no-voice), or correct voice.engine in "
+             "the config; then `sudo systemctl restart companion`")
+
+
 def check_speech_engines(cfg: Mapping[str, Any] | None) -> Result:
     """Which engine speaks each language; a configured one that is missing is
-    named with how to get it (the table still hears espeak-ng: not a failure)."""
+    a WARN naming it and how to get it (the table still hears espeak-ng, so
+    not a failure, but not the voice configured)."""
     voice_cfg = (cfg or {}).get("voice") or {}
     if voice_cfg.get("backend", "tts") != "tts":
         return Result("speech engines", SKIP, f"voice.backend is {voice_cfg.get('backend')}")
@@ -344,7 +353,7 @@ def check_speech_engines(cfg: Mapping[str, Any] | None) -> Result:
     langs = sorted({*(voice_cfg.get("engine") or {}), "en", "ja"})
     detail = ", ".join(f"{lang}: {settings.engine_for(lang)}" for lang in langs)
     if settings.fallbacks:
-        detail += " — " + "; ".join(settings.fallbacks)
+        return Result("speech engines", WARN, detail + " — " + "; ".join(settings.fallbacks), VOICE_FIX)
     return Result("speech engines", OK, detail)
 
 
@@ -375,8 +384,9 @@ def check_gpio(cfg: Mapping[str, Any] | None, env: Env) -> Result:
         clashes = pin_clashes(PanelConfig.from_dict({k: v for k, v in panel.items() if k in SETTINGS}).pins)
     except ValueError as e:
         return Result("GPIO panel", FAIL, str(e), "fix panel.pins in the config")
-    if clashes:
-        detail += "; note: " + "; ".join(clashes)
+    if clashes:  # works, unless that function is wanted too
+        return Result("GPIO panel", WARN, f"{detail}; " + "; ".join(clashes),
+                      "move the pin elsewhere in panel.pins unless nothing uses that function (README: the panel)")
     return Result("GPIO panel", OK, detail)
 
 
@@ -533,18 +543,17 @@ def run(args: argparse.Namespace, *, checks: Sequence[Check] | None = None, out:
     if me != SERVICE_USER:
         print(f"  the service runs as {SERVICE_USER}; to see what it sees: "
               f"sudo -u {SERVICE_USER} /opt/companion/.venv/bin/companion doctor", file=out)
-    failed = 0
+    counts = dict.fromkeys(STATUSES, 0)
     for check in checks:
         try:
             result = check()
         except Exception as e:  # noqa: BLE001 - a broken check must not hide the others
             result = Result(getattr(check, "__name__", "check"), FAIL, f"the check itself crashed: {e!r}",
                             "report this as a bug")
-        failed += result.failed
+        counts[result.status] += 1
         print(f"{result.status:<5} {result.name}: {result.detail}", file=out)
         if result.fix:
             print(f"      fix: {result.fix}", file=out)
-    total = len(checks)
-    print(f"{total - failed} of {total} checks passed or did not apply." if failed
-          else "All checks passed.", file=out)
-    return 1 if failed else 0
+    total = f"{len(checks)} check{'' if len(checks) == 1 else 's'}"
+    print(f"{total}: " + ", ".join(f"{n} {status}" for status, n in counts.items()) + ".", file=out)
+    return 1 if counts[FAIL] else 0

@@ -100,6 +100,10 @@ class SevenKnights(Engine):
         # the table, the players' one each and the centre tiles.
         self.centre = self.rule.centre(len(self.players), len(self.tiles))
         self.on_table = len(self.players) + self.centre
+        # Every tile dealt, none in the centre or set aside (basic at 6-8
+        # players): the witch lies in front of a player from the deal on.
+        self.witch_dealt_to_a_player = (self.rule.witch_dealt and WITCH in self.tiles
+                                        and len(self.tiles) == len(self.players))
         self.state = KnightsState(totals={p: 0 for p in self.players})
 
     # ------------------------------------------------------------------ setup
@@ -375,16 +379,23 @@ class SevenKnights(Engine):
 
     def _witch_in_front(self) -> bool:
         """Must the witch tile have lain in front of a player?  It was the
-        captain's, or it was on the table and there are no centre tiles."""
+        captain's, or it was on the table and there are no centre tiles, or
+        every tile was dealt — whatever the round got to before a concession."""
         st = self.state
-        return st.captain_tile == WITCH or (self.centre == 0 and WITCH in (*st.formation, *st.excluded))
+        return (st.captain_tile == WITCH or self.witch_dealt_to_a_player
+                or (self.centre == 0 and WITCH in (*st.formation, *st.excluded)))
 
     def _holder_refusal(self, _: str) -> Refusal | None:
         """Scoring is refused while the witch tile lay in front of a player and
-        nobody who could hold it tapped."""
-        if self._witch_holder_missing():
-            return Refusal("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card")
-        return None
+        nobody who could hold it tapped; the reason said is one the table saw:
+        the witch tapped, else the deal (after a concession, say)."""
+        if not self._witch_holder_missing():
+            return None
+        st = self.state
+        if st.captain_tile != WITCH and WITCH not in (*st.formation, *st.excluded):
+            return Refusal("skb.refuse.witch_dealt",
+                           "every tile was dealt, so the witch is in front of a player: its holder must tap")
+        return Refusal("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card")
 
     def _score(self, _: str) -> list[Output]:
         """Judge the round and hand out score cards (the holder is in: the
