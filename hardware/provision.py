@@ -573,13 +573,13 @@ def _write(ctx: _Context, identities: list[str], force: bool, *, recorded: bool 
             return 1
         before = tag.read()
         if before.text == identity:
-            ctx.say(f"{tag.uid}: already {identity}")
             note(identity, tag.uid)
+            ctx.say(f"{tag.uid}: already {identity}")
             continue
         if before.text and ctx.known(before.text) and not force:
             if before.text in pending:  # a tag of this walk made before: noted, not asked for again
-                ctx.say(f"{tag.uid}: already {before.text}, noted; now {identity}")
                 note(before.text, tag.uid)
+                ctx.say(f"{tag.uid}: already {before.text}, noted; now {identity}")
                 continue
             ctx.say(f"{tag.uid} already names itself {before.text}; tap a blank tag "
                     f"(or use --force to overwrite)")
@@ -594,12 +594,12 @@ def _write(ctx: _Context, identities: list[str], force: bool, *, recorded: bool 
             got = after.text or after.error or "nothing"
             ctx.say(f"{tag.uid}: read back {got!r} instead of {identity}; tap it again")
             continue
+        note(identity, tag.uid)  # on disk before it is said, so a Ctrl-C after the word never loses it
+        written += 1
         ctx.say(f"{tag.uid}: written and verified: {identity}")
         mapped = mapping.get(tag.uid)
         if mapped and mapped != identity:
             ctx.say(f"  note: the tag map says {mapped} for this UID; its text wins now")
-        note(identity, tag.uid)
-        written += 1
     ctx.say(f"done: {total} tag{'s' if total != 1 else ''} "
             f"({written} written, {total - written} already right)")
     return 0
