@@ -35,6 +35,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     sheet.add_argument("-o", "--output", type=Path, required=True, help="the PDF file to write")
     sheet.add_argument("--size", type=float, default=28.0, help="a label's side in mm (25 to 30; default %(default)s)")
     sheet.add_argument("--url", help="the pages' address for the QR card (default: from `web: listen:`)")
+    sheet.add_argument("--font", type=Path, help="a font with Japanese glyphs (default: Noto Sans CJK, "
+                                                 "Debian's fonts-noto-cjk, or what fontconfig finds)")
 
 
 def load_tag_map(path: Path | str, extra_players: Iterable[str] = ()) -> dict[str, str]:

@@ -130,6 +130,12 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     qr.add_argument("--config", action="append", type=Path, default=[], help="a settings file")
 
 
+def qr_card_words(lang: str) -> tuple[str, str]:
+    """The words on the pages' QR card: its heading and what scanning it does."""
+    return (("テーブルコンパニオン", "読み取ると得点表が開きます") if lang == "ja"
+            else ("Table companion", "Scan for the scoreboard"))
+
+
 def pages_url(cfg: dict[str, Any], url: str | None = None) -> str:
     """The pages' address for a printed card: ``url`` if given (checked:
     ValueError says why it cannot be one), else from `web: listen:` and this
@@ -152,8 +158,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"companion web qr: {e}", file=sys.stderr)
         return 2
-    heading, hint = (("テーブルコンパニオン", "読み取ると得点表が開きます") if cfg["language"] == "ja"
-                     else ("Table companion", "Scan for the scoreboard"))
+    heading, hint = qr_card_words(cfg["language"])
     args.output.write_text(card_svg(url, heading, hint), encoding="utf-8")
     print(f"wrote {args.output}: a QR card for {url}", file=sys.stderr)
     return 0
