@@ -7,15 +7,16 @@ cd "$(dirname "$0")"
 # espeak-ng + sox + aplay: real-speech tests; systemd-analyze: the unit's security score;
 # chromium + Noto CJK: the pages' browser tests and their Japanese screenshots (Playwright's
 # own browser download cannot work here, so it drives Debian's chromium); mosquitto: the real
-# broker the MQTT tests start on a free loopback port (never as a service).
+# broker the MQTT tests start on a free loopback port (never as a service); poppler-utils:
+# pdftotext reads back the printed tag sheet's text (and Noto CJK is its font).
 missing=0
-for cmd in espeak-ng soxi aplay systemd-analyze chromium; do command -v "$cmd" >/dev/null || missing=1; done
+for cmd in espeak-ng soxi aplay systemd-analyze chromium pdftotext; do command -v "$cmd" >/dev/null || missing=1; done
 [ -x /usr/sbin/mosquitto ] || missing=1
 [ -d /usr/share/fonts/opentype/noto ] || missing=1
 if [ "$missing" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0, systemd, chromium, fonts-noto-cjk, mosquitto …" >&2
+  echo "installing espeak-ng, sox, alsa-utils, libusb-1.0-0, systemd, chromium, fonts-noto-cjk, mosquitto, poppler-utils …" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    espeak-ng sox alsa-utils libusb-1.0-0 systemd chromium fonts-noto-cjk mosquitto >/dev/null
+    espeak-ng sox alsa-utils libusb-1.0-0 systemd chromium fonts-noto-cjk mosquitto poppler-utils >/dev/null
 fi
 # The [voice] extra too (Open JTalk, Piper), so the engine tests run; the espeak-ng-only path
 # is covered by tests that force the fallback (tests/test_voice_engines.py).

@@ -284,13 +284,17 @@ def tag_map_text(mapping: Mapping[str, str], header: str = TAG_MAP_HEADER) -> st
 
 
 def save_tag_map(path: Path | str, mapping: Mapping[str, str]) -> None:
-    """Replace the tag map file atomically: a temporary file in the same
-    directory, fsynced, renamed over the old one, and the directory fsynced,
-    so a power cut leaves the old map or the new one, never half of either.
-    UIDs are written upper-case; the file's leading comment block is kept."""
+    """Replace the tag map file atomically (``replace_atomically``).  UIDs are
+    written upper-case; the file's leading comment block is kept."""
     target = Path(os.path.realpath(path))  # through a symlink to the real file
     header = _leading_comments(target) or TAG_MAP_HEADER
-    text = tag_map_text({tags.normalise_uid(u): i for u, i in mapping.items()}, header)
+    replace_atomically(target, tag_map_text({tags.normalise_uid(u): i for u, i in mapping.items()}, header))
+
+
+def replace_atomically(target: Path, text: str) -> None:
+    """A temporary file in the same directory, fsynced, renamed over the old
+    one, and the directory fsynced, so a power cut leaves the old file or
+    the new one, never half of either."""
     directory = target.parent
     directory.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
@@ -313,6 +317,34 @@ def save_tag_map(path: Path | str, mapping: Mapping[str, str]) -> None:
         os.close(dir_fd)
 
 
+# ---------------------------------------------------------------- the write record
+RECORD_HEADER = (
+    "# The tags `companion tags write SET` wrote and verified (identity: UID), so an\n"
+    "# interrupted walk goes on where it stopped.  Delete a line to have that tag asked for again.\n"
+)
+
+
+def load_record(path: Path | None) -> dict[str, str]:
+    """identity → UID of the tags written so far; a missing or unreadable
+    record is empty (it only saves taps: the tags themselves are the truth)."""
+    import yaml
+
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def save_record(path: Path, record: Mapping[str, str]) -> None:
+    import yaml
+
+    body = yaml.safe_dump(dict(record), default_flow_style=False, allow_unicode=True, sort_keys=False)
+    replace_atomically(Path(os.path.realpath(path)), RECORD_HEADER + (body if record else ""))
+
+
 TagMapLoader = Callable[[Path, Iterable[str]], dict[str, str]]
 
 
@@ -322,13 +354,15 @@ class Settings:
     app (``companion.app.tags_cmd``): the reader, the tag map and its reader
     (bad entries refused with their line), the config's extra players, and
     the component sets by name (the games' and the table's: the app knows
-    the games, this module does not)."""
+    the games, this module does not), the write record and the labels."""
 
     device: str
     tag_map: Path
     extra_players: tuple[str, ...]
     load_tag_map: TagMapLoader
     sets: Mapping[str, tuple[str, ...]]
+    record: Path | None = None  # where `write SET` keeps what it wrote (None: nowhere)
+    label: Callable[[str], str] = str  # an identity as the operator knows it ("Knight 1")
 
     @property
     def components(self) -> frozenset[str]:
@@ -337,8 +371,9 @@ class Settings:
 
 
 # ---------------------------------------------------------------- command line
-def configure_parser(parser: argparse.ArgumentParser, sets: Iterable[str]) -> None:
-    """The subcommands; ``sets``: the component sets' names, for the help."""
+def configure_parser(parser: argparse.ArgumentParser, sets: Iterable[str]) -> Any:
+    """The subcommands; ``sets``: the component sets' names, for the help.
+    Returns the subparsers, for the app's own actions."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--device", help="nfcpy device path, e.g. usb, tty:AMA0:pn532 "
                                          "(default: reader.device from the config)")
@@ -347,22 +382,29 @@ def configure_parser(parser: argparse.ArgumentParser, sets: Iterable[str]) -> No
     common.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help="seconds to wait for a tap (check: for the whole walk; default %(default)s)")
     sub = parser.add_subparsers(dest="tags_command", metavar="ACTION", required=True)
-    w = sub.add_parser("write", parents=[common], help="write identities to blank tags, one after another")
-    w.add_argument("identities", nargs="+", metavar="IDENTITY", help=f"e.g. {' '.join(examples(sets))}")
+    w = sub.add_parser("write", parents=[common], help="write identities (or a whole set) to blank tags, one after another",
+                       description="Tap blank stickers when asked; each is written and read back.  A set "
+                                   "(a game's name: its whole box) goes on where the last walk stopped.")
+    w.add_argument("identities", nargs="+", metavar="IDENTITY|SET",
+                   help=f"e.g. {' '.join(examples(sets))}, or a set: {', '.join(set_names(sets))}")
     w.add_argument("--force", action="store_true", help="overwrite a tag that already names another identity")
+    w.add_argument("--again", action="store_true",
+                   help="ask for every tag of a set, even those the last walks wrote")
     learn = sub.add_parser("learn", parents=[common],
                            help="map the UIDs of read-only tags to identities in the tag map",
                            description="For tags that cannot be written (FeliCa cards, locked stickers): "
                                        "tap each tag in turn when asked; its UID is saved in the tag map "
                                        "(--tag-map, default reader.tag_map) as that identity.")
-    learn.add_argument("identities", nargs="+", metavar="IDENTITY",
-                       help=f"one identity per tag, in the order you will tap them, e.g. {' '.join(examples(sets))}")
+    learn.add_argument("identities", nargs="+", metavar="IDENTITY|SET",
+                       help=f"one identity per tag (or a set), in the order you will tap them, "
+                            f"e.g. {' '.join(examples(sets))}")
     learn.add_argument("--force", action="store_true", help="remap a UID already mapped to another identity")
     sub.add_parser("read", parents=[common], help="show what a tag holds and who the table takes it for")
     check = sub.add_parser("check", parents=[common],
                            help="tap a whole component set; report missing, duplicate and unknown tags")
     check.add_argument("set", metavar="SET", help=f"one of {', '.join(set_names(sets))}")
     check.add_argument("--in-order", action="store_true", help="ask for each piece in turn")
+    return sub
 
 
 def examples(sets: Iterable[str]) -> list[str]:
@@ -375,16 +417,16 @@ def examples(sets: Iterable[str]) -> list[str]:
 
 
 def set_names(sets: Iterable[str]) -> list[str]:
-    return [*sets, "all"]
+    return list(dict.fromkeys([*sets, "all"]))
 
 
 def component_set(name: str, sets: Mapping[str, tuple[str, ...]], extra_players: Iterable[str] = ()) -> list[str]:
     """The identities of a set of ``sets`` (``all``: every set); KeyError for an unknown name."""
     extra = [f"player/{p}" for p in extra_players]
-    if name == "all":
+    if name == "all" and "all" not in sets:
         pieces = [i for ids in sets.values() for i in ids] + extra
     else:
-        pieces = list(sets[name]) + (extra if name == "players" else [])
+        pieces = list(sets[name]) + (extra if name in ("players", "all") else [])
     return list(dict.fromkeys(pieces))
 
 
@@ -399,6 +441,13 @@ class _Context:
     load_tag_map: TagMapLoader
     sets: Mapping[str, tuple[str, ...]]
     components: frozenset[str]  # every identity of every set
+    record: Path | None = None
+    label: Callable[[str], str] = str
+
+    def named(self, identity: str) -> str:
+        """"Knight 1 (skb/knight/1)": how the operator is asked for a tag."""
+        label = self.label(identity)
+        return f"{label} ({identity})" if label != identity else identity
 
     def known(self, identity: str) -> bool:
         return tags.is_known(identity, self.extra_players, self.components)
@@ -430,14 +479,19 @@ def run(args: argparse.Namespace, settings: Settings, *, reader_factory: Callabl
     tag_map_path = Path(args.tag_map or settings.tag_map)
     extra = list(settings.extra_players)
     action = args.tags_command
+    names = set_names(settings.sets)
+    walk: list[str] = []
     if action in ("write", "learn"):
-        unknown = [i for i in args.identities if not tags.is_known(i, extra, settings.components)]
+        unknown = [i for i in args.identities if i not in names and not tags.is_known(i, extra, settings.components)]
         if unknown:
             print(f"unknown identit{'y' if len(unknown) == 1 else 'ies'}: {', '.join(unknown)} "
-                  f"(e.g. {', '.join(examples(settings.sets))})", file=out)
+                  f"(e.g. {', '.join(examples(settings.sets))}; or a set: {', '.join(names)})", file=out)
             return 2
-    if action == "check" and args.set not in set_names(settings.sets):
-        print(f"unknown set {args.set!r}: one of {', '.join(set_names(settings.sets))}", file=out)
+        # A set's name stands for its identities, in its order (a game's: its whole box).
+        walk = list(dict.fromkeys(i for a in args.identities
+                                  for i in (component_set(a, settings.sets, extra) if a in names else [a])))
+    if action == "check" and args.set not in names:
+        print(f"unknown set {args.set!r}: one of {', '.join(names)}", file=out)
         return 2
     mapping = settings.load_tag_map(tag_map_path, extra) if action != "write" else {}
     if done is None:
@@ -451,18 +505,23 @@ def run(args: argparse.Namespace, settings: Settings, *, reader_factory: Callabl
               file=out)
         return 1
     ctx = _Context(station, out, args.timeout, tag_map_path, extra, done, settings.load_tag_map,
-                   settings.sets, settings.components)
+                   settings.sets, settings.components, settings.record, settings.label)
     try:
         if action == "write":
-            return _write(ctx, args.identities, args.force)
+            a_set = any(a in names for a in args.identities)
+            return _write(ctx, walk, args.force, recorded=a_set, resume=a_set and not args.again)
         if action == "learn":
-            return _learn(ctx, args.identities, args.force, mapping)
+            return _learn(ctx, walk, args.force, mapping)
         if action == "read":
             return _read(ctx, mapping)
         return _check(ctx, args.set, args.in_order, mapping)
     except ReaderUnavailable as exc:
         ctx.say(f"reader lost: {exc}")
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: every tag verified so far is in the record
+        ctx.say("interrupted" + (f": what was written is kept in {ctx.record}; the same command goes on "
+                                 "from there" if action == "write" and ctx.record else ""))
+        return 130
     finally:
         station.close()
 
@@ -479,52 +538,77 @@ def _next(ctx: _Context, prompt: str) -> FieldTag | None:
     return tag
 
 
-def _write(ctx: _Context, identities: list[str], force: bool) -> int:
-    extra = ctx.extra_players
+def _write(ctx: _Context, identities: list[str], force: bool, *, recorded: bool = False,
+           resume: bool = False) -> int:
+    """Write ``identities`` one after another.  A walk over a set
+    (``recorded``) notes every tag verified in the record (identity → UID,
+    replaced atomically), so a walk that goes on (``resume``) asks only for
+    what no walk has written yet; a tag tapped that already carries one of
+    the walk's identities is noted, not refused."""
     try:
-        mapping = ctx.load_tag_map(ctx.tag_map_path, extra)
+        mapping = ctx.load_tag_map(ctx.tag_map_path, ctx.extra_players)
     except Exception:  # the map only adds a warning here; a bad one is `learn`'s business
         mapping = {}
+    record = load_record(ctx.record) if recorded else {}
+    total = len(identities)
+    pending = [i for i in identities if not (resume and i in record)]
+    if resume and len(pending) < total:
+        ctx.say(f"{total - len(pending)} of {total} written already (noted in {ctx.record}); {len(pending)} to go")
+
+    def note(identity: str, uid: str) -> None:
+        pending.remove(identity)
+        record[identity] = uid
+        if recorded and ctx.record is not None:
+            save_record(ctx.record, record)
+
     written = 0
-    for n, identity in enumerate(identities):
-        while True:
-            tag = _next(ctx, f"tap the next tile: {identity}")
-            if tag is None:
-                ctx.say(f"not written: {', '.join(identities[n:])}")
-                return 1
-            before = tag.read()
-            if before.text == identity:
-                ctx.say(f"{tag.uid}: already {identity}")
-                break
-            if before.text and ctx.known(before.text) and not force:
-                ctx.say(f"{tag.uid} already names itself {before.text}; tap a blank tag "
-                        f"(or use --force to overwrite)")
+    while pending:
+        identity = pending[0]
+        place = f"[{identities.index(identity) + 1}/{total}] " if total > 1 else ""
+        tag = _next(ctx, f"{place}tap the sticker for {ctx.named(identity)}")
+        if tag is None:
+            ctx.say(f"not written: {', '.join(pending)}")
+            if resume:
+                ctx.say("the same command goes on from there")
+            return 1
+        before = tag.read()
+        if before.text == identity:
+            note(identity, tag.uid)
+            ctx.say(f"{tag.uid}: already {identity}")
+            continue
+        if before.text and ctx.known(before.text) and not force:
+            if before.text in pending:  # a tag of this walk made before: noted, not asked for again
+                note(before.text, tag.uid)
+                ctx.say(f"{tag.uid}: already {before.text}, noted; now {identity}")
                 continue
-            try:
-                tag.write_text(identity)
-            except ProvisionError as exc:
-                ctx.say(f"{tag.uid}: {exc}; tap a tag again")
-                continue
-            after = tag.read()
-            if after.text != identity:
-                got = after.text or after.error or "nothing"
-                ctx.say(f"{tag.uid}: read back {got!r} instead of {identity}; tap it again")
-                continue
-            ctx.say(f"{tag.uid}: written and verified: {identity}")
-            mapped = mapping.get(tag.uid)
-            if mapped and mapped != identity:
-                ctx.say(f"  note: the tag map says {mapped} for this UID; its text wins now")
-            written += 1
-            break
-    ctx.say(f"done: {len(identities)} tag{'s' if len(identities) != 1 else ''} "
-            f"({written} written, {len(identities) - written} already right)")
+            ctx.say(f"{tag.uid} already names itself {before.text}; tap a blank tag "
+                    f"(or use --force to overwrite)")
+            continue
+        try:
+            tag.write_text(identity)
+        except ProvisionError as exc:
+            ctx.say(f"{tag.uid}: {exc}; tap a tag again")
+            continue
+        after = tag.read()
+        if after.text != identity:
+            got = after.text or after.error or "nothing"
+            ctx.say(f"{tag.uid}: read back {got!r} instead of {identity}; tap it again")
+            continue
+        note(identity, tag.uid)  # on disk before it is said, so a Ctrl-C after the word never loses it
+        written += 1
+        ctx.say(f"{tag.uid}: written and verified: {identity}")
+        mapped = mapping.get(tag.uid)
+        if mapped and mapped != identity:
+            ctx.say(f"  note: the tag map says {mapped} for this UID; its text wins now")
+    ctx.say(f"done: {total} tag{'s' if total != 1 else ''} "
+            f"({written} written, {total - written} already right)")
     return 0
 
 
 def _learn(ctx: _Context, identities: list[str], force: bool, mapping: dict[str, str]) -> int:
     for n, identity in enumerate(identities):
         while True:
-            tag = _next(ctx, f"tap the next tile: {identity}")
+            tag = _next(ctx, f"tap the tag for {ctx.named(identity)}")
             if tag is None:
                 ctx.say(f"not learned: {', '.join(identities[n:])}")
                 return 1

@@ -246,14 +246,16 @@ def test_item2_tags_check_knows_the_fifth_games_set(quiz: type[Engine], tmp_path
     parser = argparse.ArgumentParser(prog="companion tags")
     configure_parser(parser)
     store = SimulatedTagStore()
-    for n, identity in enumerate(("qz/answer/a", "qz/answer/b")):
+    box = companion.games.tag_sets()["quiz-night"]  # its whole box: its cards, then the table's
+    assert box[:4] == ("game/quiz-night", "rules/speed", "qz/answer/a", "qz/answer/b")
+    for n, identity in enumerate(box):
         store.add(SimTag(f"04EE{n:010X}", text=identity))
-    store.tap("04EE0000000000", "04EE0000000001")
+    store.tap(*(f"04EE{n:010X}" for n in range(len(box))))
     out = io.StringIO()
     args = parser.parse_args(["check", "quiz-night", "--tag-map", str(tmp_path / "tags.yaml"), "--device", "test",
                               "--timeout", "5"])
     assert run(args, reader_factory=lambda device: store, out=out) == 0
-    assert out.getvalue().splitlines()[-2:] == ["quiz-night: 2 of 2 pieces", "all present"]
+    assert out.getvalue().splitlines()[-2:] == [f"quiz-night: {len(box)} of {len(box)} pieces", "all present"]
     sets = companion.games.component_sets()
     assert "game/quiz-night" in sets["games"] and "rules/speed" in sets["cards"]
 

@@ -17,7 +17,7 @@ import yaml
 
 from companion.app import config
 from companion.app.tags_cmd import configure_parser, load_tag_map, run
-from companion.games import component_sets
+from companion.games import component_sets, tag_sets
 from hardware.base import TagSeen
 from hardware.nfc_emulation import Type3Emulator, blank_tag, no_ndef_tag, text_tag
 from hardware.provision import (
@@ -31,6 +31,7 @@ from hardware.sim_reader import SimulatedReader
 
 WAIT = 3.0
 COMPONENT_SETS = component_sets()
+TAG_SETS = tag_sets()  # a game's set is its whole box: its cards, the players', the languages'
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -72,9 +73,9 @@ def test_write_puts_each_identity_on_the_next_blank_tag_and_verifies_it(cli):
     store.tap(a.uid, b.uid, c.uid)
     assert cli(store, "write", "skb/knight/1", "skb/knight/2", "skb/witch") == 0
     assert [a.text, b.text, c.text] == ["skb/knight/1", "skb/knight/2", "skb/witch"]
-    assert cli.lines()[:2] == ["tap the next tile: skb/knight/1",
+    assert cli.lines()[:2] == ["[1/3] tap the sticker for Knight 1 (skb/knight/1)",
                                f"{a.uid}: written and verified: skb/knight/1"]
-    assert "tap the next tile: skb/witch" in cli.lines()
+    assert "[3/3] tap the sticker for Witch (skb/witch)" in cli.lines()
 
 
 def test_write_refuses_an_unknown_identity_before_any_tap(cli):
@@ -284,7 +285,7 @@ def test_read_with_nothing_tapped_times_out(cli):
 # ---------------------------------------------------------------- check
 def seven_knights(store: SimulatedTagStore) -> dict[str, SimTag]:
     out = {}
-    for n, identity in enumerate(COMPONENT_SETS["seven-knights"], start=1):
+    for n, identity in enumerate(TAG_SETS["seven-knights"], start=1):
         out[identity] = store.add(SimTag(f"04BB{n:010X}", text=identity))
     return out
 
@@ -296,7 +297,7 @@ def test_check_ends_by_itself_when_every_piece_was_seen(cli):
     started = time.monotonic()
     assert cli(store, "check", "seven-knights", timeout=10) == 0
     assert time.monotonic() - started < 2
-    assert cli.lines()[-2:] == ["seven-knights: 8 of 8 pieces", "all present"]
+    assert cli.lines()[-2:] == ["seven-knights: 23 of 23 pieces", "all present"]
 
 
 def test_check_reports_missing_duplicate_and_unknown_tags(cli):
@@ -306,20 +307,20 @@ def test_check_reports_missing_duplicate_and_unknown_tags(cli):
     store.add(SimTag("04CC000000000001", text="skb/knight/2"))  # a second knight 2
     store.add(SimTag("04CC000000000002"))  # nothing on it, not in the map
     store.add(SimTag("04CC000000000003"))  # knight 5 by the map
-    store.add(SimTag("04CC000000000004", text="player/red"))  # another set
+    store.add(SimTag("04CC000000000004", text="onw/seer/1"))  # another game's
     store.add(SimTag("04CC000000000005", garbled=True))
     store.tap(pieces["skb/knight/1"].uid, pieces["skb/knight/2"].uid, "04CC000000000001",
               "04CC000000000002", "04CC000000000003", "04CC000000000004", "04CC000000000005",
               pieces["skb/knight/1"].uid)
     assert cli(store, "check", "seven-knights", timeout=0.5) == 1
     report = cli.lines()
-    assert "seven-knights: 3 of 8 pieces" in report
-    assert ("missing (5): skb/knight/3, skb/knight/4, skb/knight/6, skb/knight/7, skb/witch"
-            in report)
+    assert "seven-knights: 3 of 23 pieces" in report
+    missing = [i for i in TAG_SETS["seven-knights"] if i not in ("skb/knight/1", "skb/knight/2", "skb/knight/5")]
+    assert f"missing (20): {', '.join(missing)}" in report
     assert f"duplicate: skb/knight/2 on {pieces['skb/knight/2'].uid}, 04CC000000000001" in report
     assert ("unknown (2): 04CC000000000002 (no text, not in the tag map), "
             "04CC000000000005 (garbled NDEF data)") in report
-    assert "from other sets: player/red (04CC000000000004)" in report
+    assert "from other sets: onw/seer/1 (04CC000000000004)" in report
     assert f"{pieces['skb/knight/1'].uid}: seen already" in report
 
 
@@ -338,7 +339,7 @@ def test_next_ends_the_walk(cli):
     assert cli(store, "check", "seven-knights", timeout=30) == 1
     presser.join(WAIT)
     assert time.monotonic() - started < 2
-    assert "seven-knights: 1 of 8 pieces" in cli.text
+    assert "seven-knights: 1 of 23 pieces" in cli.text
 
 
 def test_check_in_order_asks_for_each_piece_in_turn(cli):
@@ -358,7 +359,7 @@ def test_check_refuses_an_unknown_set(cli):
 
 def test_check_all_expects_every_set(cli):
     assert cli(SimulatedTagStore(), "check", "all", timeout=0.1) == 1
-    total = len({i for ids in COMPONENT_SETS.values() for i in ids})
+    total = len({i for ids in TAG_SETS.values() for i in ids})
     assert f"all: 0 of {total} pieces" in cli.text
 
 
@@ -422,7 +423,7 @@ def test_write_one_tag_after_another_on_the_emulated_reader(emulator, tmp_path):
     finally:
         hand.join(WAIT)
     assert (first.texts(), second.texts()) == (["player/red"], ["player/blue"])
-    assert "tap the next tile: player/blue" in cli.text
+    assert "[2/2] tap the sticker for Blue player (player/blue)" in cli.text
 
 
 def test_write_refuses_a_read_only_emulated_tag(emulator, tmp_path):
@@ -450,9 +451,9 @@ def test_check_on_the_emulated_reader(emulator, tmp_path):
     cli = Run(tmp_path)
     args = parse("check", "madness-hour", "--tag-map", str(cli.tag_map), "--timeout", "1")
     assert run(args, reader_factory=nfc_station(emulator), out=cli.out, done=cli.done) == 1
-    assert "- game/madness-hour: not part of madness-hour" in cli.text
-    assert ("missing (8): mh/girl/human, mh/girl/evil-god, mh/climax, mh/side/keep, mh/side/kill, "
-            "mh/state/sane, mh/state/mad, mh/state/dead") in cli.text
+    assert "ok game/madness-hour" in cli.text  # a game's card is part of its box
+    assert ("missing (18): mh/girl/human, mh/girl/evil-god, mh/climax, mh/side/keep, mh/side/kill, "
+            "mh/state/sane, mh/state/mad, mh/state/dead, player/red") in cli.text
 
 
 def test_no_reader_points_at_companion_doctor(tmp_path: Path) -> None:

@@ -32,10 +32,11 @@ from voice.tts_voice import TtsVoice, line_entries
 def fixed_lines(lang: str, entries: Mapping[str, tuple[str, str]]) -> list[Line]:
     """The lines that are the same every time: no ``{field}``, and not a
     ``name.*``/``fmt.*`` piece (those are fragments of other lines) nor a
-    ``step.*`` label (a game's step as the pages name it: never spoken)."""
+    ``step.*`` label (a game's step as the pages name it) nor a ``tag.*`` label (printed
+    on a tag): those are never spoken."""
     out = []
     for key, (text, reading) in entries.items():
-        if key.startswith(("name.", "fmt.", "step.")):
+        if key.startswith(("name.", "fmt.", "step.", "tag.")):
             continue
         if any(field is not None for _, field in split_template(reading)):
             continue

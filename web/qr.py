@@ -7,6 +7,20 @@ them; writing an encoder of our own is no job for a table companion.
 from __future__ import annotations
 
 import io
+from urllib.parse import urlsplit
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot go on a card for phones to open (None: it can): a
+    phone's camera opens an http(s) address with a host, and nothing else."""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - a bad port raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or " " in url.strip():
+        return f"--url must be an http:// or https:// address with a host, e.g. http://table.local:8080/; not {url!r}"
+    return None
 
 
 def qr_svg(url: str, title: str | None = None) -> str:

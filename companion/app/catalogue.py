@@ -64,6 +64,18 @@ def name(lines: Lines, game: str, lang: str) -> str:
     return _text(lines, lang, f"name.game/{game}") or game
 
 
+def tag_label(lines: Lines, identity: str, lang: str) -> str:
+    """What a tag is called on its label and in ``companion tags``: its
+    ``tag.<identity>`` line (never spoken) from the folder of whoever owns
+    it; a game's card by the game's name; an extra player's by its name."""
+    if text := _text(lines, lang, f"tag.{identity}"):
+        return text
+    kind, _, rest = identity.partition("/")
+    if kind == "game":
+        return name(lines, rest, lang)
+    return rest if kind == "player" else identity
+
+
 def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
                langs: Iterable[str] = LANGUAGES) -> dict[str, dict[str, dict[str, Any]]]:
     """What the pages name the games by (``/api/games``): by language, each

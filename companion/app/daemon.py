@@ -9,20 +9,22 @@ terminal (type a tag identity, a number from ``menu``, or a button name).
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from companion.app import config as configmod
 from companion.app import wiring
 from companion.app.wiring import App, build
-from companion.core import threads
+from companion.core import tags, threads
 from companion.core.table import PAGES_OFF, PAGES_ON
+from companion.core.tags import printable
 from companion.runtime.clock import RealClock
 from companion.runtime.inbox import Inbox
 
@@ -109,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     wiring.start_voice_fill(app, cfg["language"], loop.report_error)
     if args.simulate and not args.no_input:
         # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
-        threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen)
+        threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen,
+                      extra_players=cfg["players"]["extra"])
     interval = sdnotify.watchdog_interval()  # None unless systemd set WatchdogSec=
 
     def tick() -> None:  # the watchdog is fed from the loop itself: a stuck loop gets restarted
@@ -193,23 +196,43 @@ TERMINAL_HELP = """\
   skb/knight/3, player/red, …   lay that tag on the reader (Tab completes)
   12                            the tag numbered 12 in 'menu'
   uid:04A1B2C3                  a tag known only by its UID (through the tag map)
+  text:anything                 a tag carrying this text, known or not (the table's refusal)
   next  back  repeat            press a button;  hold: hold back (restart the step / abandon)
   unplug  plug                  take the reader away and give it back
   leds  menu  help  quit"""
 
 
+COMMAND_WORDS = ("next", "back", "repeat", "hold", "unplug", "plug", "leds", "menu", "help", "quit")
+
+
+def not_understood(cmd: str, words: Sequence[str]) -> str:
+    """The terminal's answer to a word that is no tag and no command: a typo
+    is the person's, so it is answered here and never laid on the reader
+    (where the table would say "I don't know that tag" and light the error LED)."""
+    close = difflib.get_close_matches(cmd, words, n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    return f"  {printable(cmd)!r} is no tag and no command: {hint}(help lists them; text:{printable(cmd)} lays it anyway)"
+
+
 def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
-             out: TextIO | None = None, screen: Screen | None = None) -> None:
+             out: TextIO | None = None, screen: Screen | None = None,
+             extra_players: Iterable[str] = ()) -> None:
     """Commands from a person: an identity (``skb/knight/3``), a number from
-    ``menu``, ``uid:04A1…``, a button (``next``/``back``/``repeat``/``hold``),
-    ``unplug``/``plug``, ``leds``, ``help``, ``quit``."""
+    ``menu``, ``uid:04A1…``, ``text:…``, a button (``next``/``back``/``repeat``/
+    ``hold``), ``unplug``/``plug``, ``leds``, ``help``, ``quit``.  Anything
+    else is answered here and reaches nothing (``not_understood``)."""
+    from companion.games import identities
+
     inp, out = inp or sys.stdin, out or sys.stdout
     interactive = inp is sys.stdin and inp.isatty() and out is sys.stdout
     menu = _menu()
+    extra_players = tuple(extra_players)
+    menu += [f"player/{p}" for p in extra_players if f"player/{p}" not in menu]
+    components = frozenset(identities())  # the games' cards and pieces
+    words = menu + list(COMMAND_WORDS)
     try:
         import readline
 
-        words = menu + ["next", "back", "repeat", "hold", "unplug", "plug", "leds", "menu", "help", "quit"]
         readline.set_completer(lambda text, state: ([w for w in words if w.startswith(text)] + [None])[state])
         readline.set_completer_delims(" ")
         readline.parse_and_bind("tab: complete")
@@ -255,9 +278,18 @@ def terminal(app: App, stopping: threading.Event, inp: TextIO | None = None,
         elif cmd.isdigit() and 1 <= int(cmd) <= len(menu):
             reader.present(text=menu[int(cmd) - 1])
         elif cmd.startswith("uid:"):
+            if not tags.valid_uid(cmd[4:]):
+                print(f"  uid: takes the tag's UID in hex (8 to 20 digits 0-9, A-F), e.g. uid:04A1B2C3; "
+                      f"not {printable(cmd[4:])!r}", file=out, flush=True)
+                continue
             reader.present(uid=cmd[4:])
-        else:
+        elif cmd.startswith("text:") and cmd[5:]:
+            reader.present(text=cmd[5:])
+        elif tags.is_known(cmd, extra_players, components):
             reader.present(text=cmd)
+        else:
+            print(not_understood(cmd, words), file=out, flush=True)
+            continue
         time.sleep(0.05)  # let the loop answer before the next prompt
         if not cmd.startswith(("menu", "help", "leds")):
             _show_leds(panel, out)

@@ -130,16 +130,35 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     qr.add_argument("--config", action="append", type=Path, default=[], help="a settings file")
 
 
+def qr_card_words(lang: str) -> tuple[str, str]:
+    """The words on the pages' QR card: its heading and what scanning it does."""
+    return (("テーブルコンパニオン", "読み取ると得点表が開きます") if lang == "ja"
+            else ("Table companion", "Scan for the scoreboard"))
+
+
+def pages_url(cfg: dict[str, Any], url: str | None = None) -> str:
+    """The pages' address for a printed card: ``url`` if given (checked:
+    ValueError says why it cannot be one), else from `web: listen:` and this
+    machine's name."""
+    from web.qr import url_problem
+
+    if url is not None:
+        if problem := url_problem(url):
+            raise ValueError(problem)
+        return url.strip()
+    return address(*(resolve_listen(cfg) or ("0.0.0.0", PI_PORT)))
+
+
 def run(args: argparse.Namespace) -> int:
     from web.qr import card_svg
 
     cfg = configmod.for_command(args)
-    url = args.url
-    if url is None:
-        listen = resolve_listen(cfg) or ("0.0.0.0", PI_PORT)
-        url = address(*listen)
-    heading, hint = (("テーブルコンパニオン", "読み取ると得点表が開きます") if cfg["language"] == "ja"
-                     else ("Table companion", "Scan for the scoreboard"))
+    try:
+        url = pages_url(cfg, args.url)
+    except ValueError as e:
+        print(f"companion web qr: {e}", file=sys.stderr)
+        return 2
+    heading, hint = qr_card_words(cfg["language"])
     args.output.write_text(card_svg(url, heading, hint), encoding="utf-8")
     print(f"wrote {args.output}: a QR card for {url}", file=sys.stderr)
     return 0

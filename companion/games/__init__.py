@@ -16,7 +16,7 @@ functions here take it as it is then (a test may append a game to it).
 from __future__ import annotations
 
 from companion.core.engine import Engine
-from companion.core.tags import table_sets
+from companion.core.tags import LANGUAGE_CARDS, PLAYER_CARDS, table_sets
 from companion.games.demagogos import Demagogos
 from companion.games.madness_hour import MadnessHour
 from companion.games.one_night import OneNight
@@ -37,6 +37,35 @@ def component_sets(games: tuple[type[Engine], ...] | None = None) -> dict[str, t
     games = GAMES if games is None else games
     return {g.game: g.components for g in games} | table_sets(
         (g.game for g in games), (r for g in games for r in g.known_rules()))
+
+
+def table_cards(extra_players: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The table's own cards every game is played with: the players' (and the
+    config's extra players'), the languages'."""
+    return (*PLAYER_CARDS, *(f"player/{p}" for p in extra_players), *LANGUAGE_CARDS)
+
+
+def boxes(games: tuple[type[Engine], ...] | None = None,
+          extra_players: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """Each game's whole set of tags, by its id, in the order they are made:
+    its game card, its rule cards, its components, then the table's cards it
+    is played with (the players', the config's extra players', the languages')."""
+    table = table_cards(extra_players)
+    return {g.game: tuple(dict.fromkeys((f"game/{g.game}", *(f"rules/{r}" for r in g.known_rules()),
+                                         *g.components, *table)))
+            for g in (GAMES if games is None else games)}
+
+
+def tag_sets(games: tuple[type[Engine], ...] | None = None,
+             extra_players: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """Every set of tags ``companion tags`` walks, by name: each game's box
+    (``boxes``), the table's own sets (``component_sets``) and ``all``: every
+    game's own cards, then the table's, each once."""
+    games = GAMES if games is None else games
+    own = boxes(games, extra_players)
+    table = table_cards(extra_players)
+    every = [i for ids in own.values() for i in ids if i not in table] + list(table)
+    return own | {k: v for k, v in component_sets(games).items() if k not in own} | {"all": tuple(dict.fromkeys(every))}
 
 
 def all_components(games: tuple[type[Engine], ...] | None = None) -> tuple[str, ...]:
