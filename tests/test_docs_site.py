@@ -1,0 +1,49 @@
+"""The docs site's sources: every game brings its guide in both languages, and the two
+languages of a page have the same sections, so a link to a section works in either.
+(`mkdocs build --strict`, run by .ci/run, checks the links and the nav.)"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from companion.games import GAMES
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+ANCHOR = re.compile(r"^#+ .*\{#([\w-]+)\}\s*$", re.M)
+KANA = re.compile(r"[\u3040-\u30ff]")
+
+
+def guide(game: type) -> Path:
+    return Path(sys.modules[game.__module__].__file__ or "").parent / "guide"
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.game)
+def test_every_game_has_a_guide_in_english_and_japanese(game: type) -> None:
+    for lang in ("en", "ja"):
+        text = (guide(game) / f"{lang}.md").read_text(encoding="utf-8")
+        assert text.startswith("# "), f"{game.game} {lang}: a guide starts with its title"
+    assert KANA.search((guide(game) / "ja.md").read_text(encoding="utf-8"))
+
+
+def pairs() -> list[tuple[Path, Path]]:
+    found = [(p.with_name(p.name.replace(".ja.md", ".md")), p) for p in DOCS.rglob("*.ja.md")
+             if "play" not in p.relative_to(DOCS).parts[:1] or p.name.startswith("index")]
+    found += [(guide(g) / "en.md", guide(g) / "ja.md") for g in GAMES]
+    return found
+
+
+@pytest.mark.parametrize("en, ja", pairs(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_page_has_the_same_sections_in_both_languages(en: Path, ja: Path) -> None:
+    assert ANCHOR.findall(en.read_text(encoding="utf-8")) == ANCHOR.findall(ja.read_text(encoding="utf-8"))
+
+
+def test_every_english_page_has_its_japanese_page() -> None:
+    english = [p for p in DOCS.rglob("*.md") if not p.name.endswith(".ja.md")
+               and p.parent.name not in ("web", "voice-samples") and "play" not in p.relative_to(DOCS).parts[:1]]
+    missing = [str(p.relative_to(DOCS)) for p in english if not p.with_name(p.stem + ".ja.md").exists()]
+    assert not missing
