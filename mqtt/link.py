@@ -410,6 +410,15 @@ def _stop_client(client: Any) -> None:
         client.loop_stop()
 
 
+def client_id(conf: LinkConfig, role: str = "") -> str:
+    """The client id: the user name where there is one (the documented broker,
+    docs/mqtt/companion.conf, makes every login's client id its user name, so
+    the table calls itself what the broker calls it), else ``companion-<table_id>``;
+    ``-<role>`` after it for a client that is not the link (a broker that binds
+    ids still gives it the user name: it takes the daemon's place while it is on)."""
+    return (conf.username or f"companion-{conf.table_id}") + (f"-{role}" if role else "")
+
+
 def paho_client(conf: LinkConfig, protocol: int, role: str = "") -> Any:
     """A paho 2.x client (callback API 2) for ``conf``: its last will says
     ``offline``; it reconnects on its own with a backoff (1 s doubling to 30 s).
@@ -419,8 +428,7 @@ def paho_client(conf: LinkConfig, protocol: int, role: str = "") -> Any:
     import paho.mqtt.client as paho
 
     version = paho.MQTTv5 if protocol == 5 else paho.MQTTv311
-    client = paho.Client(paho.CallbackAPIVersion.VERSION2,
-                         client_id=f"companion-{conf.table_id}" + (f"-{role}" if role else ""),
+    client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id(conf, role),
                          protocol=version, clean_session=None if protocol == 5 else True)
     if not role:
         client.will_set(topics.topic(conf.table_id, "status"), topics.OFFLINE, qos=topics.QOS, retain=True)
