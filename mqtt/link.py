@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from companion.core import threads
 from companion.core.events import TABLE, ButtonPressed
 from companion.core.messages import Event, Message, wants
-from mqtt import settings, topics
+from mqtt import noise, settings, topics
 
 DOWN_AFTER_S = 10.0  # the broker away (or never reached) this long: the table is told, once
 WINDOW = 100  # outbox rows handed to paho and not yet acknowledged, at most
@@ -53,6 +53,13 @@ LINE_DOWN, LINE_UP = "mqtt.down", "mqtt.up"
 # on the wall clock (acknowledged "lately") lost plays: a reconnection later than
 # the window, or one made by night, never sent them (reliability/mqtt_faults.py).
 CONFIRM_S = 3 * KEEPALIVE_S
+# The largest packet the table reads, told to the broker in CONNECT (MQTT 5's Maximum
+# Packet Size): a compliant broker never sends it anything larger (mosquitto drops such a
+# message for this client), so a 64 MiB message on a topic the table hears is never read
+# into memory.  The table hears words (a command, Home Assistant's birth) and the broker's
+# acknowledgements; 16 KiB is room for any broker's properties.  paho 2.2 has no limit of
+# its own on what it reads: a broker that speaks only MQTT 3.1.1 cannot be told.
+MAX_PACKET_IN = 16 * 1024
 
 
 class Outbox(Protocol):
@@ -155,7 +162,9 @@ class MqttLink:
         # paho's thread after every connection; (topic filter, handler) subscribed on each.
         self._connect_hooks: list[Callable[[Any], None]] = []
         self._hooked = False  # the hooks ran for the connection there is now
-        self._subscriptions: list[tuple[str, Callable[[Any], None]]] = []
+        self._subscriptions: list[_Subscription] = []
+        self._lines = noise.Lines(report)  # the link's log lines, at a bounded rate by kind
+        self._presses = noise.Bucket(noise.COMMANDS_BURST, noise.COMMANDS_PER_S)  # paho's thread only
         self.client: Any = None
         self._factory = client_factory or paho_client
         self._protocol = 5
@@ -174,13 +183,16 @@ class MqttLink:
         if late and client is not None:
             hook(client)
 
-    def subscribe(self, topic: str, handler: Callable[[Any], None]) -> None:
-        """``handler(message)`` (paho's thread) for every message on ``topic``,
-        subscribed again at every connection."""
-        self._subscriptions.append((topic, handler))
+    def subscribe(self, topic: str, handler: Callable[[Any], None], every_s: float = 0.0) -> None:
+        """``handler(message)`` for every message on ``topic``, subscribed again
+        at every connection; with ``every_s``, at most once in any ``every_s``
+        (a burst: its first message at once on paho's thread, its last one
+        when the time is up, on the link's worker)."""
+        sub = _Subscription(topic, handler, every_s)
+        self._subscriptions.append(sub)
         client = self.client
         if client is not None:
-            client.message_callback_add(topic, lambda c, u, m: handler(m))
+            client.message_callback_add(topic, lambda c, u, m: sub.heard(m))
             if self._connected:
                 client.subscribe(topic, qos=topics.QOS)
 
@@ -229,8 +241,8 @@ class MqttLink:
         client.publish(topics.topic(self.conf.table_id, "status"), topics.ONLINE, qos=topics.QOS, retain=True)
         if self.conf.commands:
             client.subscribe(topics.topic(self.conf.table_id, "command"), qos=topics.QOS)
-        for topic, _handler in self._subscriptions:
-            client.subscribe(topic, qos=topics.QOS)
+        for sub in self._subscriptions:
+            client.subscribe(sub.topic, qos=topics.QOS)
         with self._lock:
             hooks, self._hooked = list(self._connect_hooks), True
         for hook in hooks:
@@ -257,9 +269,18 @@ class MqttLink:
         self._wake.set()
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        if message.retain:  # kept by the broker from whenever: nobody is pressing anything now
+            self._note(f"mqtt: ignored a retained command on {message.topic} (a command is pressed, "
+                       "never kept: clear it with an empty retained message)", kind="ignored commands")
+            return
         button = topics.command(message.payload) if len(message.payload) <= 16 else None
         if button is None:
-            self._note(f"mqtt: ignored a command that is not next, back or repeat ({bytes(message.payload[:40])!r})")
+            self._note(f"mqtt: ignored a command that is not next, back or repeat ({bytes(message.payload[:40])!r})",
+                       kind="ignored commands")
+            return
+        if not self._presses.take():
+            self._note(f"mqtt: ignored {button}: commands came faster than {noise.COMMANDS_BURST} at once, "
+                       f"then {noise.COMMANDS_PER_S:g} a second", kind="ignored commands")
             return
         self.submit(ButtonPressed(button))  # the inbox journals it like a press of the panel's button
 
@@ -275,6 +296,9 @@ class MqttLink:
                 self._stopping.wait(1.0)
 
     def _step(self) -> None:
+        self._lines.flush()
+        for sub in self._subscriptions:
+            sub.due()
         if self._fallback:
             self._fallback = False
             self._protocol = 3
@@ -371,17 +395,18 @@ class MqttLink:
         client.on_connect, client.on_disconnect = self._on_connect, self._on_disconnect
         client.on_publish = self._on_publish
         client.message_callback_add(topics.topic(self.conf.table_id, "command"), self._on_message)
-        for topic, handler in self._subscriptions:
-            client.message_callback_add(topic, lambda c, u, m, handler=handler: handler(m))
-        client.connect_async(self.conf.host, self.conf.port, keepalive=KEEPALIVE_S)
+        for sub in self._subscriptions:
+            client.message_callback_add(sub.topic, lambda c, u, m, sub=sub: sub.heard(m))
+        client.connect_async(self.conf.host, self.conf.port, keepalive=KEEPALIVE_S,
+                             properties=connect_properties() if self._protocol == 5 else None)
         client.loop_start()  # paho's own thread connects, reconnects (backoff) and reads
         self.client = client
 
     def _where(self) -> str:
         return f"{self.conf.host}:{self.conf.port}"
 
-    def _note(self, message: str) -> None:
-        self.report(message)
+    def _note(self, message: str, kind: str = "lines about the broker") -> None:
+        self._lines.note(kind, message)
 
     def _stop_worker(self) -> None:
         self._stopping.set()
@@ -401,6 +426,46 @@ class MqttLink:
             _stop_client(client)
         if not self._worker.is_alive():
             self.outbox.close()
+
+
+class _Subscription:
+    """A topic the link hears for another part of the package, and its handler,
+    run at most once in any ``every_s`` (0: for every message)."""
+
+    def __init__(self, topic: str, handler: Callable[[Any], None], every_s: float) -> None:
+        self.topic, self.handler, self.every_s = topic, handler, every_s
+        self._lock = threading.Lock()
+        self._last = -float("inf")  # when the handler last ran
+        self._waiting: Any = None  # the last message of a burst, for when the time is up
+
+    def heard(self, message: Any) -> None:
+        """On paho's thread."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last < self.every_s:
+                self._waiting = message
+                return
+            self._last = now
+        self.handler(message)
+
+    def due(self) -> None:
+        """On the worker: the last message of a burst, once ``every_s`` is up."""
+        with self._lock:
+            now = time.monotonic()
+            if self._waiting is None or now - self._last < self.every_s:
+                return
+            message, self._waiting, self._last = self._waiting, None, now
+        self.handler(message)
+
+
+def connect_properties() -> Any:
+    """MQTT 5's CONNECT properties: the largest packet the table reads."""
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    props = Properties(PacketTypes.CONNECT)
+    props.MaximumPacketSize = MAX_PACKET_IN
+    return props
 
 
 def _stop_client(client: Any) -> None:

@@ -16,12 +16,11 @@ from typing import Any
 
 import paho.mqtt.client as paho
 import pytest
-from paho.mqtt.properties import Properties
 from paho.mqtt.packettypes import PacketTypes
-from test_mqtt_link import TID, Listener, link, online, settle, table
+from paho.mqtt.properties import Properties
+from test_mqtt_link import TID, Listener, link, settle, table
 
 from mqtt import link as linkmod
-
 from tests.mosquitto import Broker, documented_broker
 
 USERS = {"venue": "venue-secret", "table-a": "a-secret", "table-b": "b-secret"}
@@ -109,3 +108,190 @@ def test_finding_a_table_using_another_tables_client_id_never_knocks_it_off(
     finally:
         t.close()
         board.close()
+
+
+# ------------------------------------------------------------ retained commands
+def _live_repeat_taken(t: Any, sender: paho.Client, mark: int) -> None:
+    """Send live (not retained) ``repeat`` commands until the table takes one:
+    its subscription is then in place, and any retained command, which the
+    broker sends before anything newer, has been through the table's inbox."""
+    for _ in range(40):
+        sender.publish(f"companion/{TID}/command", b"repeat", qos=1).wait_for_publish(10)
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            t.sim.loop.pump()
+            if any(e["event"] == "accepted" and e["input"] == "repeat" for e in t.since(mark)):
+                return
+            time.sleep(0.02)
+    raise AssertionError("the table took no live command")
+
+
+def _nexts(t: Any, mark: int) -> list[dict[str, Any]]:
+    """``next`` presses the table took (accepted or refused) since ``mark``."""
+    return [e for e in t.since(mark) if e["event"] in ("accepted", "rejected") and e.get("input") == "next"]
+
+
+def test_finding_a_retained_command_is_never_taken_at_start_or_after_a_broker_restart(tmp_path: Path) -> None:
+    b = Broker(tmp_path / "broker", persist=True).start()
+    presser = client(b, "presser")
+    presser.publish(f"companion/{TID}/command", b"next", qos=1, retain=True).wait_for_publish(10)
+    t = table(tmp_path / "s", b.address, commands=True)
+    try:
+        t.tap("game/one-night", "player/red", "player/blue", "player/green")
+        _live_repeat_taken(t, presser, 0)
+        assert not _nexts(t, 0), "a retained command was taken at start"
+        b.restart()  # kept on disk: the retained command comes again at the table's new subscription
+        mark = t.mark()
+        settle(t, lambda: link(t)._connection >= 2)
+        _live_repeat_taken(t, presser, mark)
+        assert not _nexts(t, mark), "a retained command was taken after the broker restarted"
+        assert [e for e in t.of("error") if "retained" in e["message"]]  # said (in the log), not taken
+    finally:
+        t.close()
+        bye(presser)
+        b.stop()
+
+
+# ---------------------------------------------------------------------- size
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+
+
+class PeakRss:
+    """This process's resident set, sampled every 5 ms on a thread: its peak."""
+
+    def __init__(self) -> None:
+        self.base = self.peak = _rss_mib()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, _rss_mib())
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join(5)
+        return self.peak - self.base
+
+
+BIG = 64 * 2**20
+
+
+def test_finding_64_mib_on_home_assistants_status_is_never_read_by_the_table(broker: Any, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from mqtt import homeassistant
+
+    ha = Listener(broker, topic=homeassistant.config_topic(TID))
+    t = table(tmp_path, broker.address)
+    try:
+        ha.wait_for(lambda: len(ha.got) >= 1, pump=t)  # the discovery at connection
+        peak = PeakRss()
+        # another process sends it (its 64 MiB are not ours): "online" and 64 MiB of blanks, a birth
+        subprocess.run([sys.executable, "-c", (
+            "import paho.mqtt.client as p, sys\n"
+            "c = p.Client(p.CallbackAPIVersion.VERSION2, client_id='big', protocol=p.MQTTv5)\n"
+            f"c.connect('{broker.host}', {broker.port}); c.loop_start()\n"
+            f"c.publish('{homeassistant.HA_STATUS_TOPIC}', b'online' + b' ' * {BIG}, qos=1).wait_for_publish(60)\n"
+            f"c.publish('{homeassistant.HA_STATUS_TOPIC}', b'online', qos=1).wait_for_publish(60)\n"
+            "c.disconnect(); c.loop_stop()\n")], check=True, timeout=120)
+        ha.wait_for(lambda: len(ha.got) >= 2, pump=t)  # the small birth's discovery
+        time.sleep(homeassistant.REPUBLISH_S + 1.5)  # a bounded look for another
+        grew = peak.stop()
+        print(f"table RSS +{grew:.1f} MiB with 64 MiB on {homeassistant.HA_STATUS_TOPIC}")
+        assert len(ha.got) == 2, "the 64 MiB birth reached the table's handler"
+        assert grew < 32, f"the table's RSS grew {grew:.0f} MiB"
+    finally:
+        t.close()
+        ha.close()
+
+
+# --------------------------------------------------------------------- noise
+def _flood(broker: Any, topic: str, payload: bytes, n: int) -> None:
+    c = client(broker, f"flood-{time.monotonic_ns()}")
+    try:
+        infos = [c.publish(topic, payload, qos=1) for _ in range(n)]
+        for info in infos:
+            info.wait_for_publish(60)
+    finally:
+        bye(c)
+
+
+def test_finding_5000_junk_commands_give_a_bounded_number_of_log_lines(broker: Any, tmp_path: Path) -> None:
+    from mqtt import noise
+
+    n = 5000
+    t = table(tmp_path, broker.address, commands=True)
+    try:
+        settle(t, lambda: link(t)._connected)
+        start = time.monotonic()
+        _flood(broker, f"companion/{TID}/command", b"dance", n)
+
+        def lines() -> list[str]:
+            return [e["message"] for e in t.of("error") if "ignored" in e["message"] and "command" in e["message"]]
+
+        seen = [-1, time.monotonic()]  # lines counted, and since when
+
+        def still() -> bool:  # the lines have stopped coming for 2 s (every junk command said once, unbounded)
+            if len(lines()) != seen[0]:
+                seen[:] = [len(lines()), time.monotonic()]
+            return time.monotonic() - seen[1] > 2.0
+
+        settle(t, lambda: any("not logged" in line for line in lines()) or still(), timeout=90)
+        took = time.monotonic() - start
+        told = [line for line in lines() if "not logged" not in line]
+        print(f"{len(lines())} log lines for {n} junk commands in {took:.1f} s")
+        assert len(told) <= noise.LINES_BURST + noise.LINES_PER_S * took + 1, f"{len(told)} lines for {n} commands"
+        settle(t, lambda: any("not logged" in line for line in lines()), timeout=30)  # what was left out is said
+        summary = next(line for line in lines() if "not logged" in line)
+        assert summary.startswith("mqtt: ") and int(summary.split()[1]) >= 1, summary
+    finally:
+        t.close()
+
+
+def test_finding_a_flood_of_repeat_commands_is_spoken_at_a_bounded_rate(broker: Any, tmp_path: Path) -> None:
+    from mqtt import noise
+
+    n = 1000
+    t = table(tmp_path, broker.address, commands=True)
+    try:
+        t.tap("game/one-night", "player/red", "player/blue", "player/green")
+        settle(t, lambda: link(t)._connected)
+        mark, start = t.mark(), time.monotonic()
+        _flood(broker, f"companion/{TID}/command", b"repeat", n)
+
+        def taken() -> int:
+            return len([e for e in t.since(mark) if e["event"] == "accepted" and e.get("input") == "repeat"])
+
+        settle(t, lambda: taken() >= n or any("not logged" in e["message"] for e in t.since(mark, "error")),
+               timeout=90)
+        took = time.monotonic() - start
+        print(f"{taken()} of {n} repeat commands taken in {took:.1f} s")
+        assert taken() <= noise.COMMANDS_BURST + noise.COMMANDS_PER_S * took + 1
+    finally:
+        t.close()
+
+
+def test_finding_a_burst_of_home_assistant_births_republishes_the_discovery_a_bounded_number_of_times(
+        broker: Any, tmp_path: Path) -> None:
+    from mqtt import homeassistant
+
+    n = 3000
+    ha = Listener(broker, topic=homeassistant.config_topic(TID))
+    t = table(tmp_path, broker.address)
+    try:
+        ha.wait_for(lambda: len(ha.got) >= 1, pump=t)
+        start = time.monotonic()
+        _flood(broker, homeassistant.HA_STATUS_TOPIC, b"online", n)
+        time.sleep(homeassistant.REPUBLISH_S + 1.5)  # the burst's last birth is answered when its time is up
+        took = time.monotonic() - start
+        again = len(ha.got) - 1
+        print(f"{again} discoveries for {n} births in {took:.1f} s")
+        assert 1 <= again <= 1 + took / homeassistant.REPUBLISH_S + 1
+    finally:
+        t.close()
+        ha.close()
