@@ -295,3 +295,19 @@ def test_finding_a_burst_of_home_assistant_births_republishes_the_discovery_a_bo
     finally:
         t.close()
         ha.close()
+
+
+def test_finding_the_documented_broker_refuses_a_big_message_on_a_tables_own_topic_before_anyone_reads_it(
+        documented: Broker) -> None:
+    board = Listener(documented, topic="companion/+/event", user=("venue", USERS["venue"]))
+    a = client(documented, "a", "table-a")
+    try:
+        a.publish("companion/table-a/event", b"x" * 2**20, qos=1)  # 1 MiB: the broker hangs up on table A
+        a.loop_stop()
+        a = client(documented, "a", "table-a")  # back, within the contract's 64 KiB
+        a.publish("companion/table-a/event", b"x" * 60_000, qos=1).wait_for_publish(10)
+        board.wait_for(lambda: bool(board.got), timeout=10)
+        assert [len(p) for _, p, _ in board.got] == [60_000], "the broker passed on a 1 MiB message"
+    finally:
+        bye(a)
+        board.close()
