@@ -77,9 +77,8 @@ def publish(t: LinkConfig, messages: list[tuple[str, bytes]], timeout_s: float =
     deadline = time.monotonic() + timeout_s
     try:  # the link's own client, MQTT 3.1.1, as ``forget``: not the daemon's client id, nor its will
         client = paho_client(t, protocol=4, role="forget")
-    except (OSError, ValueError) as e:  # a TLS file that cannot be read
-        raise ForgetError(f"cannot set up TLS for the broker at {where(t)}: {getattr(e, 'strerror', None) or e}"
-                          ) from None
+    except (OSError, ValueError) as e:  # a TLS file that cannot be used (TlsFileError names it)
+        raise ForgetError(f"cannot set up TLS for the broker at {where(t)}: {e}") from None
     client.connect_timeout = timeout_s
     connected = threading.Event()
     answer: list[Any] = []

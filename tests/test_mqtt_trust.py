@@ -311,3 +311,30 @@ def test_finding_the_documented_broker_refuses_a_big_message_on_a_tables_own_top
     finally:
         bye(a)
         board.close()
+
+
+# ----------------------------------------------------------------- bad files
+@pytest.mark.parametrize("content", [None, b"", b"not a certificate\n"], ids=["missing", "empty", "junk"])
+def test_finding_a_missing_or_junk_ca_file_is_named_with_its_problem(tmp_path: Path, content: bytes | None) -> None:
+    from mqtt import forget
+
+    ca = tmp_path / "venue-ca.pem"
+    if content is not None:
+        ca.write_bytes(content)
+    t = table(tmp_path / "s", "127.0.0.1:1", tls={"ca_file": str(ca)})
+    try:
+        settle(t, lambda: any("cannot set up" in e["message"] for e in t.of("error")), timeout=10)
+        line = next(e["message"] for e in t.of("error") if "cannot set up" in e["message"])
+    finally:
+        t.close()
+    assert f"mqtt.tls.ca_file {ca}: " in line, line
+    assert ("No such file" in line) if content is None else ("certificate" in line), line
+    conf = linkmod.LinkConfig("t1", "127.0.0.1", 1, tls={"ca_file": str(ca)})
+    with pytest.raises(forget.ForgetError, match=f"mqtt.tls.ca_file {ca}: "):
+        forget.publish(conf, [], timeout_s=1)
+    if content is not None:  # readable: doctor's own check passes it, the TLS library does not
+        from companion.app import config, doctor
+
+        r = doctor.check_mqtt(config.load([], {"mqtt": {"broker": "127.0.0.1:1", "tls": {"ca_file": str(ca)}}}),
+                              doctor.Env())
+        assert (r.status, r.detail) == (doctor.FAIL, line.split("cannot set up the link to 127.0.0.1:1: ")[1])

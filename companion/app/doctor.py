@@ -434,7 +434,7 @@ def check_mqtt(cfg: Mapping[str, Any] | None, env: Env) -> Result:
 
     if not mqtt_settings.enabled(cfg):
         return Result(name, SKIP, "off (mqtt.broker is null); the table is on no broker")
-    from mqtt.link import LinkConfig
+    from mqtt.link import LinkConfig, TlsFileError
 
     conf, problem = LinkConfig.from_cfg(cfg)
     where = f"{conf.host}:{conf.port}"
@@ -456,6 +456,9 @@ def check_mqtt(cfg: Mapping[str, Any] | None, env: Env) -> Result:
         return Result(name, FAIL, f"the broker at {where} did not answer: {e}",
                       "check mqtt.broker's address and port, a firewall between, and whether the broker "
                       "expects TLS (mqtt.tls)")
+    except TlsFileError as e:  # readable, and yet not what TLS needs (junk, an empty file)
+        return Result(name, FAIL, str(e), "give mqtt.tls the CA certificate (PEM) that signed the broker's, "
+                                          "or correct the path")
     except (OSError, ValueError) as e:  # refused, unreachable, no such host, TLS
         import ssl
 
