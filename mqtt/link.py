@@ -542,7 +542,8 @@ def make_link(cfg: Mapping[str, Any], *, view: TableView, outbox: Outbox, submit
     """The link for a loaded config (``mqtt.broker`` set): what the wiring
     makes, and a fault campaign may make the same way."""
     conf, problem = LinkConfig.from_cfg(cfg)
-    if problem is not None:
-        report(problem)
+    for line in (problem, settings.password_file_exposed(cfg)):
+        if line is not None:
+            report(line if line.startswith("mqtt: ") else f"mqtt: {line}")
     return MqttLink(conf, view=view, outbox=outbox, submit=submit, call_soon=call_soon, announce=announce,
                     report=report, **kwargs)

@@ -338,3 +338,29 @@ def test_finding_a_missing_or_junk_ca_file_is_named_with_its_problem(tmp_path: P
         r = doctor.check_mqtt(config.load([], {"mqtt": {"broker": "127.0.0.1:1", "tls": {"ca_file": str(ca)}}}),
                               doctor.Env())
         assert (r.status, r.detail) == (doctor.FAIL, line.split("cannot set up the link to 127.0.0.1:1: ")[1])
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o604])
+def test_finding_a_password_file_everyone_can_read_is_said_at_start_and_by_doctor(tmp_path: Path, mode: int) -> None:
+    from companion.app import config, doctor
+
+    pw = tmp_path / "mqtt-password"
+    pw.write_text("s3cret\n", encoding="utf-8")
+    pw.chmod(mode)
+    t = table(tmp_path / "s", "127.0.0.1:1", username="t1", password_file=str(pw))
+    try:
+        lines = [e["message"] for e in t.of("error") if "password_file" in e["message"]]
+    finally:
+        t.close()
+    assert len(lines) == 1 and str(pw) in lines[0] and "readable by everyone" in lines[0], lines
+    cfg = config.load([], {"mqtt": {"broker": "127.0.0.1:1", "username": "t1", "password_file": str(pw)}})
+    r = doctor.check_mqtt_password_file(cfg, doctor.Env())
+    assert r.status == "WARN" and str(pw) in r.detail and f"chmod 640 {pw}" in r.fix, r
+    pw.chmod(0o640)  # the service's group may read it: fine
+    assert doctor.check_mqtt_password_file(cfg, doctor.Env()).status == doctor.OK
+    t = table(tmp_path / "s2", "127.0.0.1:1", username="t1", password_file=str(pw))
+    try:
+        assert not [e for e in t.of("error") if "password_file" in e["message"]]
+    finally:
+        t.close()
+    assert doctor.check_mqtt_password_file(config.load([], {}), doctor.Env()).status == doctor.SKIP

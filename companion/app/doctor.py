@@ -477,6 +477,23 @@ def check_mqtt(cfg: Mapping[str, Any] | None, env: Env) -> Result:
                             + (f" as {conf.username}" if conf.username else "") + (" over TLS" if conf.tls else ""))
 
 
+WARN = "WARN"  # the table runs, with a risk or a fallback it should not have
+
+
+def check_mqtt_password_file(cfg: Mapping[str, Any] | None, env: Env) -> Result:
+    """``mqtt.password_file``: may everyone on the machine read it?"""
+    name = "mqtt password_file"
+    path = ((cfg or {}).get("mqtt") or {}).get("password_file")
+    if cfg is None or not path:
+        return Result(name, SKIP, "no password file (mqtt.password_file is null)")
+    from mqtt import settings as mqtt_settings
+
+    exposed = mqtt_settings.password_file_exposed(cfg)
+    if exposed is not None:
+        return Result(name, WARN, exposed, f"`sudo chgrp {SERVICE_USER} {path} && sudo chmod 640 {path}`")
+    return Result(name, OK, f"{path} is not readable by everyone")
+
+
 # --------------------------------------------------------------- command
 CHECK_NAMES = ("config", "state", "journal", "reader", "audio", "speech", "gpio", "user", "mqtt")
 
@@ -520,6 +537,7 @@ def default_checks(args: argparse.Namespace, *, loader: Loader | None = None,
         ("gpio", lambda: check_gpio(box["cfg"], env)),
         ("user", lambda: check_user(env)),
         ("mqtt", lambda: check_mqtt(box["cfg"], env)),
+        ("mqtt", lambda: check_mqtt_password_file(box["cfg"], env)),  # --skip mqtt skips both
     ]
     return [check for name, check in table if name not in skip]
 
