@@ -364,3 +364,21 @@ def test_finding_a_password_file_everyone_can_read_is_said_at_start_and_by_docto
     finally:
         t.close()
     assert doctor.check_mqtt_password_file(config.load([], {}), doctor.Env()).status == doctor.SKIP
+
+
+@pytest.mark.parametrize("flag", ["--table-id", "--mqtt"])
+def test_finding_forget_with_an_empty_table_id_or_broker_refuses_and_touches_nothing(
+        broker: Any, flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from companion.app import cli
+
+    seen = Listener(broker, topic="homeassistant/#")
+    try:
+        argv = {"--table-id": ["--mqtt", broker.address, "--table-id", ""],
+                "--mqtt": ["--mqtt", "", "--table-id", TID]}[flag]
+        code = cli.main(["mqtt", "forget", *argv])
+        err = capsys.readouterr().err
+        time.sleep(0.5)  # a bounded look: nothing may come
+        assert code == 1 and len(err.strip().splitlines()) == 1 and "''" in err, err
+        assert seen.got == [], "forget acted on this table"
+    finally:
+        seen.close()
