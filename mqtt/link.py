@@ -292,7 +292,7 @@ class MqttLink:
             try:
                 self._step()
             except Exception as e:  # the link must never take the table down with it
-                self._note(f"mqtt: {type(e).__name__}: {e}")
+                self._note(f"mqtt: {type(e).__name__}: {e}", kind="errors of the link")
                 self._stopping.wait(1.0)
 
     def _step(self) -> None:

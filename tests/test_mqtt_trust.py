@@ -382,3 +382,55 @@ def test_finding_forget_with_an_empty_table_id_or_broker_refuses_and_touches_not
         assert seen.got == [], "forget acted on this table"
     finally:
         seen.close()
+
+
+def test_finding_on_a_full_disk_the_outbox_says_the_disk_is_full_not_cannot_rollback(tmp_path: Path) -> None:
+    import sqlite3
+
+    from test_mqtt_link import ROOT, play
+
+    from companion.app.simulate import load_script
+    from companion.runtime.outbox import OutboxStore
+
+    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    t = table(tmp_path, "127.0.0.1:1", script)  # nobody listens: the plays wait in the outbox
+    try:
+        play(t, script)
+    finally:
+        t.close()
+
+    class FullDisk:
+        """The journal's connection on a disk that filled: a write fails with
+        SQLITE_FULL, and SQLite has rolled the whole transaction back itself
+        (it may, on SQLITE_FULL: www.sqlite.org/lang_transaction.html)."""
+
+        def __init__(self) -> None:
+            self.db = sqlite3.connect(str(tmp_path / "journal.sqlite"), isolation_level=None,
+                                      check_same_thread=False)
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            return self.db.execute(sql, *args)
+
+        def executemany(self, sql: str, rows: Any) -> Any:
+            if sql.lstrip().upper().startswith(("INSERT", "DELETE")) and self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+                raise sqlite3.OperationalError("database or disk is full")
+            return self.db.executemany(sql, rows)
+
+        def close(self) -> None:
+            self.db.close()
+
+        @property
+        def in_transaction(self) -> bool:
+            return self.db.in_transaction
+
+    outbox = OutboxStore(tmp_path / "journal.sqlite", FullDisk)
+    try:
+        rows = outbox.pending(limit=1000)
+        assert rows
+        with pytest.raises(Exception) as caught:
+            outbox.done([r.n for r in rows])
+        assert "full" in str(caught.value) and "rollback" not in str(caught.value), caught.value
+        assert len(outbox.pending(limit=1000)) == len(rows)  # nothing half done
+    finally:
+        outbox.close()
