@@ -434,3 +434,21 @@ def test_finding_on_a_full_disk_the_outbox_says_the_disk_is_full_not_cannot_roll
         assert len(outbox.pending(limit=1000)) == len(rows)  # nothing half done
     finally:
         outbox.close()
+
+
+def test_lines_of_a_kind_come_at_a_bounded_rate_and_what_was_left_out_is_counted_in_one_line() -> None:
+    from mqtt import noise
+
+    now = [0.0]
+    said: list[str] = []
+    lines = noise.Lines(said.append, burst=2, per_s=0.5, clock=lambda: now[0])
+    for i in range(10):
+        lines.note("ignored commands", f"junk {i}")
+    lines.note("errors of the link", "disk full")  # another kind is never hidden by the flood
+    lines.flush()  # no token yet: the count waits
+    assert said == ["junk 0", "junk 1", "disk full"]
+    now[0] = 2.0
+    lines.flush()
+    assert said[-1] == "mqtt: 8 more ignored commands not logged (at most 2 at once, then one every 2 s)"
+    lines.flush()
+    assert len(said) == 4  # said once
