@@ -58,11 +58,16 @@ def target(args: argparse.Namespace, settings: Mapping[str, Any]) -> LinkConfig:
     ``mqtt:`` (missing keys: their defaults), read as the daemon's link reads
     them (``LinkConfig.from_cfg``)."""
     m = {**core_settings.defaults(mqtt_settings.SETTINGS), **settings}
+    # a value given empty is a mistake (a variable that was not set), never "use the default":
+    # `--table-id ''` would otherwise act on this table
+    if args.mqtt is not None and not args.mqtt.strip():
+        raise ForgetError("--mqtt must be HOST[:PORT], not ''")
     broker = args.mqtt if args.mqtt not in (None, "off") else m["broker"]
     if not broker:
         raise ForgetError("no broker: give --mqtt HOST[:PORT], or mqtt: broker: in the config")
     address(broker, tls=m["tls"] is not None)  # a bad --mqtt is one line, not an assertion
-    table_id = args.table_id or m["table_id"] or mqtt_settings.host_table_id(socket.gethostname())
+    table_id = args.table_id if args.table_id is not None else (
+        m["table_id"] or mqtt_settings.host_table_id(socket.gethostname()))
     if not homeassistant.TABLE_ID.fullmatch(table_id):
         raise ForgetError(f"the table id must be 1 to 32 of a-z, 0-9 and '-' (not first), not {table_id!r}")
     conf, problem = LinkConfig.from_cfg({"mqtt": {**m, "broker": broker, "table_id": table_id}})
@@ -77,9 +82,8 @@ def publish(t: LinkConfig, messages: list[tuple[str, bytes]], timeout_s: float =
     deadline = time.monotonic() + timeout_s
     try:  # the link's own client, MQTT 3.1.1, as ``forget``: not the daemon's client id, nor its will
         client = paho_client(t, protocol=4, role="forget")
-    except (OSError, ValueError) as e:  # a TLS file that cannot be read
-        raise ForgetError(f"cannot set up TLS for the broker at {where(t)}: {getattr(e, 'strerror', None) or e}"
-                          ) from None
+    except (OSError, ValueError) as e:  # a TLS file that cannot be used (TlsFileError names it)
+        raise ForgetError(f"cannot set up TLS for the broker at {where(t)}: {e}") from None
     client.connect_timeout = timeout_s
     connected = threading.Event()
     answer: list[Any] = []

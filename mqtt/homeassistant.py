@@ -41,6 +41,9 @@ from companion.core.table import Table
 TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # AGREED.md §2
 PREFIX = "homeassistant"  # Home Assistant's discovery prefix (its default)
 HA_STATUS_TOPIC = f"{PREFIX}/status"  # its birth (online) and last will (offline)
+# The discovery goes again at most once in this many seconds however many births come
+# (3,000 births once cost 10 MiB of discovery): the first at once, the last when it is up.
+REPUBLISH_S = 5.0
 BUTTONS = ("next", "back", "repeat")  # what companion/<id>/command takes (AGREED §2)
 ORIGIN = "table companion"
 # The components' names in the table's language; a language not here speaks English.

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from companion.core import threads
 from companion.core.events import TABLE, ButtonPressed
 from companion.core.messages import Event, Message, wants
-from mqtt import settings, topics
+from mqtt import noise, settings, topics
 
 DOWN_AFTER_S = 10.0  # the broker away (or never reached) this long: the table is told, once
 WINDOW = 100  # outbox rows handed to paho and not yet acknowledged, at most
@@ -53,6 +53,13 @@ LINE_DOWN, LINE_UP = "mqtt.down", "mqtt.up"
 # on the wall clock (acknowledged "lately") lost plays: a reconnection later than
 # the window, or one made by night, never sent them (reliability/mqtt_faults.py).
 CONFIRM_S = 3 * KEEPALIVE_S
+# The largest packet the table reads, told to the broker in CONNECT (MQTT 5's Maximum
+# Packet Size): a compliant broker never sends it anything larger (mosquitto drops such a
+# message for this client), so a 64 MiB message on a topic the table hears is never read
+# into memory.  The table hears words (a command, Home Assistant's birth) and the broker's
+# acknowledgements; 16 KiB is room for any broker's properties.  paho 2.2 has no limit of
+# its own on what it reads: a broker that speaks only MQTT 3.1.1 cannot be told.
+MAX_PACKET_IN = 16 * 1024
 
 
 class Outbox(Protocol):
@@ -155,7 +162,9 @@ class MqttLink:
         # paho's thread after every connection; (topic filter, handler) subscribed on each.
         self._connect_hooks: list[Callable[[Any], None]] = []
         self._hooked = False  # the hooks ran for the connection there is now
-        self._subscriptions: list[tuple[str, Callable[[Any], None]]] = []
+        self._subscriptions: list[_Subscription] = []
+        self._lines = noise.Lines(report)  # the link's log lines, at a bounded rate by kind
+        self._presses = noise.Bucket(noise.COMMANDS_BURST, noise.COMMANDS_PER_S)  # paho's thread only
         self.client: Any = None
         self._factory = client_factory or paho_client
         self._protocol = 5
@@ -174,13 +183,16 @@ class MqttLink:
         if late and client is not None:
             hook(client)
 
-    def subscribe(self, topic: str, handler: Callable[[Any], None]) -> None:
-        """``handler(message)`` (paho's thread) for every message on ``topic``,
-        subscribed again at every connection."""
-        self._subscriptions.append((topic, handler))
+    def subscribe(self, topic: str, handler: Callable[[Any], None], every_s: float = 0.0) -> None:
+        """``handler(message)`` for every message on ``topic``, subscribed again
+        at every connection; with ``every_s``, at most once in any ``every_s``
+        (a burst: its first message at once on paho's thread, its last one
+        when the time is up, on the link's worker)."""
+        sub = _Subscription(topic, handler, every_s)
+        self._subscriptions.append(sub)
         client = self.client
         if client is not None:
-            client.message_callback_add(topic, lambda c, u, m: handler(m))
+            client.message_callback_add(topic, lambda c, u, m: sub.heard(m))
             if self._connected:
                 client.subscribe(topic, qos=topics.QOS)
 
@@ -229,8 +241,8 @@ class MqttLink:
         client.publish(topics.topic(self.conf.table_id, "status"), topics.ONLINE, qos=topics.QOS, retain=True)
         if self.conf.commands:
             client.subscribe(topics.topic(self.conf.table_id, "command"), qos=topics.QOS)
-        for topic, _handler in self._subscriptions:
-            client.subscribe(topic, qos=topics.QOS)
+        for sub in self._subscriptions:
+            client.subscribe(sub.topic, qos=topics.QOS)
         with self._lock:
             hooks, self._hooked = list(self._connect_hooks), True
         for hook in hooks:
@@ -257,9 +269,18 @@ class MqttLink:
         self._wake.set()
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        if message.retain:  # kept by the broker from whenever: nobody is pressing anything now
+            self._note(f"mqtt: ignored a retained command on {message.topic} (a command is pressed, "
+                       "never kept: clear it with an empty retained message)", kind="ignored commands")
+            return
         button = topics.command(message.payload) if len(message.payload) <= 16 else None
         if button is None:
-            self._note(f"mqtt: ignored a command that is not next, back or repeat ({bytes(message.payload[:40])!r})")
+            self._note(f"mqtt: ignored a command that is not next, back or repeat ({bytes(message.payload[:40])!r})",
+                       kind="ignored commands")
+            return
+        if not self._presses.take():
+            self._note(f"mqtt: ignored {button}: commands came faster than {noise.COMMANDS_BURST} at once, "
+                       f"then {noise.COMMANDS_PER_S:g} a second", kind="ignored commands")
             return
         self.submit(ButtonPressed(button))  # the inbox journals it like a press of the panel's button
 
@@ -271,10 +292,13 @@ class MqttLink:
             try:
                 self._step()
             except Exception as e:  # the link must never take the table down with it
-                self._note(f"mqtt: {type(e).__name__}: {e}")
+                self._note(f"mqtt: {type(e).__name__}: {e}", kind="errors of the link")
                 self._stopping.wait(1.0)
 
     def _step(self) -> None:
+        self._lines.flush()
+        for sub in self._subscriptions:
+            sub.due()
         if self._fallback:
             self._fallback = False
             self._protocol = 3
@@ -371,17 +395,18 @@ class MqttLink:
         client.on_connect, client.on_disconnect = self._on_connect, self._on_disconnect
         client.on_publish = self._on_publish
         client.message_callback_add(topics.topic(self.conf.table_id, "command"), self._on_message)
-        for topic, handler in self._subscriptions:
-            client.message_callback_add(topic, lambda c, u, m, handler=handler: handler(m))
-        client.connect_async(self.conf.host, self.conf.port, keepalive=KEEPALIVE_S)
+        for sub in self._subscriptions:
+            client.message_callback_add(sub.topic, lambda c, u, m, sub=sub: sub.heard(m))
+        client.connect_async(self.conf.host, self.conf.port, keepalive=KEEPALIVE_S,
+                             properties=connect_properties() if self._protocol == 5 else None)
         client.loop_start()  # paho's own thread connects, reconnects (backoff) and reads
         self.client = client
 
     def _where(self) -> str:
         return f"{self.conf.host}:{self.conf.port}"
 
-    def _note(self, message: str) -> None:
-        self.report(message)
+    def _note(self, message: str, kind: str = "lines about the broker") -> None:
+        self._lines.note(kind, message)
 
     def _stop_worker(self) -> None:
         self._stopping.set()
@@ -403,11 +428,60 @@ class MqttLink:
             self.outbox.close()
 
 
+class _Subscription:
+    """A topic the link hears for another part of the package, and its handler,
+    run at most once in any ``every_s`` (0: for every message)."""
+
+    def __init__(self, topic: str, handler: Callable[[Any], None], every_s: float) -> None:
+        self.topic, self.handler, self.every_s = topic, handler, every_s
+        self._lock = threading.Lock()
+        self._last = -float("inf")  # when the handler last ran
+        self._waiting: Any = None  # the last message of a burst, for when the time is up
+
+    def heard(self, message: Any) -> None:
+        """On paho's thread."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last < self.every_s:
+                self._waiting = message
+                return
+            self._last = now
+        self.handler(message)
+
+    def due(self) -> None:
+        """On the worker: the last message of a burst, once ``every_s`` is up."""
+        with self._lock:
+            now = time.monotonic()
+            if self._waiting is None or now - self._last < self.every_s:
+                return
+            message, self._waiting, self._last = self._waiting, None, now
+        self.handler(message)
+
+
+def connect_properties() -> Any:
+    """MQTT 5's CONNECT properties: the largest packet the table reads."""
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    props = Properties(PacketTypes.CONNECT)
+    props.MaximumPacketSize = MAX_PACKET_IN
+    return props
+
+
 def _stop_client(client: Any) -> None:
     try:
         client.disconnect()  # queued after what was published: the broker gets both
     finally:
         client.loop_stop()
+
+
+def client_id(conf: LinkConfig, role: str = "") -> str:
+    """The client id: the user name where there is one (the documented broker,
+    docs/mqtt/companion.conf, makes every login's client id its user name, so
+    the table calls itself what the broker calls it), else ``companion-<table_id>``;
+    ``-<role>`` after it for a client that is not the link (a broker that binds
+    ids still gives it the user name: it takes the daemon's place while it is on)."""
+    return (conf.username or f"companion-{conf.table_id}") + (f"-{role}" if role else "")
 
 
 def paho_client(conf: LinkConfig, protocol: int, role: str = "") -> Any:
@@ -419,8 +493,7 @@ def paho_client(conf: LinkConfig, protocol: int, role: str = "") -> Any:
     import paho.mqtt.client as paho
 
     version = paho.MQTTv5 if protocol == 5 else paho.MQTTv311
-    client = paho.Client(paho.CallbackAPIVersion.VERSION2,
-                         client_id=f"companion-{conf.table_id}" + (f"-{role}" if role else ""),
+    client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id(conf, role),
                          protocol=version, clean_session=None if protocol == 5 else True)
     if not role:
         client.will_set(topics.topic(conf.table_id, "status"), topics.OFFLINE, qos=topics.QOS, retain=True)
@@ -429,9 +502,37 @@ def paho_client(conf: LinkConfig, protocol: int, role: str = "") -> Any:
     if conf.username is not None:
         client.username_pw_set(conf.username, conf.password)
     if conf.tls is not None:
-        client.tls_set(ca_certs=conf.tls["ca_file"], certfile=conf.tls.get("cert_file"),
-                       keyfile=conf.tls.get("key_file"))
+        client.tls_set_context(tls_context(conf.tls))
     return client
+
+
+class TlsFileError(ValueError):
+    """A TLS file that cannot be used: ``mqtt.tls.<key> <path>: <problem>``."""
+
+
+def tls_context(tls: Mapping[str, Any]) -> Any:
+    """The TLS context for ``mqtt.tls`` (as paho's ``tls_set`` makes it: the
+    broker's certificate checked against ``ca_file``, its name against the
+    host), each file loaded on its own so that a missing, unreadable or junk
+    one is named with its problem (TlsFileError), never a bare "No such file"."""
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies the certificate and the host name
+    steps = [("ca_file", lambda: context.load_verify_locations(cafile=tls["ca_file"]))]
+    if tls.get("cert_file"):
+        steps.append(("cert_file", lambda: context.load_cert_chain(tls["cert_file"], tls.get("key_file"))))
+    for key, load in steps:
+        path = tls[key]
+        try:
+            with open(path, "rb"):
+                pass
+            load()
+        except ssl.SSLError as e:
+            what = "a PEM certificate" if key == "ca_file" else "a PEM certificate and its key (mqtt.tls.key_file)"
+            raise TlsFileError(f"mqtt.tls.{key} {path}: not {what} ({e.reason or e})") from None
+        except OSError as e:
+            raise TlsFileError(f"mqtt.tls.{key} {path}: {e.strerror or e}") from None
+    return context
 
 
 def make_link(cfg: Mapping[str, Any], *, view: TableView, outbox: Outbox, submit: Callable[[Any], None],
@@ -441,7 +542,8 @@ def make_link(cfg: Mapping[str, Any], *, view: TableView, outbox: Outbox, submit
     """The link for a loaded config (``mqtt.broker`` set): what the wiring
     makes, and a fault campaign may make the same way."""
     conf, problem = LinkConfig.from_cfg(cfg)
-    if problem is not None:
-        report(problem)
+    for line in (problem, settings.password_file_exposed(cfg)):
+        if line is not None:
+            report(line if line.startswith("mqtt: ") else f"mqtt: {line}")
     return MqttLink(conf, view=view, outbox=outbox, submit=submit, call_soon=call_soon, announce=announce,
                     report=report, **kwargs)

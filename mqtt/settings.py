@@ -4,8 +4,10 @@ the table's id and the broker's address.  No paho here: the config loads
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import stat
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,3 +100,18 @@ def broker(cfg: Mapping[str, Any]) -> tuple[str, int] | None:
 
 def enabled(cfg: Mapping[str, Any]) -> bool:
     return cfg.get("mqtt", {}).get("broker") is not None
+
+
+def password_file_exposed(cfg: Mapping[str, Any]) -> str | None:
+    """A warning when ``mqtt.password_file`` can be read by every user of the
+    machine (the table reads it at start: 0600, or 0640 with the service's
+    group, is enough); None when it cannot, or there is none to check."""
+    path = cfg.get("mqtt", {}).get("password_file")
+    try:
+        mode = os.stat(path).st_mode if path else 0
+    except OSError:  # unreadable or missing: the link says so when it reads it
+        return None
+    if not mode & stat.S_IROTH:
+        return None
+    return (f"mqtt.password_file {path} is readable by everyone (mode {stat.S_IMODE(mode):04o}): "
+            "any user of this machine can read the table's broker password")

@@ -3,6 +3,7 @@ skip that says why where mosquitto is absent (CI installs it: test.sh)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from reliability import broker as _broker
 from reliability.broker import free_port
 
-__all__ = ["Broker", "free_port", "password_broker", "needs_mosquitto_passwd", "USER", "PASSWORD"]
+__all__ = ["Broker", "free_port", "password_broker", "documented_broker", "needs_mosquitto_passwd", "USER", "PASSWORD"]
 
 
 class Broker(_broker.Broker):
@@ -37,3 +38,31 @@ def password_broker(root: Path, files: Path) -> Broker:
                    capture_output=True)
     (files / "passwd").chmod(0o644)
     return Broker(root / "broker", extra=[f"password_file {files / 'passwd'}", "allow_anonymous false"]).start()
+
+
+DOCUMENTED = Path(__file__).resolve().parent.parent / "docs" / "mqtt"
+# What the test's Broker decides itself: where it listens, what it keeps and where it logs.
+OWN = ("listener", "persistence", "autosave", "log_")
+
+
+def documented_broker(root: Path, files: Path, users: dict[str, str], extra: list[str] | None = None) -> Broker:
+    """A mosquitto run with docs/mqtt/companion.conf as the README says to
+    install it — its ACL (docs/mqtt/acl) and a password file made with
+    mosquitto_passwd for ``users`` (name → password) — on a loopback port:
+    every line of the file but those naming the port and persistence.
+    ``files``: a folder the broker can read (see ``password_broker``)."""
+    if not shutil.which("mosquitto_passwd"):
+        pytest.skip("mosquitto_passwd is not installed (Debian: mosquitto)")
+    passwd = files / "passwd"
+    for i, (user, password) in enumerate(users.items()):
+        subprocess.run(["mosquitto_passwd", *(["-c"] if i == 0 else []), "-b", str(passwd), user, password],
+                       check=True, capture_output=True)
+    passwd.chmod(0o644)
+    lines = []
+    for line in (DOCUMENTED / "companion.conf").read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#") or line.startswith(OWN):
+            continue
+        lines.append(line.replace("/etc/mosquitto/companion.passwd", str(passwd))
+                     .replace("/etc/mosquitto/companion.acl", str(DOCUMENTED / "acl")))
+    stay = ["user root"] if os.geteuid() == 0 else []  # as root mosquitto would become mosquitto and not read them
+    return Broker(root, extra=[*lines, *stay, *(extra or [])]).start()

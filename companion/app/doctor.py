@@ -444,7 +444,7 @@ def check_mqtt(cfg: Mapping[str, Any] | None, env: Env) -> Result:
 
     if not mqtt_settings.enabled(cfg):
         return Result(name, SKIP, "off (mqtt.broker is null); the table is on no broker")
-    from mqtt.link import LinkConfig
+    from mqtt.link import LinkConfig, TlsFileError
 
     conf, problem = LinkConfig.from_cfg(cfg)
     where = f"{conf.host}:{conf.port}"
@@ -466,6 +466,9 @@ def check_mqtt(cfg: Mapping[str, Any] | None, env: Env) -> Result:
         return Result(name, FAIL, f"the broker at {where} did not answer: {e}",
                       "check mqtt.broker's address and port, a firewall between, and whether the broker "
                       "expects TLS (mqtt.tls)")
+    except TlsFileError as e:  # readable, and yet not what TLS needs (junk, an empty file)
+        return Result(name, FAIL, str(e), "give mqtt.tls the CA certificate (PEM) that signed the broker's, "
+                                          "or correct the path")
     except (OSError, ValueError) as e:  # refused, unreachable, no such host, TLS
         import ssl
 
@@ -482,6 +485,20 @@ def check_mqtt(cfg: Mapping[str, Any] | None, env: Env) -> Result:
                       "password file (mosquitto_passwd), and its ACL (docs/mqtt/acl)")
     return Result(name, OK, f"the broker at {where} lets table {conf.table_id} in"
                             + (f" as {conf.username}" if conf.username else "") + (" over TLS" if conf.tls else ""))
+
+
+def check_mqtt_password_file(cfg: Mapping[str, Any] | None, env: Env) -> Result:
+    """``mqtt.password_file``: may everyone on the machine read it?"""
+    name = "mqtt password_file"
+    path = ((cfg or {}).get("mqtt") or {}).get("password_file")
+    if cfg is None or not path:
+        return Result(name, SKIP, "no password file (mqtt.password_file is null)")
+    from mqtt import settings as mqtt_settings
+
+    exposed = mqtt_settings.password_file_exposed(cfg)
+    if exposed is not None:
+        return Result(name, WARN, exposed, f"`sudo chgrp {SERVICE_USER} {path} && sudo chmod 640 {path}`")
+    return Result(name, OK, f"{path} is not readable by everyone")
 
 
 # --------------------------------------------------------------- command
@@ -527,6 +544,7 @@ def default_checks(args: argparse.Namespace, *, loader: Loader | None = None,
         ("gpio", lambda: check_gpio(box["cfg"], env)),
         ("user", lambda: check_user(env)),
         ("mqtt", lambda: check_mqtt(box["cfg"], env)),
+        ("mqtt", lambda: check_mqtt_password_file(box["cfg"], env)),  # --skip mqtt skips both
     ]
     return [check for name, check in table if name not in skip]
 

@@ -148,7 +148,8 @@ def _home_assistant(link: Any, parts: Parts) -> None:
 
     link.on_connected(announce)
     link.subscribe(homeassistant.HA_STATUS_TOPIC,
-                   lambda message: announce() if homeassistant.on_ha_status(message.payload) else None)
+                   lambda message: announce() if homeassistant.on_ha_status(message.payload) else None,
+                   every_s=homeassistant.REPUBLISH_S)
 
 
 # Every output device, in the order the router hands each message on.  A new

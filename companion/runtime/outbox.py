@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.core.events import TABLE, Output, Report
-from companion.runtime.journal import Letters
+from companion.runtime.journal import Letters, _Tx
 
 # The events the broker hears (their TABLE-audience copies only, as the log has them).
 PUBLISHED = frozenset({"round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit"})
@@ -141,16 +141,13 @@ class OutboxStore:
         places = list(places)
         acked = time.time() if now is None else now  # for a reader of the journal; nothing depends on it
         db = self.db
-        db.execute("BEGIN")
-        try:
+        # the journal's own transaction: on a full disk SQLite may have rolled back already, and
+        # the error said is the disk's, never "cannot rollback - no transaction is active"
+        with _Tx(db):
             db.executemany("INSERT OR REPLACE INTO outbox_sent (id, topic, payload, acked) "
                            "SELECT id, topic, payload, ? FROM outbox WHERE seq = ? AND k = ?",
                            [(acked, *p) for p in places])
             db.executemany("DELETE FROM outbox WHERE seq = ? AND k = ?", places)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def unconfirmed(self) -> list[Letter]:
         """What a broker acknowledged and may not have kept: sent again at a
