@@ -63,7 +63,9 @@ class Step:
             return "hold"
         if self.kind in ("unplug", "plug"):
             return self.kind
-        if self.kind in ("tap", "press"):
+        if self.kind == "tap":  # a tag carrying this text, known or not: junk must reach the table
+            return f"text:{self.value}"
+        if self.kind == "press":
             return str(self.value)
         raise ValueError(f"{self.kind} is not a terminal command")
 
