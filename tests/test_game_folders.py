@@ -12,7 +12,7 @@ import pytest
 
 from companion.app import pretty
 from companion.core import tags
-from companion.core.engine import Engine, Setup, Step, Take
+from companion.core.engine import Engine, Goto, Setup, Step, StepError, Take
 from companion.core.events import Drawn, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.games import GAMES, all_components, component_sets, identities
 from companion.games.demagogos import Demagogos
@@ -50,7 +50,6 @@ class Toy(Engine):
         return [Say(f"toy.{self.state.step}")]
 
     def _on(self, inp: Press) -> list[Output]:
-        self.state.step = "b"
         return [Say("toy.on", {"button": inp.button})]
 
     def _tapped(self, inp: Tap) -> list[Output]:
@@ -100,14 +99,53 @@ def test_a_step_table_naming_no_method_fails_when_the_class_is_made() -> None:
         type("Broken", (Engine,), {"STEPS": {"a": Step({"next": Take(Toy._on, ("c",))})}})
 
 
-def test_a_handler_moving_to_a_step_its_entry_does_not_declare_fails_in_tests() -> None:
-    """The table says where each input may lead; in debug and tests the base
-    checks that a handler keeps to it."""
-    class Sly(Toy):
-        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(Toy._on)}), "b": Step({})}
+def test_a_handler_choosing_a_step_its_entry_does_not_declare_fails_in_every_build() -> None:
+    """The table says where each input may lead and the base moves there; a
+    handler may only choose among the entry's targets — not under
+    ``__debug__`` alone: a ``StepError``, and the step stays where it was."""
+    def _sly(game: Toy, inp: Press) -> Goto:
+        return Goto("b", [Say("toy.on", {"button": inp.button})])
 
-    with pytest.raises(AssertionError, match="a --next--> b"):
-        Sly(Setup(players=("red",))).handle(Press("next"))
+    for to in ((), ("a",), ("a", "c")):
+        class Sly(Toy):
+            STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_sly, to)}), "b": Step({}), "c": Step({})}
+
+        sly = Sly(Setup(players=("red",)))
+        with pytest.raises(StepError, match="a --next--> b"):
+            sly.handle(Press("next"))
+        assert sly.state.step == "a"
+
+
+def test_a_handler_setting_the_step_by_hand_fails_in_every_build() -> None:
+    """Nothing but the table moves a step: a handler that sets it itself,
+    even to a target its entry declares, is a defect of the game."""
+    def _by_hand(game: Toy, inp: Press) -> list[Output]:
+        game.state.step = "b"
+        return []
+
+    class ByHand(Toy):
+        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_by_hand, ("b",))}), "b": Step({})}
+
+    by_hand = ByHand(Setup(players=("red",)))
+    with pytest.raises(StepError, match="by hand"):
+        by_hand.handle(Press("next"))
+    assert by_hand.state.step == "a"
+
+
+def test_an_entry_of_several_targets_moves_only_where_its_handler_chooses() -> None:
+    """One target: the base goes there; several: plain outputs stay (when the
+    step is among them), a ``Goto`` moves and may ask for the new step's prompt."""
+    def _maybe(game: Toy, inp: Press) -> list[Output] | Goto:
+        return Goto("b", [Say("toy.on", {"button": "next"})], prompt=True) if game.sealed else []
+
+    class Chooser(Toy):
+        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_maybe, ("a", "b"))}), "b": Step({})}
+
+    chooser = Chooser(Setup(players=("red",)))
+    assert chooser.handle(Press("next")) == [] and chooser.state.step == "a"
+    chooser.sealed["x"] = 1
+    assert chooser.handle(Press("next")) == [Say("toy.on", {"button": "next"}), Say("toy.b")]
+    assert chooser.state.step == "b"
 
 
 @pytest.mark.parametrize("game", GAMES, ids=lambda g: g.game)

@@ -99,6 +99,7 @@ class Demagogos(Engine):
     min_players: ClassVar[int] = 6
     max_players: ClassVar[int] = 10
     state: DtState
+    _hand_set: ClassVar[bool] = True  # transitional
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)

@@ -102,6 +102,7 @@ class MadnessHour(Engine):
     unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("mh_result", "girl", GIRLS),)  # the Girl's card decides the sides
     state: MadnessState
+    _hand_set: ClassVar[bool] = True  # transitional
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)

@@ -88,6 +88,7 @@ class OneNight(Engine):
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("onw_result", "winning_team", WINNING_TEAMS),)
     state: OneNightState
+    _hand_set: ClassVar[bool] = True  # transitional
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)

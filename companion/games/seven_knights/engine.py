@@ -88,6 +88,7 @@ class SevenKnights(Engine):
     # each round's verdict is its formation's; the game's, its end
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("formation", "verdict", WINNERS), Outcome("game_over"))
     state: KnightsState
+    _hand_set: ClassVar[bool] = True  # transitional
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
