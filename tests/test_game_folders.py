@@ -106,7 +106,7 @@ def test_a_handler_choosing_a_step_its_entry_does_not_declare_fails_in_every_bui
     def _sly(game: Toy, inp: Press) -> Goto:
         return Goto("b", [Say("toy.on", {"button": inp.button})])
 
-    for to in ((), ("a",), ("a", "c")):
+    for to in ((), ("a",), ("a", "c"), ("c",)):
         class Sly(Toy):
             STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_sly, to)}), "b": Step({}), "c": Step({})}
 
@@ -146,6 +146,23 @@ def test_an_entry_of_several_targets_moves_only_where_its_handler_chooses() -> N
     chooser.sealed["x"] = 1
     assert chooser.handle(Press("next")) == [Say("toy.on", {"button": "next"}), Say("toy.b")]
     assert chooser.state.step == "b"
+
+
+def test_a_goto_naming_no_step_goes_to_the_entrys_one_target() -> None:
+    """A handler shared by steps says only that its new step's prompt follows;
+    the table says where it leads — and an entry of several targets must be told."""
+    def _on(game: Toy, inp: Press) -> Goto:
+        return Goto(prompt=True)
+
+    class Shared(Toy):
+        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_on, ("b",))}),
+                                            "b": Step({"next": Take(_on, ("a", "b"))})}
+
+    shared = Shared(Setup(players=("red",)))
+    assert shared.handle(Press("next")) == [Say("toy.b")] and shared.state.step == "b"
+    with pytest.raises(StepError, match="names no step"):
+        shared.handle(Press("next"))
+    assert shared.state.step == "b"
 
 
 @pytest.mark.parametrize("game", GAMES, ids=lambda g: g.game)

@@ -95,11 +95,12 @@ class Legal:
 @dataclass(frozen=True)
 class Goto:
     """What a handler returns to choose where its input leads, among the
-    targets its entry declares (``Take.to``): the step, the outputs, and
-    whether the new step's prompt follows them (said once the step has
-    moved, so it is the new step's)."""
+    targets its entry declares (``Take.to``): the step (None: the entry's
+    one target — a handler shared by steps), the outputs, and whether the
+    new step's prompt follows them (said once the step has moved, so it is
+    the new step's)."""
 
-    step: str
+    step: str | None = None
     outputs: Sequence[Output] = ()
     prompt: bool = False
 
@@ -197,7 +198,9 @@ class Engine:
 
     Subclasses set the class attributes (``STEPS`` among them), keep all
     their state in ``self.state`` (which must have a ``step`` attribute
-    naming the current step), and implement ``start`` and ``prompt``.
+    naming the current step, which only the driver moves), and implement
+    ``start``; each step's prompt, resume lines, waiting and headline are its
+    ``Step``'s, unless a game overrides the method.
     """
 
     game: ClassVar[str]  # the game card's suffix: ``game/<game>``
@@ -302,15 +305,17 @@ class Engine:
         if self.state.step != step:
             raise StepError(f"{type(self).__name__}: the {kind} handler of {step} set the step to "
                             f"{self.state.step} by hand; return a Goto from its entry's (to={take.to})")
+        if isinstance(done, Goto) and done.step is None and len(take.to) != 1:
+            raise StepError(f"{type(self).__name__}: the {kind} handler of {step} names no step, "
+                            f"and its entry has no one target (to={take.to})")
         if isinstance(done, Goto):
-            target, out = done.step, list(done.outputs)
+            target, out = done.step or take.to[0], list(done.outputs)
         else:
             target, out = (take.to[0] if len(take.to) == 1 else step), done
-        if target != step or len(take.to) > 1:
-            if target not in take.to:
-                raise StepError(f"{type(self).__name__}: {step} --{kind}--> {target}, "
-                                f"which its entry does not declare (to={take.to})")
-            self.state.step = target
+        if target not in take.to and (target != step or take.to):  # an entry of no targets stays
+            raise StepError(f"{type(self).__name__}: {step} --{kind}--> {target}, "
+                            f"which its entry does not declare (to={take.to})")
+        self.state.step = target
         return [*out, *self.prompt()] if isinstance(done, Goto) and done.prompt else out
 
     def kind_of(self, inp: Input) -> tuple[str, Any]:
