@@ -542,10 +542,10 @@ class Demagogos(Engine):
         st.found[player] = 0
         st.vp[player] = R.halved(st.vp[player])
         st.disaster_by = player
-        return self._round_end().after(
-            Report("dt_box", {**record, "voided": voided}),
-            Say("dt.box.disaster", {"box": box, "player": player, "vp": st.vp[player]}),
-            *([Say("dt.box.voided", {"player": player, "gems": voided})] if voided else []))
+        said: list[Output] = [Report("dt_box", {**record, "voided": voided}),
+                              Say("dt.box.disaster", {"box": box, "player": player, "vp": st.vp[player]}),
+                              *([Say("dt.box.voided", {"player": player, "gems": voided})] if voided else [])]
+        return self._round_end().after(*said)  # said as it stood before the round's end
 
     def _cave_prompt(self) -> list[Output]:
         st = self.state
