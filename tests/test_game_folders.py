@@ -4,6 +4,7 @@ in its own package, each game's log events rendered by its own package."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -163,6 +164,22 @@ def test_a_goto_naming_no_step_goes_to_the_entrys_one_target() -> None:
     with pytest.raises(StepError, match="names no step"):
         shared.handle(Press("next"))
     assert shared.state.step == "b"
+
+
+def test_no_game_sets_its_step_by_hand() -> None:
+    """The step table is the one place a step changes: no assignment to a
+    ``.step`` anywhere in the games' code (the driver's ``StepError`` catches
+    it at run time; this catches it in a path no test walks)."""
+    by_hand = []
+    for path in sorted((ROOT / "companion" / "games").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and part.attr == "step":
+                        by_hand.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert by_hand == []
 
 
 @pytest.mark.parametrize("game", GAMES, ids=lambda g: g.game)

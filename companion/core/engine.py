@@ -232,7 +232,6 @@ class Engine:
     not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
     unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game
     state: Any
-    _hand_set: ClassVar[bool] = False  # transitional: the game's handlers still set the step
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A step table whose entry is no ``Take`` of a callable, or leads to
@@ -296,12 +295,6 @@ class Engine:
         if take.guard is not None and (refusal := take.guard(self, value)) is not None:
             raise refusal
         done = take.handler(self, value)
-        if self._hand_set:  # a game not yet moved onto the table (removed once none is)
-            if self.state.step != step and self.state.step not in take.to:
-                raise StepError(f"{type(self).__name__}: {step} --{kind}--> {self.state.step}, "
-                                f"which its entry does not declare (to={take.to})")
-            assert not isinstance(done, Goto)
-            return done
         if self.state.step != step:
             raise StepError(f"{type(self).__name__}: the {kind} handler of {step} set the step to "
                             f"{self.state.step} by hand; return a Goto from its entry's (to={take.to})")
