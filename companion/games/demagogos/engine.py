@@ -51,6 +51,7 @@ from companion.core.events import (
     Tell,
 )
 from companion.games.demagogos import rules as R
+from companion.games.demagogos import views
 from companion.games.demagogos.rules import DISASTER, EMPTY, SAGE, TREASURE
 from companion.games.demagogos.show import SHOWS
 
@@ -86,11 +87,6 @@ class DtState:
     vp_sale: dict[str, Any] | None = None  # the VP auction's outcome this round, once closed
     vp_gems: dict[str, int] = field(default_factory=dict)  # gems as the VP auction opened: its tie rule
     scored: list[dict[str, Any]] = field(default_factory=list)  # {round, points, totals} per round ended (public)
-
-
-def _anyone(game: Demagogos) -> dict[str, Any]:
-    """The headline of a step anyone still in may close."""
-    return {"waiting_for": [], "anyone": True}
 
 
 @dataclass(frozen=True)
@@ -293,30 +289,6 @@ class Demagogos(Engine):
         if len(bids) < len(self._bidders()):
             return out
         return (self._close_role_auction() if kind == "role" else self._close_turn_auction()).after(*out)
-
-    def _sealed_prompt(self) -> list[Output]:
-        kind, bidders = self._sealed(), self._bidders()
-        assert kind is not None
-        waiting = [p for p in bidders if p not in self.sealed.get(kind, {})]
-        return [Say(f"dt.{kind}_auction.waiting", {"players": waiting, "n": len(bidders) - len(waiting),
-                                                    "count": len(bidders)})]
-
-    def _sealed_waits(self) -> list[str]:
-        """Everyone who may bid and has not (who has bid is public, never what)."""
-        kind = self._sealed()
-        assert kind is not None
-        return [p for p in self._bidders() if p not in self.sealed.get(kind, {})]
-
-    def _sealed_headline(self) -> dict[str, Any]:
-        """A sealed auction counts the bids in: everyone's bid, not anyone's."""
-        waiting, bidders = self._sealed_waits(), self._bidders()
-        return {"waiting_for": waiting, "anyone": False,
-                "count": {"done": len(bidders) - len(waiting), "of": len(bidders), "what": "bids"}}
-
-    def _sealed_view(self) -> dict[str, Any]:
-        kind = self._sealed()
-        assert kind is not None
-        return {"bids_in": [p for p in self.players if p in self.sealed.get(kind, {})]}
 
     def _close_role_auction(self) -> Goto:
         st = self.state
@@ -547,12 +519,6 @@ class Demagogos(Engine):
                               *([Say("dt.box.voided", {"player": player, "gems": voided})] if voided else [])]
         return self._round_end().after(*said)  # said as it stood before the round's end
 
-    def _cave_prompt(self) -> list[Output]:
-        st = self.state
-        if st.finder is not None:
-            return [Say("dt.cave.more", {"player": st.finder})]
-        return [Say("dt.cave.turn", {"player": self._current(), "boxes": st.boxes})]
-
     def _treasure(self, inp: Drawn) -> Goto:
         """The bonus of the treasure just opened: its gems; the finder may go on."""
         st, bonus = self.state, int(inp.value)
@@ -589,16 +555,6 @@ class Demagogos(Engine):
     def _vp_auction(self, _: Press) -> Goto:
         self.state.vp_gems = dict(self.state.gems)
         return Goto("vp_auction", [Say("dt.vp_auction.start")], prompt=True)
-
-    def _vp_prompt(self) -> list[Output]:
-        leader, bid = self._vp_top()
-        if leader is None:
-            return [Say("dt.vp_auction.open")]
-        return [Say("dt.vp_auction.leads", {"player": leader, "bid": bid})]
-
-    def _vp_view(self) -> dict[str, Any]:
-        leader, bid = self._vp_top()
-        return {"vp_auction": {"bids": dict(self.sealed.get("vp", {})), "leader": leader, "top": bid}}
 
     # ---------------------------------------------------------- round end
     def _round_end(self) -> Goto:
@@ -699,102 +655,18 @@ class Demagogos(Engine):
             return ""
         return inp.label
 
+    # the views are views.py's
     def public_view(self) -> dict[str, Any]:
-        st = self.state
-        view: dict[str, Any] = {
-            "step": st.step, "round": st.round, "vp": dict(st.vp), "exited": list(st.exited),
-            "active": self.active, "holders": list(st.holders), "explorers": list(st.explorers),
-            "boxes": st.boxes, "opened": [dict(o) for o in st.opened], "results": [dict(r) for r in st.results],
-        }
-        if self._here.view is not None:  # who has bid in a sealed auction, whose turn in the cave, the open bids
-            view.update(self._here.view(self))
-        view["whose_turn"] = self.waiting()
-        view["rounds"] = [dict(r) for r in st.scored]
-        view["totals"] = dict(st.vp)  # the VP now: a round's VP (the sage's, an exchange) moves before it is scored
-        return view
+        return views.public_view(self)
 
     def private_view(self, player: str) -> dict[str, Any]:
-        st = self.state
-        if player not in st.gems:
-            return {}
-        view: dict[str, Any] = {"gems": st.gems[player], "vp": st.vp[player], "exited": player in st.exited,
-                                "gifts": [dict(g) for g in st.gifts[player]]}
-        bids = {k: b[player] for k, b in st.bids.items() if player in b}
-        for kind in ("role", "turn"):
-            if player in self.sealed.get(kind, {}):
-                bids[kind] = self.sealed[kind][player]
-        view["bids"] = bids
-        role = self._role(player)
-        if role is not None:
-            view["role"] = role
-            if st.contents and not self._cave_draws():  # told once every draw of the cave is in
-                view["told"] = ({"treasures": list(st.sage_boxes[player])} if role == SAGE
-                                else {"disaster": st.contents.index(DISASTER) + 1})
-        return view
+        return views.private_view(self, player)
 
     def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
-        """``private_view`` as the page's lines (``dt.page.*``): gems, VP, the
-        role and what it was told, the player's own sealed bids and gifts, and
-        what they may send now (the forms follow, from ``legal``)."""
-        view, st = self.private_view(player), self.state
-        if not view:
-            return []
-        rows: list[tuple[str, dict[str, Any]]] = [("dt.page.gems", {"gems": view["gems"]}),
-                                                  ("dt.page.vp", {"vp": view["vp"]})]
-        if view["exited"]:
-            return [*rows, ("dt.page.exited", {})]
-        if "role" in view:
-            rows.append((f"dt.page.role.{view['role']}", {}))
-        elif player in st.explorers:  # public: everyone not a role holder explores
-            rows.append(("dt.page.role.explorer", {}))
-        told = view.get("told", {})
-        if "treasures" in told:
-            rows.append(("dt.page.told.treasures", {"boxes": told["treasures"]}))
-        if "disaster" in told:
-            rows.append(("dt.page.told.disaster", {"box": told["disaster"]}))
-        rows += [(f"dt.page.bid.{kind}", {"bid": bid}) for kind, bid in view["bids"].items()]
-        rows += [(("dt.page.gift.to" if "to" in g else "dt.page.gift.from") + (".one" if g["gems"] == 1 else ""),
-                  {"round": g["round"], "player": g.get("to", g.get("from")), "gems": g["gems"]})  # "1 gem"
-                 for g in view["gifts"]]
-        submits = self.legal(player).submits
-        # a gift alone: its form says it — but while trading the page says so (step: it names the line)
-        if set(submits) - {"gift"} or (submits and st.step == "trade"):
-            rows.append((f"dt.page.now.{st.step}", {}))
-        return rows
+        return views.page(self, player)
 
     def board(self) -> list[tuple[str, dict[str, Any]]]:
-        """``public_view`` as the public page's lines (``dt.board.*``), read from
-        it alone so nothing private can slip in: VP, who has won and left, who
-        holds a role (which one only in the round's results), the explorers
-        and their order, the boxes opened, and the auction — who has bid in a
-        sealed one, every bid in the open one."""
-        view = self.public_view()
-        rows: list[tuple[str, dict[str, Any]]] = [("dt.board.vp", {"scores": view["vp"]})]
-        if view["exited"]:
-            rows.append(("dt.board.exited", {"players": view["exited"]}))
-        if view["results"]:
-            rows += [(f"dt.board.result.{r['role']}.{r['outcome']}", {"player": r["player"]})
-                     for r in view["results"]]
-        elif view["holders"]:
-            rows.append(("dt.board.holders", {"players": view["holders"]}))
-        if view["explorers"]:
-            # bidding for the order they are in seat order; once it closed, in turn order
-            rows.append(("dt.board.explorers" if view["step"] == "turn_auction" else "dt.board.order",
-                         {"players": view["explorers"]}))
-        if "bids_in" in view:
-            rows.append(("dt.board.bids_in", {"players": view["bids_in"]}))
-        if view["boxes"]:
-            rows.append(("dt.board.boxes", {"boxes": view["boxes"]}))
-        rows += [("dt.board.box.voided" if o.get("voided") else f"dt.board.box.{o['content']}",
-                  {"box": o["box"], "player": o["player"], "gems": o["gems"]}) for o in view["opened"]]
-        if "vp_auction" in view:
-            auction = view["vp_auction"]
-            if auction["leader"] is None:
-                rows.append(("dt.board.vp_auction.none", {}))
-            else:
-                rows.append(("dt.board.vp_auction.leads", {"player": auction["leader"], "bid": auction["top"]}))
-                rows += [("dt.board.vp_auction.bid", {"player": p, "bid": b}) for p, b in auction["bids"].items()]
-        return rows
+        return views.board(self)
 
     # ------------------------------------------------------------ the steps
     # step -> {input kind -> Take(handler, where it leads, its guard, a
@@ -809,30 +681,30 @@ class Demagogos(Engine):
     STEPS: ClassVar[dict[str, Round]] = {
         "role_auction": Round({"submit": Take(_sealed_bid, ("role_auction", "rolling"), _bid_refusal, asks=_bid_asks),
                                "gift": _GIFT},
-                              prompt=_sealed_prompt, waits=_sealed_waits, headline=_sealed_headline,
-                              auction="role", view=_sealed_view),
+                              prompt=views.sealed_prompt, waits=views.sealed_waits, headline=views.sealed_headline,
+                              auction="role", view=views.sealed_view),
         "rolling": Round({"draw": Take(_die_drawn, ("rolling", "turn_auction"), _draw_refusal), "gift": _GIFT},
                          draws=_role_draws),
         "turn_auction": Round({"submit": Take(_sealed_bid, ("turn_auction", "cave_draw"), _bid_refusal,
                                               asks=_bid_asks), "gift": _GIFT},
-                              prompt=_sealed_prompt, waits=_sealed_waits, headline=_sealed_headline,
-                              auction="turn", view=_sealed_view),
+                              prompt=views.sealed_prompt, waits=views.sealed_waits, headline=views.sealed_headline,
+                              auction="turn", view=views.sealed_view),
         "cave_draw": Round({"draw": Take(_cave_drawn, ("cave_draw", "cave"), _draw_refusal), "gift": _GIFT},
                            draws=_cave_draws),
         "cave": Round({"tap": Take(_open_box, ("cave", "bonus", "trade", "over"), _box_refusal),
                        "next": Take(_pass, (), _open_first), "gift": _GIFT},
-                      prompt=_cave_prompt, waits=lambda g: [g._current()], exploring=True,
+                      prompt=views.cave_prompt, waits=lambda g: [g._current()], exploring=True,
                       view=lambda g: {"turn": g._current()}),
         "bonus": Round({"draw": Take(_treasure, ("cave", "trade", "over"), _draw_refusal), "gift": _GIFT},
                        draws=_bonus_draws, exploring=True),
         "trade": Round({"submit": Take(_exchange, ("trade", "over"), _exchange_refusal, asks=_exchange_asks),
                         "next": Take(_vp_auction, ("vp_auction",)), "gift": _GIFT},
                        prompt=lambda g: [Say("dt.trade.prompt")], waits=lambda g: g.active,
-                       headline=_anyone),
+                       headline=views.anyone),
         "vp_auction": Round({"submit": Take(_vp_bid, (), _vp_bid_refusal, asks=_vp_bid_asks),
                              "next": Take(_close_vp_auction, ("over", "role_auction")), "gift": _GIFT},
-                            prompt=_vp_prompt, waits=lambda g: g.active, headline=_anyone,
-                            auction="vp", view=_vp_view),
+                            prompt=views.vp_prompt, waits=lambda g: g.active, headline=views.anyone,
+                            auction="vp", view=views.vp_view),
         "over": Round({}, prompt=lambda g: [Say("dt.game_over", {"players": list(g.state.exited)})], final=True),
     }
 
