@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.countdown import next_point, spoken
+from companion.core.countdown import next_point
 from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
@@ -34,10 +34,10 @@ from companion.core.events import (
     Report,
     Say,
     SetTimer,
-    Sound,
     Tap,
     TimerFired,
 )
+from companion.games.one_night import views
 from companion.games.one_night.rules import (
     CARDS,
     TEAM,
@@ -127,20 +127,7 @@ class OneNight(Engine):
         ]
 
     def public_view(self) -> dict[str, Any]:
-        """The step and whom the table waits for.  By night nobody: naming the
-        role called would give the night's order (and so the deck's) away.
-        Once the table counts the pointing, the tally as it was said: the votes
-        each player got and how many have voted (the TV board's); never who
-        pointed at whom, which no line says."""
-        s = self.state
-        view: dict[str, Any] = {"step": s.step, "whose_turn": self.waiting()}
-        if s.votes:  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
-            view["tally"] = {"for": {p: n for p in self.players if (n := list(s.votes.values()).count(p))},
-                             "done": len(s.votes), "of": len(self.players)}
-        return view
-
-    def _everyone(self) -> list[str]:
-        return list(self.players)
+        return views.public_view(self)  # the read side is views.py's
 
     def result(self) -> Result:
         v = self.state.verdict
@@ -213,15 +200,6 @@ class OneNight(Engine):
     def _end_discussion(self, _: Press) -> Goto:
         return self._begin_vote().after(CancelTimer("discussion"), Say("onw.discussion.ended"))
 
-    def _discussion_headline(self) -> dict[str, Any]:
-        """The discussion ends on its countdown."""
-        return {"timer": ("discussion", next_point(self.state.left_s, self._total_s, self.opts.warnings_s))}
-
-    def _resume_discussion(self) -> list[Output]:
-        """Re-armed from the last tick the journal holds, said aloud."""
-        return [Say("onw.resume.discussion", {"seconds": spoken(self.state.left_s)}), *self.prompt(),
-                self._discussion_timer()]
-
     # ------------------------------------------------------------------ vote
     def _begin_vote(self) -> Goto:
         self.state.vote_at = 0
@@ -246,28 +224,10 @@ class OneNight(Engine):
             return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
         return Goto("reveal", [said], prompt=True)
 
-    def _vote_headline(self) -> dict[str, Any]:
-        """Once the table counts the pointing (at the reveal), the votes so far."""
-        s = self.state
-        return {"count": {"done": len(s.votes), "of": len(self.players), "what": "votes"}} if self._counting() else {}
-
-    def _resume_vote(self) -> list[Output]:
-        """The count starts again from the call."""
-        s = self.state
-        cancel = [CancelTimer(f"vote:{s.vote_at + 1}")] if s.vote_at else []
-        return [Say("onw.resume.vote"), *cancel, *self._vote_call()]
-
     # ---------------------------------------------------------------- reveal
     def _missing(self) -> list[str]:
         """The players who have not shown their card yet, in seat order."""
         return [p for p in self.players if p not in self.state.revealed]
-
-    def _reveal_waits(self) -> list[str]:
-        return [self.state.pending] if self.state.pending else self._missing()
-
-    def _reveal_headline(self) -> dict[str, Any]:
-        """The reveal counts who has shown their cards (taps everyone saw)."""
-        return {"count": {"done": len(self.state.revealed), "of": len(self.players), "what": "revealed"}}
 
     def _reveal_incomplete(self, _: Press) -> Refusal | None:
         missing = self._missing()
@@ -402,40 +362,6 @@ class OneNight(Engine):
                                   "winners": list(v.winners)}),
         ]
 
-    # --------------------------------------------------------------- prompts
-    def _reveal_prompt(self) -> list[Output]:
-        s = self.state
-        if s.pending:
-            if self._counting():
-                return [Say("onw.count.voter", {"player": s.pending})]
-            if not s.revealed and not s.counted:  # a vote may follow, or the role card
-                return [Say("onw.reveal.card_or_vote", {"player": s.pending})]
-            return [Say("onw.reveal.role_card", {"player": s.pending})]
-        if self._counting():
-            return [Say("onw.count.waiting", {"n": len(s.votes), "count": len(self.players)})]
-        missing = [p for p in self.players if p not in s.revealed]
-        if missing and not s.revealed and not s.counted:
-            return [Say("onw.reveal.prompt.first", {"players": missing})]
-        if missing:
-            return [Say("onw.reveal.prompt", {"players": missing})]
-        return [Say("onw.reveal.all_counted" if s.counted else "onw.reveal.executed_prompt")]
-
-    def _resume_night(self) -> list[Output]:
-        """The night restarts the current turn from its wake line (a turn is
-        never skipped) and cancels the beat that was pending; cut before the
-        draw, it asks for the draw again."""
-        s = self.state
-        if s.jitter_ms is None:
-            return [Say("onw.resume.night"), self.draw]
-        start = turn_start(self.script, s.night_at)
-        out: list[Output] = [Say("onw.resume.night")]
-        if start > 0:  # beat 0 starts the ambience itself
-            out += [o for o in self.script[0].outputs if isinstance(o, Sound)]
-        if s.night_at != start:  # the beat that was pending is not the one re-armed
-            out.append(CancelTimer(self.script[s.night_at + 1].name))
-        beat = self.script[start]
-        return [*out, *beat.outputs, SetTimer(self.script[start + 1].name, beat.delay)]
-
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, value: Any) -> Refusal:
         """A stale timer, a card of another game, or this step's own
@@ -463,22 +389,22 @@ class OneNight(Engine):
                      resume=lambda g: [Say("onw.resume.deal"), *g._deck_lines(), *g.prompt()]),
         "night": Step({"draw": Take(_jitter, ("night", "discussion"), _jitter_refusal),
                        "timer": Take(_night_timer, ("night", "discussion"), _night_timer_refusal)},
-                      ("onw.refuse.night", "not during the night"), resume=_resume_night, quiet=True),
+                      ("onw.refuse.night", "not during the night"), resume=views.resume_night, quiet=True),
         "discussion": Step({"timer": Take(_discussion_tick, ("discussion", "vote"), _discussion_timer_refusal),
                             "next": Take(_end_discussion, ("vote",))},
                            ("onw.refuse.discussion",
                             "the discussion is on: press next to end it; cards are shown after the vote"),
-                           prompt=lambda g: [Say("onw.discussion.prompt")], resume=_resume_discussion,
-                           waits=_everyone, headline=_discussion_headline),
+                           prompt=lambda g: [Say("onw.discussion.prompt")], resume=views.resume_discussion,
+                           waits=views.everyone, headline=views.discussion_headline),
         "vote": Step({"timer": Take(_count, ("vote", "reveal"), _count_refusal)},
                      ("onw.refuse.counting", "wait for the count, then point"),
-                     resume=_resume_vote, waits=_everyone, headline=_vote_headline),
+                     resume=views.resume_vote, waits=views.everyone, headline=views.vote_headline),
         "reveal": Step({"next": Take(_reveal_done, ("done",), _reveal_incomplete),
                         "tap": Take(_reveal_tap, (), _reveal_refusal)},
                        ("onw.refuse.reveal", "tap your player card, then your role card"),
-                       prompt=_reveal_prompt,
+                       prompt=views.reveal_prompt,
                        resume=lambda g: [Say("onw.resume.reveal", {"players": list(g.state.revealed)}), *g.prompt()],
-                       waits=_reveal_waits, headline=_reveal_headline),
+                       waits=views.reveal_waits, headline=views.reveal_headline),
         "done": Step({}, ("onw.refuse.finished", "the game is over"),
                      prompt=lambda g: [Say(g.state.verdict.reason)] if g.state.verdict is not None else [],
                      resume=lambda g: [Say("onw.resume.done"), *g.prompt()], final=True),
