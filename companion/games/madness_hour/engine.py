@@ -23,7 +23,7 @@ Steps, and what each takes (everything else is refused and changes nothing):
     done        nothing
 
 The Girl's card is the one secret: until ``done`` it is in ``state.card`` and
-nowhere public — not in a line, an event's input (``public_label``), the page.
+nowhere public — not in a line, an event's input (``public_label``), the views.page.
 No draws: the cards are shuffled on the table.
 """
 
@@ -49,6 +49,7 @@ from companion.core.events import (
     Tell,
     TimerFired,
 )
+from companion.games.madness_hour import views
 from companion.games.madness_hour.rules import (
     BATTLE_FIELDS,
     GIRLS,
@@ -272,10 +273,6 @@ class MadnessHour(Engine):
     def _end_discussion(self, _: Press) -> Goto:
         return Goto("vote", [CancelTimer("discussion"), Say("mh.climax.ended")], prompt=True)
 
-    def _discussion_headline(self) -> dict[str, Any]:
-        """The discussion ends on its countdown."""
-        return {"timer": ("discussion", next_point(self.state.left_s, self.opts.discussion_s, self.opts.warnings_s))}
-
     # --------------------------------------------------------------- the vote
     def _vote_refusal(self, inp: Tap) -> Refusal | None:
         s = self.state
@@ -317,23 +314,6 @@ class MadnessHour(Engine):
         if agreed is not None:
             return self._outcome(agreed).after(Say(f"mh.vote.unanimous_{agreed}"))
         return Goto("battle", [Say("mh.vote.split")], prompt=True)
-
-    def _vote_prompt(self) -> list[Output]:
-        s = self.state
-        if s.pending:
-            return [Say("mh.vote.which", {"player": s.pending})]
-        return [Say("mh.vote.prompt", {"players": [p for p in self.living if p not in s.votes]})]
-
-    def _vote_waits(self) -> list[str]:
-        """The living investigators still to vote, or the one who tapped their card."""
-        s = self.state
-        return [s.pending] if s.pending else [p for p in self.living if p not in s.votes]
-
-    def _vote_headline(self) -> dict[str, Any]:
-        """The living investigators who have voted (taps everyone saw)."""
-        s = self.state
-        return {"count": {"done": len([p for p in self.living if p in s.votes]), "of": len(self.living),
-                          "what": "votes"}}
 
     # ------------------------------------------------------------- the battle
     def _battle_asks(self, player: str) -> Mapping[str, Ask]:
@@ -453,28 +433,6 @@ class MadnessHour(Engine):
     def _ending_missing(self) -> list[str]:
         return [p for p in self.living if p not in self.state.states and p not in self.state.revealed]
 
-    def _ending_prompt(self) -> list[Output]:
-        s = self.state
-        if s.pending:
-            return [Say("mh.ending.which", {"player": s.pending})]
-        missing = self._ending_missing()
-        if s.card is None:
-            return [Say("mh.ending.girl_card", {"player": s.girl})]
-        if missing:
-            return [Say("mh.ending.prompt", {"players": missing})]
-        return [Say("mh.ending.ready")]
-
-    def _ending_waits(self) -> list[str]:
-        """The survivors still to show their state, or the one who tapped their card."""
-        s = self.state
-        return [s.pending] if s.pending else [p for p in self.living if p not in s.states]
-
-    def _ending_headline(self) -> dict[str, Any]:
-        """The living investigators who have shown their state (taps everyone saw)."""
-        s = self.state
-        return {"count": {"done": len([p for p in self.living if p in s.states]), "of": len(self.living),
-                          "what": "states"}}
-
     def _verdict(self) -> list[Output]:
         s = self.state
         assert s.card is not None and s.girl_alive is not None
@@ -490,18 +448,6 @@ class MadnessHour(Engine):
                                  "winners": list(s.winners)}),
         ]
 
-    # ------------------------------------------------- after a restart
-    # The same step; the discussion goes on from the last tick the journal
-    # holds (said aloud), a turn timer starts that turn again.
-    def _resume_step(self) -> list[Output]:
-        return [Say("mh.resume.step"), *self.prompt()]
-
-    def _resume_explore(self) -> list[Output]:
-        return [*self._resume_step(), *(self._turn_timer() if self.state.turns else [])]
-
-    def _resume_discussion(self) -> list[Output]:
-        return [Say("mh.resume.discussion", {"seconds": spoken(self.state.left_s)}), self._discussion_timer()]
-
     # --------------------------------------------------------------- read side
     def public_label(self, inp: Input) -> str:
         """A Girl card is ``mh/girl/*`` in public until the verdict has named it."""
@@ -509,35 +455,15 @@ class MadnessHour(Engine):
             return "mh/girl/*"
         return inp.label
 
+    # the views are views.py's
     def public_view(self) -> dict[str, Any]:
-        s = self.state
-        view: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held, "round": s.round, "turn": s.turn_of,
-                                "votes": dict(s.votes), "dead": list(s.dead), "battle": dict(s.totals),
-                                "revealed": list(s.revealed), "girl_alive": s.girl_alive,
-                                "states": dict(s.states)}
-        if self.finished:
-            view.update(girl_card=s.card, winners=list(s.winners))
-        view["whose_turn"] = self.waiting()  # the steps' ``waits``: from what everyone saw
-        return view
+        return views.public_view(self)
 
     def private_view(self, player: str) -> dict[str, Any]:
-        s = self.state
-        if player == s.girl and s.held:
-            return {"girl_card": s.card}
-        return {"battle": dict(self.sealed.get(player, {}))}
+        return views.private_view(self, player)
 
     def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
-        """``private_view`` as the page's lines (``mh.page.*``): the Girl's card
-        the companion holds for her, or the player's own battle numbers, and
-        the battle's form when it is open to them."""
-        view = self.private_view(player)
-        rows: list[tuple[str, dict[str, Any]]] = []
-        if "girl_card" in view:
-            rows.append((f"mh.page.girl_card.{view['girl_card'].replace('-', '_')}", {}))
-        rows += [(f"mh.page.battle.{name}", {"value": value}) for name, value in view.get("battle", {}).items()]
-        if self.legal(player).submits:
-            rows.append(("mh.page.now.battle", {}))
-        return rows
+        return views.page(self, player)
 
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
@@ -568,35 +494,35 @@ class MadnessHour(Engine):
         "card": Step({"tap": Take(_card, ("explore",), _card_refusal), "next": Take(_keep_card, ("explore",))},
                      ("mh.refuse.card", "tap your Girl card face down, or press next to keep it"),
                      prompt=lambda g: [Say("mh.girl.card_prompt", {"player": g.state.girl})],
-                     resume=_resume_step, waits=lambda g: [g._girl]),
+                     resume=views.resume_step, waits=lambda g: [g._girl]),
         "explore": Step({"next": Take(_call_turn), "timer": Take(_turn_timer_fired, (), _turn_timer_refusal),
                          "tap": Take(_explore, ("explore", "discussion", "ending"), _explore_refusal)},
                         ("mh.refuse.explore", "press next for the next turn, or tap the climax card"),
-                        prompt=lambda g: [Say("mh.explore.prompt")], resume=_resume_explore,
+                        prompt=lambda g: [Say("mh.explore.prompt")], resume=views.resume_explore,
                         waits=lambda g: [g.state.turn_of] if g.state.turn_of else []),
         "discussion": Step({"timer": Take(_discussion_tick, ("discussion", "vote"), _discussion_timer_refusal),
                             "next": Take(_end_discussion, ("vote",))},
                            ("mh.refuse.discussion", "the discussion is on: press next to end it"),
-                           prompt=lambda g: [Say("mh.climax.prompt")], resume=_resume_discussion,
-                           waits=lambda g: list(g.players), headline=_discussion_headline),
+                           prompt=lambda g: [Say("mh.climax.prompt")], resume=views.resume_discussion,
+                           waits=lambda g: list(g.players), headline=views.discussion_headline),
         "vote": Step({"tap": Take(_vote, ("vote", "battle", "ending"), _vote_refusal)},
                      ("mh.refuse.vote", "tap your player card, then keep or kill"),
-                     prompt=_vote_prompt, resume=_resume_step, waits=_vote_waits, headline=_vote_headline),
+                     prompt=views.vote_prompt, resume=views.resume_step, waits=views.vote_waits, headline=views.vote_headline),
         "battle": Step({"submit": Take(_fight, (), _fight_refusal, asks=_battle_asks),
                         "next": Take(_battle_counted, ("ending",), _strength_missing),
                         "tap": Take(_battle_side, ("ending",), _side_refusal)},
                        ("mh.refuse.battle",
                         "send your strengths from your pages and press next, or tap the winning side"),
-                       prompt=lambda g: [Say("mh.battle.prompt")], resume=_resume_step,
+                       prompt=lambda g: [Say("mh.battle.prompt")], resume=views.resume_step,
                        waits=lambda g: [p for p in g.players if p in g.state.votes]),  # the voters fight
         "ending": Step({"tap": Take(_ending, (), _ending_refusal), "next": Take(_ending_done, ("done",),
                                                                                _ending_incomplete)},
                        ("mh.refuse.ending", "tap the Girl's card and each survivor's state"),
-                       prompt=_ending_prompt, resume=_resume_step, waits=_ending_waits, headline=_ending_headline),
+                       prompt=views.ending_prompt, resume=views.resume_step, waits=views.ending_waits, headline=views.ending_headline),
         "done": Step({}, ("mh.refuse.finished", "the game is over"),
                      prompt=lambda g: [Say("mh.verdict.winners", {"players": list(g.state.winners)})
                                        if g.state.winners else Say("mh.verdict.no_winners")],
-                     resume=_resume_step, final=True),
+                     resume=views.resume_step, final=True),
     }
 
 
