@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap
+from companion.games.seven_knights import views
 from companion.games.seven_knights.rules import (
     ALL_TILES,
     KNIGHTS,
@@ -525,64 +526,7 @@ class SevenKnights(Engine):
 
     # ------------------------------------------------------------- read side
     def public_view(self) -> dict[str, Any]:
-        """The round, the start player, the captain once elected, the totals and
-        each scored round: all said at the table.  Nothing about tiles or the
-        witch team, which the engine learns only when they become public."""
-        st = self.state
-        return {"step": st.step, "round": st.round, "start_player": self.players[st.start_seat],
-                "captain": st.captain, "totals": dict(st.totals), "whose_turn": self.waiting(),
-                "rounds": [dict(r) for r in st.scored]}
-
-    # Whom the table waits for (the steps' ``waits``): the start player leads the
-    # quest and the questions (then clockwise); in the recommendation whoever is
-    # tapping, else everyone who has not recommended; the captain, once known,
-    # from the command on.  Nobody at scoring: naming who may tap for the witch
-    # team would hint.
-    def _start_player(self) -> list[str]:
-        return [self.players[self.state.start_seat]]
-
-    def _recommending(self) -> list[str]:
-        st = self.state
-        return [st.voter] if st.voter else [p for p in self.players if p not in st.votes]
-
-    def _the_captain(self) -> list[str]:
-        return [self.state.captain] if self.state.captain else []
-
-    def _recommendation_headline(self) -> dict[str, Any]:
-        """The recommendation counts the players who have recommended (taps everyone saw)."""
-        return {"count": {"done": len(self.state.votes), "of": len(self.players), "what": "recommended"}}
-
-    # ------------------------------------------------------------- narration
-    # What each step waits for, said (the steps' ``prompt``).
-    def _quest_prompt(self) -> list[Output]:
-        variant = ("skb.phase.quest.special" if self.rule_name == "special"
-                   else "skb.phase.quest.centre" if self.centre else "skb.phase.quest")
-        return [Say(variant, {"player": self.players[self.state.start_seat]})]
-
-    def _recommendation_prompt(self) -> list[Output]:
-        st = self.state
-        if st.voter is not None:
-            return [Say("skb.vote.voter", {"player": st.voter})]
-        if st.votes:
-            return [Say("skb.vote.waiting", {"n": len(st.votes), "count": len(self.players)})]
-        return [Say("skb.phase.recommendation")]
-
-    def _command_prompt(self) -> list[Output]:
-        st = self.state
-        if st.conceding is not None:
-            return [Say("skb.concede.confirm", {"player": st.conceding})]
-        if st.captain is not None:
-            return [Say("skb.phase.command.captain", {"player": st.captain}), *self._concede_hint()]
-        return [Say("skb.phase.command"), *self._concede_hint()]
-
-    def _formation_prompt(self) -> list[Output]:
-        st = self.state
-        if st.conceding is not None:
-            return [Say("skb.concede.confirm", {"player": st.conceding})]
-        if st.formation:
-            return [Say("skb.formation.progress", {"n": len(st.formation)})]
-        variant = ("" if not self.centre else ".centre") if self.rule.witch_team else ".cooperative"
-        return [Say(f"skb.formation.prompt{variant}", {"n": self.on_table, "centre": self.centre})]
+        return views.public_view(self)  # the read side is views.py's
 
     def resume(self) -> list[Output]:
         return [Say(f"skb.resume.{self.state.step}", {"round": self.state.round}), *self.prompt()]
@@ -603,32 +547,32 @@ class SevenKnights(Engine):
     # refusal of its own answers skb.refuse.not_now.
     STEPS: ClassVar[dict[str, Step]] = {
         "quest": Step({"tile": Take(_early_tile, ("captain_ready",)), "next": Take(_next_phase, ("questions",))},
-                      prompt=_quest_prompt, waits=_start_player),
+                      prompt=views.quest_prompt, waits=views.start_player),
         "questions": Step({"tile": Take(_early_tile, ("captain_ready",)),
                            "next": Take(_next_phase, ("recommendation",))},
                           prompt=lambda g: [Say("skb.phase.questions", {"player": g.players[g.state.start_seat]})],
-                          waits=_start_player),
+                          waits=views.start_player),
         "recommendation": Step({"tile": Take(_early_tile, ("captain_ready",)),
                                 "player": Take(_recommend, ("recommendation", "command"), _recommended),
                                 "next": Take(_skip_election, ("command",), _election_begun)},
-                               prompt=_recommendation_prompt, waits=_recommending,
-                               headline=_recommendation_headline),
+                               prompt=views.recommendation_prompt, waits=views.recommending,
+                               headline=views.recommendation_headline),
         "captain_ready": Step({"next": Take(_reveal_early_tile, ("formation", "witch_team"), _early_tile_refusal,
                                             blind=True)}, _READY,
-                              prompt=lambda g: [Say("skb.captain.ready")], waits=_the_captain),
+                              prompt=lambda g: [Say("skb.captain.ready")], waits=views.the_captain),
         "command": Step({"tile": Take(_captain_tile, ("formation", "witch_team"), _own_tile_refusal),
                          "player": Take(_concede, ("command", "witch_team"), _concede_refusal)},
                         ("skb.refuse.captain_tile_first", "the captain taps their own tile first"),
-                        prompt=_command_prompt, waits=_the_captain),
+                        prompt=views.command_prompt, waits=views.the_captain),
         "formation": Step({"tile": Take(_lay, (), _lay_refusal),
                            "player": Take(_concede, ("formation", "witch_team"), _concede_refusal),
                            "next": Take(_formation_laid, ("left_out", "witch_team", *SCORED), _captain_tile_missing)},
-                          prompt=_formation_prompt, waits=_the_captain),
+                          prompt=views.formation_prompt, waits=views.the_captain),
         "left_out": Step({"tile": Take(_leave_out, ("left_out", "witch_team", *SCORED), _new_tile_refusal)},
                          ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
                          prompt=lambda g: [Say("skb.left_out.prompt", {"n": g.on_table - len(g.state.formation)
                                                                        - len(g.state.excluded)})],
-                         waits=_the_captain),
+                         waits=views.the_captain),
         "witch_team": Step({"player": Take(_join_witch_team, (), _joined),
                             "next": Take(_score, ("captain_check", *SCORED), _holder_refusal)},
                            prompt=lambda g: [Say("skb.witch_team.prompt")]),
