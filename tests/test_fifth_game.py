@@ -46,7 +46,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Result, Setup, Step, Take
+from companion.core.engine import Engine, Goto, Result, Setup, Step, Take
 from companion.core.events import Output, Press, Refusal, Report, Say, Tap
 
 ANSWERS = ("qz/answer/a", "qz/answer/b")
@@ -77,24 +77,21 @@ class QuizNight(Engine):
     def start(self) -> list[Output]:
         return [Say("qz.start", {"count": len(self.players)}), *self.prompt()]
 
-    def prompt(self) -> list[Output]:
-        if self.state.step == "ask":
-            return [Say("qz.ask", {"player": self.players[len(self.state.answers)]})]
-        return [Say("qz.all_in")] if self.state.step == "reveal" else []
+    def _ask(self) -> list[Output]:
+        return [Say("qz.ask", {"player": self.players[len(self.state.answers)]})]
 
     def _not_an_answer(self, inp: Tap) -> Refusal | None:
         return None if inp.identity in ANSWERS else self._not_taken("tap", inp)
 
-    def _answer(self, inp: Tap) -> list[Output]:
+    def _answer(self, inp: Tap) -> list[Output] | Goto:
         player = self.players[len(self.state.answers)]
         self.state.answers[player] = inp.identity.rsplit("/", 1)[1]
         out: list[Output] = [Report("qz_answer", {"player": player, "answer": self.state.answers[player]})]
         if len(self.state.answers) == len(self.players):
-            self.state.step = "reveal"
+            return Goto("reveal", out, prompt=True)
         return out + self.prompt()
 
     def _reveal(self, inp: Press) -> list[Output]:
-        self.state.step = "over"
         return [Say("qz.reveal", {"players": list(self.result().winners)})]
 
     def public_view(self) -> dict[str, Any]:
@@ -103,19 +100,17 @@ class QuizNight(Engine):
     def board(self) -> list[tuple[str, dict[str, Any]]]:
         return [("qz.board.answered", {"n": len(self.state.answers)})]
 
-    @property
-    def finished(self) -> bool:
-        return self.state.step == "over"
-
     def result(self) -> Result:
         totals = {p: int(self.state.answers.get(p) == "a") for p in self.players}
         return Result(totals, tuple(p for p, n in totals.items() if n))
 
     # What each step takes and where it may lead: the one source of legal().
     STEPS: ClassVar[dict[str, Step]] = {
-        "ask": Step({"tap": Take(_answer, ("reveal",), _not_an_answer)}, ("qz.refuse.ask", "tap an answer card")),
-        "reveal": Step({"next": Take(_reveal, ("over",))}, ("qz.refuse.reveal", "press next")),
-        "over": Step(),
+        "ask": Step({"tap": Take(_answer, ("ask", "reveal"), _not_an_answer)}, ("qz.refuse.ask", "tap an answer card"),
+                    prompt=_ask),
+        "reveal": Step({"next": Take(_reveal, ("over",))}, ("qz.refuse.reveal", "press next"),
+                       prompt=lambda game: [Say("qz.all_in")]),
+        "over": Step(final=True),
     }
 '''
 

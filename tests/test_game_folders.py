@@ -4,6 +4,7 @@ in its own package, each game's log events rendered by its own package."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,7 +13,7 @@ import pytest
 
 from companion.app import pretty
 from companion.core import tags
-from companion.core.engine import Engine, Setup, Step, Take
+from companion.core.engine import Engine, Goto, Setup, Step, StepError, Take
 from companion.core.events import Drawn, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.games import GAMES, all_components, component_sets, identities
 from companion.games.demagogos import Demagogos
@@ -50,7 +51,6 @@ class Toy(Engine):
         return [Say(f"toy.{self.state.step}")]
 
     def _on(self, inp: Press) -> list[Output]:
-        self.state.step = "b"
         return [Say("toy.on", {"button": inp.button})]
 
     def _tapped(self, inp: Tap) -> list[Output]:
@@ -100,14 +100,86 @@ def test_a_step_table_naming_no_method_fails_when_the_class_is_made() -> None:
         type("Broken", (Engine,), {"STEPS": {"a": Step({"next": Take(Toy._on, ("c",))})}})
 
 
-def test_a_handler_moving_to_a_step_its_entry_does_not_declare_fails_in_tests() -> None:
-    """The table says where each input may lead; in debug and tests the base
-    checks that a handler keeps to it."""
-    class Sly(Toy):
-        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(Toy._on)}), "b": Step({})}
+def test_a_handler_choosing_a_step_its_entry_does_not_declare_fails_in_every_build() -> None:
+    """The table says where each input may lead and the base moves there; a
+    handler may only choose among the entry's targets — not under
+    ``__debug__`` alone: a ``StepError``, and the step stays where it was."""
+    def _sly(game: Toy, inp: Press) -> Goto:
+        return Goto("b", [Say("toy.on", {"button": inp.button})])
 
-    with pytest.raises(AssertionError, match="a --next--> b"):
-        Sly(Setup(players=("red",))).handle(Press("next"))
+    for to in ((), ("a",), ("a", "c"), ("c",)):
+        class Sly(Toy):
+            STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_sly, to)}), "b": Step({}), "c": Step({})}
+
+        sly = Sly(Setup(players=("red",)))
+        with pytest.raises(StepError, match="a --next--> b"):
+            sly.handle(Press("next"))
+        assert sly.state.step == "a"
+
+
+def test_a_handler_setting_the_step_by_hand_fails_in_every_build() -> None:
+    """Nothing but the table moves a step: a handler that sets it itself,
+    even to a target its entry declares, is a defect of the game."""
+    def _by_hand(game: Toy, inp: Press) -> list[Output]:
+        game.state.step = "b"
+        return []
+
+    class ByHand(Toy):
+        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_by_hand, ("b",))}), "b": Step({})}
+
+    by_hand = ByHand(Setup(players=("red",)))
+    with pytest.raises(StepError, match="by hand"):
+        by_hand.handle(Press("next"))
+    assert by_hand.state.step == "a"
+
+
+def test_an_entry_of_several_targets_moves_only_where_its_handler_chooses() -> None:
+    """One target: the base goes there; several: plain outputs stay (when the
+    step is among them), a ``Goto`` moves and may ask for the new step's prompt."""
+    def _maybe(game: Toy, inp: Press) -> list[Output] | Goto:
+        return Goto("b", [Say("toy.on", {"button": "next"})], prompt=True) if game.sealed else []
+
+    class Chooser(Toy):
+        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_maybe, ("a", "b"))}), "b": Step({})}
+
+    chooser = Chooser(Setup(players=("red",)))
+    assert chooser.handle(Press("next")) == [] and chooser.state.step == "a"
+    chooser.sealed["x"] = 1
+    assert chooser.handle(Press("next")) == [Say("toy.on", {"button": "next"}), Say("toy.b")]
+    assert chooser.state.step == "b"
+
+
+def test_a_goto_naming_no_step_goes_to_the_entrys_one_target() -> None:
+    """A handler shared by steps says only that its new step's prompt follows;
+    the table says where it leads — and an entry of several targets must be told."""
+    def _on(game: Toy, inp: Press) -> Goto:
+        return Goto(prompt=True)
+
+    class Shared(Toy):
+        STEPS: ClassVar[dict[str, Step]] = {"a": Step({"next": Take(_on, ("b",))}),
+                                            "b": Step({"next": Take(_on, ("a", "b"))})}
+
+    shared = Shared(Setup(players=("red",)))
+    assert shared.handle(Press("next")) == [Say("toy.b")] and shared.state.step == "b"
+    with pytest.raises(StepError, match="names no step"):
+        shared.handle(Press("next"))
+    assert shared.state.step == "b"
+
+
+def test_no_game_sets_its_step_by_hand() -> None:
+    """The step table is the one place a step changes: no assignment to a
+    ``.step`` anywhere in the games' code (the driver's ``StepError`` catches
+    it at run time; this catches it in a path no test walks)."""
+    by_hand = []
+    for path in sorted((ROOT / "companion" / "games").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and part.attr == "step":
+                        by_hand.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert by_hand == []
 
 
 @pytest.mark.parametrize("game", GAMES, ids=lambda g: g.game)

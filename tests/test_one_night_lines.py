@@ -18,7 +18,8 @@ LINES = ROOT / "companion" / "games" / "one_night" / "lines"  # the game's own l
 
 
 def engine_keys() -> set[str]:
-    source = Path(one_night.__file__).read_text() + Path(one_night_rules.__file__).read_text()
+    # the game's code: its engine, its read side (views.py), its rules
+    source = "".join(path.read_text() for path in sorted(Path(one_night.__file__).parent.glob("*.py")))
     keys = set(re.findall(r'"(onw\.[a-z_.]+[a-z_])"', source))
     keys |= {f"onw.{role}.{beat}" for role in one_night_rules.NIGHT_ORDER for beat in ("wake", "sleep")}
     keys |= {f"onw.vote.{n}" for n in one_night_rules.VOTE_COUNT}

@@ -21,9 +21,15 @@ its steps could take); the base looks the kind up in the current step, asks
 the entry's ``guard`` (the refusal, or None) and only then calls its
 ``handler`` with the value ``kind_of`` gave; a kind the step does not take
 gets ``_not_taken``: the step's own refusal.  Each entry also says where it
-may lead (``to``): the base checks when the class is made that every handler
-is a callable and every target a step, and — in debug and tests (``__debug__``)
-— that a handler only moves to a target it declared.  ``legal()`` is derived
+leads (``to``), and the base moves the step there — the table is the one
+place a step changes (h11's ``_state.py``): one target, and the base goes
+there after the handler; several, and the handler may only *choose* one, by
+returning a ``Goto``.  A handler that sets the step itself, or chooses a
+target its entry does not declare, raises ``StepError`` in every build; the
+class check at import makes sure every handler is a callable and every
+target a step.  What a step is to the table is declared beside what it
+takes: its prompt, its lines after a restart, whom it waits for, its
+headline's countdown or count, closed eyes, the end.  ``legal()`` is derived
 from the same table: a button or a tap is offered when its kind is taken now
 and its guard lets it pass (``_offers``), a player's fields are the entries'
 ``asks``; so what a page offers and what ``handle`` accepts cannot drift
@@ -86,7 +92,29 @@ class Legal:
     submits: Mapping[str, Ask] = field(default_factory=dict)
 
 
-Handler = Callable[[Any, Any], list[Output]]  # (engine, the value kind_of gave) -> outputs
+@dataclass(frozen=True)
+class Goto:
+    """What a handler returns to choose where its input leads, among the
+    targets its entry declares (``Take.to``): the step (None: the entry's
+    one target — a handler shared by steps), the outputs, and whether the
+    new step's prompt follows them (said once the step has moved, so it is
+    the new step's)."""
+
+    step: str | None = None
+    outputs: Sequence[Output] = ()
+    prompt: bool = False
+
+    def after(self, *before: Output) -> Goto:
+        """The same move, with ``before`` said first."""
+        return Goto(self.step, (*before, *self.outputs), self.prompt)
+
+
+class StepError(Exception):
+    """A handler that moved the step by hand, or to a step its entry does
+    not declare: a defect of the game, raised in every build."""
+
+
+Handler = Callable[[Any, Any], list[Output] | Goto]  # (engine, the value kind_of gave) -> outputs
 Guard = Callable[[Any, Any], Refusal | None]  # (engine, value) -> why it is refused now, or None
 
 
@@ -97,8 +125,10 @@ class Take:
     ``handler(engine, value)`` makes the outputs; ``guard(engine, value)``
     says why the input is refused now (a ``Refusal``, or None), asked by the
     base before the handler and by ``legal()`` — the one place of that
-    check; ``to`` names the steps the handler may move to (staying is always
-    allowed); ``asks(engine, player)`` gives a submit kind's fields open to
+    check; ``to`` names where the input leads: one step, and the base moves
+    there after the handler; several, and the handler chooses one by
+    returning a ``Goto`` (plain outputs stay — an entry that may stay lists
+    its own step among them); none, and it stays.  ``asks(engine, player)`` gives a submit kind's fields open to
     ``player`` now (``legal(player).submits``).  ``blind``: the guard reads a
     secret (a tile that may have slipped), so ``legal()`` offers the input
     whatever the guard would say — the public page must not depend on it."""
@@ -110,15 +140,30 @@ class Take:
     blind: bool = False
 
 
+Lines = Callable[[Any], list[Output]]  # (engine) -> outputs
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a game: the input kinds it takes (each a ``Take``), and
     the refusal (key, reason) for the kinds it does not take — for every
-    kind, or only for those in ``refuses``."""
+    kind, or only for those in ``refuses``.  Beside them, what the step
+    is to the table, each a function of the engine: ``prompt`` (what it
+    waits for, said; default nothing), ``resume`` (said after a restart;
+    default the prompt), ``waits`` (whom it waits for: the public view's
+    ``whose_turn``; default nobody), ``headline`` (the headline's
+    ``timer``/``count`` while in it); ``quiet``: eyes are closed
+    (``eyes_closed``); ``final``: the game is over (``finished``)."""
 
     takes: Mapping[str, Take] = field(default_factory=dict)
     refuse: tuple[str, str] | None = None
     refuses: tuple[str, ...] = ()
+    prompt: Lines | None = None
+    resume: Lines | None = None
+    waits: Callable[[Any], list[str]] | None = None
+    headline: Callable[[Any], Mapping[str, Any]] | None = None
+    quiet: bool = False
+    final: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,7 +198,9 @@ class Engine:
 
     Subclasses set the class attributes (``STEPS`` among them), keep all
     their state in ``self.state`` (which must have a ``step`` attribute
-    naming the current step), and implement ``start`` and ``prompt``.
+    naming the current step, which only the driver moves), and implement
+    ``start``; each step's prompt, resume lines, waiting and headline are its
+    ``Step``'s, unless a game overrides the method.
     """
 
     game: ClassVar[str]  # the game card's suffix: ``game/<game>``
@@ -238,7 +285,8 @@ class Engine:
         """Handle one input (never ``back``); raise ``Refusal`` to refuse.
         May mutate ``self.state`` before raising: the caller restores it.
         Default: the current step's entry for the input's kind (``STEPS``):
-        its guard, then its handler, which may only move to a step it declared."""
+        its guard, then its handler; then the base moves the step where the
+        entry leads (``Take``) — the one place a step changes."""
         kind, value = self.kind_of(inp)
         step = self.state.step
         take = self.STEPS[step].takes.get(kind)
@@ -246,11 +294,22 @@ class Engine:
             raise self._not_taken(kind, value)
         if take.guard is not None and (refusal := take.guard(self, value)) is not None:
             raise refusal
-        out = take.handler(self, value)
-        if __debug__ and self.state.step != step and self.state.step not in take.to:
-            raise AssertionError(f"{type(self).__name__}: {step} --{kind}--> {self.state.step}, "
-                                 f"which its entry does not declare (to={take.to})")
-        return out
+        done = take.handler(self, value)
+        if self.state.step != step:
+            raise StepError(f"{type(self).__name__}: the {kind} handler of {step} set the step to "
+                            f"{self.state.step} by hand; return a Goto from its entry's (to={take.to})")
+        if isinstance(done, Goto) and done.step is None and len(take.to) != 1:
+            raise StepError(f"{type(self).__name__}: the {kind} handler of {step} names no step, "
+                            f"and its entry has no one target (to={take.to})")
+        if isinstance(done, Goto):
+            target, out = done.step or take.to[0], list(done.outputs)
+        else:
+            target, out = (take.to[0] if len(take.to) == 1 else step), done
+        if target not in take.to and (target != step or take.to):  # an entry of no targets stays
+            raise StepError(f"{type(self).__name__}: {step} --{kind}--> {target}, "
+                            f"which its entry does not declare (to={take.to})")
+        self.state.step = target
+        return [*out, *self.prompt()] if isinstance(done, Goto) and done.prompt else out
 
     def kind_of(self, inp: Input) -> tuple[str, Any]:
         """The kind of ``inp`` as the step table names it, and the value its
@@ -291,15 +350,25 @@ class Engine:
             raise Refusal(self.unknown_player, f"{player} is not playing this game", player=player)
         return player
 
+    @property
+    def _step(self) -> Step:
+        """The current step's entry (an empty one for a step the table lacks: a test's engine)."""
+        return self.STEPS.get(self.state.step) or Step()
+
     def prompt(self) -> list[Output]:
-        """Lines that say what the current step is waiting for."""
-        raise NotImplementedError
+        """Lines that say what the current step is waiting for: its ``prompt``."""
+        return self._step.prompt(self) if self._step.prompt is not None else []
 
     def resume(self) -> list[Output]:
         """After a restart (the journal replayed): say where we are, re-arm
         whatever timers the current step needs and ask again for a ``Draw``
-        that was asked for and not answered yet.  Default: re-prompt."""
-        return self.prompt()
+        that was asked for and not answered yet.  Default: the step's
+        ``resume``, or its prompt."""
+        return self._step.resume(self) if self._step.resume is not None else self.prompt()
+
+    def waiting(self) -> list[str]:
+        """Whom the current step waits for (its ``waits``; nobody by default)."""
+        return self._step.waits(self) if self._step.waits is not None else []
 
     # ------------------------------------------------------------ read side
     def public_label(self, inp: Input) -> str:
@@ -329,7 +398,8 @@ class Engine:
         everyone, is anyone."""
         waiting = list(self.public_view().get("whose_turn", []))
         anyone = not waiting or set(waiting) == set(self.players)
-        return {"waiting_for": [] if anyone else waiting, "anyone": anyone, "count": None, "timer": None}
+        head = {"waiting_for": [] if anyone else waiting, "anyone": anyone, "count": None, "timer": None}
+        return {**head, **self._step.headline(self)} if self._step.headline is not None else head
 
     def private_view(self, player: str) -> dict[str, Any]:
         """What ``player`` alone may see now (their page), JSON-ready."""
@@ -386,7 +456,8 @@ class Engine:
 
     @property
     def finished(self) -> bool:
-        return False
+        """Is the game over: its step ``final``?"""
+        return self._step.final
 
     def result(self) -> Result:
         """The final totals and winners; only once ``finished``."""
@@ -397,8 +468,9 @@ class Engine:
         """True while players make hidden moves with everyone's eyes closed
         (the One Night night): the table must then hear nothing but the
         script — ``repeat`` and ``back`` are refused, a refusal is neither
-        heard nor seen, news of the reader waits for the morning."""
-        return False
+        heard nor seen, news of the reader waits for the morning.  The
+        step's ``quiet``."""
+        return self._step.quiet
 
     def undo_scope(self, state: Any) -> Any:
         """How far ``back`` reaches (DESIGN, Buttons: per game): ``back`` takes
@@ -448,7 +520,7 @@ class Engine:
         before, sealed = copy.deepcopy(self.state), copy.deepcopy(self.sealed)
         try:
             outputs = self._handle(inp)
-        except Refusal:
+        except (Refusal, StepError):  # a defect of the game leaves no trace either
             self.state, self.sealed = before, sealed
             raise
         if isinstance(inp, Submit):

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from companion.core import display_names, tags
-from companion.core.engine import Engine, Legal, Setup, Step, Take
+from companion.core.engine import Engine, Goto, Legal, Setup, Step, Take
 from companion.core.events import (
     Drawn,
     Housekeeping,
@@ -396,6 +396,7 @@ class Table:
         if take.guard is not None and (refusal := take.guard(self, inp)) is not None:
             raise refusal
         out = take.handler(self, inp)
+        assert not isinstance(out, Goto)  # the table's handlers set the phase themselves, checked below
         if __debug__ and self._phase != phase and self._phase not in take.to:
             raise AssertionError(f"Table: {phase} --{kind}--> {self._phase}, which its entry does not declare")
         return out

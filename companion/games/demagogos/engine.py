@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Ask, Engine, Outcome, Result, Setup, Step, Take
+from companion.core.engine import Ask, Engine, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     Draw,
     Drawn,
@@ -51,11 +51,12 @@ from companion.core.events import (
     Tell,
 )
 from companion.games.demagogos import rules as R
+from companion.games.demagogos import views
 from companion.games.demagogos.rules import DISASTER, EMPTY, SAGE, TREASURE
 from companion.games.demagogos.show import SHOWS
 
 GAME = "demagogos"
-SEALED = ("role_auction", "turn_auction")  # the steps of the sealed ``bid`` auctions
+SEALED = ("role", "turn")  # the sealed ``bid`` auctions (the others' bids are open: ``vp``)
 TRADE_FIELDS = ("gift", "exchange")  # submits whose very fact is private (public_label)
 
 
@@ -86,6 +87,20 @@ class DtState:
     vp_sale: dict[str, Any] | None = None  # the VP auction's outcome this round, once closed
     vp_gems: dict[str, int] = field(default_factory=dict)  # gems as the VP auction opened: its tie rule
     scored: list[dict[str, Any]] = field(default_factory=list)  # {round, points, totals} per round ended (public)
+
+
+@dataclass(frozen=True)
+class Round(Step):
+    """A step of a round, with what this game's steps are besides: the
+    auction open in it (``role``, ``turn``: sealed; ``vp``: open; its bids in
+    ``sealed`` under that name), the secret draws it waits for (asked again
+    on resume), the treasure a disaster may still void (the cave is open),
+    and what the public view shows of it."""
+
+    auction: str | None = None
+    draws: Callable[[Any], list[Draw]] | None = None
+    exploring: bool = False
+    view: Callable[[Any], dict[str, Any]] | None = None
 
 
 class Demagogos(Engine):
@@ -135,24 +150,44 @@ class Demagogos(Engine):
         opened = {o["box"] for o in self.state.opened}
         return sum(1 for b, c in enumerate(self.state.contents, 1) if c == TREASURE and b not in opened)
 
+    @property
+    def _here(self) -> Round:
+        """The current step's entry."""
+        return self.STEPS[self.state.step]
+
     def _draws(self) -> list[Draw]:
         """The secret draws the current step waits for (asked again on resume)."""
+        return self._here.draws(self) if self._here.draws is not None else []
+
+    def _role_draws(self) -> list[Draw]:
         st = self.state
-        if st.step == "rolling":
-            return [Draw(f"r{st.round}:role:{p}", *R.DIE) for p in st.holders if p not in st.dice]
-        if st.step == "cave_draw":
-            treasure, _, _ = R.cave_contents(len(st.explorers))
-            cave = [] if st.contents else [Draw(f"r{st.round}:cave", 1, R.KEY_HIGH, count=st.boxes)]
-            # [ruling] each further sage draws their own pair: one key per treasure box, in box order
-            return cave + [Draw(f"r{st.round}:sage:{p}", 1, R.KEY_HIGH, count=treasure)
-                           for p in self._sages()[1:] if p not in st.sage_keys]
-        if st.step == "bonus" and st.pending is not None:
-            return [Draw(f"r{st.round}:bonus:{st.pending}", *R.BONUS)]
-        return []
+        return [Draw(f"r{st.round}:role:{p}", *R.DIE) for p in st.holders if p not in st.dice]
+
+    def _cave_draws(self) -> list[Draw]:
+        st = self.state
+        treasure, _, _ = R.cave_contents(len(st.explorers))
+        cave = [] if st.contents else [Draw(f"r{st.round}:cave", 1, R.KEY_HIGH, count=st.boxes)]
+        # [ruling] each further sage draws their own pair: one key per treasure box, in box order
+        return cave + [Draw(f"r{st.round}:sage:{p}", 1, R.KEY_HIGH, count=treasure)
+                       for p in self._sages()[1:] if p not in st.sage_keys]
+
+    def _bonus_draws(self) -> list[Draw]:
+        st = self.state
+        return [Draw(f"r{st.round}:bonus:{st.pending}", *R.BONUS)] if st.pending is not None else []
+
+    def _sealed(self) -> str | None:
+        """The sealed auction open now (``role``, ``turn``), or None."""
+        return self._here.auction if self._here.auction in SEALED else None
+
+    def _bidders(self) -> list[str]:
+        """Who bids in the sealed auction open now: everyone still in for the
+        roles, the explorers for the turn order."""
+        return self.active if self._here.auction == "role" else self.state.explorers
 
     @property
-    def finished(self) -> bool:
-        return self.state.step == "over"
+    def _over(self) -> bool:
+        """Have enough players exited to end the game?"""
+        return len(self.state.exited) >= self.needed
 
     def result(self) -> Result:
         exited = tuple(self.state.exited)
@@ -172,14 +207,10 @@ class Demagogos(Engine):
         return [Say("dt.pairing.boxes", {"boxes": R.boxes(len(players))})]
 
     def start(self) -> list[Output]:
+        # the role auction's bids go to self.sealed as they come: an untouched game may be left
         return [Say("dt.start", {"count": len(self.players), "boxes": R.boxes(len(self.players)),
                                  "gems": R.START_GEMS}),
-                *self._begin_round()]
-
-    def _begin_round(self) -> list[Output]:
-        st = self.state
-        st.step = "role_auction"  # the bids go to self.sealed as they come: an untouched game may be left
-        return [Say("dt.role_auction.start", {"round": st.round}), *self.prompt()]
+                Say("dt.role_auction.start", {"round": self.state.round}), *self.prompt()]
 
     def kind_of(self, inp: Input) -> tuple[str, Any]:
         """As the base has it; a player who has exited submits nothing."""
@@ -210,7 +241,6 @@ class Demagogos(Engine):
 
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
         """Refused by what it is: a submit, a draw, a box, a player card, ``next``."""
-        st = self.state
         if isinstance(inp, Submit):
             return Refusal("dt.refuse.submit_not_now", f"{inp.field} is not taken now", field=inp.field)
         if isinstance(inp, Drawn):
@@ -222,9 +252,8 @@ class Demagogos(Engine):
                            player=inp.identity.removeprefix("player/"))
         if isinstance(inp, Tap):
             return Refusal("dt.refuse.not_now", f"{inp.identity} is not expected now")
-        if kind == "next" and st.step in SEALED:
-            bids = self.sealed.get("role" if st.step == "role_auction" else "turn", {})
-            waiting = [p for p in (self.active if st.step == "role_auction" else st.explorers) if p not in bids]
+        if kind == "next" and (auction := self._sealed()) is not None:
+            waiting = [p for p in self._bidders() if p not in self.sealed.get(auction, {})]
             return Refusal("dt.refuse.bids_missing", "every bid must be in first", players=waiting)
         if kind == "next":
             return Refusal("dt.refuse.not_now", "next does nothing now")
@@ -239,31 +268,29 @@ class Demagogos(Engine):
         return None
 
     def _bid_asks(self, player: str) -> dict[str, Ask]:
-        st = self.state
-        if player in self.active and (st.step == "role_auction" or player in st.explorers):
-            return {"bid": Ask("dt.field.bid", 0, st.gems[player])}
+        if player in self._bidders():  # the explorers are all still in
+            return {"bid": Ask("dt.field.bid", 0, self.state.gems[player])}
         return {}
 
     def _bid_refusal(self, inp: Submit) -> Refusal | None:
         if inp.field != "bid":
             return self._not_taken("submit", inp)
         st, p = self.state, inp.player
-        if st.step == "turn_auction" and p not in st.explorers:
+        if p not in self._bidders():  # an exited player was refused already: a role holder's turn bid
             return Refusal("dt.refuse.holder_bid", "role holders do not bid in the turn auction", player=p)
         return self._outside(inp.value, 0, st.gems[p], "dt.refuse.bid", "a bid")
 
-    def _sealed_bid(self, inp: Submit) -> list[Output]:
-        st, p, bid = self.state, inp.player, int(inp.value)
-        kind = "role" if st.step == "role_auction" else "turn"
+    def _sealed_bid(self, inp: Submit) -> list[Output] | Goto:
+        p, bid, kind = inp.player, int(inp.value), self._sealed()
+        assert kind is not None  # a sealed auction's step takes the bids
         bids = self.sealed.setdefault(kind, {})
         bids[p] = bid
         out: list[Output] = [Tell(p, "dt.bid.taken", {"bid": bid}, {"auction": kind, "bid": bid})]
-        bidders = self.active if kind == "role" else st.explorers
-        if len(bids) < len(bidders):
+        if len(bids) < len(self._bidders()):
             return out
-        return [*out, *(self._close_role_auction() if kind == "role" else self._close_turn_auction())]
+        return (self._close_role_auction() if kind == "role" else self._close_turn_auction()).after(*out)
 
-    def _close_role_auction(self) -> list[Output]:
+    def _close_role_auction(self) -> Goto:
         st = self.state
         bids = st.bids["role"] = self.sealed.pop("role")
         order = R.ranked(self.active, bids, st.vp, st.gems)
@@ -273,10 +300,9 @@ class Demagogos(Engine):
         for p in st.holders:
             st.gems[p] -= bids[p]
             out.append(Tell(p, "dt.paid", {"paid": bids[p], "gems": st.gems[p]}, {"gems": st.gems[p]}))
-        st.step = "rolling"
-        return [*out, *self._draws()]
+        return Goto("rolling", [*out, *self._role_draws()])
 
-    def _close_turn_auction(self) -> list[Output]:
+    def _close_turn_auction(self) -> Goto:
         st = self.state
         bids = st.bids["turn"] = self.sealed.pop("turn")
         out: list[Output] = []
@@ -286,24 +312,23 @@ class Demagogos(Engine):
         st.explorers = R.ranked(st.explorers, bids, st.vp, st.gems)
         treasure, empty, _ = R.cave_contents(len(st.explorers))
         st.boxes = len(st.explorers) + 3
-        st.step = "cave_draw"  # the contents, and each further sage's own pair, are drawn now
-        return [*out, Say("dt.turn_auction.order", {"players": list(st.explorers)}),
-                Say("dt.cave.start", {"boxes": st.boxes, "treasure": treasure, "empty": empty}),
-                *self._draws()]
+        # the contents, and each further sage's own pair, are drawn now
+        return Goto("cave_draw", [*out, Say("dt.turn_auction.order", {"players": list(st.explorers)}),
+                                  Say("dt.cave.start", {"boxes": st.boxes, "treasure": treasure, "empty": empty}),
+                                  *self._cave_draws()])
 
     def _bid_now(self, player: str) -> int:
         """The gems ``player`` has bid in the auction open now (0 if none): they
         are spoken for, so cannot be given away — the sealed bid's gems, as the
         ruling says, and a standing VP bid's, which must stay payable."""
-        st = self.state
-        kind = {"role_auction": "role", "turn_auction": "turn", "vp_auction": "vp"}.get(st.step)
+        kind = self._here.auction
         return int(self.sealed.get(kind, {}).get(player, 0)) if kind else 0
 
     def _at_stake(self, player: str) -> int:
         """The treasure gems ``player`` found this round while the cave is open:
         a disaster they open would void them, so they cannot be given away
         until the exploration ends (else the void would leave them below 0)."""
-        return self.state.found.get(player, 0) if self.state.step in ("cave", "bonus") else 0
+        return self.state.found.get(player, 0) if self._here.exploring else 0
 
     def _gift_asks(self, player: str) -> dict[str, Ask]:
         """[ruling] a gift at any moment, but not gems bid now (nor the treasure
@@ -362,12 +387,13 @@ class Demagogos(Engine):
             return Refusal("dt.refuse.exchange_short", f"an exchange takes {R.EXCHANGE_GEMS} gems a VP", gems=gems)
         return self._outside(inp.value, 1, gems // R.EXCHANGE_GEMS, "dt.refuse.exchange", "an exchange")
 
-    def _exchange(self, inp: Submit) -> list[Output]:
+    def _exchange(self, inp: Submit) -> list[Output] | Goto:
         st, p, n = self.state, inp.player, int(inp.value)
         st.gems[p] -= n * R.EXCHANGE_GEMS
         st.vp[p] += n
-        return [Tell(p, "dt.paid", {"paid": n * R.EXCHANGE_GEMS, "gems": st.gems[p]}, {"gems": st.gems[p]}),
-                Say("dt.exchange.done", {"player": p, "n": n, "vp": st.vp[p]}), *self._exits([p])]
+        out = [Tell(p, "dt.paid", {"paid": n * R.EXCHANGE_GEMS, "gems": st.gems[p]}, {"gems": st.gems[p]}),
+               Say("dt.exchange.done", {"player": p, "n": n, "vp": st.vp[p]}), *self._exits([p])]
+        return Goto("over", out) if self._over else out
 
     def _vp_top(self) -> tuple[str | None, int]:
         """The leader and the top bid.  Equal bids go by fewer VP, then fewer
@@ -416,23 +442,20 @@ class Demagogos(Engine):
             return Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
         return None
 
-    def _drawn(self, inp: Drawn) -> list[Output]:
+    def _die_drawn(self, inp: Drawn) -> list[Output] | Goto:
+        """A role holder's die: their role, told to them; once all are in, the turn auction."""
         st = self.state
-        if st.step == "rolling":
-            holder = inp.name.rsplit(":", 1)[1]
-            st.dice[holder] = int(inp.value)
-            role = R.role_of_die(st.dice[holder])
-            out: list[Output] = [Tell(holder, f"dt.role.{role}", {}, {"role": role})]
-            if len(st.dice) < len(st.holders):
-                return out
-            st.explorers = [p for p in self.active if p not in st.holders]
-            st.step = "turn_auction"
-            return [*out, Say("dt.turn_auction.start", {"players": list(st.explorers)}), *self.prompt()]
-        if st.step == "cave_draw":
-            return self._cave_drawn(inp)
-        return self._treasure(int(inp.value))
+        holder = inp.name.rsplit(":", 1)[1]
+        st.dice[holder] = int(inp.value)
+        role = R.role_of_die(st.dice[holder])
+        out: list[Output] = [Tell(holder, f"dt.role.{role}", {}, {"role": role})]
+        if len(st.dice) < len(st.holders):
+            return out
+        st.explorers = [p for p in self.active if p not in st.holders]
+        return Goto("turn_auction", [*out, Say("dt.turn_auction.start", {"players": list(st.explorers)})],
+                    prompt=True)
 
-    def _cave_drawn(self, inp: Drawn) -> list[Output]:
+    def _cave_drawn(self, inp: Drawn) -> list[Output] | Goto:
         """The cave's contents (the first sage's pair with them), or a further
         sage's own draw; once all are in, each role holder is told their boxes."""
         st = self.state
@@ -443,7 +466,7 @@ class Demagogos(Engine):
                 st.sage_boxes[sages[0]] = pair
         else:
             st.sage_keys[inp.name.rsplit(":", 1)[1]] = list(inp.value)
-        if self._draws():
+        if self._cave_draws():
             return []
         treasures = [b for b, c in enumerate(st.contents, 1) if c == TREASURE]
         st.sage_boxes.update({p: R.sage_pair(treasures, keys) for p, keys in st.sage_keys.items()})
@@ -455,8 +478,8 @@ class Demagogos(Engine):
                                 {"treasures": list(st.sage_boxes[p])}))
             else:
                 out.append(Tell(p, "dt.demagogue.box", {"box": disaster}, {"disaster": disaster}))
-        st.step, st.turn = "cave", 0
-        return [*out, *self.prompt()]
+        st.turn = 0
+        return Goto("cave", out, prompt=True)
 
     # --------------------------------------------------------------- cave
     def _box_refusal(self, inp: Tap) -> Refusal | None:
@@ -470,12 +493,12 @@ class Demagogos(Engine):
             return Refusal("dt.refuse.box_opened", f"box {box} is already open", box=box)
         return None
 
-    def _open_box(self, inp: Tap) -> list[Output]:
+    def _open_box(self, inp: Tap) -> list[Output] | Goto:
         st, box = self.state, _box(inp)
         player, content = self._current(), st.contents[box - 1]
         if content == TREASURE:
-            st.pending, st.step = box, "bonus"
-            return [Say("dt.box.treasure", {"box": box, "player": player}), *self._draws()]
+            st.pending = box
+            return Goto("bonus", [Say("dt.box.treasure", {"box": box, "player": player}), *self._bonus_draws()])
         record = {"box": box, "content": content, "player": player, "gems": 0}
         st.opened.append(record)
         if content == EMPTY:
@@ -491,13 +514,14 @@ class Demagogos(Engine):
         st.found[player] = 0
         st.vp[player] = R.halved(st.vp[player])
         st.disaster_by = player
-        return [Report("dt_box", {**record, "voided": voided}),
-                Say("dt.box.disaster", {"box": box, "player": player, "vp": st.vp[player]}),
-                *([Say("dt.box.voided", {"player": player, "gems": voided})] if voided else []),
-                *self._round_end()]
+        said: list[Output] = [Report("dt_box", {**record, "voided": voided}),
+                              Say("dt.box.disaster", {"box": box, "player": player, "vp": st.vp[player]}),
+                              *([Say("dt.box.voided", {"player": player, "gems": voided})] if voided else [])]
+        return self._round_end().after(*said)  # said as it stood before the round's end
 
-    def _treasure(self, bonus: int) -> list[Output]:
-        st = self.state
+    def _treasure(self, inp: Drawn) -> Goto:
+        """The bonus of the treasure just opened: its gems; the finder may go on."""
+        st, bonus = self.state, int(inp.value)
         box, player = st.pending, self._current()
         assert box is not None
         last = self._treasures_left() == 1
@@ -511,9 +535,9 @@ class Demagogos(Engine):
                              Say("dt.box.gems_last" if last else "dt.box.gems",
                                  {"player": player, "gems": gems, "bonus": bonus})]
         if last:
-            return [*out, Say("dt.cave.all_found"), *self._round_end()]
-        st.step, st.finder = "cave", player
-        return [*out, *self.prompt()]
+            return self._round_end().after(*out, Say("dt.cave.all_found"))
+        st.finder = player
+        return Goto("cave", out, prompt=True)
 
     def _open_first(self, _: Press) -> Refusal | None:
         if self.state.finder is None:
@@ -528,13 +552,12 @@ class Demagogos(Engine):
         st.finder = None
         return [Say("dt.cave.passed"), *self.prompt()]
 
-    def _vp_auction(self, _: Press) -> list[Output]:
-        self.state.step = "vp_auction"
+    def _vp_auction(self, _: Press) -> Goto:
         self.state.vp_gems = dict(self.state.gems)
-        return [Say("dt.vp_auction.start"), *self.prompt()]
+        return Goto("vp_auction", [Say("dt.vp_auction.start")], prompt=True)
 
     # ---------------------------------------------------------- round end
-    def _round_end(self) -> list[Output]:
+    def _round_end(self) -> Goto:
         """The cave is over: role results (and so the roles), the exits they
         make, the stipend, then gifts and exchanges."""
         st = self.state
@@ -556,16 +579,16 @@ class Demagogos(Engine):
             st.results.append({"player": p, "role": role, "outcome": outcome, "vp": st.vp[p]})
             out.append(Say(f"dt.result.{role}.{outcome}", {"player": p, "vp": st.vp[p]}))
         out += self._exits(list(st.holders))
-        if self.finished:
-            return out
+        if self._over:
+            return Goto("over", out)
         for p in self.active:
             st.gems[p] += R.STIPEND
-        st.step = "trade"
-        return [*out, Say("dt.stipend", {"gems": R.STIPEND}), *self.prompt()]
+        return Goto("trade", [*out, Say("dt.stipend", {"gems": R.STIPEND})], prompt=True)
 
     def _exits(self, candidates: Sequence[str]) -> list[Output]:
         """Those of ``candidates`` who now have 3 VP exit as winners (at the same
-        moment: more gems first); the game ends at floor(players / 2) exits."""
+        moment: more gems first); the game ends at floor(players / 2) exits
+        (``_over``: the caller leads to ``over``)."""
         st = self.state
         reached = [p for p in candidates if p not in st.exited and st.vp[p] >= R.WIN_VP]
         order = R.exit_order(reached, self.players, st.gems)
@@ -579,14 +602,13 @@ class Demagogos(Engine):
             st.exited.append(p)
             out += [Report("dt_exit", {"player": p, "vp": st.vp[p], "place": len(st.exited)}),
                     Say("dt.exit", {"player": p, "place": len(st.exited)})]
-        if len(st.exited) >= self.needed:
+        if self._over:
             out += self._scored()
-            st.step = "over"
             out += [Report("game_over", {"game": GAME, "totals": dict(st.vp), "winners": list(st.exited)}),
                     Say("dt.game_over", {"players": list(st.exited)})]
         return out
 
-    def _close_vp_auction(self, _: Press) -> list[Output]:
+    def _close_vp_auction(self, _: Press) -> Goto:
         st = self.state
         winner, bid = self._vp_top()
         tied = self._vp_tied()
@@ -602,11 +624,11 @@ class Demagogos(Engine):
             won = (Say("dt.vp_auction.won_tie", {"player": winner, "bid": bid}) if tied
                    else Say("dt.vp_auction.won", {"player": winner, "bid": bid, "vp": st.vp[winner]}))
             out += [won, *self._exits([winner])]
-        if self.finished:
-            return out
+        if self._over:
+            return Goto("over", out)
         out += self._scored()
         self._next_round()
-        return [*out, *self._begin_round()]
+        return Goto("role_auction", [*out, Say("dt.role_auction.start", {"round": self.state.round})], prompt=True)
 
     def _scored(self) -> list[Output]:
         st = self.state
@@ -618,32 +640,10 @@ class Demagogos(Engine):
     def _next_round(self) -> None:
         st = self.state
         keep = {k: copy.deepcopy(getattr(st, k)) for k in ("gems", "vp", "exited", "gifts", "scored")}
-        self.state = DtState(round=st.round + 1, vp_start=dict(st.vp), **keep)
+        # the step stays until the table moves it (the new round's role auction)
+        self.state = DtState(step=st.step, round=st.round + 1, vp_start=dict(st.vp), **keep)
 
     # ------------------------------------------------------------ prompts
-    def prompt(self) -> list[Output]:
-        st = self.state
-        if st.step in SEALED:
-            kind = "role" if st.step == "role_auction" else "turn"
-            bidders = self.active if kind == "role" else st.explorers
-            waiting = [p for p in bidders if p not in self.sealed.get(kind, {})]
-            return [Say(f"dt.{st.step}.waiting", {"players": waiting, "n": len(bidders) - len(waiting),
-                                                  "count": len(bidders)})]
-        if st.step == "cave":
-            if st.finder is not None:
-                return [Say("dt.cave.more", {"player": st.finder})]
-            return [Say("dt.cave.turn", {"player": self._current(), "boxes": st.boxes})]
-        if st.step == "trade":
-            return [Say("dt.trade.prompt")]
-        if st.step == "vp_auction":
-            leader, bid = self._vp_top()
-            if leader is None:
-                return [Say("dt.vp_auction.open")]
-            return [Say("dt.vp_auction.leads", {"player": leader, "bid": bid})]
-        if st.step == "over":
-            return [Say("dt.game_over", {"players": list(st.exited)})]
-        return []  # rolling, cave_draw, bonus: a draw is on its way
-
     def resume(self) -> list[Output]:
         return [Say("dt.resume", {"round": self.state.round}), *self.prompt(), *self._draws()]
 
@@ -655,161 +655,57 @@ class Demagogos(Engine):
             return ""
         return inp.label
 
+    # the views are views.py's
     def public_view(self) -> dict[str, Any]:
-        st = self.state
-        view: dict[str, Any] = {
-            "step": st.step, "round": st.round, "vp": dict(st.vp), "exited": list(st.exited),
-            "active": self.active, "holders": list(st.holders), "explorers": list(st.explorers),
-            "boxes": st.boxes, "opened": [dict(o) for o in st.opened], "results": [dict(r) for r in st.results],
-        }
-        if st.step in SEALED:
-            kind = "role" if st.step == "role_auction" else "turn"
-            view["bids_in"] = [p for p in self.players if p in self.sealed.get(kind, {})]
-        if st.step == "cave":
-            view["turn"] = self._current()
-        if st.step == "vp_auction":
-            leader, bid = self._vp_top()
-            view["vp_auction"] = {"bids": dict(self.sealed.get("vp", {})), "leader": leader, "top": bid}
-        view["whose_turn"] = self._whose_turn(view.get("bids_in", []))
-        view["rounds"] = [dict(r) for r in st.scored]
-        view["totals"] = dict(st.vp)  # the VP now: a round's VP (the sage's, an exchange) moves before it is scored
-        return view
-
-    def headline(self) -> dict[str, Any]:
-        """A sealed auction counts the bids in (who has bid is public, never
-        what); trading and the open VP auction are anyone's to close."""
-        st, head = self.state, super().headline()
-        if st.step in SEALED:
-            kind = "role" if st.step == "role_auction" else "turn"
-            bidders = self.active if st.step == "role_auction" else st.explorers
-            bid = [p for p in bidders if p in self.sealed.get(kind, {})]
-            head.update(waiting_for=[p for p in bidders if p not in bid], anyone=False,  # everyone's bid, not anyone's
-                        count={"done": len(bid), "of": len(bidders), "what": "bids"})
-        elif st.step in ("trade", "vp_auction"):
-            head.update(waiting_for=[], anyone=True)
-        return head
-
-    def _whose_turn(self, bids_in: Sequence[str]) -> list[str]:
-        """Whom the table waits for, from public facts only: in a sealed auction
-        everyone who may bid and has not (who has bid is public, never what);
-        the explorer in the cave; everyone still in while trading and in the
-        open VP auction (who can afford what is private); nobody while the
-        dealer draws."""
-        st = self.state
-        if st.step == "role_auction":
-            return [p for p in self.active if p not in bids_in]
-        if st.step == "turn_auction":
-            return [p for p in st.explorers if p not in bids_in]
-        if st.step == "cave":
-            return [self._current()]
-        if st.step in ("trade", "vp_auction"):
-            return self.active
-        return []
+        return views.public_view(self)
 
     def private_view(self, player: str) -> dict[str, Any]:
-        st = self.state
-        if player not in st.gems:
-            return {}
-        view: dict[str, Any] = {"gems": st.gems[player], "vp": st.vp[player], "exited": player in st.exited,
-                                "gifts": [dict(g) for g in st.gifts[player]]}
-        bids = {k: b[player] for k, b in st.bids.items() if player in b}
-        for kind in ("role", "turn"):
-            if player in self.sealed.get(kind, {}):
-                bids[kind] = self.sealed[kind][player]
-        view["bids"] = bids
-        role = self._role(player)
-        if role is not None:
-            view["role"] = role
-            if st.contents and st.step != "cave_draw":  # told once every draw of the cave is in
-                view["told"] = ({"treasures": list(st.sage_boxes[player])} if role == SAGE
-                                else {"disaster": st.contents.index(DISASTER) + 1})
-        return view
+        return views.private_view(self, player)
 
     def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
-        """``private_view`` as the page's lines (``dt.page.*``): gems, VP, the
-        role and what it was told, the player's own sealed bids and gifts, and
-        what they may send now (the forms follow, from ``legal``)."""
-        view, st = self.private_view(player), self.state
-        if not view:
-            return []
-        rows: list[tuple[str, dict[str, Any]]] = [("dt.page.gems", {"gems": view["gems"]}),
-                                                  ("dt.page.vp", {"vp": view["vp"]})]
-        if view["exited"]:
-            return [*rows, ("dt.page.exited", {})]
-        if "role" in view:
-            rows.append((f"dt.page.role.{view['role']}", {}))
-        elif player in st.explorers:  # public: everyone not a role holder explores
-            rows.append(("dt.page.role.explorer", {}))
-        told = view.get("told", {})
-        if "treasures" in told:
-            rows.append(("dt.page.told.treasures", {"boxes": told["treasures"]}))
-        if "disaster" in told:
-            rows.append(("dt.page.told.disaster", {"box": told["disaster"]}))
-        rows += [(f"dt.page.bid.{kind}", {"bid": bid}) for kind, bid in view["bids"].items()]
-        rows += [(("dt.page.gift.to" if "to" in g else "dt.page.gift.from") + (".one" if g["gems"] == 1 else ""),
-                  {"round": g["round"], "player": g.get("to", g.get("from")), "gems": g["gems"]})  # "1 gem"
-                 for g in view["gifts"]]
-        submits = self.legal(player).submits
-        if set(submits) - {"gift"} or (submits and st.step == "trade"):  # a gift alone: its form says it
-            rows.append((f"dt.page.now.{st.step}", {}))
-        return rows
+        return views.page(self, player)
 
     def board(self) -> list[tuple[str, dict[str, Any]]]:
-        """``public_view`` as the public page's lines (``dt.board.*``), read from
-        it alone so nothing private can slip in: VP, who has won and left, who
-        holds a role (which one only in the round's results), the explorers
-        and their order, the boxes opened, and the auction — who has bid in a
-        sealed one, every bid in the open one."""
-        view = self.public_view()
-        rows: list[tuple[str, dict[str, Any]]] = [("dt.board.vp", {"scores": view["vp"]})]
-        if view["exited"]:
-            rows.append(("dt.board.exited", {"players": view["exited"]}))
-        if view["results"]:
-            rows += [(f"dt.board.result.{r['role']}.{r['outcome']}", {"player": r["player"]})
-                     for r in view["results"]]
-        elif view["holders"]:
-            rows.append(("dt.board.holders", {"players": view["holders"]}))
-        if view["explorers"]:
-            # bidding for the order they are in seat order; once it closed, in turn order
-            rows.append(("dt.board.explorers" if view["step"] == "turn_auction" else "dt.board.order",
-                         {"players": view["explorers"]}))
-        if "bids_in" in view:
-            rows.append(("dt.board.bids_in", {"players": view["bids_in"]}))
-        if view["boxes"]:
-            rows.append(("dt.board.boxes", {"boxes": view["boxes"]}))
-        rows += [("dt.board.box.voided" if o.get("voided") else f"dt.board.box.{o['content']}",
-                  {"box": o["box"], "player": o["player"], "gems": o["gems"]}) for o in view["opened"]]
-        if "vp_auction" in view:
-            auction = view["vp_auction"]
-            if auction["leader"] is None:
-                rows.append(("dt.board.vp_auction.none", {}))
-            else:
-                rows.append(("dt.board.vp_auction.leads", {"player": auction["leader"], "bid": auction["top"]}))
-                rows += [("dt.board.vp_auction.bid", {"player": p, "bid": b}) for p, b in auction["bids"].items()]
-        return rows
+        return views.board(self)
 
     # ------------------------------------------------------------ the steps
-    # step -> {input kind -> Take(handler, where it may lead, its guard, a
-    # player's fields)}.  What is not taken is refused by what it is
-    # (``_not_taken``), the same in every step.  [ruling] a gift (kind
-    # ``gift``, see ``kind_of``) is taken at any moment of a round.
+    # step -> {input kind -> Take(handler, where it leads, its guard, a
+    # player's fields)}, and what the step is besides (``Round``): its prompt,
+    # whom it waits for, its headline, its auction, draws and view.  What is
+    # not taken is refused by what it is (``_not_taken``), the same in every
+    # step.  [ruling] a gift (kind ``gift``, see ``kind_of``) is taken at any
+    # moment of a round.  Trading and the open VP auction are anyone's to close:
+    # everyone still in may act (who can afford what is private); nobody is
+    # waited for while the dealer draws.
     _GIFT = Take(_gift, (), _gift_refusal, asks=_gift_asks)
-    _DRAW = Take(_drawn, (), _draw_refusal)
-    STEPS: ClassVar[dict[str, Step]] = {
-        "role_auction": Step({"submit": Take(_sealed_bid, ("rolling",), _bid_refusal, asks=_bid_asks),
-                              "gift": _GIFT}),
-        "rolling": Step({"draw": replace(_DRAW, to=("turn_auction",)), "gift": _GIFT}),
-        "turn_auction": Step({"submit": Take(_sealed_bid, ("cave_draw",), _bid_refusal, asks=_bid_asks),
-                              "gift": _GIFT}),
-        "cave_draw": Step({"draw": replace(_DRAW, to=("cave",)), "gift": _GIFT}),
-        "cave": Step({"tap": Take(_open_box, ("bonus", "trade", "over"), _box_refusal),
-                      "next": Take(_pass, (), _open_first), "gift": _GIFT}),
-        "bonus": Step({"draw": replace(_DRAW, to=("cave", "trade", "over")), "gift": _GIFT}),
-        "trade": Step({"submit": Take(_exchange, ("over",), _exchange_refusal, asks=_exchange_asks),
-                       "next": Take(_vp_auction, ("vp_auction",)), "gift": _GIFT}),
-        "vp_auction": Step({"submit": Take(_vp_bid, (), _vp_bid_refusal, asks=_vp_bid_asks),
-                            "next": Take(_close_vp_auction, ("over", "role_auction")), "gift": _GIFT}),
-        "over": Step({}),
+    STEPS: ClassVar[dict[str, Round]] = {
+        "role_auction": Round({"submit": Take(_sealed_bid, ("role_auction", "rolling"), _bid_refusal, asks=_bid_asks),
+                               "gift": _GIFT},
+                              prompt=views.sealed_prompt, waits=views.sealed_waits, headline=views.sealed_headline,
+                              auction="role", view=views.sealed_view),
+        "rolling": Round({"draw": Take(_die_drawn, ("rolling", "turn_auction"), _draw_refusal), "gift": _GIFT},
+                         draws=_role_draws),
+        "turn_auction": Round({"submit": Take(_sealed_bid, ("turn_auction", "cave_draw"), _bid_refusal,
+                                              asks=_bid_asks), "gift": _GIFT},
+                              prompt=views.sealed_prompt, waits=views.sealed_waits, headline=views.sealed_headline,
+                              auction="turn", view=views.sealed_view),
+        "cave_draw": Round({"draw": Take(_cave_drawn, ("cave_draw", "cave"), _draw_refusal), "gift": _GIFT},
+                           draws=_cave_draws),
+        "cave": Round({"tap": Take(_open_box, ("cave", "bonus", "trade", "over"), _box_refusal),
+                       "next": Take(_pass, (), _open_first), "gift": _GIFT},
+                      prompt=views.cave_prompt, waits=lambda g: [g._current()], exploring=True,
+                      view=lambda g: {"turn": g._current()}),
+        "bonus": Round({"draw": Take(_treasure, ("cave", "trade", "over"), _draw_refusal), "gift": _GIFT},
+                       draws=_bonus_draws, exploring=True),
+        "trade": Round({"submit": Take(_exchange, ("trade", "over"), _exchange_refusal, asks=_exchange_asks),
+                        "next": Take(_vp_auction, ("vp_auction",)), "gift": _GIFT},
+                       prompt=lambda g: [Say("dt.trade.prompt")], waits=lambda g: g.active,
+                       headline=views.anyone),
+        "vp_auction": Round({"submit": Take(_vp_bid, (), _vp_bid_refusal, asks=_vp_bid_asks),
+                             "next": Take(_close_vp_auction, ("over", "role_auction")), "gift": _GIFT},
+                            prompt=views.vp_prompt, waits=lambda g: g.active, headline=views.anyone,
+                            auction="vp", view=views.vp_view),
+        "over": Round({}, prompt=lambda g: [Say("dt.game_over", {"players": list(g.state.exited)})], final=True),
     }
 
 

@@ -23,7 +23,7 @@ Steps, and what each takes (everything else is refused and changes nothing):
     done        nothing
 
 The Girl's card is the one secret: until ``done`` it is in ``state.card`` and
-nowhere public — not in a line, an event's input (``public_label``), the page.
+nowhere public — not in a line, an event's input (``public_label``), the views.page.
 No draws: the cards are shuffled on the table.
 """
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point, spoken
-from companion.core.engine import Ask, Engine, Outcome, Result, Setup, Step, Take
+from companion.core.engine import Ask, Engine, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Input,
@@ -49,6 +49,7 @@ from companion.core.events import (
     Tell,
     TimerFired,
 )
+from companion.games.madness_hour import views
 from companion.games.madness_hour.rules import (
     BATTLE_FIELDS,
     GIRLS,
@@ -117,13 +118,9 @@ class MadnessHour(Engine):
         return [Say("mh.setup.cards", {"count": len(self.players), "exploration": exploration, "rooms": rooms}),
                 Say("mh.setup.characters")]
 
-    @property
-    def finished(self) -> bool:
-        return self.state.step == "done"
-
     def result(self) -> Result:
         s = self.state
-        if s.step != "done":
+        if not self.finished:
             raise RuntimeError("the game is not finished")
         roles = {p: ("dead" if p in s.dead else s.states[p]) for p in self.investigators}
         roles[self._girl] = f"girl/{s.card}"
@@ -154,10 +151,9 @@ class MadnessHour(Engine):
     def _girl_refusal(self, inp: Tap) -> Refusal | None:
         return self._not_taken("tap", inp) if self._player_of(inp) is None else None
 
-    def _pick_girl(self, inp: Tap) -> list[Output]:
-        player = self._player_of(inp)
-        self.state.girl, self.state.step = player, "card"
-        return [Say("mh.girl.chosen", {"player": player}), *self.prompt()]
+    def _pick_girl(self, inp: Tap) -> Goto:
+        player = self.state.girl = self._player_of(inp)
+        return Goto("card", [Say("mh.girl.chosen", {"player": player})], prompt=True)
 
     def _card_refusal(self, inp: Tap) -> Refusal | None:
         s = self.state
@@ -167,18 +163,15 @@ class MadnessHour(Engine):
             return Refusal("mh.refuse.not_girl_seat", f"only the Girl ({s.girl}) draws a Girl card", player=s.girl)
         return self._not_taken("tap", inp)
 
-    def _card(self, inp: Tap) -> list[Output]:
+    def _card(self, inp: Tap) -> Goto:
         # Both cards take this very path: the same line, the same step, nothing else.
         self.state.card, self.state.held = inp.identity.removeprefix("mh/girl/"), True
-        return [Say("mh.girl.card_held"), *self._begin_explore()]
+        return Goto("explore", [Say("mh.girl.card_held")], prompt=True)
 
-    def _keep_card(self, _: Press) -> list[Output]:
-        return [Say("mh.girl.card_kept"), *self._begin_explore()]
+    def _keep_card(self, _: Press) -> Goto:
+        return Goto("explore", [Say("mh.girl.card_kept")], prompt=True)
 
     # ------------------------------------------------------------ exploration
-    def _begin_explore(self) -> list[Output]:
-        self.state.step = "explore"
-        return self.prompt()
 
     def _turn_timer_refusal(self, inp: TimerFired) -> Refusal | None:
         n = self.state.turns
@@ -196,11 +189,11 @@ class MadnessHour(Engine):
             return None
         return self._dead_card_refusal(inp) if _dead_card(inp) else self._not_taken("tap", inp)
 
-    def _explore(self, inp: Tap) -> list[Output]:
+    def _explore(self, inp: Tap) -> list[Output] | Goto:
         if inp.identity == CLIMAX:
             if not self.living:  # [ruling] nobody left to discuss or vote: the Girl walks out
-                return [*self._cancel_turn(), Say("mh.climax.nobody_left"), *self._outcome("keep")]
-            return [*self._cancel_turn(), *self._begin_discussion()]
+                return self._outcome("keep").after(*self._cancel_turn(), Say("mh.climax.nobody_left"))
+            return self._begin_discussion().after(*self._cancel_turn())
         return self._dead_card(inp)
 
     def _call_turn(self, _: Press) -> list[Output]:
@@ -256,12 +249,12 @@ class MadnessHour(Engine):
         return [Say("mh.dead.marked", {"player": player})]
 
     # ---------------------------------------------------------- the discussion
-    def _begin_discussion(self) -> list[Output]:
+    def _begin_discussion(self) -> Goto:
         s = self.state
-        s.step, s.pending = "discussion", None
+        s.pending = None
         s.left_s = self.opts.discussion_s
-        return [Say("mh.climax.gather"), Say("mh.climax.discuss", {"seconds": spoken(s.left_s)}),
-                self._discussion_timer()]
+        return Goto("discussion", [Say("mh.climax.gather"), Say("mh.climax.discuss", {"seconds": spoken(s.left_s)}),
+                                   self._discussion_timer()])
 
     def _discussion_timer(self) -> SetTimer:
         left = self.state.left_s
@@ -270,21 +263,17 @@ class MadnessHour(Engine):
     def _discussion_timer_refusal(self, inp: TimerFired) -> Refusal | None:
         return self._not_taken("timer", inp) if inp.name != "discussion" else None
 
-    def _discussion_tick(self, inp: TimerFired) -> list[Output]:
+    def _discussion_tick(self, inp: TimerFired) -> list[Output] | Goto:
         s = self.state
         left = s.left_s = next_point(s.left_s, self.opts.discussion_s, self.opts.warnings_s)
         if left == 0:
-            return [Say("mh.climax.time_up"), *self._begin_vote()]
+            return Goto("vote", [Say("mh.climax.time_up")], prompt=True)
         return [Say("mh.climax.seconds_left", {"seconds": spoken(left)}), self._discussion_timer()]
 
-    def _end_discussion(self, _: Press) -> list[Output]:
-        return [CancelTimer("discussion"), Say("mh.climax.ended"), *self._begin_vote()]
+    def _end_discussion(self, _: Press) -> Goto:
+        return Goto("vote", [CancelTimer("discussion"), Say("mh.climax.ended")], prompt=True)
 
     # --------------------------------------------------------------- the vote
-    def _begin_vote(self) -> list[Output]:
-        self.state.step = "vote"
-        return self.prompt()
-
     def _vote_refusal(self, inp: Tap) -> Refusal | None:
         s = self.state
         if inp.identity in SIDE_CARDS:
@@ -295,7 +284,7 @@ class MadnessHour(Engine):
             return Refusal("mh.refuse.girl_votes", "the Girl does not vote", player=voter)
         return self._dead_card_refusal(inp) if _dead_card(inp) else self._not_taken("tap", inp)
 
-    def _vote(self, inp: Tap) -> list[Output]:
+    def _vote(self, inp: Tap) -> list[Output] | Goto:
         s = self.state
         if inp.identity in SIDE_CARDS:
             player, s.pending = s.pending, None
@@ -303,27 +292,28 @@ class MadnessHour(Engine):
             side = s.votes[player] = inp.identity.removeprefix("mh/side/")
             out: list[Output] = [Say(f"mh.vote.recorded_{side}",
                                      {"player": player, "n": len(s.votes), "count": len(self.living)})]
-            return [*out, *self._close_vote()]
+            closed = self._close_vote()
+            return out if closed is None else closed.after(*out)
         dead = self._dead_card(inp)
         if s.pending is not None:  # a player card: now their side card (or dead)
             return [Say("mh.vote.which", {"player": s.pending})]
-        return [*dead, *(self._close_vote() or self.prompt())]
+        closed = self._close_vote()
+        return [*dead, *self.prompt()] if closed is None else closed.after(*dead)
 
-    def _close_vote(self) -> list[Output]:
+    def _close_vote(self) -> Goto | None:
         """[ruling] The vote closes as soon as every living investigator has
         voted — after a vote or after a death marked meanwhile, which removes
-        the dead one's vote; nobody left alive: the Girl walks out.  Nothing
+        the dead one's vote; nobody left alive: the Girl walks out.  None
         while votes are still missing."""
         s = self.state
         if not self.living:
-            return [Say("mh.vote.nobody_left"), *self._outcome("keep")]
+            return self._outcome("keep").after(Say("mh.vote.nobody_left"))
         if any(p not in s.votes for p in self.living):
-            return []
+            return None
         agreed = unanimous(s.votes)
         if agreed is not None:
-            return [Say(f"mh.vote.unanimous_{agreed}"), *self._outcome(agreed)]
-        s.step = "battle"
-        return [Say("mh.vote.split"), *self.prompt()]
+            return self._outcome(agreed).after(Say(f"mh.vote.unanimous_{agreed}"))
+        return Goto("battle", [Say("mh.vote.split")], prompt=True)
 
     # ------------------------------------------------------------- the battle
     def _battle_asks(self, player: str) -> Mapping[str, Ask]:
@@ -359,7 +349,7 @@ class MadnessHour(Engine):
                            players=missing)
         return None
 
-    def _battle_counted(self, _: Press) -> list[Output]:
+    def _battle_counted(self, _: Press) -> Goto:
         s = self.state
         entries = {p: self.sealed[p] for p in s.votes}
         s.totals, won = battle(s.votes, entries)
@@ -369,24 +359,23 @@ class MadnessHour(Engine):
             out.append(Say("mh.battle.revealed", {"players": list(s.revealed)}))
         out += [Say("mh.battle.totals", {"keep": s.totals["keep"], "kill": s.totals["kill"]}),
                 Say(f"mh.battle.won_{won}" + ("_tie" if s.totals["keep"] == s.totals["kill"] else ""))]
-        return [*out, *self._outcome(won)]
+        return self._outcome(won).after(*out)
 
     def _side_refusal(self, inp: Tap) -> Refusal | None:
         return self._not_taken("tap", inp) if inp.identity not in SIDE_CARDS else None
 
-    def _battle_side(self, inp: Tap) -> list[Output]:
+    def _battle_side(self, inp: Tap) -> Goto:
         won = inp.identity.removeprefix("mh/side/")  # no phones: the table counted aloud
-        return [Say(f"mh.battle.won_{won}"), *self._outcome(won)]
+        return self._outcome(won).after(Say(f"mh.battle.won_{won}"))
 
-    def _outcome(self, won: str) -> list[Output]:
+    def _outcome(self, won: str) -> Goto:
         s = self.state
         fallen = battle_dead(s.votes, won)
         s.dead += fallen
         s.girl_alive = won == "keep"
-        s.step = "ending"
         out: list[Output] = [Say("mh.outcome.fallen", {"players": fallen})] if fallen else []
         out.append(Say("mh.outcome.girl_lives" if s.girl_alive else "mh.outcome.girl_dies"))
-        return [*out, *self.prompt()]
+        return Goto("ending", out, prompt=True)
 
     # ------------------------------------------------------------- the ending
     def _ending_refusal(self, inp: Tap) -> Refusal | None:
@@ -449,7 +438,6 @@ class MadnessHour(Engine):
         assert s.card is not None and s.girl_alive is not None
         s.states.update({p: "mad" for p in s.revealed})  # shown in the battle already
         s.winners = winners(self.players, self._girl, s.card, s.girl_alive, s.states, s.dead)
-        s.step = "done"
         dead = [p for p in self.players if p in s.dead or (p == s.girl and not s.girl_alive)]
         alive = [p for p in self.players if p not in dead]
         return [
@@ -460,120 +448,22 @@ class MadnessHour(Engine):
                                  "winners": list(s.winners)}),
         ]
 
-    # ---------------------------------------------------------------- prompts
-    def prompt(self) -> list[Output]:
-        s = self.state
-        if s.step == "girl":
-            return [Say("mh.girl.prompt")]
-        if s.step == "card":
-            return [Say("mh.girl.card_prompt", {"player": s.girl})]
-        if s.step == "explore":
-            return [Say("mh.explore.prompt")]
-        if s.step == "discussion":
-            return [Say("mh.climax.prompt")]
-        if s.step == "vote":
-            if s.pending:
-                return [Say("mh.vote.which", {"player": s.pending})]
-            return [Say("mh.vote.prompt", {"players": [p for p in self.living if p not in s.votes]})]
-        if s.step == "battle":
-            return [Say("mh.battle.prompt")]
-        if s.step == "ending":
-            if s.pending:
-                return [Say("mh.ending.which", {"player": s.pending})]
-            missing = self._ending_missing()
-            if s.card is None:
-                return [Say("mh.ending.girl_card", {"player": s.girl})]
-            if missing:
-                return [Say("mh.ending.prompt", {"players": missing})]
-            return [Say("mh.ending.ready")]
-        return [Say("mh.verdict.winners", {"players": list(s.winners)}) if s.winners
-                else Say("mh.verdict.no_winners")]
-
-    def resume(self) -> list[Output]:
-        """After a restart: the same step; the discussion goes on from the last
-        tick the journal holds (said aloud), a turn timer starts that turn again."""
-        s = self.state
-        if s.step == "discussion":
-            return [Say("mh.resume.discussion", {"seconds": spoken(s.left_s)}), self._discussion_timer()]
-        if s.step == "girl":
-            return [Say("mh.resume.start"), *self._setup_lines(), *self.prompt()]
-        out: list[Output] = [Say("mh.resume.step"), *self.prompt()]
-        if s.step == "explore" and s.turns:
-            out += self._turn_timer()
-        return out
-
     # --------------------------------------------------------------- read side
     def public_label(self, inp: Input) -> str:
         """A Girl card is ``mh/girl/*`` in public until the verdict has named it."""
-        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS and self.state.step != "done":
+        if isinstance(inp, Tap) and inp.identity in GIRL_CARDS and not self.finished:
             return "mh/girl/*"
         return inp.label
 
+    # the views are views.py's
     def public_view(self) -> dict[str, Any]:
-        s = self.state
-        view: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held, "round": s.round, "turn": s.turn_of,
-                                "votes": dict(s.votes), "dead": list(s.dead), "battle": dict(s.totals),
-                                "revealed": list(s.revealed), "girl_alive": s.girl_alive,
-                                "states": dict(s.states)}
-        if s.step == "done":
-            view.update(girl_card=s.card, winners=list(s.winners))
-        view["whose_turn"] = self._whose_turn()
-        return view
-
-    def headline(self) -> dict[str, Any]:
-        """The discussion ends on its countdown; the vote and the ending count
-        the living investigators who have tapped (taps everyone saw)."""
-        s, head = self.state, super().headline()
-        if s.step == "discussion":
-            head["timer"] = ("discussion", next_point(s.left_s, self.opts.discussion_s, self.opts.warnings_s))
-        elif s.step == "vote":
-            head["count"] = {"done": len([p for p in self.living if p in s.votes]), "of": len(self.living),
-                             "what": "votes"}
-        elif s.step == "ending":
-            head["count"] = {"done": len([p for p in self.living if p in s.states]), "of": len(self.living),
-                             "what": "states"}
-        return head
-
-    def _whose_turn(self) -> list[str]:
-        """Whom the table waits for, from what everyone saw: the Girl for her
-        card, the explorer whose turn was called, the living investigators
-        still to vote (or the one who tapped their card), the battle's voters,
-        the survivors still to show their state at the ending."""
-        s = self.state
-        if s.step == "card":
-            return [self._girl]
-        if s.step == "explore":
-            return [s.turn_of] if s.turn_of else []
-        if s.step == "discussion":
-            return list(self.players)
-        if s.step in ("vote", "ending") and s.pending:
-            return [s.pending]
-        if s.step == "vote":
-            return [p for p in self.living if p not in s.votes]
-        if s.step == "battle":
-            return [p for p in self.players if p in s.votes]
-        if s.step == "ending":
-            return [p for p in self.living if p not in s.states]
-        return []
+        return views.public_view(self)
 
     def private_view(self, player: str) -> dict[str, Any]:
-        s = self.state
-        if player == s.girl and s.held:
-            return {"girl_card": s.card}
-        return {"battle": dict(self.sealed.get(player, {}))}
+        return views.private_view(self, player)
 
     def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
-        """``private_view`` as the page's lines (``mh.page.*``): the Girl's card
-        the companion holds for her, or the player's own battle numbers, and
-        the battle's form when it is open to them."""
-        view = self.private_view(player)
-        rows: list[tuple[str, dict[str, Any]]] = []
-        if "girl_card" in view:
-            rows.append((f"mh.page.girl_card.{view['girl_card'].replace('-', '_')}", {}))
-        rows += [(f"mh.page.battle.{name}", {"value": value}) for name, value in view.get("battle", {}).items()]
-        if self.legal(player).submits:
-            rows.append(("mh.page.now.battle", {}))
-        return rows
+        return views.page(self, player)
 
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
@@ -585,36 +475,54 @@ class MadnessHour(Engine):
             return Refusal("mh.refuse.stale_timer", f"timer {inp.name} is not expected now", timer=inp.name)
         if isinstance(inp, Tap) and inp.identity in GIRL_CARDS:
             return Refusal("mh.refuse.girl_card_twice", "the Girl's card is only taken once, at the start")
+        # the steps before the vote, which a side card would otherwise get "not now" from
         if isinstance(inp, Tap) and inp.identity in SIDE_CARDS and self.state.step in ("girl", "card", "explore",
                                                                                        "discussion"):
             return Refusal("mh.refuse.vote_before_climax", "the vote comes after the climax discussion")
         return super()._not_taken(kind, inp)
 
     # ------------------------------------------------------------ the steps
-    # step -> {input kind -> Take(handler, where it may lead, its guard)}, and
-    # the step's own refusal for the rest (the module's docstring tells the story).
+    # step -> {input kind -> Take(handler, where it leads, its guard)}, the
+    # step's own refusal for the rest, and what the step says (its prompt, its
+    # lines after a restart), whom it waits for and its headline (the module's
+    # docstring tells the story).
     STEPS: ClassVar[dict[str, Step]] = {
         "girl": Step({"tap": Take(_pick_girl, ("card",), _girl_refusal)},
-                     ("mh.refuse.girl_first", "the Girl taps her player card first")),
+                     ("mh.refuse.girl_first", "the Girl taps her player card first"),
+                     prompt=lambda g: [Say("mh.girl.prompt")],
+                     resume=lambda g: [Say("mh.resume.start"), *g._setup_lines(), *g.prompt()]),
         "card": Step({"tap": Take(_card, ("explore",), _card_refusal), "next": Take(_keep_card, ("explore",))},
-                     ("mh.refuse.card", "tap your Girl card face down, or press next to keep it")),
+                     ("mh.refuse.card", "tap your Girl card face down, or press next to keep it"),
+                     prompt=lambda g: [Say("mh.girl.card_prompt", {"player": g.state.girl})],
+                     resume=views.resume_step, waits=lambda g: [g._girl]),
         "explore": Step({"next": Take(_call_turn), "timer": Take(_turn_timer_fired, (), _turn_timer_refusal),
-                         "tap": Take(_explore, ("discussion", "ending"), _explore_refusal)},
-                        ("mh.refuse.explore", "press next for the next turn, or tap the climax card")),
-        "discussion": Step({"timer": Take(_discussion_tick, ("vote",), _discussion_timer_refusal),
+                         "tap": Take(_explore, ("explore", "discussion", "ending"), _explore_refusal)},
+                        ("mh.refuse.explore", "press next for the next turn, or tap the climax card"),
+                        prompt=lambda g: [Say("mh.explore.prompt")], resume=views.resume_explore,
+                        waits=lambda g: [g.state.turn_of] if g.state.turn_of else []),
+        "discussion": Step({"timer": Take(_discussion_tick, ("discussion", "vote"), _discussion_timer_refusal),
                             "next": Take(_end_discussion, ("vote",))},
-                           ("mh.refuse.discussion", "the discussion is on: press next to end it")),
-        "vote": Step({"tap": Take(_vote, ("battle", "ending"), _vote_refusal)},
-                     ("mh.refuse.vote", "tap your player card, then keep or kill")),
+                           ("mh.refuse.discussion", "the discussion is on: press next to end it"),
+                           prompt=lambda g: [Say("mh.climax.prompt")], resume=views.resume_discussion,
+                           waits=lambda g: list(g.players), headline=views.discussion_headline),
+        "vote": Step({"tap": Take(_vote, ("vote", "battle", "ending"), _vote_refusal)},
+                     ("mh.refuse.vote", "tap your player card, then keep or kill"),
+                     prompt=views.vote_prompt, resume=views.resume_step, waits=views.vote_waits, headline=views.vote_headline),
         "battle": Step({"submit": Take(_fight, (), _fight_refusal, asks=_battle_asks),
                         "next": Take(_battle_counted, ("ending",), _strength_missing),
                         "tap": Take(_battle_side, ("ending",), _side_refusal)},
                        ("mh.refuse.battle",
-                        "send your strengths from your pages and press next, or tap the winning side")),
+                        "send your strengths from your pages and press next, or tap the winning side"),
+                       prompt=lambda g: [Say("mh.battle.prompt")], resume=views.resume_step,
+                       waits=lambda g: [p for p in g.players if p in g.state.votes]),  # the voters fight
         "ending": Step({"tap": Take(_ending, (), _ending_refusal), "next": Take(_ending_done, ("done",),
                                                                                _ending_incomplete)},
-                       ("mh.refuse.ending", "tap the Girl's card and each survivor's state")),
-        "done": Step({}, ("mh.refuse.finished", "the game is over")),
+                       ("mh.refuse.ending", "tap the Girl's card and each survivor's state"),
+                       prompt=views.ending_prompt, resume=views.resume_step, waits=views.ending_waits, headline=views.ending_headline),
+        "done": Step({}, ("mh.refuse.finished", "the game is over"),
+                     prompt=lambda g: [Say("mh.verdict.winners", {"players": list(g.state.winners)})
+                                       if g.state.winners else Say("mh.verdict.no_winners")],
+                     resume=views.resume_step, final=True),
     }
 
 

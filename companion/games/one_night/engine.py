@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.countdown import next_point, spoken
-from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
+from companion.core.countdown import next_point
+from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Drawn,
@@ -34,10 +34,10 @@ from companion.core.events import (
     Report,
     Say,
     SetTimer,
-    Sound,
     Tap,
     TimerFired,
 )
+from companion.games.one_night import views
 from companion.games.one_night.rules import (
     CARDS,
     TEAM,
@@ -126,45 +126,8 @@ class OneNight(Engine):
             Say("onw.deck.centre", {"count": total - len(self.players)}),
         ]
 
-    @property
-    def eyes_closed(self) -> bool:
-        return self.state.step == "night"
-
     def public_view(self) -> dict[str, Any]:
-        """The step and whom the table waits for.  By night nobody: naming the
-        role called would give the night's order (and so the deck's) away.
-        Once the table counts the pointing, the tally as it was said: the votes
-        each player got and how many have voted (the TV board's); never who
-        pointed at whom, which no line says."""
-        s = self.state
-        if s.step in ("discussion", "vote"):
-            turn = list(self.players)
-        elif s.step == "reveal":
-            turn = [s.pending] if s.pending else [p for p in self.players if p not in s.revealed]
-        else:  # deal (the table), night (nobody may be named), done
-            turn = []
-        view: dict[str, Any] = {"step": s.step, "whose_turn": turn}
-        if s.votes:  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
-            view["tally"] = {"for": {p: n for p in self.players if (n := list(s.votes.values()).count(p))},
-                             "done": len(s.votes), "of": len(self.players)}
-        return view
-
-    def headline(self) -> dict[str, Any]:
-        """The discussion ends on its countdown; the reveal counts who has shown
-        their cards (taps everyone saw).  By night the table names nobody (the
-        table's headline is the night screen then)."""
-        s, head = self.state, super().headline()
-        if s.step == "discussion":
-            head["timer"] = ("discussion", next_point(s.left_s, self._total_s, self.opts.warnings_s))
-        elif s.step == "vote" and self._counting():
-            head["count"] = {"done": len(s.votes), "of": len(self.players), "what": "votes"}
-        elif s.step == "reveal":
-            head["count"] = {"done": len(s.revealed), "of": len(self.players), "what": "revealed"}
-        return head
-
-    @property
-    def finished(self) -> bool:
-        return self.state.step == "done"
+        return views.public_view(self)  # the read side is views.py's
 
     def result(self) -> Result:
         v = self.state.verdict
@@ -176,7 +139,6 @@ class OneNight(Engine):
 
     # ------------------------------------------------------------------ deal
     def _nightfall(self, _: Press) -> list[Output]:
-        self.state.step = "night"
         return [self.draw]  # the night starts once its jitter is drawn
 
     # ----------------------------------------------------------------- night
@@ -191,7 +153,7 @@ class OneNight(Engine):
             return Refusal("refuse.bad_draw", f"{inp.value!r} cannot be the draw {inp.name}")
         return None
 
-    def _jitter(self, inp: Drawn) -> list[Output]:
+    def _jitter(self, inp: Drawn) -> list[Output] | Goto:
         self.state.jitter_ms = list(inp.value)
         return self._night_beat(0)
 
@@ -202,21 +164,20 @@ class OneNight(Engine):
             return None
         return Refusal("onw.refuse.stale_timer", f"timer {inp.name} is not expected now", timer=inp.name)
 
-    def _night_timer(self, inp: TimerFired) -> list[Output]:
+    def _night_timer(self, inp: TimerFired) -> list[Output] | Goto:
         return self._night_beat([seg.name for seg in self.script].index(inp.name))
 
-    def _night_beat(self, at: int) -> list[Output]:
+    def _night_beat(self, at: int) -> list[Output] | Goto:
         self.state.night_at = at
         beat = self.script[at]
         if at == len(self.script) - 1:
-            return [*beat.outputs, *self._begin_discussion()]
+            return self._begin_discussion().after(*beat.outputs)
         return [*beat.outputs, SetTimer(self.script[at + 1].name, beat.delay)]
 
     # ------------------------------------------------------------ discussion
-    def _begin_discussion(self) -> list[Output]:
-        self.state.step = "discussion"
+    def _begin_discussion(self) -> Goto:
         self.state.left_s = self._total_s
-        return [minutes_line("onw.discussion.start", self._total_s), self._discussion_timer()]
+        return Goto("discussion", [minutes_line("onw.discussion.start", self._total_s), self._discussion_timer()])
 
     def _discussion_timer(self) -> SetTimer:
         left = self.state.left_s
@@ -229,21 +190,20 @@ class OneNight(Engine):
     def _discussion_timer_refusal(self, inp: TimerFired) -> Refusal | None:
         return self._not_taken("timer", inp) if inp.name != "discussion" else None
 
-    def _discussion_tick(self, inp: TimerFired) -> list[Output]:
+    def _discussion_tick(self, inp: TimerFired) -> list[Output] | Goto:
         left = self.state.left_s = next_point(self.state.left_s, self._total_s, self.opts.warnings_s)
         if left == 0:
-            return [Say("onw.discussion.time_up"), *self._begin_vote()]
+            return self._begin_vote().after(Say("onw.discussion.time_up"))
         said = [warning_line(left)] if left in self.opts.warnings_s else []
         return [*said, self._discussion_timer()]
 
-    def _end_discussion(self, _: Press) -> list[Output]:
-        return [CancelTimer("discussion"), Say("onw.discussion.ended"), *self._begin_vote()]
+    def _end_discussion(self, _: Press) -> Goto:
+        return self._begin_vote().after(CancelTimer("discussion"), Say("onw.discussion.ended"))
 
     # ------------------------------------------------------------------ vote
-    def _begin_vote(self) -> list[Output]:
-        self.state.step = "vote"
+    def _begin_vote(self) -> Goto:
         self.state.vote_at = 0
-        return self._vote_call()
+        return Goto("vote", self._vote_call())
 
     def _vote_call(self) -> list[Output]:
         return [Say("onw.vote.call"), SetTimer("vote:1", 2 * self.opts.count_s * self.opts.pace)]
@@ -257,13 +217,12 @@ class OneNight(Engine):
             return self._not_taken("timer", inp)
         return None
 
-    def _count(self, inp: TimerFired) -> list[Output]:
+    def _count(self, inp: TimerFired) -> list[Output] | Goto:
         at = self.state.vote_at = int(inp.name.removeprefix("vote:"))
         said = Say(f"onw.vote.{VOTE_COUNT[at - 1]}")
         if at < len(VOTE_COUNT):
             return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
-        self.state.step = "reveal"
-        return [said, *self.prompt()]
+        return Goto("reveal", [said], prompt=True)
 
     # ---------------------------------------------------------------- reveal
     def _missing(self) -> list[str]:
@@ -393,7 +352,6 @@ class OneNight(Engine):
         roles = {p: role_of(c) for p, c in s.revealed.items()}
         executed = [p for p in self.players if p in s.executed]  # seat order
         v = s.verdict = verdict(self.players, roles, executed)
-        s.step = "done"
         return [
             Say("onw.verdict.executed", {"players": executed}) if executed
             else Say("onw.verdict.nobody_executed"),
@@ -403,61 +361,6 @@ class OneNight(Engine):
             Report("onw_result", {"executed": executed, "winning_team": v.winning_team,
                                   "winners": list(v.winners)}),
         ]
-
-    # --------------------------------------------------------------- prompts
-    def prompt(self) -> list[Output]:
-        s = self.state
-        if s.step == "deal":
-            return [Say("onw.deal.prompt")]
-        if s.step == "discussion":
-            return [Say("onw.discussion.prompt")]
-        if s.step == "reveal":
-            if s.pending:
-                if self._counting():
-                    return [Say("onw.count.voter", {"player": s.pending})]
-                if not s.revealed and not s.counted:  # a vote may follow, or the role card
-                    return [Say("onw.reveal.card_or_vote", {"player": s.pending})]
-                return [Say("onw.reveal.role_card", {"player": s.pending})]
-            if self._counting():
-                return [Say("onw.count.waiting", {"n": len(s.votes), "count": len(self.players)})]
-            missing = [p for p in self.players if p not in s.revealed]
-            if missing and not s.revealed and not s.counted:
-                return [Say("onw.reveal.prompt.first", {"players": missing})]
-            if missing:
-                return [Say("onw.reveal.prompt", {"players": missing})]
-            return [Say("onw.reveal.all_counted" if s.counted else "onw.reveal.executed_prompt")]
-        if s.step == "done" and s.verdict is not None:
-            return [Say(s.verdict.reason)]
-        return []  # night and vote: only the script speaks
-
-    def resume(self) -> list[Output]:
-        """After a restart.  The night restarts the current turn from its wake line
-        (a turn is never skipped) and cancels the beat that was pending; the
-        discussion re-arms from the last tick; the vote count starts again."""
-        s = self.state
-        if s.step == "night" and s.jitter_ms is None:  # cut before the draw: ask again
-            return [Say("onw.resume.night"), self.draw]
-        if s.step == "night":
-            start = turn_start(self.script, s.night_at)
-            out: list[Output] = [Say("onw.resume.night")]
-            if start > 0:  # beat 0 starts the ambience itself
-                out += [o for o in self.script[0].outputs if isinstance(o, Sound)]
-            if s.night_at != start:  # the beat that was pending is not the one re-armed
-                out.append(CancelTimer(self.script[s.night_at + 1].name))
-            beat = self.script[start]
-            return [*out, *beat.outputs, SetTimer(self.script[start + 1].name, beat.delay)]
-        if s.step == "discussion":
-            left = spoken(s.left_s)
-            return [Say("onw.resume.discussion", {"seconds": left}), *self.prompt(),
-                    self._discussion_timer()]
-        if s.step == "vote":
-            cancel = [CancelTimer(f"vote:{s.vote_at + 1}")] if s.vote_at else []
-            return [Say("onw.resume.vote"), *cancel, *self._vote_call()]
-        if s.step == "deal":
-            return [Say("onw.resume.deal"), *self._deck_lines(), *self.prompt()]
-        if s.step == "reveal":
-            return [Say("onw.resume.reveal", {"players": list(s.revealed)}), *self.prompt()]
-        return [Say("onw.resume.done"), *self.prompt()]
 
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, value: Any) -> Refusal:
@@ -474,22 +377,35 @@ class OneNight(Engine):
         return super()._not_taken(kind, value)
 
     # ------------------------------------------------------------ the steps
-    # step -> {input kind -> Take(handler, where it may lead, its guard)}, and
-    # the step's own refusal for the rest (the module's docstring tells the story).
+    # step -> {input kind -> Take(handler, where it leads, its guard)}, the
+    # step's own refusal for the rest, and what the step says (its prompt, its
+    # lines after a restart), whom it waits for and its headline (the module's
+    # docstring tells the story).  Night and vote say nothing of their own:
+    # only the script speaks; by night the table names nobody.
     STEPS: ClassVar[dict[str, Step]] = {
         "deal": Step({"next": Take(_nightfall, ("night",))},
-                     ("onw.refuse.deal", "deal the cards, then press next for the night")),
-        "night": Step({"draw": Take(_jitter, ("discussion",), _jitter_refusal),
-                       "timer": Take(_night_timer, ("discussion",), _night_timer_refusal)},
-                      ("onw.refuse.night", "not during the night")),
-        "discussion": Step({"timer": Take(_discussion_tick, ("vote",), _discussion_timer_refusal),
+                     ("onw.refuse.deal", "deal the cards, then press next for the night"),
+                     prompt=lambda g: [Say("onw.deal.prompt")],
+                     resume=lambda g: [Say("onw.resume.deal"), *g._deck_lines(), *g.prompt()]),
+        "night": Step({"draw": Take(_jitter, ("night", "discussion"), _jitter_refusal),
+                       "timer": Take(_night_timer, ("night", "discussion"), _night_timer_refusal)},
+                      ("onw.refuse.night", "not during the night"), resume=views.resume_night, quiet=True),
+        "discussion": Step({"timer": Take(_discussion_tick, ("discussion", "vote"), _discussion_timer_refusal),
                             "next": Take(_end_discussion, ("vote",))},
                            ("onw.refuse.discussion",
-                            "the discussion is on: press next to end it; cards are shown after the vote")),
-        "vote": Step({"timer": Take(_count, ("reveal",), _count_refusal)},
-                     ("onw.refuse.counting", "wait for the count, then point")),
+                            "the discussion is on: press next to end it; cards are shown after the vote"),
+                           prompt=lambda g: [Say("onw.discussion.prompt")], resume=views.resume_discussion,
+                           waits=views.everyone, headline=views.discussion_headline),
+        "vote": Step({"timer": Take(_count, ("vote", "reveal"), _count_refusal)},
+                     ("onw.refuse.counting", "wait for the count, then point"),
+                     resume=views.resume_vote, waits=views.everyone, headline=views.vote_headline),
         "reveal": Step({"next": Take(_reveal_done, ("done",), _reveal_incomplete),
                         "tap": Take(_reveal_tap, (), _reveal_refusal)},
-                       ("onw.refuse.reveal", "tap your player card, then your role card")),
-        "done": Step({}, ("onw.refuse.finished", "the game is over")),
+                       ("onw.refuse.reveal", "tap your player card, then your role card"),
+                       prompt=views.reveal_prompt,
+                       resume=lambda g: [Say("onw.resume.reveal", {"players": list(g.state.revealed)}), *g.prompt()],
+                       waits=views.reveal_waits, headline=views.reveal_headline),
+        "done": Step({}, ("onw.refuse.finished", "the game is over"),
+                     prompt=lambda g: [Say(g.state.verdict.reason)] if g.state.verdict is not None else [],
+                     resume=lambda g: [Say("onw.resume.done"), *g.prompt()], final=True),
     }

@@ -18,8 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
+from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Tap
+from companion.games.seven_knights import views
 from companion.games.seven_knights.rules import (
     ALL_TILES,
     KNIGHTS,
@@ -46,7 +47,6 @@ GAME = "seven-knights"
 # tapped, so a second tile says nothing about the first.
 _READY = ("skb.refuse.captain_ready", "press next to reveal the captain's tile, or back")
 EARLY_TILE = "skb/*"  # how a tile tapped before the command phase is named in public: one of the skb/ tiles
-NEXT_PHASE = {"quest": "questions", "questions": "recommendation"}
 SCORED = ("round_over", "game_over")  # where scoring leads
 
 
@@ -146,7 +146,7 @@ class SevenKnights(Engine):
         if aside:
             out.append(Say("skb.deal.aside.one" if aside == 1 else "skb.deal.aside", {"n": aside}))
         out.append(Say("skb.deal.look"))
-        return out + self._round_start()
+        return [*out, self._round_line(), *self.prompt()]
 
     # ------------------------------------------------------------- the driver
     def _handle(self, inp: Input) -> list[Output]:
@@ -197,9 +197,8 @@ class SevenKnights(Engine):
         return self._tile_refusal(tile, own=True)
 
     # ------------------------------------------------ before the command phase
-    def _next_phase(self, _: str) -> list[Output]:
-        self.state.step = NEXT_PHASE[self.state.step]
-        return self.prompt()
+    def _next_phase(self, _: str) -> Goto:
+        return Goto(prompt=True)  # quest → questions → recommendation: the table says
 
     def _election_begun(self, _: str) -> Refusal | None:
         st = self.state
@@ -209,9 +208,8 @@ class SevenKnights(Engine):
                            f"{missing} players have not recommended yet", n=missing)
         return None
 
-    def _skip_election(self, _: str) -> list[Output]:
-        self.state.step = "command"
-        return self.prompt()
+    def _skip_election(self, _: str) -> Goto:
+        return Goto("command", prompt=True)
 
     def _recommended(self, player: str) -> Refusal | None:
         st = self.state
@@ -219,7 +217,7 @@ class SevenKnights(Engine):
             return Refusal("skb.refuse.already_recommended", f"{player} has recommended already", player=player)
         return None
 
-    def _recommend(self, player: str) -> list[Output]:
+    def _recommend(self, player: str) -> list[Output] | Goto:
         """Own card first, then the recommended player's card (self allowed)."""
         st = self.state
         if st.voter is None:
@@ -234,18 +232,16 @@ class SevenKnights(Engine):
         st.election = dict(st.votes)
         st.captain = elect(self.players, st.start_seat, st.votes)
         count = sum(1 for choice in st.votes.values() if choice == st.captain)
-        st.step = "command"
-        return [*out, Say("skb.election.captain", {"player": st.captain, "n": count}), *self.prompt()]
+        return Goto("command", [*out, Say("skb.election.captain", {"player": st.captain, "n": count})], prompt=True)
 
     # ------------------------------------------------------------ command (§4)
-    def _early_tile(self, tile: str) -> list[Output]:
+    def _early_tile(self, tile: str) -> Goto:
         """A tile tapped before the command phase: "the captain is ready", but
         it may have slipped over the reader (§ What the companion can know),
         so it is neither named nor checked — the line, and the beep, are the
         same whatever the tile — until ``next`` confirms it (``back`` drops it)."""
         self.state.early_tile = tile
-        self.state.step = "captain_ready"
-        return self.prompt()
+        return Goto("captain_ready", prompt=True)
 
     def public_label(self, inp: Input) -> str:
         """A tile tapped before the command phase is public only once the
@@ -261,30 +257,30 @@ class SevenKnights(Engine):
         assert self.state.early_tile is not None
         return self._own_tile_refusal(self.state.early_tile)
 
-    def _reveal_early_tile(self, _: str) -> list[Output]:
+    def _reveal_early_tile(self, _: str) -> Goto:
         tile, self.state.early_tile = self.state.early_tile, None
         assert tile is not None
-        out = self._captain_tile(tile)
+        go = self._captain_tile(tile)
         # The command phase's prompt (with the hint) was skipped: a concession is first possible now.
-        return [*out[:1], *self._concede_hint(), *out[1:]] if tile != WITCH else out
+        return Goto(go.step, [*go.outputs[:1], *self._concede_hint(), *go.outputs[1:]], go.prompt) \
+            if tile != WITCH else go
 
     def _concede_hint(self) -> list[Output]:
         """How a bewitched captain concedes, said when it first becomes possible."""
         return [Say("skb.concede.hint")] if self.rule.witch_team else []
 
-    def _captain_tile(self, tile: str) -> list[Output]:
+    def _captain_tile(self, tile: str) -> Goto:
         """The captain reveals their own tile (an unfinished election is dropped)."""
         st = self.state
         st.votes, st.voter = {}, None
         st.captain_tile = tile
         if tile != WITCH:
-            st.step = "formation"
-            return [Say("skb.captain.knight", {"tile": tile}), *self.prompt()]
+            return Goto("formation", [Say("skb.captain.knight", {"tile": tile})], prompt=True)
         # Captain's tile is the witch: the witch team wins at once.  The tile
         # is public now, so a known captain is known to hold it.
         if st.captain is not None:
             st.witch_team = [st.captain]
-        return [Say("skb.captain.witch", {"tile": tile}), *self._decide("captain_witch")]
+        return self._decide("captain_witch").after(Say("skb.captain.witch", {"tile": tile}))
 
     def _concede_refusal(self, player: str) -> Refusal | None:
         st = self.state
@@ -295,7 +291,7 @@ class SevenKnights(Engine):
                            player=st.captain)
         return None
 
-    def _concede(self, player: str) -> list[Output]:
+    def _concede(self, player: str) -> list[Output] | Goto:
         """A bewitched captain may concede (FAQ): they tap their own card
         twice.  Once the captain is known, only the captain can."""
         st = self.state
@@ -304,16 +300,15 @@ class SevenKnights(Engine):
             return [Say("skb.concede.confirm", {"player": player})]
         st.captain, st.conceding = player, None
         st.witch_team = [player]
-        return [Say("skb.concede.done", {"player": player}), *self._decide("captain_bewitched")]
+        return self._decide("captain_bewitched").after(Say("skb.concede.done", {"player": player}))
 
-    def _decide(self, reason: str) -> list[Output]:
+    def _decide(self, reason: str) -> Goto:
         """The witch team has won before the formation was judged."""
         st = self.state
         st.verdict, st.reason, st.reported = "witch", reason, True
-        st.step = "witch_team"
         report = Report("formation", {"tiles": list(st.formation), "excluded": list(st.excluded),
                                       "verdict": "witch"})
-        return [report, Say(f"skb.verdict.witch.{reason}"), *self.prompt()]
+        return Goto("witch_team", [report, Say(f"skb.verdict.witch.{reason}")], prompt=True)
 
     # ---------------------------------------------------------- formation (§4)
     def _new_tile_refusal(self, tile: str) -> Refusal | None:
@@ -345,26 +340,24 @@ class SevenKnights(Engine):
                            tile=st.captain_tile)
         return None
 
-    def _formation_laid(self, _: str) -> list[Output]:
+    def _formation_laid(self, _: str) -> Goto:
         st = self.state
         if len(st.formation) == self.on_table:
             return self._formation_complete()
-        st.step = "left_out"
-        return self.prompt()
+        return Goto("left_out", prompt=True)
 
-    def _leave_out(self, tile: str) -> list[Output]:
+    def _leave_out(self, tile: str) -> list[Output] | Goto:
         st = self.state
         st.excluded.append(tile)
         out: list[Output] = [Say("skb.left_out.tile", {"tile": tile})]
         if len(st.formation) + len(st.excluded) < self.on_table:
             return out
-        return out + self._formation_complete()
+        return self._formation_complete().after(*out)
 
-    def _formation_complete(self) -> list[Output]:
+    def _formation_complete(self) -> Goto:
         if not self.rule.witch_team:  # cooperative: straight to the verdict
             return self._score("next")
-        self.state.step = "witch_team"
-        return [Say("skb.formation.done"), *self.prompt()]
+        return Goto("witch_team", [Say("skb.formation.done")], prompt=True)
 
     # ------------------------------------------------------ scoring (§5, §6)
     def _joined(self, player: str) -> Refusal | None:
@@ -397,13 +390,12 @@ class SevenKnights(Engine):
                            "every tile was dealt, so the witch is in front of a player: its holder must tap")
         return Refusal("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card")
 
-    def _score(self, _: str) -> list[Output]:
+    def _score(self, _: str) -> Goto:
         """Judge the round and hand out score cards (the holder is in: the
         guard, ``_holder_refusal``, or the step that led here saw to it)."""
         st = self.state
         if self._must_ask_for_the_captain():
-            st.step = "captain_check"
-            return self.prompt()
+            return Goto("captain_check", prompt=True)
         out: list[Output] = []
         if st.verdict is None:
             verdict = judge(st.formation, st.excluded, captain_tile=st.captain_tile,
@@ -422,20 +414,19 @@ class SevenKnights(Engine):
         out += [Say("skb.score.player", {"player": p, "points": points[p], "total": st.totals[p]})
                 for p in self.players]
         if st.round < ROUNDS:
-            st.step = "round_over"
-            return out + self.prompt()
-        st.step = "game_over"
+            return Goto("round_over", out, prompt=True)
         st.winners = winners(self.players, st.totals)
         out.append(Report("game_over", {"game": GAME, "totals": dict(st.totals),
                                         "winners": list(st.winners)}))
-        return out + self.prompt()
+        return Goto("game_over", out, prompt=True)
 
     def undo_scope(self, state: Any) -> Any:
         """DESIGN: ``back`` takes back the round's inputs one at a time, across
         its steps, until a verdict is given; a verdict (the witch revealed as
         the captain's tile, a concession, the formation judged) and a score
         are final, so from then on it reaches only within the step."""
-        if state.verdict is None and state.step not in ("round_over", "game_over"):
+        # the steps a score led to: the round's inputs before it are final
+        if state.verdict is None and state.step not in SCORED:
             return state.round, "open"
         return state.round, state.step
 
@@ -457,7 +448,7 @@ class SevenKnights(Engine):
         known_knight = st.captain if st.captain_tile in KNIGHTS else None
         return not [p for p in st.witch_team if p != known_knight]
 
-    def _name_captain(self, player: str) -> list[Output]:
+    def _name_captain(self, player: str) -> Goto:
         """The captain check's answer, and nothing else: if the captain was
         the only one who tapped for the witch team, the witch's holder is
         still missing and is asked for in a step of its own (a tap here is
@@ -465,8 +456,7 @@ class SevenKnights(Engine):
         st = self.state
         st.captain, st.captain_checked = player, True
         if self._witch_holder_missing():
-            st.step = "witch_holder"
-            return [Say("skb.captain_check.named", {"player": player}), *self.prompt()]
+            return Goto("witch_holder", [Say("skb.captain_check.named", {"player": player})], prompt=True)
         return self._score("next")
 
     def _holder_named(self, player: str) -> Refusal | None:
@@ -475,11 +465,11 @@ class SevenKnights(Engine):
                            f"{player}, the captain, holds a knight: the witch's holder must tap", player=player)
         return self._joined(player)
 
-    def _name_witch_holder(self, player: str) -> list[Output]:
-        out = self._join_witch_team(player)
-        return out + self._score("next")
+    def _name_witch_holder(self, player: str) -> Goto:
+        joined = self._join_witch_team(player)  # in the witch team before the round is scored
+        return self._score("next").after(*joined)
 
-    def _captain_not_bewitched(self, _: str) -> list[Output]:
+    def _captain_not_bewitched(self, _: str) -> Goto:
         self.state.captain_checked = True
         return self._score("next")
 
@@ -520,103 +510,28 @@ class SevenKnights(Engine):
         why = "empty_witch_team" if self.rule.witch_team else "cooperative"
         return [failed, Say(f"skb.verdict.nobody.{why}")]
 
-    def _next_round(self, _: str) -> list[Output]:
+    def _next_round(self, _: str) -> Goto:
         st = self.state
         if self.options.start_marker == "pass":
             st.start_seat = (st.start_seat + 1) % len(self.players)
-        self.state = KnightsState(round=st.round + 1, start_seat=st.start_seat, totals=st.totals,
+        # a new round's state, its step kept until the table moves it (to the quest)
+        self.state = KnightsState(step=st.step, round=st.round + 1, start_seat=st.start_seat, totals=st.totals,
                                   scored=st.scored)
-        return self._round_start()
+        return Goto("quest", [self._round_line()], prompt=True)
 
-    def _round_start(self) -> list[Output]:
+    def _round_line(self) -> Say:
         st = self.state
         key = "skb.round.final" if st.round == ROUNDS else "skb.round.start"
-        return [Say(key, {"round": st.round, "player": self.players[st.start_seat]}), *self.prompt()]
+        return Say(key, {"round": st.round, "player": self.players[st.start_seat]})
 
     # ------------------------------------------------------------- read side
     def public_view(self) -> dict[str, Any]:
-        """The round, the start player, the captain once elected, the totals and
-        each scored round: all said at the table.  Nothing about tiles or the
-        witch team, which the engine learns only when they become public."""
-        st = self.state
-        return {"step": st.step, "round": st.round, "start_player": self.players[st.start_seat],
-                "captain": st.captain, "totals": dict(st.totals), "whose_turn": self._whose_turn(),
-                "rounds": [dict(r) for r in st.scored]}
-
-    def headline(self) -> dict[str, Any]:
-        """The recommendation counts the players who have recommended (taps everyone saw)."""
-        st, head = self.state, super().headline()
-        if st.step == "recommendation":
-            head["count"] = {"done": len(st.votes), "of": len(self.players), "what": "recommended"}
-        return head
-
-    def _whose_turn(self) -> list[str]:
-        """Whom the table waits for: the start player leads the quest and the
-        questions (then clockwise); in the recommendation whoever is tapping,
-        else everyone who has not recommended; the captain from the command on.
-        Nobody at scoring: naming who may tap for the witch team would hint."""
-        st = self.state
-        if st.step in ("quest", "questions"):
-            return [self.players[st.start_seat]]
-        if st.step == "recommendation":
-            return [st.voter] if st.voter else [p for p in self.players if p not in st.votes]
-        if st.step in ("captain_ready", "command", "formation", "left_out") and st.captain:
-            return [st.captain]
-        return []
-
-    # ------------------------------------------------------------- narration
-    def prompt(self) -> list[Output]:
-        """What the current step waits for."""
-        st = self.state
-        n = len(self.players)
-        start_player = self.players[st.start_seat]
-        if st.conceding is not None:  # command or formation
-            return [Say("skb.concede.confirm", {"player": st.conceding})]
-        match st.step:
-            case "quest":
-                variant = ("skb.phase.quest.special" if self.rule_name == "special"
-                           else "skb.phase.quest.centre" if self.centre else "skb.phase.quest")
-                return [Say(variant, {"player": start_player})]
-            case "questions":
-                return [Say("skb.phase.questions", {"player": start_player})]
-            case "recommendation":
-                if st.voter is not None:
-                    return [Say("skb.vote.voter", {"player": st.voter})]
-                if st.votes:
-                    return [Say("skb.vote.waiting", {"n": len(st.votes), "count": n})]
-                return [Say("skb.phase.recommendation")]
-            case "captain_ready":
-                return [Say("skb.captain.ready")]
-            case "command":
-                if st.captain is not None:
-                    return [Say("skb.phase.command.captain", {"player": st.captain}), *self._concede_hint()]
-                return [Say("skb.phase.command"), *self._concede_hint()]
-            case "formation":
-                if st.formation:
-                    return [Say("skb.formation.progress", {"n": len(st.formation)})]
-                variant = ("" if not self.centre else ".centre") if self.rule.witch_team else ".cooperative"
-                return [Say(f"skb.formation.prompt{variant}", {"n": self.on_table, "centre": self.centre})]
-            case "left_out":
-                return [Say("skb.left_out.prompt", {"n": self.on_table - len(st.formation) - len(st.excluded)})]
-            case "witch_team":
-                return [Say("skb.witch_team.prompt")]
-            case "captain_check":
-                return [Say("skb.captain_check.prompt")]
-            case "witch_holder":
-                return [Say("skb.witch_holder.prompt")]
-            case "round_over":
-                return [Say("skb.round_over.prompt", {"round": st.round + 1})]
-            case _:
-                return [Say("skb.game_over.winners", {"players": list(st.winners)})]
+        return views.public_view(self)  # the read side is views.py's
 
     def resume(self) -> list[Output]:
         return [Say(f"skb.resume.{self.state.step}", {"round": self.state.round}), *self.prompt()]
 
     # ---------------------------------------------------------------- result
-    @property
-    def finished(self) -> bool:
-        return self.state.step == "game_over"
-
     def result(self) -> Result:
         if not self.finished:
             raise RuntimeError("the game is not over yet")
@@ -625,36 +540,53 @@ class SevenKnights(Engine):
                       teams={p: "witch" if p in self.state.witch_team else "knights" for p in self.players})
 
     # ------------------------------------------------------------ the steps
-    # step -> {input kind -> Take(handler, where it may lead, its guard)}.
+    # step -> {input kind -> Take(handler, where it leads, its guard)}, and
+    # what the step says (its prompt), whom it waits for and its headline.
     # Input kinds: "tile" (skb/...), "player" (player/<name> of this game) and
     # "next" (``kind_of``).  Nothing else changes the state.  A step without a
     # refusal of its own answers skb.refuse.not_now.
     STEPS: ClassVar[dict[str, Step]] = {
-        "quest": Step({"tile": Take(_early_tile, ("captain_ready",)), "next": Take(_next_phase, ("questions",))}),
+        "quest": Step({"tile": Take(_early_tile, ("captain_ready",)), "next": Take(_next_phase, ("questions",))},
+                      prompt=views.quest_prompt, waits=views.start_player),
         "questions": Step({"tile": Take(_early_tile, ("captain_ready",)),
-                           "next": Take(_next_phase, ("recommendation",))}),
+                           "next": Take(_next_phase, ("recommendation",))},
+                          prompt=lambda g: [Say("skb.phase.questions", {"player": g.players[g.state.start_seat]})],
+                          waits=views.start_player),
         "recommendation": Step({"tile": Take(_early_tile, ("captain_ready",)),
-                                "player": Take(_recommend, ("command",), _recommended),
-                                "next": Take(_skip_election, ("command",), _election_begun)}),
+                                "player": Take(_recommend, ("recommendation", "command"), _recommended),
+                                "next": Take(_skip_election, ("command",), _election_begun)},
+                               prompt=views.recommendation_prompt, waits=views.recommending,
+                               headline=views.recommendation_headline),
         "captain_ready": Step({"next": Take(_reveal_early_tile, ("formation", "witch_team"), _early_tile_refusal,
-                                            blind=True)}, _READY),
+                                            blind=True)}, _READY,
+                              prompt=lambda g: [Say("skb.captain.ready")], waits=views.the_captain),
         "command": Step({"tile": Take(_captain_tile, ("formation", "witch_team"), _own_tile_refusal),
-                         "player": Take(_concede, ("witch_team",), _concede_refusal)},
-                        ("skb.refuse.captain_tile_first", "the captain taps their own tile first")),
+                         "player": Take(_concede, ("command", "witch_team"), _concede_refusal)},
+                        ("skb.refuse.captain_tile_first", "the captain taps their own tile first"),
+                        prompt=views.command_prompt, waits=views.the_captain),
         "formation": Step({"tile": Take(_lay, (), _lay_refusal),
-                           "player": Take(_concede, ("witch_team",), _concede_refusal),
-                           "next": Take(_formation_laid, ("left_out", "witch_team", *SCORED), _captain_tile_missing)}),
-        "left_out": Step({"tile": Take(_leave_out, ("witch_team", *SCORED), _new_tile_refusal)},
-                         ("skb.refuse.left_out_missing", "tap the tiles left out of the formation")),
+                           "player": Take(_concede, ("formation", "witch_team"), _concede_refusal),
+                           "next": Take(_formation_laid, ("left_out", "witch_team", *SCORED), _captain_tile_missing)},
+                          prompt=views.formation_prompt, waits=views.the_captain),
+        "left_out": Step({"tile": Take(_leave_out, ("left_out", "witch_team", *SCORED), _new_tile_refusal)},
+                         ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
+                         prompt=lambda g: [Say("skb.left_out.prompt", {"n": g.on_table - len(g.state.formation)
+                                                                       - len(g.state.excluded)})],
+                         waits=views.the_captain),
         "witch_team": Step({"player": Take(_join_witch_team, (), _joined),
-                            "next": Take(_score, ("captain_check", *SCORED), _holder_refusal)}),
+                            "next": Take(_score, ("captain_check", *SCORED), _holder_refusal)},
+                           prompt=lambda g: [Say("skb.witch_team.prompt")]),
         "captain_check": Step({"player": Take(_name_captain, ("witch_holder", *SCORED)),
-                               "next": Take(_captain_not_bewitched, SCORED)}),
+                               "next": Take(_captain_not_bewitched, SCORED)},
+                              prompt=lambda g: [Say("skb.captain_check.prompt")]),
         "witch_holder": Step({"player": Take(_name_witch_holder, SCORED, _holder_named)},
                              ("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card"),
-                             refuses=("next",)),
-        "round_over": Step({"next": Take(_next_round, ("quest",))}),
-        "game_over": Step({}, ("skb.refuse.game_over", "the game is over")),
+                             refuses=("next",), prompt=lambda g: [Say("skb.witch_holder.prompt")]),
+        "round_over": Step({"next": Take(_next_round, ("quest",))},
+                           prompt=lambda g: [Say("skb.round_over.prompt", {"round": g.state.round + 1})]),
+        "game_over": Step({}, ("skb.refuse.game_over", "the game is over"),
+                          prompt=lambda g: [Say("skb.game_over.winners", {"players": list(g.state.winners)})],
+                          final=True),
     }
 
 
