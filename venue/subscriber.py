@@ -11,6 +11,13 @@ acknowledged only once it is committed (``manual_ack``): a venue killed
 between hearing and keeping a message hears it again.  A broker down or
 refusing us: paho reconnects with a backoff (1 s doubling to 30 s) and the
 venue says so once, and once more when it is back.
+
+A store that cannot keep a message (a full disk): the message is held and
+tried again (``HOLD_S``, doubling to ``HOLD_MAX_S``, well inside the
+keep-alive), and if the store still fails the venue drops its connection.
+A broker sends an unacknowledged message again only on a new connection
+(and past its in-flight limit sends nothing more), so the reconnection is
+what brings back everything not kept; a duplicate is dropped by the store.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from venue.store import Change, Store
 TOPIC = "companion/+/#"
 SESSION_S = 7 * 24 * 3600  # a week: a venue off between two games nights still hears what it missed
 BACKOFF_S = (1, 30)
+HOLD_S, HOLD_MAX_S = 0.5, 16.0  # a message the store could not keep is tried again this long (keepalive 30 s)
 SAY_AGAIN_S = 60.0  # a topic refused again within this is counted, not said again (a flood is a line a minute)
 log = logging.getLogger("venue")
 
@@ -60,6 +68,9 @@ class Subscriber:
         self.subscribed = threading.Event()  # the broker confirmed companion/+/# (SUBACK): messages flow
         self.heard = 0  # messages taken (kept or refused)
         self._down_said = False
+        self._dropping = False  # the store failed: let the connection go, hear it all again on the next
+        self._failures = 0  # connections dropped in a row because the store failed (the hold doubles)
+        self._stopping = threading.Event()
         self._refusal_said: dict[str, float] = {}  # topic → when its refusal was last said
         self.client = c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.ident, protocol=mqtt.MQTTv5,
                                       manual_ack=True)
@@ -83,6 +94,7 @@ class Subscriber:
         self.client.loop_start()  # its thread retries the first connection too
 
     def stop(self) -> None:
+        self._stopping.set()  # a message held for a failing store is let go (it comes again)
         self.client.disconnect()  # a clean DISCONNECT keeps the session (its expiry is not 0)
         self.client.loop_stop()
 
@@ -93,7 +105,8 @@ class Subscriber:
             return
         client.subscribe(TOPIC, qos=1)  # kept by the session too; asking again is harmless
         self.connected.set()
-        if self._down_said:
+        self._dropping = False
+        if self._down_said and not self._failures:
             self.report(f"the broker at {self.address} is back")
         self._down_said = False
 
@@ -103,7 +116,7 @@ class Subscriber:
     def _disconnected(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         self.connected.clear()
         self.subscribed.clear()
-        if reason.is_failure:
+        if reason.is_failure and not self._dropping:
             self._down(f"the link to the broker at {self.address} is down ({reason}); the venue keeps trying")
 
     def _down(self, line: str) -> None:
@@ -122,28 +135,60 @@ class Subscriber:
             self.report(f"refused: {problem}")
 
     def _message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
+        if self._dropping:  # not acknowledged: it comes again on the next connection
+            return
         try:
             topic = msg.topic
         except UnicodeDecodeError:  # MQTT topics are UTF-8; a broker should never pass this on
             topic = "companion/?/not-utf-8"
         try:
             record = schema.check(topic, bytes(msg.payload))
-            if isinstance(record, schema.Problem):
-                self.store.refuse()
-                self._refused(topic, record)
-                change = None
-            else:
-                change = self.store.apply(record, self.now())
-        except sqlite3.Error as e:  # not kept: not acknowledged, so the broker sends it again
-            self.report(f"the venue could not keep a message ({e}); it will come again")
+            change = self._keep(topic, record)
+        except sqlite3.Error as e:  # not kept: not acknowledged; a new connection brings it again
+            self._drop(client, e)
             return
         except Exception as e:  # noqa: BLE001 - a message the venue cannot take must not stop its ear
             self.report(f"the venue could not take a message on {topic!r} ({e!r})")
             change = None
         self.heard += 1
+        if self._failures:
+            self._failures = 0
+            self.report("the venue keeps messages again")
         client.ack(msg.mid, msg.qos)
         if change is not None:
             try:
                 self.notify(change)
             except Exception as e:  # noqa: BLE001 - a page's trouble must not stop the ear
                 self.report(f"the board missed a change ({e!r})")
+
+    def _keep(self, topic: str, record: schema.Record | schema.Problem) -> Change | None:
+        """Into the store; a store failure is tried again with a backoff for a
+        while (a disk filled for a moment), then raised."""
+        hold = min(HOLD_S * 2 ** self._failures, HOLD_MAX_S)
+        deadline, pause = time.monotonic() + hold, 0.05
+        while True:
+            try:
+                if isinstance(record, schema.Problem):
+                    self.store.refuse()
+                    self._refused(topic, record)
+                    return None
+                return self.store.apply(record, self.now())
+            except sqlite3.Error:
+                if time.monotonic() + pause > deadline or self._stopping.is_set():
+                    raise
+                self._stopping.wait(pause)
+                pause = min(pause * 2, 2.0)
+
+    def _drop(self, client: Any, error: Exception) -> None:
+        """The store cannot keep what arrives: let the connection go (paho
+        reconnects with its backoff) and hear it all again on the next."""
+        if not self._failures:
+            self.report(f"the venue cannot keep messages ({error}); it reconnects until it can, losing none")
+        self._failures += 1
+        self._dropping = True
+        sock = client.socket()
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # paho sees the connection lost and reconnects
+            except OSError:
+                pass
