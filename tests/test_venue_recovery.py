@@ -51,3 +51,31 @@ def test_finding_a_venue_whose_disk_filled_and_emptied_hears_every_play_it_misse
     finally:
         t.close()
         v.stop()
+
+
+def test_finding_a_tv_board_that_stopped_reading_has_its_stream_closed() -> None:
+    """Let go of (its queue full), its stream must end, so its EventSource
+    reconnects and shows the board as it is, rather than a stale one forever."""
+    import asyncio
+
+    from venue.server import SSE_QUEUE, VenueServer
+
+    server = VenueServer(lambda: {"tables": []}, lambda ident: {"id": ident}, lambda: {"season": []},
+                         "127.0.0.1", 0, report=quiet)
+
+    async def a_tv_that_stops_reading() -> list[str]:
+        response = await server.api_events(None)  # type: ignore[arg-type]
+        for _ in range(SSE_QUEUE + 1):  # the TV reads nothing meanwhile
+            server._push("table", "t1")
+        assert server._clients == []  # let go of
+        chunks: list[str] = []
+
+        async def read() -> None:
+            async for chunk in response.body_iterator:
+                chunks.append(str(chunk))
+
+        await asyncio.wait_for(read(), 5.0)  # the stream ends (before: it waited for pushes that never came)
+        return chunks
+
+    chunks = asyncio.run(a_tv_that_stops_reading())
+    assert chunks[0].startswith("retry: ")  # the page reconnects by itself, and is sent the whole board again
