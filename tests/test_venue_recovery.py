@@ -79,3 +79,24 @@ def test_finding_a_tv_board_that_stopped_reading_has_its_stream_closed() -> None
 
     chunks = asyncio.run(a_tv_that_stops_reading())
     assert chunks[0].startswith("retry: ")  # the page reconnects by itself, and is sent the whole board again
+
+
+def test_finding_one_person_spelt_with_two_spaces_is_not_two_players_of_one_play() -> None:
+    """"Al ice" and "Al  ice" are one person to the league: a play naming both
+    is refused (as a table never sends it: the same test refuses the name there)."""
+    import json
+
+    from companion.core import display_names
+    from venue import league, schema
+
+    record = play(players=[
+        {"name": "Al ice", "seat": "red", "score": 1, "winner": True, "team": "village", "place": None},
+        {"name": "Al  ice", "seat": "blue", "score": 0, "winner": False, "team": "werewolf", "place": None}])
+    for i, name in enumerate(("Al ice", "Al  ice")):
+        record["play"]["players"][i]["name"] = name
+    checked = schema.check("companion/t1/play", json.dumps(record).encode())
+    assert isinstance(checked, schema.Problem) and "same name" in str(checked)
+    # one normalisation, the table's: the same person at the table as at the venue
+    assert league.person("Ａl\u3000 ICE ", "red") == display_names.fold("Al ice") == "al ice"
+    refusal = display_names.problem("Al  ice", ["Al ice"])
+    assert refusal is not None and refusal.key == "display.refuse.taken"

@@ -30,13 +30,13 @@ grows sure of them (a newcomer's lucky win does not top the season).
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from openskill.models import PlackettLuce
 
+from companion.core import display_names
 from companion.core.tags import COLOURS
 
 MODEL = PlackettLuce()
@@ -47,7 +47,7 @@ def person(name: str, seat: str) -> str | None:
     or None when the table did not name them: a colour seat called by its
     colour ("red").  A player of their own card (``players: extra:``, tagged
     ``player/aki``) is their seat and a person."""
-    key = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    key = display_names.fold(name)  # the table's own test of one person, not a copy
     return None if key == seat.casefold() and key in COLOURS else key
 
 
