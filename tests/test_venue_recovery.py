@@ -100,3 +100,55 @@ def test_finding_one_person_spelt_with_two_spaces_is_not_two_players_of_one_play
     assert league.person("Ａl\u3000 ICE ", "red") == display_names.fold("Al ice") == "al ice"
     refusal = display_names.problem("Al  ice", ["Al ice"])
     assert refusal is not None and refusal.key == "display.refuse.taken"
+
+
+def late_play(n: int, minute: int) -> Any:
+    import json
+
+    from venue import schema
+
+    record = play(id=f"t1/p/{n}", players=[
+        {"name": f"p{n % 7}", "seat": "red", "score": 1, "winner": True, "team": "village", "place": None},
+        {"name": f"q{n % 5}", "seat": "blue", "score": 0, "winner": False, "team": "werewolf", "place": None}])
+    record["play"]["durationMin"] = minute
+    for i, q in enumerate(record["play"]["players"]):
+        q["name"] = record["players"][i]["name"]
+    checked = schema.check("companion/t1/play", json.dumps(record).encode())
+    assert isinstance(checked, schema.Play)
+    return checked
+
+
+def test_finding_a_late_play_does_not_rate_the_whole_season_again(tmp_path: Path, monkeypatch: Any) -> None:
+    """A play that ended before the last one rated costs the plays after its
+    place (a few), not the season; one later than the league keeps history
+    for is rated at its arrival.  Counted in ratings made, not in time."""
+    from venue import league
+
+    v = Venue(tmp_path / "v", ("127.0.0.1", 1), None, since=0.0, report=quiet)  # never started: no broker needed
+    try:
+        for n in range(1, 601):
+            v.store.apply(late_play(n, 10 + 2 * n), 1.0)
+        v.league()
+        rated: list[int] = []
+        model = league.MODEL
+
+        class Counting:
+            def rating(self, *a: Any, **kw: Any) -> Any:
+                return model.rating(*a, **kw)
+
+            def rate(self, *a: Any, **kw: Any) -> Any:
+                rated.append(1)
+                return model.rate(*a, **kw)
+
+        monkeypatch.setattr(league, "MODEL", Counting())
+        v.store.apply(late_play(601, 10 + 2 * 596 + 1), 1.0)  # ended before the last four
+        v.league()
+        assert len(rated) == 2 * 5  # tonight and the season: it and the four after it (before: 2 * 601)
+        rated.clear()
+        v.store.apply(late_play(602, 1), 1.0)  # ended before all 601: later than any history kept
+        v.league()
+        assert len(rated) == 2
+        scratch = [s.view() for s in league.standings(v.store.plays(), v.store.people())]
+        assert v.league()["season"] == scratch  # what a restart computes from the store
+    finally:
+        v.store.close()

@@ -94,10 +94,13 @@ class Venue:
             if self._league is None or self._league[0] != version:
                 view: dict[str, Any] = {"since": self.since}
                 for which, (tally, since) in self._tallies.items():
-                    # a play that ended before the last one rated arrived late: rate them all again, in order
-                    if tally.last is not None and self.store.count_plays(tally.last, since) != tally.count:
-                        tally.reset()
-                    tally.apply(self.store.plays(after=tally.last, since=since))
+                    new = self.store.plays(arrived_after=tally.arrived, since=since)
+                    if new and tally.last is not None and league.key(new[0]) < tally.last:
+                        # a late play: rated in its place, the plays after it again (a bounded few)
+                        if not tally.rewind(league.key(new[0])):
+                            tally.reset()
+                        new = self.store.plays(after=tally.last, since=since)
+                    tally.apply(new)
                     rows = tally.standings("wins" if which == "tonight" else "rating")
                     view[which] = [s.view() for s in rows[:LEAGUE_ROWS]]
                 self._league = (version, view)

@@ -28,13 +28,20 @@ CREATE TABLE IF NOT EXISTS events (
     received REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS plays (
     id TEXT PRIMARY KEY, table_id TEXT NOT NULL, seq INTEGER NOT NULL, game TEXT NOT NULL, evening INTEGER NOT NULL,
-    ended REAL NOT NULL, play TEXT NOT NULL, received REAL NOT NULL);
+    ended REAL NOT NULL, play TEXT NOT NULL, received REAL NOT NULL, at REAL);
 CREATE TABLE IF NOT EXISTS play_players (
     play_id TEXT NOT NULL, pos INTEGER NOT NULL, person TEXT, name TEXT NOT NULL, seat TEXT NOT NULL, score INTEGER,
     winner INTEGER NOT NULL, team TEXT, place INTEGER, PRIMARY KEY (play_id, pos));
 CREATE TABLE IF NOT EXISTS people (key TEXT PRIMARY KEY, name TEXT NOT NULL, first_seen REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS plays_in_order ON plays (ended, table_id, seq);
 """
+# after the columns a venue of an older version lacks are added (``_upgrade``)
+INDEXES = """
+CREATE INDEX IF NOT EXISTS plays_in_order ON plays (ended, table_id, seq);
+CREATE INDEX IF NOT EXISTS plays_in_league_order ON plays (at, table_id, seq);
+"""
+# A play rated later than this many plays already rated (a table that was away for days) is rated
+# where it arrives: the league keeps this much history to rate a late play in its place (league.Tally).
+LATE_PLAYS = 200
 COUNTERS = ("refused", "duplicates", "messages")
 
 
@@ -57,11 +64,20 @@ class Store:
             self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.executescript(SCHEMA)
+            self._upgrade()
+            self.db.executescript(INDEXES)
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
         self.lock = threading.Lock()
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
+
+    def _upgrade(self) -> None:
+        """A venue database of an older version: the league's order (``at``) is the play's end."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(plays)")}
+        if "at" not in columns:
+            self.db.execute("ALTER TABLE plays ADD COLUMN at REAL")
+        self.db.execute("UPDATE plays SET at = ended WHERE at IS NULL")
 
     # ---------------------------------------------------------------- writes
     def apply(self, record: schema.Record, now: float) -> Change | None:
@@ -132,10 +148,19 @@ class Store:
     def _play(self, p: schema.Play, now: float) -> Change | None:
         from venue.league import person
 
-        cur = self.db.execute("INSERT OR IGNORE INTO plays (id, table_id, seq, game, evening, ended, play, received) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        if self.db.execute("SELECT 1 FROM plays WHERE id=?", (p.id,)).fetchone():
+            return None
+        # The league's order is the play's end, unless it would go before more than LATE_PLAYS
+        # plays already kept: then it goes last, so no play re-rates more than that many.
+        at = p.ended
+        later = self.db.execute("SELECT COUNT(*) FROM (SELECT 1 FROM plays WHERE (at, table_id, seq) > (?, ?, ?) "
+                                "LIMIT ?)", (at, p.table, p.seq, LATE_PLAYS + 1)).fetchone()[0]
+        if later > LATE_PLAYS:
+            at = float(self.db.execute("SELECT MAX(at) FROM plays").fetchone()[0])
+        cur = self.db.execute("INSERT OR IGNORE INTO plays (id, table_id, seq, game, evening, ended, play, received, at) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                               (p.id, p.table, p.seq, p.game, p.evening, p.ended,
-                               json.dumps(p.play, ensure_ascii=False), now))
+                               json.dumps(p.play, ensure_ascii=False), now, at))
         self._seen(p.table, now)
         if not cur.rowcount:
             return None
@@ -187,14 +212,19 @@ class Store:
                         "state": json.loads(state) if state else None})
         return out
 
-    def plays(self, after: tuple[float, str, int] | None = None, since: float | None = None) -> list[dict[str, Any]]:
-        """The plays with their players, in the league's order: by the play's end,
-        then its table and its number there (so a replay rates the same);
-        ``after``: only those after this key (league.key); ``since``: ended then or later."""
+    def plays(self, after: tuple[float, str, int] | None = None, since: float | None = None,
+              arrived_after: int | None = None) -> list[dict[str, Any]]:
+        """The plays with their players, in the league's order (``at``: the play's
+        end, or its arrival for one very late, then its table and its number there;
+        so a restart rates the same); ``after``: only those after this key
+        (league.key); ``since``: ended then or later; ``arrived_after``: only
+        those kept after that arrival number (each play's ``arrival``)."""
         where, args = self._window(after, since, ">")
+        if arrived_after is not None:
+            where, args = (where + " AND" if where else " WHERE") + " plays.rowid > ?", (*args, arrived_after)
         with self.lock:
-            plays = self.db.execute("SELECT id, table_id, seq, game, evening, ended FROM plays" + where +
-                                    " ORDER BY ended, table_id, seq", args).fetchall()
+            plays = self.db.execute("SELECT id, table_id, seq, game, evening, ended, at, rowid FROM plays" + where +
+                                    " ORDER BY at, table_id, seq", args).fetchall()
             players: dict[str, list[dict[str, Any]]] = {}
             ids = [row[0] for row in plays]
             for chunk in range(0, len(ids), 500):  # SQLite's limit on variables, with room to spare
@@ -206,21 +236,15 @@ class Store:
                     players.setdefault(row[0], []).append(
                         {"person": row[1], "name": row[2], "seat": row[3], "score": row[4], "winner": bool(row[5]),
                          "team": row[6], "place": row[7], "known_as": row[8]})
-        return [{"id": i, "table": t, "game": g, "evening": e, "ended": end, "players": players.get(i, [])}
-                for i, t, _seq, g, e, end in plays]
-
-    def count_plays(self, upto: tuple[float, str, int], since: float | None = None) -> int:
-        """How many plays are at or before ``upto`` in the league's order (and since ``since``)."""
-        where, args = self._window(upto, since, "<=")
-        with self.lock:
-            return int(self.db.execute("SELECT COUNT(*) FROM plays" + where, args).fetchone()[0])
+        return [{"id": i, "table": t, "game": g, "evening": e, "ended": end, "at": at, "arrival": arrival,
+                 "players": players.get(i, [])} for i, t, _seq, g, e, end, at, arrival in plays]
 
     @staticmethod
     def _window(mark: tuple[float, str, int] | None, since: float | None, op: str) -> tuple[str, tuple[Any, ...]]:
         terms: list[str] = []
         args: list[Any] = []
         if mark is not None:
-            terms.append(f"(plays.ended, plays.table_id, plays.seq) {op} (?, ?, ?)")
+            terms.append(f"(plays.at, plays.table_id, plays.seq) {op} (?, ?, ?)")
             args.extend(mark)
         if since is not None:
             terms.append("plays.ended >= ?")
