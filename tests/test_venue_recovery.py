@@ -152,3 +152,20 @@ def test_finding_a_late_play_does_not_rate_the_whole_season_again(tmp_path: Path
         assert v.league()["season"] == scratch  # what a restart computes from the store
     finally:
         v.store.close()
+
+
+def test_finding_a_message_too_big_is_never_read_by_the_venue(broker: Any, tmp_path: Path) -> None:
+    """The venue tells the broker the largest packet it takes (MQTT 5 Maximum
+    Packet Size): a message over it is dropped by the broker, never read into
+    the venue's memory (before: read whole, 96 MiB cost +293 MiB, then refused)."""
+    v = Venue(tmp_path / "v", (broker.host, broker.port), None, ident="venue-size", report=quiet).start()
+    t = Table(broker, "t1")
+    try:
+        wait(v.ear.subscribed.is_set, what="the subscription")
+        t.send("companion/t1/state", b"x" * (1024 * 1024))
+        t.send("companion/t1/status", b"online")
+        wait(lambda: v.store.tables(), what="the small message after the big one")
+        assert v.store.counts()["messages"] == 1 and v.store.counts()["refused"] == 0
+    finally:
+        t.close()
+        v.stop()

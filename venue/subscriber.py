@@ -18,6 +18,13 @@ keep-alive), and if the store still fails the venue drops its connection.
 A broker sends an unacknowledged message again only on a new connection
 (and past its in-flight limit sends nothing more), so the reconnection is
 what brings back everything not kept; a duplicate is dropped by the store.
+
+Size: the venue tells the broker the largest packet it takes (MQTT 5
+Maximum Packet Size, ``MAX_PACKET``: the schema's largest message and its
+topic), and the broker drops for the venue what is larger, unread; paho has
+no limit of its own, so ``_Client`` lets go of a connection announcing a
+larger packet before reading it (a broker that ignores the property: the
+venue then reconnects, and that message never gets in).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from venue.store import Change, Store
 TOPIC = "companion/+/#"
 SESSION_S = 7 * 24 * 3600  # a week: a venue off between two games nights still hears what it missed
 BACKOFF_S = (1, 30)
+MAX_PACKET = schema.MAX_PAYLOAD + 1024  # the largest message the schema takes, its topic and header
 HOLD_S, HOLD_MAX_S = 0.5, 16.0  # a message the store could not keep is tried again this long (keepalive 30 s)
 SAY_AGAIN_S = 60.0  # a topic refused again within this is counted, not said again (a flood is a line a minute)
 log = logging.getLogger("venue")
@@ -51,6 +59,17 @@ def client_id(host: str | None = None) -> str:
     """``venue-<host>``: the host name, lower-cased, anything but [a-z0-9-] made "-"."""
     name = re.sub(r"[^a-z0-9-]", "-", (host or socket.gethostname()).lower())[:32] or "host"
     return f"venue-{name}"
+
+
+class _Client(mqtt.Client):
+    """paho's client, refusing to read a packet larger than ``MAX_PACKET``:
+    paho reads a packet whole into memory, whatever its announced length."""
+
+    def _sock_recv(self, bufsize: int) -> bytes:
+        packet = self._in_packet
+        if packet["have_remaining"] and packet["remaining_length"] > MAX_PACKET:
+            raise OSError(f"a packet of {packet['remaining_length']} bytes, over the {MAX_PACKET} the venue takes")
+        return super()._sock_recv(bufsize)  # type: ignore[no-any-return]
 
 
 class Subscriber:
@@ -72,7 +91,7 @@ class Subscriber:
         self._failures = 0  # connections dropped in a row because the store failed (the hold doubles)
         self._stopping = threading.Event()
         self._refusal_said: dict[str, float] = {}  # topic → when its refusal was last said
-        self.client = c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.ident, protocol=mqtt.MQTTv5,
+        self.client = c = _Client(CallbackAPIVersion.VERSION2, client_id=self.ident, protocol=mqtt.MQTTv5,
                                       manual_ack=True)
         if username is not None:
             c.username_pw_set(username, password)
@@ -90,6 +109,7 @@ class Subscriber:
     def start(self) -> None:
         props = Properties(PacketTypes.CONNECT)
         props.SessionExpiryInterval = SESSION_S
+        props.MaximumPacketSize = MAX_PACKET  # the broker drops a larger message for us, unread
         self.client.connect_async(self.host, self.port, keepalive=30, clean_start=False, properties=props)
         self.client.loop_start()  # its thread retries the first connection too
 
