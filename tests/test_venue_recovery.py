@@ -169,3 +169,26 @@ def test_finding_a_message_too_big_is_never_read_by_the_venue(broker: Any, tmp_p
     finally:
         t.close()
         v.stop()
+
+
+def test_finding_junk_on_thousands_of_topics_is_said_at_a_bounded_rate(tmp_path: Path) -> None:
+    """Each topic's refusal is said once a minute; thousands of topics made up
+    must not make thousands of lines: a few, then how many more were not said."""
+    import paho.mqtt.client as mqtt
+
+    from venue import subscriber
+
+    said: list[str] = []
+    v = Venue(tmp_path / "v", ("127.0.0.1", 1), None, ident="venue-noise", report=said.append)  # not started
+    try:
+        for i in range(5000):
+            msg = mqtt.MQTTMessage(topic=f"companion/t{i}/state".encode())
+            msg.payload = b"junk"
+            v.ear._message(v.ear.client, None, msg)
+        assert v.store.counts()["refused"] == 5000  # every one counted
+        assert len(said) <= 20, len(said)  # before: 5,000 lines
+        assert len(said) == subscriber.SAY_BURST
+        v.ear.stop()  # what was not said is summed up, not lost
+        assert said[-1] == f"refused: {5000 - len(said) + 1} more like this, not said one by one", said[-1]
+    finally:
+        v.store.close()

@@ -52,6 +52,9 @@ BACKOFF_S = (1, 30)
 MAX_PACKET = schema.MAX_PAYLOAD + 1024  # the largest message the schema takes, its topic and header
 HOLD_S, HOLD_MAX_S = 0.5, 16.0  # a message the store could not keep is tried again this long (keepalive 30 s)
 SAY_AGAIN_S = 60.0  # a topic refused again within this is counted, not said again (a flood is a line a minute)
+# and whatever the number of topics, lines are said at a bounded rate (a token bucket): a burst of
+# SAY_BURST, then one every SAY_EVERY_S; the rest are counted and summed up in one line
+SAY_BURST, SAY_EVERY_S = 10, 6.0
 log = logging.getLogger("venue")
 
 
@@ -59,6 +62,41 @@ def client_id(host: str | None = None) -> str:
     """``venue-<host>``: the host name, lower-cased, anything but [a-z0-9-] made "-"."""
     name = re.sub(r"[^a-z0-9-]", "-", (host or socket.gethostname()).lower())[:32] or "host"
     return f"venue-{name}"
+
+
+class _Bucket:
+    """Lines said at a bounded rate: ``burst`` at once, then one every
+    ``every_s``; the others counted, and said as one line when there is room
+    again (or at ``flush(force=True)``)."""
+
+    def __init__(self, report: Callable[[str], None], burst: int = SAY_BURST, every_s: float = SAY_EVERY_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.report, self.burst, self.every_s, self.clock = report, burst, every_s, clock
+        self.tokens, self.at, self.held = float(burst), clock(), 0
+
+    def _take(self) -> bool:
+        now = self.clock()
+        self.tokens, self.at = min(float(self.burst), self.tokens + (now - self.at) / self.every_s), now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+    def say(self, line: str) -> None:
+        if self.held and self._take():
+            self._summary()
+        if self._take():
+            self.report(line)
+        else:
+            self.held += 1
+
+    def flush(self, force: bool = False) -> None:
+        if self.held and (force or self._take()):
+            self._summary()
+
+    def _summary(self) -> None:
+        self.report(f"refused: {self.held} more like this, not said one by one")
+        self.held = 0
 
 
 class _Client(mqtt.Client):
@@ -91,6 +129,7 @@ class Subscriber:
         self._failures = 0  # connections dropped in a row because the store failed (the hold doubles)
         self._stopping = threading.Event()
         self._refusal_said: dict[str, float] = {}  # topic → when its refusal was last said
+        self._said = _Bucket(lambda line: self.report(line))
         self.client = c = _Client(CallbackAPIVersion.VERSION2, client_id=self.ident, protocol=mqtt.MQTTv5,
                                       manual_ack=True)
         if username is not None:
@@ -115,6 +154,7 @@ class Subscriber:
 
     def stop(self) -> None:
         self._stopping.set()  # a message held for a failing store is let go (it comes again)
+        self._said.flush(force=True)
         self.client.disconnect()  # a clean DISCONNECT keeps the session (its expiry is not 0)
         self.client.loop_stop()
 
@@ -152,7 +192,7 @@ class Subscriber:
             if len(self._refusal_said) > 1024:  # topics made up by the thousand: forget the old ones
                 self._refusal_said.clear()
             self._refusal_said[topic] = now
-            self.report(f"refused: {problem}")
+            self._said.say(f"refused: {problem}")
 
     def _message(self, client: Any, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         if self._dropping:  # not acknowledged: it comes again on the next connection
@@ -168,9 +208,10 @@ class Subscriber:
             self._drop(client, e)
             return
         except Exception as e:  # noqa: BLE001 - a message the venue cannot take must not stop its ear
-            self.report(f"the venue could not take a message on {topic!r} ({e!r})")
+            self._said.say(f"the venue could not take a message on {topic!r} ({e!r})")
             change = None
         self.heard += 1
+        self._said.flush()
         if self._failures:
             self._failures = 0
             self.report("the venue keeps messages again")
