@@ -192,3 +192,52 @@ def test_finding_junk_on_thousands_of_topics_is_said_at_a_bounded_rate(tmp_path:
         assert said[-1] == f"refused: {5000 - len(said) + 1} more like this, not said one by one", said[-1]
     finally:
         v.store.close()
+
+
+def damaged_venue(state: Path, pages: tuple[int, ...]) -> Path:
+    """A venue database holding 150 plays, ``pages`` (4 KiB) overwritten as a failing card does."""
+    import json
+
+    from venue import schema
+    from venue.store import Store
+
+    store = Store(state)
+    for n in range(1, 151):
+        checked = schema.check("companion/t1/play", json.dumps(play(id=f"t1/p/{n}")).encode())
+        assert isinstance(checked, schema.Play)
+        store.apply(checked, 1.0)
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    path = state / "venue.sqlite"
+    data = bytearray(path.read_bytes())
+    for page in pages:
+        data[page * 4096:(page + 1) * 4096] = b"\xa5" * 4096
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_finding_a_damaged_venue_database_is_one_line_saying_what_to_do(tmp_path: Path, capsys: Any) -> None:
+    from companion.app.cli import main
+
+    for n, pages in enumerate(((1,), (30, 35))):  # the schema's page (before: a traceback); the plays' (unseen)
+        state = tmp_path / f"state{n}"
+        path = damaged_venue(state, pages)
+        before = path.read_bytes()
+        code = main(["venue", "--mqtt", "127.0.0.1:1", "--web", "127.0.0.1:0", "--state", str(state)])
+        err = capsys.readouterr().err
+        assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert f"{path}: damaged" in err and ".recover" in err, err
+        assert path.read_bytes() == before  # left as it is, for its recovery
+
+
+def test_finding_an_empty_or_junk_ca_file_is_one_line_naming_it(tmp_path: Path, capsys: Any) -> None:
+    from companion.app.cli import main
+
+    for name, text in (("empty.pem", ""), ("junk.pem", "junk\n")):
+        ca = tmp_path / name
+        ca.write_text(text)
+        code = main(["venue", "--mqtt", "127.0.0.1:1", "--web", "127.0.0.1:0", "--state", str(tmp_path / "s"),
+                     "--ca-file", str(ca)])
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert f"--ca-file: {ca}: " in err and "certificate" in err, err

@@ -38,8 +38,12 @@ class Venue:
         self._league_lock = threading.Lock()
         self._tallies = {"tonight": (league.Tally(), self.since), "season": (league.Tally(), None)}
         self.listeners: list[Callable[[Change], None]] = []  # in-process: told of each change (paho's thread)
-        self.ear = Subscriber(self.store, broker[0], broker[1], ident=ident, username=username, password=password,
-                              ca_file=ca_file, notify=self._changed, report=report, now=now)
+        try:
+            self.ear = Subscriber(self.store, broker[0], broker[1], ident=ident, username=username,
+                                  password=password, ca_file=ca_file, notify=self._changed, report=report, now=now)
+        except ValueError:  # a bad --ca-file: said by the command
+            self.store.close()
+            raise
         self.server = (VenueServer(self.board, self.table, self.league, web[0], web[1], hosts=hosts, report=report)
                        if web is not None else None)
 

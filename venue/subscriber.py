@@ -33,6 +33,7 @@ import logging
 import re
 import socket
 import sqlite3
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +63,10 @@ def client_id(host: str | None = None) -> str:
     """``venue-<host>``: the host name, lower-cased, anything but [a-z0-9-] made "-"."""
     name = re.sub(r"[^a-z0-9-]", "-", (host or socket.gethostname()).lower())[:32] or "host"
     return f"venue-{name}"
+
+
+class BadCaFile(ValueError):
+    """The ``--ca-file`` given cannot be used (one line naming it)."""
 
 
 class _Bucket:
@@ -135,7 +140,11 @@ class Subscriber:
         if username is not None:
             c.username_pw_set(username, password)
         if ca_file is not None:
-            c.tls_set(ca_certs=ca_file)
+            try:
+                c.tls_set(ca_certs=ca_file)
+            except (ssl.SSLError, OSError) as e:  # empty, junk, unreadable: one line naming the file
+                raise BadCaFile(f"{ca_file}: not a CA certificate the venue can use "
+                                f"({getattr(e, 'reason', None) or e.strerror or e})") from None
         c.reconnect_delay_set(*BACKOFF_S)
         c.on_connect, c.on_connect_fail, c.on_disconnect = self._connected, self._failed, self._disconnected
         c.on_message = self._message
