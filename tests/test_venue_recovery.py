@@ -216,18 +216,26 @@ def damaged_venue(state: Path, pages: tuple[int, ...]) -> Path:
     return path
 
 
-def test_finding_a_damaged_venue_database_is_one_line_saying_what_to_do(tmp_path: Path, capsys: Any) -> None:
-    from companion.app.cli import main
-
-    for n, pages in enumerate(((1,), (30, 35))):  # the schema's page (before: a traceback); the plays' (unseen)
+def test_finding_a_damaged_venue_database_is_recovered_at_start(tmp_path: Path) -> None:
+    """Like the table's journal: the damaged file kept aside as it is, every
+    whole play it still holds recovered, one line saying so (before: a traceback,
+    or, for damage past the schema's pages, nothing until the first play failed)."""
+    for n, pages in enumerate(((1,), (30, 35))):  # a first table's page (before: a traceback); plays' pages
         state = tmp_path / f"state{n}"
-        path = damaged_venue(state, pages)
-        before = path.read_bytes()
-        code = main(["venue", "--mqtt", "127.0.0.1:1", "--web", "127.0.0.1:0", "--state", str(state)])
-        err = capsys.readouterr().err
-        assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-        assert f"{path}: damaged" in err and ".recover" in err, err
-        assert path.read_bytes() == before  # left as it is, for its recovery
+        before = damaged_venue(state, pages).read_bytes()
+        said: list[str] = []
+        v = Venue(state, ("127.0.0.1", 1), None, report=said.append)
+        try:
+            [line] = said
+            [aside] = state.glob("venue.sqlite.damaged-*[0-9]")  # (and its WAL beside it)
+            assert aside.read_bytes() == before  # kept as it was
+            plays = v.store.counts()["plays"]
+            assert 100 <= plays <= 150 and line.startswith("venue.sqlite was damaged (") and (
+                f"kept as {aside.name}; recovered {plays} plays") in line, line
+            assert all(len(p["players"]) == 2 for p in v.store.plays())  # whole plays only
+            v.league()  # the league reads it
+        finally:
+            v.store.close()
 
 
 def test_finding_an_empty_or_junk_ca_file_is_one_line_naming_it(tmp_path: Path, capsys: Any) -> None:

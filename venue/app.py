@@ -32,6 +32,8 @@ class Venue:
                  now: Callable[[], float] = time.time) -> None:
         self.now, self.report = now, report
         self.store = Store(state)
+        if self.store.recovered:  # it was damaged: kept aside, what it held recovered
+            report(self.store.recovered)
         self.games = dict(games or {})  # by language: each game's name and its steps' labels (catalogue)
         self.since = self._evening(since)
         self._league: tuple[int, dict[str, Any]] | None = None

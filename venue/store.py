@@ -59,37 +59,42 @@ class StoreError(Exception):
 class Store:
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / "venue.sqlite"
+        self.recovered: str | None = None  # what a start on a damaged database recovered (venue.salvage)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
-        except (OSError, sqlite3.Error) as e:
-            raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
-        try:
-            # a damaged file (a failing card) is found here, not by the first play's commit
-            problems = [row[0] for row in self.db.execute("PRAGMA quick_check(3)").fetchall()]
-            if problems != ["ok"]:
-                raise sqlite3.DatabaseError(problems[0])
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(SCHEMA)
-            self._upgrade()
-            self.db.executescript(INDEXES)
+            self.db = self._open()
         except sqlite3.OperationalError as e:
-            self.db.close()
             raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
-        except sqlite3.DatabaseError as e:
-            self.db.close()
-            raise StoreError(self.damaged(e)) from None
+        except sqlite3.DatabaseError as e:  # damaged (a failing card): kept aside, what it holds recovered
+            from venue import salvage
+
+            try:
+                self.recovered = salvage.recover(self.path, e, self._open)
+            except (OSError, sqlite3.Error) as again:
+                raise StoreError(f"{self.path}: damaged ({e}), and it could not be set aside ({again}); move it "
+                                 "aside to start an empty venue") from None
+        except OSError as e:
+            raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
         self.lock = threading.Lock()
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
 
-    def damaged(self, error: Exception) -> str:
-        """What to do with a damaged venue database: the venue does not start on
-        it, nor over it (the season's plays are there; the tables do not send them again)."""
-        p, why = self.path, " ".join(str(error).replace("*** in database main ***", "").split())
-        return (f"{p}: damaged ({why}); the venue leaves it as it is. Recover what it holds with SQLite's own "
-                f"tool: sqlite3 {p} .recover | sqlite3 {p}.recovered, then move {p}.recovered to {p.name} "
-                f"(or move {p.name} aside to start an empty venue: the tables' states come back, its plays do not)")
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
+        self.db = db
+        try:
+            # a damaged file (a failing card) is found here, not by the first play's commit
+            problems = [row[0] for row in db.execute("PRAGMA quick_check(3)").fetchall()]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError(problems[0])
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+            self._upgrade()
+            db.executescript(INDEXES)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def _upgrade(self) -> None:
         """A venue database of an older version: the league's order (``at``) is the play's end."""
