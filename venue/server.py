@@ -29,7 +29,10 @@ from web.serving import Serving
 from web.sse import sse, stream
 
 LANGS = ("en", "ja")
-SSE_QUEUE = 256  # a TV that stopped reading is let go past this: its stream ends, it reconnects and resyncs
+# A TV that stopped reading is let go past this many pushes: its stream ends, it reconnects and
+# resyncs.  A few seconds of a convention's thousand tables (one change a second each), so a TV on a
+# Wi-Fi that hiccups is not sent the whole board again; at most ~1 MiB held for one TV.
+SSE_QUEUE = 4096
 STATIC = {"venue.js": "text/javascript", "venue.css": "text/css"}
 CSP = "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'"
 

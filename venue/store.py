@@ -76,6 +76,7 @@ class Store:
         except OSError as e:
             raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
         self.lock = threading.Lock()
+        self._synchronous = ""  # the PRAGMA in force (set on the first write)
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
 
@@ -113,7 +114,7 @@ class Store:
         # states a second cost no fsync each.
         durable = isinstance(record, (schema.Event, schema.Play))
         with self.lock:
-            self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._sync("FULL" if durable else "NORMAL")
             return self._apply(record, now)
 
     def _apply(self, record: schema.Record, now: float) -> Change | None:
@@ -136,10 +137,15 @@ class Store:
 
     def refuse(self) -> None:
         with self.lock:
-            self.db.execute("PRAGMA synchronous=NORMAL")  # a count: nothing the broker would send again
+            self._sync("NORMAL")  # a count: nothing the broker would send again
         with self.lock, self._tx():
             self._count("refused")
             self._count("messages")
+
+    def _sync(self, mode: str) -> None:
+        if mode != self._synchronous:  # a statement saved on each of a thousand tables' states a second
+            self.db.execute(f"PRAGMA synchronous={mode}")
+            self._synchronous = mode
 
     def _table(self, record: schema.Status | schema.State, now: float) -> Change | None:
         row = self.db.execute("SELECT state, online FROM tables WHERE id=?", (record.table,)).fetchone()
