@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,7 @@ INDEXES = """
 CREATE INDEX IF NOT EXISTS plays_in_order ON plays (ended, table_id, seq);
 CREATE INDEX IF NOT EXISTS plays_in_league_order ON plays (at, table_id, seq);
 """
+GROUP_S = 0.05  # tables' states share one commit this long (a play or an event has its own)
 # A play rated later than this many plays already rated (a table that was away for days) is rated
 # where it arrives: the league keeps this much history to rate a late play in its place (league.Tally).
 LATE_PLAYS = 200
@@ -76,6 +80,9 @@ class Store:
         except OSError as e:
             raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
         self.lock = threading.Lock()
+        self._group_since: float | None = None  # when the open group of states began (monotonic)
+        self._timer: threading.Timer | None = None
+        self._closed = False
         self._synchronous = ""  # the PRAGMA in force (set on the first write)
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
@@ -109,38 +116,94 @@ class Store:
         """Keep ``record`` (heard at wall time ``now``); what it changed, or None
         (a repeat, a state the board shows already, a command)."""
         # A play or an event is on the disk before the broker hears it was taken (FULL:
-        # the commit is fsynced); a table's state comes again (retained), so a power cut
-        # may lose its last few (NORMAL: fsynced at the WAL's checkpoint), and 100 tables'
-        # states a second cost no fsync each.
+        # the commit is fsynced, its own).  A table's state comes again (retained, at each
+        # new subscription), so a power cut may lose its last few: states share one
+        # commit (``_grouped``) every GROUP_S (NORMAL: fsynced at the WAL's checkpoint),
+        # and a thousand tables' states a second cost neither an fsync nor a commit each.
         durable = isinstance(record, (schema.Event, schema.Play))
         with self.lock:
-            self._sync("FULL" if durable else "NORMAL")
-            return self._apply(record, now)
+            if durable:
+                self._end_group()
+                self._sync("FULL")
+                with self._tx():
+                    return self._apply(record, now)
+            with self._grouped():
+                return self._apply(record, now)
 
     def _apply(self, record: schema.Record, now: float) -> Change | None:
-        with self._tx():
-            self._count("messages")
-            if isinstance(record, schema.Command):
-                return None  # a button from Home Assistant: the table's business, not the board's
-            if isinstance(record, (schema.Status, schema.State)):
-                change = self._table(record, now)
-            elif isinstance(record, schema.Event):
-                change = self._event(record, now)
-            else:
-                change = self._play(record, now)
-            if change is None and isinstance(record, (schema.Event, schema.Play)):
-                self._count("duplicates")
-            elif change is not None:
-                self.version += 1
-                self.plays_version += change.kind == "play"
-            return change
+        self._count("messages")
+        if isinstance(record, schema.Command):
+            return None  # a button from Home Assistant: the table's business, not the board's
+        if isinstance(record, (schema.Status, schema.State)):
+            change = self._table(record, now)
+        elif isinstance(record, schema.Event):
+            change = self._event(record, now)
+        else:
+            change = self._play(record, now)
+        if change is None and isinstance(record, (schema.Event, schema.Play)):
+            self._count("duplicates")
+        elif change is not None:
+            self.version += 1
+            self.plays_version += change.kind == "play"
+        return change
 
     def refuse(self) -> None:
-        with self.lock:
-            self._sync("NORMAL")  # a count: nothing the broker would send again
-        with self.lock, self._tx():
+        with self.lock, self._grouped():  # a count: nothing the broker would send again
             self._count("refused")
             self._count("messages")
+
+    @contextmanager
+    def _grouped(self) -> Iterator[None]:
+        """One message's changes inside the group's transaction (a savepoint:
+        a message that fails undoes only its own); the group is committed once
+        GROUP_S old, by the next message or by a timer.  The pages read through
+        this same connection, so they see a state before its commit."""
+        if self._group_since is None:
+            self._sync("NORMAL")
+            self.db.execute("BEGIN IMMEDIATE")
+            self._group_since = time.monotonic()
+            self._timer = threading.Timer(GROUP_S, self._flush)
+            self._timer.daemon = True
+            self._timer.start()
+        self.db.execute("SAVEPOINT one")
+        try:
+            yield
+        except BaseException:
+            try:
+                self.db.execute("ROLLBACK TO one")
+                self.db.execute("RELEASE one")
+            except sqlite3.Error:  # SQLite undid the whole transaction itself (a full disk)
+                self._abandon_group()
+            raise
+        self.db.execute("RELEASE one")
+        if time.monotonic() - self._group_since >= GROUP_S:
+            self._end_group()
+
+    def _end_group(self) -> None:
+        if self._group_since is None:
+            return
+        self._group_since = None
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error:
+            self._abandon_group()
+            raise
+
+    def _abandon_group(self) -> None:
+        self._group_since = None
+        try:
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error:  # already undone: the error that undid it is the one to say
+            pass
+
+    def _flush(self) -> None:
+        with self.lock:
+            if self._closed or self._group_since is None:
+                return
+            try:
+                self._end_group()
+            except sqlite3.Error:  # states only: they come again with the next subscription
+                pass
 
     def _sync(self, mode: str) -> None:
         if mode != self._synchronous:  # a statement saved on each of a thousand tables' states a second
@@ -293,6 +356,13 @@ class Store:
 
     def close(self) -> None:
         with self.lock:
+            try:
+                self._end_group()
+            except sqlite3.Error:
+                pass
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
             self.db.close()
 
 
@@ -304,4 +374,10 @@ class _Tx:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            self.db.execute("COMMIT")
+            return
+        try:
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error:  # SQLite undid it itself (a full disk): the error to say is the first
+            pass
