@@ -16,6 +16,11 @@
   ``state``, the contract's shape) once a second, a few processes hosting
   them all — a thousand real tables' loops and journals would not fit this
   machine beside the venue, and the venue is what is measured.
+- ``--capacity``: where one venue process stops, whatever else the machine
+  runs: ``CAPACITY`` states queued on the broker while the venue is away,
+  then taken as fast as it can (one TV reading its stream), counted per
+  second of the process's CPU (``venue_states_per_cpu_s``; the TV's reader
+  runs in the same process, so the venue alone does a little better).
 - ``mqtt_rss_delta_mb``: one daemon's peak RSS with MQTT on − off, after the
   same taps (``companion run --simulate``), its pages on as on a Pi;
   ``mqtt_rss_delta_web_off_mb`` the same with them off.
@@ -299,6 +304,62 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = F
             "mqtt_tap_to_venue_p50_ms": percentile(lat, 50) if lat else float("nan")}
 
 
+def venue_capacity(tmp: Path, states: int = 20000) -> dict[str, Any]:
+    """In this process: the venue's CPU per table state, with the backlog ready."""
+    import httpx
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from venue.app import Venue
+
+    broker = Broker(tmp / "broker", extra=["max_queued_messages 0", "max_inflight_messages 100"]).start()
+    try:
+        v = Venue(tmp / "venue", (broker.host, broker.port), None, ident="venue-capacity", report=lambda _: None)
+        v.start()
+        v.ear.subscribed.wait(15)
+        v.stop()  # its session kept: what comes now waits for it
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-capacity")
+        c.connect(broker.host, broker.port)
+        c.loop_start()
+        base: dict[str, Any] = {"game": None, "step": None, "waiting_for": [], "round": None, "totals": {},
+                                "deadline": None, "night": False, "online": True}
+        for i in range(states):
+            tid = f"bench-{i % 1000:04d}"
+            info = c.publish(f"companion/{tid}/state", json.dumps(
+                {**base, "table": tid, "lang": LANGS[(i // 1000) % 2][5:]}).encode(), qos=1)
+        info.wait_for_publish(60)
+        c.disconnect()
+        c.loop_stop()
+        v = Venue(tmp / "venue", (broker.host, broker.port), ("127.0.0.1", 0), ident="venue-capacity",
+                  report=lambda _: None)
+        assert v.server is not None
+        v.server.start()
+        shown = [0]
+
+        def tv() -> None:
+            try:
+                with httpx.stream("GET", f"{v.url}/api/venue/events", timeout=None) as r:
+                    for line in r.iter_lines():
+                        shown[0] += line.startswith("event: table")
+            except httpx.HTTPError:
+                pass  # the venue stopped
+
+        threading.Thread(target=tv, daemon=True).start()
+        time.sleep(1.0)
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        v.ear.start()
+        while v.store.counts()["messages"] < states and time.monotonic() - wall0 < 120:
+            time.sleep(0.02)
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+        kept = v.store.counts()["messages"]
+        time.sleep(0.5)
+        v.stop()
+    finally:
+        broker.stop()
+    return {"states": kept, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "shown_on_a_tv": shown[0],
+            "venue_states_per_cpu_s": round(kept / cpu), "venue_states_per_wall_s": round(kept / wall)}
+
+
 # ------------------------------------------------------------ one daemon
 def daemon_rss_mb(tmp: Path, broker: str | None, taps: int = 40, web: bool = True) -> float:
     """Peak RSS of ``companion run --simulate --json`` after ``taps`` taps;
@@ -364,5 +425,8 @@ if __name__ == "__main__":
     tables = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("--tables=")), TABLES)
     seconds = next((float(a.split("=")[1]) for a in sys.argv if a.startswith("--seconds=")), 8.0 if quick else 30.0)
     with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as d:
-        print(json.dumps(venue_scale(Path(d), seconds, tables, light="--light" in sys.argv), indent=1))
+        if "--capacity" in sys.argv:
+            print(json.dumps(venue_capacity(Path(d)), indent=1))
+        else:
+            print(json.dumps(venue_scale(Path(d), seconds, tables, light="--light" in sys.argv), indent=1))
     os._exit(0)
