@@ -86,6 +86,25 @@ def test_states_share_a_commit_that_comes_without_another_message(tmp_path: Path
     store.close()
 
 
+def test_no_message_checkpoints_the_wal_a_thread_of_its_own_does(tmp_path: Path) -> None:
+    """A commit that checkpoints pays the database file's fsync: no message
+    does it (a thousand tables' states would wait behind it); the store's
+    checkpointer thread copies the WAL into the file."""
+    from venue import store as storemod
+
+    store = Store(tmp_path)
+    assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    size = (tmp_path / "venue.sqlite").stat().st_size
+    for i in range(300):
+        s = schema.check(f"companion/t{i}/state", json.dumps(state(f"t{i}", step="vote")).encode())
+        assert isinstance(s, schema.State)
+        store.apply(s, 1.0)
+    wait(lambda: (tmp_path / "venue.sqlite").stat().st_size > size, timeout=storemod.CHECKPOINT_S * 10,
+         what="the checkpointer copying the WAL into the database file")
+    store.close()
+    assert not store._checkpointer.is_alive()
+
+
 def test_the_state_directory_refused_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -42,6 +42,8 @@ INDEXES = """
 CREATE INDEX IF NOT EXISTS plays_in_order ON plays (ended, table_id, seq);
 CREATE INDEX IF NOT EXISTS plays_in_league_order ON plays (at, table_id, seq);
 """
+CHECKPOINT_S = 2.0  # the WAL copied into the database file this often, on a thread of its own
+WAL_LIMIT = 64 * 1024 * 1024  # what of the WAL's file is kept once checkpointed (bytes)
 GROUP_S = 0.05  # tables' states share one commit this long (a play or an event has its own)
 # A play rated later than this many plays already rated (a table that was away for days) is rated
 # where it arrives: the league keeps this much history to rate a late play in its place (league.Tally).
@@ -83,6 +85,9 @@ class Store:
         self._group_since: float | None = None  # when the open group of states began (monotonic)
         self._timer: threading.Timer | None = None
         self._closed = False
+        self._stop = threading.Event()
+        self._checkpointer = threading.Thread(target=self._checkpoints, name="venue-checkpoint", daemon=True)
+        self._checkpointer.start()
         self._synchronous = ""  # the PRAGMA in force (set on the first write)
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
@@ -96,6 +101,10 @@ class Store:
             if problems != ["ok"]:
                 raise sqlite3.DatabaseError(problems[0])
             db.execute("PRAGMA journal_mode=WAL")
+            # never checkpointed by a commit: a message never waits for the database file's
+            # fsync; the checkpointer thread does it (``_checkpoints``), and the WAL kept is bounded
+            db.execute("PRAGMA wal_autocheckpoint=0")
+            db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
             db.executescript(SCHEMA)
             self._upgrade()
             db.executescript(INDEXES)
@@ -354,7 +363,25 @@ class Store:
             row = self.db.execute("SELECT MAX(last_seen) FROM tables").fetchone()
         return float(row[0]) if row and row[0] is not None else None
 
+    def _checkpoints(self) -> None:
+        """The WAL into the database file, PASSIVE (it waits for no writer and
+        no writer waits for it), on its own connection."""
+        try:
+            con = sqlite3.connect(self.path, timeout=0.1)
+        except sqlite3.Error:
+            return
+        try:
+            while not self._stop.wait(CHECKPOINT_S):
+                try:
+                    con.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:  # busy or failing: the WAL grows until the next one succeeds
+                    pass
+        finally:
+            con.close()
+
     def close(self) -> None:
+        self._stop.set()
+        self._checkpointer.join(5)
         with self.lock:
             try:
                 self._end_group()
