@@ -66,7 +66,6 @@ def test_states_share_a_commit_that_comes_without_another_message(tmp_path: Path
     when nothing more arrives, and a message that fails undoes only its own."""
     import sqlite3
 
-    from venue import store as storemod
 
     store = Store(tmp_path)
     s1 = schema.check("companion/t1/state", json.dumps(state("t1", step="vote")).encode())
