@@ -7,7 +7,20 @@
   so its retained ``state`` goes to the broker, the venue (``companion
   venue``, its own process) stores it and its page streams it.  The time is
   the wall clock, which the processes share.
-- ``venue_rss_mb``: the venue process's RSS with every table heard.
+- ``venue_rss_mb``: the venue process's RSS with every table heard;
+  ``venue_cpu_pct``: its CPU (user + system, % of one core) while the tables
+  tap; ``board_answer_p50_ms``/``_p99_ms``: ``GET /api/venue`` (the whole
+  board) asked twice a second meanwhile.
+- ``--light`` (a convention: ``--tables=1000``): each table a plain MQTT
+  client publishing what a table's link publishes for a tap (its retained
+  ``state``, the contract's shape) once a second, a few processes hosting
+  them all — a thousand real tables' loops and journals would not fit this
+  machine beside the venue, and the venue is what is measured.
+- ``--capacity``: where one venue process stops, whatever else the machine
+  runs: ``CAPACITY`` states queued on the broker while the venue is away,
+  then taken as fast as it can (one TV reading its stream), counted per
+  second of the process's CPU (``venue_states_per_cpu_s``; the TV's reader
+  runs in the same process, so the venue alone does a little better).
 - ``mqtt_rss_delta_mb``: one daemon's peak RSS with MQTT on − off, after the
   same taps (``companion run --simulate``), its pages on as on a Pi;
   ``mqtt_rss_delta_web_off_mb`` the same with them off.
@@ -81,6 +94,110 @@ def _host_tables(first: int, count: int, broker: str, seconds: float, start_at: 
     out.close()
 
 
+def _light_tables(first: int, count: int, broker: str, seconds: float, start_at: float, out: Any) -> None:
+    """In a child process: ``count`` light tables (one paho client each), each
+    publishing its state with the other language once a second."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    host, port = broker.rsplit(":", 1)
+    clients = []
+    for i in range(first, first + count):
+        tid = f"bench-{i:04d}"
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=tid)
+        c.will_set(f"companion/{tid}/status", b"offline", qos=1, retain=True)
+        c.connect(host, int(port), keepalive=60)
+        c.loop_start()
+        c.publish(f"companion/{tid}/status", b"online", qos=1, retain=True)
+        clients.append((tid, c))
+    taps: list[tuple[str, str, float]] = []
+    base: dict[str, Any] = {"game": None, "step": None, "waiting_for": [], "round": None, "totals": {}, "deadline": None,
+            "night": False, "online": True}
+    while time.time() < start_at:
+        time.sleep(0.01)
+    n = 0
+    while time.time() < start_at + seconds:
+        second = start_at + n
+        for k, (tid, c) in enumerate(clients):
+            due = second + k / len(clients)
+            while time.time() < due:
+                time.sleep(max(0.0, min(0.005, due - time.time())))
+            lang = LANGS[n % 2][5:]
+            at = time.time()
+            c.publish(f"companion/{tid}/state", json.dumps({**base, "table": tid, "lang": lang}).encode(), qos=1,
+                      retain=True)
+            taps.append((tid, lang, at))
+        n += 1
+    out.send(taps)
+    time.sleep(1.0)
+    for _tid, c in clients:
+        c.disconnect()
+        c.loop_stop()
+    out.close()
+
+
+class _Plain:
+    """A plain subscriber beside the venue (``companion/+/state``): when each
+    table's language reached *any* client, so the venue's share of the
+    latency is told apart from the broker's and the loaded machine's."""
+
+    def __init__(self, broker: str) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        self.seen: list[tuple[str, str, float]] = []
+        host, port = broker.rsplit(":", 1)
+        self.client = c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-plain")
+        c.on_message = lambda _c, _u, m: self.seen.append(
+            (m.topic.split("/")[1], "ja" if b'"lang": "ja"' in m.payload else "en", time.time()))
+        c.on_connect = lambda cl, *_: cl.subscribe("companion/+/state", qos=1)
+        c.connect(host, int(port))
+        c.loop_start()
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def _latencies(taps: list[tuple[str, str, float]], seen: list[tuple[str, str, float]]) -> tuple[list[float], int]:
+    """Each tap's latency: the first time ``seen`` showed that table in that language after the tap."""
+    by_table: dict[str, list[tuple[str, float]]] = {}
+    for tid, lang, at in seen:
+        by_table.setdefault(tid, []).append((lang, at))
+    lat, missed = [], 0
+    for tid, lang, at in taps:
+        got = next((t for lg, t in by_table.get(tid, []) if lg == lang and t >= at), None)
+        if got is None:
+            missed += 1
+        else:
+            lat.append((got - at) * 1000)
+    return lat, missed
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Board:
+    """``GET /api/venue`` twice a second: how long the whole board takes to answer."""
+
+    def __init__(self, url: str) -> None:
+        self.ms: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._ask, args=(url,), daemon=True, name="venue-board")
+        self.thread.start()
+
+    def _ask(self, url: str) -> None:
+        import httpx
+
+        with httpx.Client(timeout=30) as client:
+            while not self.stop.wait(0.5):
+                t0 = time.perf_counter()
+                client.get(url + "/api/venue").raise_for_status()
+                self.ms.append((time.perf_counter() - t0) * 1000)
+
+
 class _Feed:
     """The venue page's SSE stream: when each table's ``lang`` was first seen."""
 
@@ -92,6 +209,12 @@ class _Feed:
         self.thread.start()
 
     def _read(self, url: str) -> None:
+        self.reconnects = -1
+        while not self.stop.is_set():  # as a page's EventSource: a stream the venue ended is opened again
+            self.reconnects += 1
+            self._read_once(url)
+
+    def _read_once(self, url: str) -> None:
         import httpx
 
         with httpx.stream("GET", url + "/api/venue/events", timeout=None) as r:
@@ -116,7 +239,7 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def venue_scale(tmp: Path, seconds: float, tables: int = TABLES) -> dict[str, Any]:
+def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = False) -> dict[str, Any]:
     broker = Broker(tmp / "broker").start()
     venue = subprocess.Popen([sys.executable, "-m", "companion.app.cli", "venue", "--mqtt", broker.address,
                               "--web", "127.0.0.1:0", "--state", str(tmp / "venue"), "--id", "venue-bench"],
@@ -132,24 +255,34 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES) -> dict[str, An
             raise RuntimeError("the venue never said where its board is")
         threading.Thread(target=lambda: [None for _ in venue.stderr], daemon=True).start()  # type: ignore[union-attr]
         feed = _Feed(url)
+        plain = _Plain(broker.address) if light else None
         if not feed.ready.wait(15):
             raise RuntimeError("the venue's feed never opened")
         ctx = multiprocessing.get_context("fork")
         per = -(-tables // PROCESSES)
-        start_at = time.time() + 8.0 + tables * 0.05  # every table built and connected first
+        # every table built (light: connected) first
+        start_at = time.time() + (5.0 + tables * 0.01 if light else 8.0 + tables * 0.05)
         pipes, procs = [], []
         for first in range(0, tables, per):
             here, there = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_host_tables, args=(first, min(per, tables - first), broker.address, seconds,
+            p = ctx.Process(target=_light_tables if light else _host_tables, args=(first, min(per, tables - first), broker.address, seconds,
                                                        start_at, there))
             p.start()
             pipes.append(here)
             procs.append(p)
+        while time.time() < start_at:
+            time.sleep(0.05)
+        cpu0, t0 = _cpu_s(venue.pid), time.monotonic()
+        board = _Board(url)
         taps: list[tuple[str, str, float]] = []
         for here in pipes:
             if not here.poll(start_at - time.time() + seconds + 60):
                 raise RuntimeError("a table process never reported")
             taps += here.recv()
+        cpu = (_cpu_s(venue.pid) - cpu0) / (time.monotonic() - t0) * 100
+        board.stop.set()
+        if plain is not None:
+            plain.close()
         time.sleep(2.0)
         rss = _rss_mb(venue.pid)
         for p in procs:
@@ -159,20 +292,72 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES) -> dict[str, An
         venue.terminate()
         venue.wait(15)
         broker.stop()
-    # each tap's latency: the first time the feed showed that table in that language after the tap
-    by_table: dict[str, list[tuple[str, float]]] = {}
-    for tid, lang, at in feed.seen:
-        by_table.setdefault(tid, []).append((lang, at))
-    lat, missed = [], 0
-    for tid, lang, at in taps:
-        got = next((t for lg, t in by_table.get(tid, []) if lg == lang and t >= at), None)
-        if got is None:
-            missed += 1
-        else:
-            lat.append((got - at) * 1000)
-    return {"taps": len(taps), "missed": missed, "tables": tables, "venue_rss_mb": rss,
+    lat, missed = _latencies(taps, feed.seen)
+    direct = _latencies(taps, plain.seen)[0] if plain is not None else []
+    return {"mqtt_tap_to_plain_subscriber_p99_ms": percentile(direct, 99) if direct else float("nan"),
+            "mqtt_tap_to_plain_subscriber_p50_ms": percentile(direct, 50) if direct else float("nan"),"taps": len(taps), "missed": missed, "feed_reconnects": feed.reconnects, "tables": tables,
+            "venue_rss_mb": rss,
+            "venue_cpu_pct": round(cpu, 1), "board_answers": len(board.ms),
+            "board_answer_p50_ms": percentile(board.ms, 50) if board.ms else float("nan"),
+            "board_answer_p99_ms": percentile(board.ms, 99) if board.ms else float("nan"),
             "mqtt_tap_to_venue_p99_ms": percentile(lat, 99) if lat else float("nan"),
             "mqtt_tap_to_venue_p50_ms": percentile(lat, 50) if lat else float("nan")}
+
+
+def venue_capacity(tmp: Path, states: int = 20000) -> dict[str, Any]:
+    """In this process: the venue's CPU per table state, with the backlog ready."""
+    import httpx
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from venue.app import Venue
+
+    broker = Broker(tmp / "broker", extra=["max_queued_messages 0", "max_inflight_messages 100"]).start()
+    try:
+        v = Venue(tmp / "venue", (broker.host, broker.port), None, ident="venue-capacity", report=lambda _: None)
+        v.start()
+        v.ear.subscribed.wait(15)
+        v.stop()  # its session kept: what comes now waits for it
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-capacity")
+        c.connect(broker.host, broker.port)
+        c.loop_start()
+        base: dict[str, Any] = {"game": None, "step": None, "waiting_for": [], "round": None, "totals": {},
+                                "deadline": None, "night": False, "online": True}
+        for i in range(states):
+            tid = f"bench-{i % 1000:04d}"
+            info = c.publish(f"companion/{tid}/state", json.dumps(
+                {**base, "table": tid, "lang": LANGS[(i // 1000) % 2][5:]}).encode(), qos=1)
+        info.wait_for_publish(60)
+        c.disconnect()
+        c.loop_stop()
+        v = Venue(tmp / "venue", (broker.host, broker.port), ("127.0.0.1", 0), ident="venue-capacity",
+                  report=lambda _: None)
+        assert v.server is not None
+        v.server.start()
+        shown = [0]
+
+        def tv() -> None:
+            try:
+                with httpx.stream("GET", f"{v.url}/api/venue/events", timeout=None) as r:
+                    for line in r.iter_lines():
+                        shown[0] += line.startswith("event: table")
+            except httpx.HTTPError:
+                pass  # the venue stopped
+
+        threading.Thread(target=tv, daemon=True).start()
+        time.sleep(1.0)
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        v.ear.start()
+        while v.store.counts()["messages"] < states and time.monotonic() - wall0 < 120:
+            time.sleep(0.02)
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+        kept = v.store.counts()["messages"]
+        time.sleep(0.5)
+        v.stop()
+    finally:
+        broker.stop()
+    return {"states": kept, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "shown_on_a_tv": shown[0],
+            "venue_states_per_cpu_s": round(kept / cpu), "venue_states_per_wall_s": round(kept / wall)}
 
 
 # ------------------------------------------------------------ one daemon
@@ -238,6 +423,10 @@ def measure(quick: bool, tmp: Path) -> dict[str, Any]:
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
     tables = next((int(a.split("=")[1]) for a in sys.argv if a.startswith("--tables=")), TABLES)
+    seconds = next((float(a.split("=")[1]) for a in sys.argv if a.startswith("--seconds=")), 8.0 if quick else 30.0)
     with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as d:
-        print(json.dumps(venue_scale(Path(d), 8.0 if quick else 30.0, tables), indent=1))
+        if "--capacity" in sys.argv:
+            print(json.dumps(venue_capacity(Path(d)), indent=1))
+        else:
+            print(json.dumps(venue_scale(Path(d), seconds, tables, light="--light" in sys.argv), indent=1))
     os._exit(0)

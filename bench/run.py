@@ -19,7 +19,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import cue_audio, mqtt_tables, night_drift, resume, startup, tap_feedback, voice_engines, web_pages  # noqa: E402
+from bench import (  # noqa: E402
+    cue_audio,
+    mqtt_tables,
+    night_drift,
+    resume,
+    startup,
+    tap_feedback,
+    venue_league,
+    voice_engines,
+    web_pages,
+)
 from bench.stats import Figure, figure  # noqa: E402
 from reliability import powercut  # noqa: E402
 
@@ -237,7 +247,23 @@ def bench_mqtt(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
     note(f"MQTT: {mqtt_tables.TABLES} tables tapping once a second → one mosquitto → the venue's page; "
          "one daemon's RSS and tap → feedback with MQTT on against off")
     r = mqtt_tables.measure(plan.quick, tmp / "mqtt")
+    note("the venue: a late play's league answer with a season kept; a convention's 1,000 light tables")
+    lg = venue_league.measure(1000 if plan.quick else 3000, 10 if plan.quick else 20)
+    convention: list[Figure] = []
+    if not plan.quick:  # a minute of a thousand clients: the full run only
+        c = mqtt_tables.venue_scale(tmp / "convention", 30.0, 1000, light=True)
+        convention = [
+            figure("convention_tap_to_venue_p99_ms", [c["mqtt_tap_to_venue_p99_ms"]], "ms", 250.0,
+                   f"{c['tables']} light tables, {c['taps']} taps, {c['missed']} never seen; a plain subscriber's "
+                   f"p99 {c['mqtt_tap_to_plain_subscriber_p99_ms']:.0f} ms"),
+            figure("convention_venue_cpu_pct", [c["venue_cpu_pct"]], "%", None, "of one core, while the tables tap"),
+            figure("convention_board_answer_p99_ms", [c["board_answer_p99_ms"]], "ms", None,
+                   f"GET /api/venue, {c['board_answers']} answers (p50 {c['board_answer_p50_ms']:.0f} ms)"),
+        ]
     return [
+        figure("venue_late_play_league_ms", [lg["league_after_late_play_p50_ms"]], "ms", None,
+               f"{lg['season']} plays kept; {lg['league_after_play_in_order_p50_ms']} ms a play in order"),
+        *convention,
         figure("mqtt_tap_to_venue_p99_ms", [r["mqtt_tap_to_venue_p99_ms"]], "ms", 250.0,
                f"{r['tables']} tables, {r['taps']} taps, {r['missed']} never seen on the venue's SSE"),
         figure("mqtt_tap_to_venue_p50_ms", [r["mqtt_tap_to_venue_p50_ms"]], "ms"),

@@ -60,6 +60,50 @@ def test_a_table_row_changes_only_when_what_it_shows_changes(tmp_path: Path) -> 
     assert store.tables() == []
 
 
+def test_states_share_a_commit_that_comes_without_another_message(tmp_path: Path) -> None:
+    """A thousand tables' states a second share one commit (store.GROUP_S): the
+    pages see each at once (one connection), the disk gets it soon after even
+    when nothing more arrives, and a message that fails undoes only its own."""
+    import sqlite3
+
+
+    store = Store(tmp_path)
+    s1 = schema.check("companion/t1/state", json.dumps(state("t1", step="vote")).encode())
+    assert isinstance(s1, schema.State)
+    assert store.apply(s1, 1.0) == Change("table", "t1") and store.tables()[0]["state"]["step"] == "vote"
+    other = sqlite3.connect(tmp_path / "venue.sqlite")
+    wait(lambda: other.execute("SELECT COUNT(*) FROM tables").fetchone()[0] == 1, timeout=5,
+         what="the state committed by the timer")
+    s2 = schema.check("companion/t2/state", json.dumps(state("t2")).encode())
+    assert isinstance(s2, schema.State)
+    store.apply(s2, 2.0)
+    with pytest.raises(sqlite3.Error), store.lock, store._grouped():
+        store.db.execute("INSERT INTO nowhere VALUES (1)")  # this message fails
+    wait(lambda: other.execute("SELECT id FROM tables ORDER BY id").fetchall() == [("t1",), ("t2",)], timeout=5,
+         what="the group committed without the message that failed")
+    other.close()
+    store.close()
+
+
+def test_no_message_checkpoints_the_wal_a_thread_of_its_own_does(tmp_path: Path) -> None:
+    """A commit that checkpoints pays the database file's fsync: no message
+    does it (a thousand tables' states would wait behind it); the store's
+    checkpointer thread copies the WAL into the file."""
+    from venue import store as storemod
+
+    store = Store(tmp_path)
+    assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    size = (tmp_path / "venue.sqlite").stat().st_size
+    for i in range(300):
+        s = schema.check(f"companion/t{i}/state", json.dumps(state(f"t{i}", step="vote")).encode())
+        assert isinstance(s, schema.State)
+        store.apply(s, 1.0)
+    wait(lambda: (tmp_path / "venue.sqlite").stat().st_size > size, timeout=storemod.CHECKPOINT_S * 10,
+         what="the checkpointer copying the WAL into the database file")
+    store.close()
+    assert not store._checkpointer.is_alive()
+
+
 def test_the_state_directory_refused_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -32,14 +32,20 @@ class Venue:
                  now: Callable[[], float] = time.time) -> None:
         self.now, self.report = now, report
         self.store = Store(state)
+        if self.store.recovered:  # it was damaged: kept aside, what it held recovered
+            report(self.store.recovered)
         self.games = dict(games or {})  # by language: each game's name and its steps' labels (catalogue)
         self.since = self._evening(since)
         self._league: tuple[int, dict[str, Any]] | None = None
         self._league_lock = threading.Lock()
         self._tallies = {"tonight": (league.Tally(), self.since), "season": (league.Tally(), None)}
         self.listeners: list[Callable[[Change], None]] = []  # in-process: told of each change (paho's thread)
-        self.ear = Subscriber(self.store, broker[0], broker[1], ident=ident, username=username, password=password,
-                              ca_file=ca_file, notify=self._changed, report=report, now=now)
+        try:
+            self.ear = Subscriber(self.store, broker[0], broker[1], ident=ident, username=username,
+                                  password=password, ca_file=ca_file, notify=self._changed, report=report, now=now)
+        except ValueError:  # a bad --ca-file: said by the command
+            self.store.close()
+            raise
         self.server = (VenueServer(self.board, self.table, self.league, web[0], web[1], hosts=hosts, report=report)
                        if web is not None else None)
 
@@ -94,10 +100,13 @@ class Venue:
             if self._league is None or self._league[0] != version:
                 view: dict[str, Any] = {"since": self.since}
                 for which, (tally, since) in self._tallies.items():
-                    # a play that ended before the last one rated arrived late: rate them all again, in order
-                    if tally.last is not None and self.store.count_plays(tally.last, since) != tally.count:
-                        tally.reset()
-                    tally.apply(self.store.plays(after=tally.last, since=since))
+                    new = self.store.plays(arrived_after=tally.arrived, since=since)
+                    if new and tally.last is not None and league.key(new[0]) < tally.last:
+                        # a late play: rated in its place, the plays after it again (a bounded few)
+                        if not tally.rewind(league.key(new[0])):
+                            tally.reset()
+                        new = self.store.plays(after=tally.last, since=since)
+                    tally.apply(new)
                     rows = tally.standings("wins" if which == "tonight" else "rating")
                     view[which] = [s.view() for s in rows[:LEAGUE_ROWS]]
                 self._league = (version, view)

@@ -81,6 +81,7 @@ def run(args: Any) -> int:
         return 2
     from venue.app import Venue
     from venue.store import StoreError
+    from venue.subscriber import BadCaFile
 
     def say(line: str) -> None:
         print(f"venue: {line}", file=sys.stderr, flush=True)
@@ -92,6 +93,9 @@ def run(args: Any) -> int:
     except StoreError as e:
         print(f"companion venue: {e}", file=sys.stderr)
         return 1
+    except BadCaFile as e:
+        print(f"companion venue: --ca-file: {e}", file=sys.stderr)
+        return 2
     try:
         v.start()
     except OSError as e:

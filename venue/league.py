@@ -23,6 +23,11 @@ person: they take part in the play with a fresh rating that is kept nowhere.
 
 Deterministic: the plays are applied in a fixed order (by the play's end,
 then its table and number), so the same plays always give the same ratings.
+A play arriving late (it ended before plays already rated) is rated in its
+place: the tally undoes the plays after it and rates them again, so a late
+play costs the plays after its place, never the season's.  That history is
+bounded: a play later than ``store.LATE_PLAYS`` plays is placed at its
+arrival instead (its ``at``, kept with it, so a restart rates the same).
 A rating is shown as its ordinal, mu - 3 sigma: a skill the player is very
 likely above, which starts at 0 and grows as they win and as the venue
 grows sure of them (a newcomer's lucky win does not top the season).
@@ -30,13 +35,14 @@ grows sure of them (a newcomer's lucky win does not top the season).
 
 from __future__ import annotations
 
-import unicodedata
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from openskill.models import PlackettLuce
 
+from companion.core import display_names
 from companion.core.tags import COLOURS
 
 MODEL = PlackettLuce()
@@ -47,7 +53,7 @@ def person(name: str, seat: str) -> str | None:
     or None when the table did not name them: a colour seat called by its
     colour ("red").  A player of their own card (``players: extra:``, tagged
     ``player/aki``) is their seat and a person."""
-    key = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    key = display_names.fold(name)  # the table's own test of one person, not a copy
     return None if key == seat.casefold() and key in COLOURS else key
 
 
@@ -88,9 +94,13 @@ class Standing:
 
 
 class Tally:
-    """The league kept up to date play by play: ``apply`` the plays that ended
-    after the last one applied (a play arriving late, that ended before it,
-    means starting again: ``reset``, then every play in order)."""
+    """The league kept up to date play by play: ``apply`` the plays that come
+    after the last one applied; a play arriving late (it comes before it) is
+    rated in its place: ``rewind`` to just before it, then apply again from
+    there.  Each play applied keeps what it changed (``undo``, the last
+    ``HISTORY`` plays), so a rewind costs the plays undone, not the season."""
+
+    HISTORY = 256  # more than store.LATE_PLAYS: a play is never placed further back than that
 
     def __init__(self, names: Mapping[str, str] | None = None) -> None:
         self.names: dict[str, str] = dict(names or {})
@@ -100,12 +110,35 @@ class Tally:
         self.table: dict[str, Standing] = {}
         self.last: tuple[float, str, int] | None = None  # the league's order key of the last play applied
         self.count = 0
+        self.arrived = 0  # the store's arrival number of the last play taken (store.plays(arrived_after=))
+        # per play applied: its key, the key before it, and its people as they were (None: new)
+        self.undo: deque[tuple[tuple[float, str, int], tuple[float, str, int] | None,
+                               list[tuple[str, Standing | None]]]] = deque(maxlen=self.HISTORY)
 
     def apply(self, plays: Iterable[Mapping[str, Any]]) -> None:
         for play in plays:
+            people = {p["person"] for p in play["players"] if p["person"] is not None}
+            before = [(k, replace(s) if (s := self.table.get(k)) is not None else None) for k in people]
             self._rate(play["players"])
+            self.undo.append((key(play), self.last, before))
             self.last = key(play)
             self.count += 1
+            self.arrived = max(self.arrived, int(play.get("arrival") or 0))
+
+    def rewind(self, to: tuple[float, str, int]) -> bool:
+        """Undo every play at or after ``to``; False where the history kept does
+        not reach back that far (then only a ``reset`` rates them all again)."""
+        while self.last is not None and self.last >= to:
+            if not self.undo:
+                return False
+            done, self.last, before = self.undo.pop()
+            for person_key, standing in before:
+                if standing is None:
+                    del self.table[person_key]
+                else:
+                    self.table[person_key] = standing
+            self.count -= 1
+        return True
 
     def _rate(self, players: Sequence[Mapping[str, Any]]) -> None:
         groups, ranks = sides(players)
@@ -142,8 +175,9 @@ class Tally:
 
 
 def key(play: Mapping[str, Any]) -> tuple[float, str, int]:
-    """The league's order: by the play's end, then its table and its number there."""
-    return (float(play["ended"]), str(play["table"]), int(str(play["id"]).rpartition("/")[2]))
+    """The league's order: by the play's place (its end, or its arrival for one
+    very late: store), then its table and its number there."""
+    return (float(play.get("at", play["ended"])), str(play["table"]), int(str(play["id"]).rpartition("/")[2]))
 
 
 def standings(plays: Iterable[Mapping[str, Any]], names: Mapping[str, str] | None = None,

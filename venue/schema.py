@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from companion.core import display_names
+
 MAX_PAYLOAD = 64 * 1024
 TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")  # a game, a step, a team, a verdict: the engines' own ids
@@ -212,7 +214,7 @@ def _play(table: str, d: dict[str, Any]) -> Play:
     if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_PLAYERS:
         raise _Bad(f"players is a list of 1 to {MAX_PLAYERS} players")
     players = tuple(_player(p, i) for i, p in enumerate(raw))
-    names = [unicodedata.normalize("NFKC", p.name).casefold() for p in players]
+    names = [display_names.fold(p.name) for p in players]  # one person: the table's own test
     if len(set(names)) != len(names):
         raise _Bad("two players have the same name (the league would count one person twice)")
     if len({p.seat for p in players}) != len(players):

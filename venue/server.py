@@ -29,7 +29,10 @@ from web.serving import Serving
 from web.sse import sse, stream
 
 LANGS = ("en", "ja")
-SSE_QUEUE = 256  # a TV that stopped reading is let go past this (it reconnects and resyncs)
+# A TV that stopped reading is let go past this many pushes: its stream ends, it reconnects and
+# resyncs.  A few seconds of a convention's thousand tables (one change a second each), so a TV on a
+# Wi-Fi that hiccups is not sent the whole board again; at most ~1 MiB held for one TV.
+SSE_QUEUE = 4096
 STATIC = {"venue.js": "text/javascript", "venue.css": "text/css"}
 CSP = "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'"
 
@@ -92,7 +95,17 @@ class VenueServer:
                 queue.put_nowait(text)
                 self.pushed += 1
             except asyncio.QueueFull:
-                self._clients.remove(queue)
+                self._let_go(queue)
+
+    def _let_go(self, queue: asyncio.Queue[str | None]) -> None:
+        """A TV that stopped reading: no more pushes, and its stream ends (what
+        it did not read is stale anyway), so its EventSource reconnects and is
+        sent the whole board again."""
+        if queue in self._clients:
+            self._clients.remove(queue)
+        while not queue.empty():
+            queue.get_nowait()
+        queue.put_nowait(None)
 
     # -------------------------------------------------------------- routes
     async def page(self, request: Request) -> Response:

@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,13 +31,23 @@ CREATE TABLE IF NOT EXISTS events (
     received REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS plays (
     id TEXT PRIMARY KEY, table_id TEXT NOT NULL, seq INTEGER NOT NULL, game TEXT NOT NULL, evening INTEGER NOT NULL,
-    ended REAL NOT NULL, play TEXT NOT NULL, received REAL NOT NULL);
+    ended REAL NOT NULL, play TEXT NOT NULL, received REAL NOT NULL, at REAL);
 CREATE TABLE IF NOT EXISTS play_players (
     play_id TEXT NOT NULL, pos INTEGER NOT NULL, person TEXT, name TEXT NOT NULL, seat TEXT NOT NULL, score INTEGER,
     winner INTEGER NOT NULL, team TEXT, place INTEGER, PRIMARY KEY (play_id, pos));
 CREATE TABLE IF NOT EXISTS people (key TEXT PRIMARY KEY, name TEXT NOT NULL, first_seen REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS plays_in_order ON plays (ended, table_id, seq);
 """
+# after the columns a venue of an older version lacks are added (``_upgrade``)
+INDEXES = """
+CREATE INDEX IF NOT EXISTS plays_in_order ON plays (ended, table_id, seq);
+CREATE INDEX IF NOT EXISTS plays_in_league_order ON plays (at, table_id, seq);
+"""
+CHECKPOINT_S = 2.0  # the WAL copied into the database file this often, on a thread of its own
+WAL_LIMIT = 64 * 1024 * 1024  # what of the WAL's file is kept once checkpointed (bytes)
+GROUP_S = 0.05  # tables' states share one commit this long (a play or an event has its own)
+# A play rated later than this many plays already rated (a table that was away for days) is rated
+# where it arrives: the league keeps this much history to rate a late play in its place (league.Tally).
+LATE_PLAYS = 200
 COUNTERS = ("refused", "duplicates", "messages")
 
 
@@ -52,54 +65,159 @@ class StoreError(Exception):
 class Store:
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / "venue.sqlite"
+        self.recovered: str | None = None  # what a start on a damaged database recovered (venue.salvage)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as e:
+            self.db = self._open()
+        except sqlite3.OperationalError as e:
+            raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
+        except sqlite3.DatabaseError as e:  # damaged (a failing card): kept aside, what it holds recovered
+            from venue import salvage
+
+            try:
+                self.recovered = salvage.recover(self.path, e, self._open)
+            except (OSError, sqlite3.Error) as again:
+                raise StoreError(f"{self.path}: damaged ({e}), and it could not be set aside ({again}); move it "
+                                 "aside to start an empty venue") from None
+        except OSError as e:
             raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
         self.lock = threading.Lock()
+        self._group_since: float | None = None  # when the open group of states began (monotonic)
+        self._timer: threading.Timer | None = None
+        self._closed = False
+        self._stop = threading.Event()
+        self._checkpointer = threading.Thread(target=self._checkpoints, name="venue-checkpoint", daemon=True)
+        self._checkpointer.start()
+        self._synchronous = ""  # the PRAGMA in force (set on the first write)
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=5.0)
+        self.db = db
+        try:
+            # a damaged file (a failing card) is found here, not by the first play's commit
+            problems = [row[0] for row in db.execute("PRAGMA quick_check(3)").fetchall()]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError(problems[0])
+            db.execute("PRAGMA journal_mode=WAL")
+            # never checkpointed by a commit: a message never waits for the database file's
+            # fsync; the checkpointer thread does it (``_checkpoints``), and the WAL kept is bounded
+            db.execute("PRAGMA wal_autocheckpoint=0")
+            db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
+            db.executescript(SCHEMA)
+            self._upgrade()
+            db.executescript(INDEXES)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _upgrade(self) -> None:
+        """A venue database of an older version: the league's order (``at``) is the play's end."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(plays)")}
+        if "at" not in columns:
+            self.db.execute("ALTER TABLE plays ADD COLUMN at REAL")
+        self.db.execute("UPDATE plays SET at = ended WHERE at IS NULL")
 
     # ---------------------------------------------------------------- writes
     def apply(self, record: schema.Record, now: float) -> Change | None:
         """Keep ``record`` (heard at wall time ``now``); what it changed, or None
         (a repeat, a state the board shows already, a command)."""
         # A play or an event is on the disk before the broker hears it was taken (FULL:
-        # the commit is fsynced); a table's state comes again (retained), so a power cut
-        # may lose its last few (NORMAL: fsynced at the WAL's checkpoint), and 100 tables'
-        # states a second cost no fsync each.
+        # the commit is fsynced, its own).  A table's state comes again (retained, at each
+        # new subscription), so a power cut may lose its last few: states share one
+        # commit (``_grouped``) every GROUP_S (NORMAL: fsynced at the WAL's checkpoint),
+        # and a thousand tables' states a second cost neither an fsync nor a commit each.
         durable = isinstance(record, (schema.Event, schema.Play))
         with self.lock:
-            self.db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-            return self._apply(record, now)
+            if durable:
+                self._end_group()
+                self._sync("FULL")
+                with self._tx():
+                    return self._apply(record, now)
+            with self._grouped():
+                return self._apply(record, now)
 
     def _apply(self, record: schema.Record, now: float) -> Change | None:
-        with self._tx():
-            self._count("messages")
-            if isinstance(record, schema.Command):
-                return None  # a button from Home Assistant: the table's business, not the board's
-            if isinstance(record, (schema.Status, schema.State)):
-                change = self._table(record, now)
-            elif isinstance(record, schema.Event):
-                change = self._event(record, now)
-            else:
-                change = self._play(record, now)
-            if change is None and isinstance(record, (schema.Event, schema.Play)):
-                self._count("duplicates")
-            elif change is not None:
-                self.version += 1
-                self.plays_version += change.kind == "play"
-            return change
+        self._count("messages")
+        if isinstance(record, schema.Command):
+            return None  # a button from Home Assistant: the table's business, not the board's
+        if isinstance(record, (schema.Status, schema.State)):
+            change = self._table(record, now)
+        elif isinstance(record, schema.Event):
+            change = self._event(record, now)
+        else:
+            change = self._play(record, now)
+        if change is None and isinstance(record, (schema.Event, schema.Play)):
+            self._count("duplicates")
+        elif change is not None:
+            self.version += 1
+            self.plays_version += change.kind == "play"
+        return change
 
     def refuse(self) -> None:
-        with self.lock:
-            self.db.execute("PRAGMA synchronous=NORMAL")  # a count: nothing the broker would send again
-        with self.lock, self._tx():
+        with self.lock, self._grouped():  # a count: nothing the broker would send again
             self._count("refused")
             self._count("messages")
+
+    @contextmanager
+    def _grouped(self) -> Iterator[None]:
+        """One message's changes inside the group's transaction (a savepoint:
+        a message that fails undoes only its own); the group is committed once
+        GROUP_S old, by the next message or by a timer.  The pages read through
+        this same connection, so they see a state before its commit."""
+        if self._group_since is None:
+            self._sync("NORMAL")
+            self.db.execute("BEGIN IMMEDIATE")
+            self._group_since = time.monotonic()
+            self._timer = threading.Timer(GROUP_S, self._flush)
+            self._timer.daemon = True
+            self._timer.start()
+        self.db.execute("SAVEPOINT one")
+        try:
+            yield
+        except BaseException:
+            try:
+                self.db.execute("ROLLBACK TO one")
+                self.db.execute("RELEASE one")
+            except sqlite3.Error:  # SQLite undid the whole transaction itself (a full disk)
+                self._abandon_group()
+            raise
+        self.db.execute("RELEASE one")
+        if time.monotonic() - self._group_since >= GROUP_S:
+            self._end_group()
+
+    def _end_group(self) -> None:
+        if self._group_since is None:
+            return
+        self._group_since = None
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error:
+            self._abandon_group()
+            raise
+
+    def _abandon_group(self) -> None:
+        self._group_since = None
+        try:
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error:  # already undone: the error that undid it is the one to say
+            pass
+
+    def _flush(self) -> None:
+        with self.lock:
+            if self._closed or self._group_since is None:
+                return
+            try:
+                self._end_group()
+            except sqlite3.Error:  # states only: they come again with the next subscription
+                pass
+
+    def _sync(self, mode: str) -> None:
+        if mode != self._synchronous:  # a statement saved on each of a thousand tables' states a second
+            self.db.execute(f"PRAGMA synchronous={mode}")
+            self._synchronous = mode
 
     def _table(self, record: schema.Status | schema.State, now: float) -> Change | None:
         row = self.db.execute("SELECT state, online FROM tables WHERE id=?", (record.table,)).fetchone()
@@ -132,10 +250,19 @@ class Store:
     def _play(self, p: schema.Play, now: float) -> Change | None:
         from venue.league import person
 
-        cur = self.db.execute("INSERT OR IGNORE INTO plays (id, table_id, seq, game, evening, ended, play, received) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        if self.db.execute("SELECT 1 FROM plays WHERE id=?", (p.id,)).fetchone():
+            return None
+        # The league's order is the play's end, unless it would go before more than LATE_PLAYS
+        # plays already kept: then it goes last, so no play re-rates more than that many.
+        at = p.ended
+        later = self.db.execute("SELECT COUNT(*) FROM (SELECT 1 FROM plays WHERE (at, table_id, seq) > (?, ?, ?) "
+                                "LIMIT ?)", (at, p.table, p.seq, LATE_PLAYS + 1)).fetchone()[0]
+        if later > LATE_PLAYS:
+            at = float(self.db.execute("SELECT MAX(at) FROM plays").fetchone()[0])
+        cur = self.db.execute("INSERT OR IGNORE INTO plays (id, table_id, seq, game, evening, ended, play, received, at) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                               (p.id, p.table, p.seq, p.game, p.evening, p.ended,
-                               json.dumps(p.play, ensure_ascii=False), now))
+                               json.dumps(p.play, ensure_ascii=False), now, at))
         self._seen(p.table, now)
         if not cur.rowcount:
             return None
@@ -187,14 +314,19 @@ class Store:
                         "state": json.loads(state) if state else None})
         return out
 
-    def plays(self, after: tuple[float, str, int] | None = None, since: float | None = None) -> list[dict[str, Any]]:
-        """The plays with their players, in the league's order: by the play's end,
-        then its table and its number there (so a replay rates the same);
-        ``after``: only those after this key (league.key); ``since``: ended then or later."""
+    def plays(self, after: tuple[float, str, int] | None = None, since: float | None = None,
+              arrived_after: int | None = None) -> list[dict[str, Any]]:
+        """The plays with their players, in the league's order (``at``: the play's
+        end, or its arrival for one very late, then its table and its number there;
+        so a restart rates the same); ``after``: only those after this key
+        (league.key); ``since``: ended then or later; ``arrived_after``: only
+        those kept after that arrival number (each play's ``arrival``)."""
         where, args = self._window(after, since, ">")
+        if arrived_after is not None:
+            where, args = (where + " AND" if where else " WHERE") + " plays.rowid > ?", (*args, arrived_after)
         with self.lock:
-            plays = self.db.execute("SELECT id, table_id, seq, game, evening, ended FROM plays" + where +
-                                    " ORDER BY ended, table_id, seq", args).fetchall()
+            plays = self.db.execute("SELECT id, table_id, seq, game, evening, ended, at, rowid FROM plays" + where +
+                                    " ORDER BY at, table_id, seq", args).fetchall()
             players: dict[str, list[dict[str, Any]]] = {}
             ids = [row[0] for row in plays]
             for chunk in range(0, len(ids), 500):  # SQLite's limit on variables, with room to spare
@@ -206,21 +338,15 @@ class Store:
                     players.setdefault(row[0], []).append(
                         {"person": row[1], "name": row[2], "seat": row[3], "score": row[4], "winner": bool(row[5]),
                          "team": row[6], "place": row[7], "known_as": row[8]})
-        return [{"id": i, "table": t, "game": g, "evening": e, "ended": end, "players": players.get(i, [])}
-                for i, t, _seq, g, e, end in plays]
-
-    def count_plays(self, upto: tuple[float, str, int], since: float | None = None) -> int:
-        """How many plays are at or before ``upto`` in the league's order (and since ``since``)."""
-        where, args = self._window(upto, since, "<=")
-        with self.lock:
-            return int(self.db.execute("SELECT COUNT(*) FROM plays" + where, args).fetchone()[0])
+        return [{"id": i, "table": t, "game": g, "evening": e, "ended": end, "at": at, "arrival": arrival,
+                 "players": players.get(i, [])} for i, t, _seq, g, e, end, at, arrival in plays]
 
     @staticmethod
     def _window(mark: tuple[float, str, int] | None, since: float | None, op: str) -> tuple[str, tuple[Any, ...]]:
         terms: list[str] = []
         args: list[Any] = []
         if mark is not None:
-            terms.append(f"(plays.ended, plays.table_id, plays.seq) {op} (?, ?, ?)")
+            terms.append(f"(plays.at, plays.table_id, plays.seq) {op} (?, ?, ?)")
             args.extend(mark)
         if since is not None:
             terms.append("plays.ended >= ?")
@@ -237,8 +363,33 @@ class Store:
             row = self.db.execute("SELECT MAX(last_seen) FROM tables").fetchone()
         return float(row[0]) if row and row[0] is not None else None
 
+    def _checkpoints(self) -> None:
+        """The WAL into the database file, PASSIVE (it waits for no writer and
+        no writer waits for it), on its own connection."""
+        try:
+            con = sqlite3.connect(self.path, timeout=0.1)
+        except sqlite3.Error:
+            return
+        try:
+            while not self._stop.wait(CHECKPOINT_S):
+                try:
+                    con.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:  # busy or failing: the WAL grows until the next one succeeds
+                    pass
+        finally:
+            con.close()
+
     def close(self) -> None:
+        self._stop.set()
+        self._checkpointer.join(5)
         with self.lock:
+            try:
+                self._end_group()
+            except sqlite3.Error:
+                pass
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
             self.db.close()
 
 
@@ -250,4 +401,10 @@ class _Tx:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            self.db.execute("COMMIT")
+            return
+        try:
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error:  # SQLite undid it itself (a full disk): the error to say is the first
+            pass

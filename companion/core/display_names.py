@@ -11,8 +11,8 @@ The rules are pure, like the table's: a name is refused (``Refusal``, with a
 key the page shows in the table's language) when it is empty, longer than
 ``MAX_LEN``, holds a control or formatting character (a right-to-left override
 would garble every board that shows it), or is another seat's id, name or
-display name in any case or width (NFKC, casefolded: the venue's test of "one
-person", venue/schema.py).  What it is checked against is only what the
+display name in any case, width or spacing (``fold``: the venue's test of
+"one person" too, venue/schema.py and venue/league.py call it).  What it is checked against is only what the
 journal holds (the settings in force, tonight's seats, pairings and display
 names), so a replay decides exactly as the first run did.
 """
@@ -35,8 +35,11 @@ def clean(name: str) -> str:
 
 
 def fold(name: str) -> str:
-    """What two names are compared by: "Aki", "AKI" and full-width "ＡＫＩ" are one."""
-    return unicodedata.normalize("NFKC", name).casefold()
+    """Who a name is: what two names are compared by, here and at the venue
+    (its league's person, venue/league.py).  "Aki", "AKI", full-width "ＡＫＩ"
+    and "Al ice" / "Al  ice" / " Al ice" are one: NFKC, every run of white
+    space one space, trimmed, casefolded."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
 def problem(name: str, others: Iterable[str]) -> Refusal | None:
