@@ -1,1 +1,1 @@
-"""The benchmark suite: ``python bench/run.py [--quick] [--json]`` (see README.md)."""
+"""The benchmark suite: ``python bench/run.py [--quick] [--json]`` (see bench/README.md)."""

@@ -48,7 +48,7 @@ LINE_DOWN, LINE_UP = "mqtt.down", "mqtt.up"
 # at best).  So an acknowledged row is not forgotten at once: it moves to
 # ``outbox_sent`` and is sent again at every new connection until the connection
 # that acknowledged it has stayed up ``CONFIRM_S`` after the acknowledgement —
-# long enough for the broker to have saved it (README: autosave_interval) and for
+# long enough for the broker to have saved it (docs/integrate/mqtt.md: autosave_interval) and for
 # paho to notice a broker that died without a word (3 keepalives).  A time window
 # on the wall clock (acknowledged "lately") lost plays: a reconnection later than
 # the window, or one made by night, never sent them (reliability/mqtt_faults.py).

@@ -162,7 +162,7 @@ def fault_run(seed: int, workdir: Path | None = None, *, broker_kill_p: float = 
     res = FaultResult(seed)
     tid = table_id(seed)
     # A broker that forgets on restart would lose the venue's queue with it: the
-    # venue's side of the guarantee needs mosquitto's persistence (README, MQTT).
+    # venue's side of the guarantee needs mosquitto's persistence (docs/integrate/mqtt.md).
     broker = Broker(workdir / "broker", persist=True).start()
     venue = _Venue(workdir / "venue", broker.port, f"venue-faults-{seed}")
     state = workdir / "state"

@@ -18,7 +18,7 @@ tested without Home Assistant:
   filter — and ``render`` below evaluates exactly that part: a template
   outside it fails the test rather than being guessed at (where Jinja2 is
   installed, one test renders every template with it too and compares);
-- the README's automation: the night sensor's transitions over day → night →
+- the docs' automation (docs/integrate/homeassistant.md): the night sensor's transitions over day → night →
   day messages fire its night and morning triggers, once each;
 - ``companion mqtt forget`` against a real mosquitto (the ``broker``
   fixture), and its errors as one line.
@@ -526,7 +526,7 @@ def test_two_games_reading_one_event_differently_is_refused() -> None:
         ha.discovery(TID, [SevenKnights, Other], commands=False, lang="en")
 
 
-# ------------------------------------------------ the README's automation
+# ------------------------------------------------ the docs' automation
 def home_assistant_states(template: str, messages: list[tuple[str, bytes]]) -> list[str]:
     """The night sensor's state after each message, as Home Assistant keeps
     it: ``unavailable`` until the status says online (availability), then
@@ -580,9 +580,9 @@ def test_the_readme_automation_dims_at_night_and_brightens_at_morning() -> None:
     assert levels["night"] < levels["morning"]
 
 
-def test_the_readme_quotes_the_automation() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert AUTOMATION.read_text(encoding="utf-8").strip() in readme
+def test_the_docs_quote_the_automation() -> None:
+    page = (ROOT / "docs" / "integrate" / "homeassistant.md").read_text(encoding="utf-8")
+    assert AUTOMATION.read_text(encoding="utf-8").strip() in page
 
 
 # ------------------------------------------------ companion mqtt forget

@@ -386,7 +386,7 @@ def check_gpio(cfg: Mapping[str, Any] | None, env: Env) -> Result:
         return Result("GPIO panel", FAIL, str(e), "fix panel.pins in the config")
     if clashes:  # works, unless that function is wanted too
         return Result("GPIO panel", WARN, f"{detail}; " + "; ".join(clashes),
-                      "move the pin elsewhere in panel.pins unless nothing uses that function (README: the panel)")
+                      "move the pin elsewhere in panel.pins unless nothing uses that function (docs/build/wiring.md, default pins)")
     return Result("GPIO panel", OK, detail)
 
 

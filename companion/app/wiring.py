@@ -155,7 +155,7 @@ def _home_assistant(link: Any, parts: Parts) -> None:
 # Every output device, in the order the router hands each message on.  A new
 # device is a module (a ``Device``: ``wants``, ``receive``, ``close``), its
 # config part (companion/app/config.py's SCHEMA, config/companion.yaml) and
-# one line here (README, "Adding a device").
+# one line here (docs/develop/adding-a-device.md).
 DEVICES: tuple[DevicePlan, ...] = (
     DevicePlan("log", lambda p: LogSink(p.log)),
     DevicePlan("speaker", lambda p: SpeakerSink(p.voice)),

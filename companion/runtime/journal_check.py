@@ -170,7 +170,7 @@ def wal_problem(wal: Path, page_size: int = 4096) -> str | None:
     row of this generation whose checksums chain — a frame that was once
     durable has been damaged, and every input after it would be lost.
     (Damage inside the WAL's last transaction is indistinguishable from a
-    power cut and is not reported: README, reliability.)"""
+    power cut and is not reported: docs/develop/reliability.md.)"""
     shm = Path(str(wal)[:-4] + "-shm")
     missing = False
     try:
