@@ -429,3 +429,21 @@ def test_doctor_says_a_password_or_tls_file_is_unreadable(tmp_path: Path) -> Non
     r = doctor.check_mqtt(mqtt_cfg(broker="127.0.0.1", tls={"ca_file": missing}), never)
     assert (r.status, r.detail) == (FAIL, f"cannot read mqtt.tls.ca_file {missing}")
     assert "mqtt.tls.ca_file" in r.fix
+
+
+def test_every_warn_and_fail_names_its_section_of_the_troubleshooting_page() -> None:
+    """Each check's name leads to a section that exists on docs/build/troubleshooting.md (and its
+    Japanese twin), and a WARN or FAIL prints it."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    names = set(re.findall(r'(?:Result\(|name = f?)"([^"{]+)', (root / "companion/app/doctor.py").read_text()))
+    assert {"config", "journal", "GPIO panel", "mqtt", "speech engines", "audio output"} <= names
+    for page in ("troubleshooting.md", "troubleshooting.ja.md"):
+        ids = set(re.findall(r"\{#([\w-]+)\}", (root / "docs/build" / page).read_text(encoding="utf-8")))
+        for name in names | {"reader (usb)", "state directory /var/lib/companion", "user companion", "journal mirror"}:
+            assert doctor.troubleshooting(name).split("#")[1] in ids, (page, name)
+    out = io.StringIO()
+    checks = [lambda: doctor.Result("reader (usb)", doctor.FAIL, "no supported USB reader is plugged in", "plug it in")]
+    doctor.run(argparse.Namespace(skip=[]), checks=checks, out=out)
+    assert "      see: docs/build/troubleshooting.md#reader" in out.getvalue().splitlines()

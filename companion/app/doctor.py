@@ -38,6 +38,20 @@ READER_FIX = ("plug in the reader; run `sudo bash systemd/install.sh` for the ud
 OK, WARN, SKIP, FAIL = "OK", "WARN", "SKIP", "FAIL"
 STATUSES = (OK, WARN, SKIP, FAIL)  # the order the summary counts them in
 
+# Every WARN and FAIL names the section of the troubleshooting page that explains it: the
+# section's id is the check's name up to its first space or "(" (``reader (usb)`` → reader),
+# except where one section serves several checks.
+TROUBLESHOOTING = "docs/build/troubleshooting.md"
+SECTIONS = {"state": "state-directory", "audio": "audio-output", "gpio": "gpio-panel", "user": "service-user"}
+
+
+def troubleshooting(name: str) -> str:
+    """Where the troubleshooting page explains the check called ``name``."""
+    word = name.lower().replace("(", " ").split()[0]
+    if name.lower().startswith("journal mirror"):
+        word = "journal-mirror"
+    return f"{TROUBLESHOOTING}#{SECTIONS.get(word, word)}"
+
 
 @dataclass(frozen=True)
 class Result:
@@ -572,6 +586,8 @@ def run(args: argparse.Namespace, *, checks: Sequence[Check] | None = None, out:
         print(f"{result.status:<5} {result.name}: {result.detail}", file=out)
         if result.fix:
             print(f"      fix: {result.fix}", file=out)
+        if result.status in (WARN, FAIL):
+            print(f"      see: {troubleshooting(result.name)}", file=out)
     total = f"{len(checks)} check{'' if len(checks) == 1 else 's'}"
     print(f"{total}: " + ", ".join(f"{n} {status}" for status, n in counts.items()) + ".", file=out)
     return 1 if counts[FAIL] else 0
