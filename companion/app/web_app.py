@@ -114,9 +114,14 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,
                        store=app.journal.path.parent / "pages.json",  # the pairings outlive a restart
                        games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games),
-                       hosts=cfg["web"]["hosts"], narrate=narrator)
+                       hosts=cfg["web"]["hosts"], narrate=narrator, clock=app.loop.clock.wall)
     app.attach("web", server)  # it hears every audience, and sends on only what each page may see (web/server.py)
     server.start(sock=sock)
+
+    def recall() -> None:  # the line in force, said before the pages were up (a restart's)
+        line = app.loop.out.instruction()
+        server.recall(line.text if line else None, line.key if line else None)
+    app.loop.call_soon(recall)
     app.loop.announce("web.address", spoken_address(host, port if port else server.port))
     return server
 
@@ -138,9 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if url is None:
         listen = resolve_listen(cfg) or ("0.0.0.0", PI_PORT)
         url = address(*listen)
-    heading, hint = (("テーブルコンパニオン", "読み取ると得点表が開きます") if cfg["language"] == "ja"
-                     else ("Table companion", "Scan for the scoreboard"))
-    args.output.write_text(card_svg(url, heading, hint), encoding="utf-8")
+    args.output.write_text(card_svg(url, cfg["language"]), encoding="utf-8")  # its words in both languages
     print(f"wrote {args.output}: a QR card for {url}", file=sys.stderr)
     return 0
 
