@@ -159,7 +159,7 @@ function render() {
   said();
   $("address").textContent = state.address || "";
   tickCountdown();
-  leds(ledsNow);  // the virtual table's, in the language of the moment
+  if (ledsLang !== lang) leds(ledsNow);  // the virtual table's, drawn again in another language
   renderResult(); renderBoard(); renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
   renderControls();
 }
@@ -627,9 +627,10 @@ function holdButton() {
   });
   return b;
 }
-let ledsNow = null;  // the panel's LEDs as last told (the virtual table's)
+let ledsNow = null, ledsLang = null;  // the panel's LEDs as last told (the virtual table's), and in which language
 function leds(state) {
   const p = $("leds"); p.replaceChildren();
+  ledsLang = lang;
   for (const [name, on] of Object.entries(state || {})) {  // on or off in words too, not by colour alone
     const word = t("leds")[name] || name;
     p.append(el("span", { class: `led ${name}${on ? " on" : ""}`, role: "img", "aria-label": `${word}: ${t(on ? "on" : "off")}` }), word);
