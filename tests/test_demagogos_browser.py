@@ -81,7 +81,7 @@ class Game:
                    body: JSON.stringify({field, value})});
                  return r.json(); }""", [fieldname, value])
         assert not answer["ok"]
-        sync_api.expect(self.phones[seat].locator("#me-tells")).to_contain_text(answer["text"])
+        sync_api.expect(self.phones[seat].locator("#status")).to_have_text(answer["text"])  # the moment's word
         self.refused.append((seat, answer["text"]))
 
     def tap(self, identity: str) -> None:

@@ -59,7 +59,7 @@ def test_on_every_address_it_is_the_hosts_local_name(monkeypatch: pytest.MonkeyP
 def test_in_japanese_the_name_is_spelled_in_katakana(tmp_path: Path) -> None:
     (line,) = said(run(tmp_path, [], {"language": "ja"}))
     assert "イチ・ニ・ナナ・ドット・ゼロ・ドット・ゼロ・ドット・イチ" in line["text"]
-    assert line["text"].startswith("得点表はホスト名") and "番で見られます" in line["text"]
+    assert line["text"].startswith("得点表はアドレス") and "番で見られます" in line["text"]
 
 
 def test_spelled_letters_are_read_by_open_jtalk_as_written() -> None:

@@ -35,7 +35,7 @@ from web.live import WatchedReadSide
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
 PUBLIC = ("/", "/tv", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
-SERVER_KEYS = ("version", "address", "now", "verdict")  # what the pages add to the read side's public snapshot
+SERVER_KEYS = ("version", "address", "now", "verdict", "clock")  # what the pages add to the read side's public snapshot
 
 
 def _play(snapshot: dict[str, Any]) -> Any:

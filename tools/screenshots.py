@@ -137,8 +137,11 @@ def play(chromium: Any, game: str, lang: str, shots: list[Shot], state: Path) ->
 def take(table: Table, s: Shot, lang: str) -> Path:
     page = table.pages[s.name][1]
     table.caught_up(s.page, page)
-    # the page's clock is the table's: a countdown, a date shown, the same each time
+    # the page's clock is the table's: a countdown, a date shown, the same each time; loaded
+    # again on it, so the table's clock the page came with and its own agree (no skew counted)
     page.clock.set_fixed_time(table.sim.clock.wall())
+    page.reload()
+    table.caught_up(s.page, page)
     page.evaluate("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
     page.wait_for_timeout(1200)  # a countdown's tick, fonts
     path = OUT / f"{s.name}-{lang}.png"

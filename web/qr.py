@@ -32,8 +32,16 @@ def qr_svg(url: str, title: str | None = None) -> str:
     return out.getvalue().decode()
 
 
-def card_svg(url: str, heading: str = "Table companion", hint: str = "Scan to open the scoreboard") -> str:
-    """A card to print and lay on the table: the code, the address in words."""
+# The card's words, by language.  A printed card outlives the language setting (a
+# language card turns the table Japanese for the evening): it says them in both, the
+# language it was printed for first.
+CARD_WORDS = {"en": ("Table companion", "Scan for the scoreboard"),
+              "ja": ("テーブルコンパニオン", "読み取ると得点表が開きます")}
+
+
+def card_svg(url: str, first: str = "en") -> str:
+    """A card to print and lay on the table: the code, its words in every language
+    (``first``'s on top), the address written out."""
     import segno
 
     code = segno.make(url, error="m")
@@ -41,15 +49,20 @@ def card_svg(url: str, heading: str = "Table companion", hint: str = "Scan to op
     code.save(out, kind="svg", scale=8, border=2, xmldecl=False, svgns=True, nl=False)
     size = code.symbol_size(scale=8, border=2)[0]
     inner = out.getvalue().decode()
-    w, h = size + 40, size + 110
+    langs = sorted(CARD_WORDS, key=lambda lang: lang != first)
+    (heading, hint), (other_heading, other_hint) = (CARD_WORDS[lang] for lang in langs[:2])
+    w, h = size + 40, size + 150
     esc = _escape
+
+    def text(y: float, words: str, px: int, font: str = "sans-serif") -> str:
+        return (f'<text x="{w / 2}" y="{y}" font-family="{font}" font-size="{px}" text-anchor="middle">'
+                f'{esc(words)}</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}">'
             f'<rect width="{w}" height="{h}" rx="12" fill="#fff" stroke="#222" stroke-width="2"/>'
-            f'<text x="{w / 2}" y="30" font-family="sans-serif" font-size="20" text-anchor="middle">{esc(heading)}</text>'
-            f'<g transform="translate(20,42)">{inner}</g>'
-            f'<text x="{w / 2}" y="{size + 66}" font-family="sans-serif" font-size="14" text-anchor="middle">{esc(hint)}</text>'
-            f'<text x="{w / 2}" y="{size + 90}" font-family="monospace" font-size="14" text-anchor="middle">{esc(url)}</text>'
-            '</svg>')
+            + text(30, heading, 20) + text(54, other_heading, 16)
+            + f'<g transform="translate(20,64)">{inner}</g>'
+            + text(size + 88, hint, 14) + text(size + 108, other_hint, 14)
+            + text(size + 132, url, 14, "monospace") + '</svg>')
 
 
 def _escape(text: str) -> str:

@@ -98,10 +98,12 @@ class WebServer:
                  address: str | None = None, now: Callable[[], float] = time.monotonic,
                  extra: Callable[[WebServer], list[Route]] | None = None, store: Path | None = None,
                  games: Mapping[str, Any] | None = None, export: Mapping[str, ExportGame] | None = None,
-                 hosts: Iterable[str] = (), narrate: Any = None) -> None:
+                 hosts: Iterable[str] = (), narrate: Any = None, clock: Callable[[], float] = time.time) -> None:
         self.read_side, self.inbox, self.history = read_side, inbox, history
         # the table's narrator (voice.lines.Narrator: ``render``, ``lines``): a finished game's verdict, as said
         self.narrate = narrate
+        # the table's wall clock (the loop's: virtual in a simulation), the one the deadline is on
+        self.clock = clock
         self.games, self.export = dict(games or {}), dict(export or {})
         self.host, self.port = host, port
         self.address = address or f"http://{host}:{port}/"  # what the QR code and the start line say
@@ -115,8 +117,12 @@ class WebServer:
         self._pending_pairs: dict[str, asyncio.Future[Command]] = {}  # nonce → the loop's answer
         self.leds: dict[str, bool] = {}
         # The last line said: a public event the page shows again after a
-        # reload (a round's points are in the read side: they survive a restart).
-        self.now: dict[str, Any] = {"line": None}
+        # reload (a round's points are in the read side: they survive a restart),
+        # with its key (a game's ``clock`` lines give way to a running countdown).
+        # It stands until the table moves on without a word (``_push_snapshots``):
+        # "0 of 6 bids are in" is not shown under a headline of "4 of 6".
+        self.now: dict[str, Any] = {"line": None, "key": None}
+        self._said_since_push = False
         self._phase: Any = None
         # What each feed was last sent, and how many times the public side has
         # changed: a page is pushed a snapshot only when what it may see changed,
@@ -170,9 +176,19 @@ class WebServer:
         # LOG events are seen only to answer a waiting control (a refusal at night); never sent
 
     def _track(self, fields: dict[str, Any]) -> None:
-        kind = fields.get("event")
-        if kind == "say":
-            self.now["line"] = fields.get("text")
+        # an aside (the pages' address, said at start) is not the game's line: it never replaces it
+        if fields.get("event") == "say" and not fields.get("aside"):
+            self.now = {"line": fields.get("text"), "key": fields.get("key")}
+            self._said_since_push = True
+
+    def recall(self, text: str | None, key: str | None) -> None:
+        """The line in force when the pages start (``Outputs.instruction``: what
+        repeat would say), unless one was said since: after a restart the page
+        shows the game's instruction, said before the pages were up."""
+        def put() -> None:  # the pages just started: one opening now is sent it with the table
+            if self.now["line"] is None and text is not None:
+                self.now = {"line": text, "key": key}
+        self.serving.hand_over(put)
 
     def _command(self, command: Command) -> None:
         if command.name in ("paired", "pair_failed"):
@@ -221,6 +237,9 @@ class WebServer:
                 if client.seat is not None:
                     self._put(client, None)
         if self._public_changed():
+            if not self._said_since_push:  # the table moved on without a word: the last line is the past
+                self.now = {"line": None, "key": None}
+            self._said_since_push = False
             phase = self.read_side.public().get("phase")
             if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
                 self._send(None, sse("history", [public_play(p, self.export) for p in self.history()]))
@@ -252,6 +271,8 @@ class WebServer:
     def public_state(self, history: bool = True) -> dict[str, Any]:
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
+        if (state.get("headline") or {}).get("deadline"):  # a countdown runs: counted on the table's clock
+            state["clock"] = self.clock()
         if state.get("result"):  # the read side's result stays as it is; its words beside it
             state["verdict"] = self._verdict(state["result"], str(state.get("lang", "en")))
         if history:
@@ -318,7 +339,7 @@ class WebServer:
                  for lang in langs} if narrate is not None else {}
         # ``clock``: the table's wall clock now, so a TV whose own clock is off still counts to the deadline
         boot = json.dumps({"state": self.public_state(history=False), "games": self.games, "names": names,
-                           "clock": time.time()},
+                           "clock": self.clock()},
                           ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")  # no </script> inside
         return _html(html.replace("{{boot}}", boot), csp)
 

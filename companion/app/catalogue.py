@@ -82,7 +82,9 @@ def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
     game's name and its steps' labels; a step without a label is shown as
     its id by the page.  ``confirm``: the question a page asks before it sends
     a field that cannot be taken back (``confirm.<game>.<field>`` lines, a
-    ``.one`` variant for an amount of 1; ``{to}``, ``{gems}``, ``{n}`` filled there)."""
+    ``.one`` variant for an amount of 1; ``{to}``, ``{gems}``, ``{n}`` filled there).
+    ``clock``: the keys of its lines that tell the time left (``Engine.clock_lines``):
+    a page shows its countdown instead of them while one runs."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for lang in langs:
         out[lang] = {}
@@ -92,7 +94,8 @@ def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
             keys = {k for k in (*lines(FALLBACK), *lines(lang)) if k.startswith(prefix)}
             confirm = {k.removeprefix(prefix): _text(lines, lang, k) for k in sorted(keys)}
             out[lang][g.game] = {"name": name(lines, g.game, lang), "steps": steps,
-                                 **({"confirm": confirm} if confirm else {})}
+                                 **({"confirm": confirm} if confirm else {}),
+                                 **({"clock": list(g.clock_lines)} if g.clock_lines else {})}
     return out
 
 

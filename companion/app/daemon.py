@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     def log(ev: dict[str, Any]) -> None:
         if readable:  # every line said is shown, with its time stamp, whatever the voice backend
-            if text := render(ev):
+            if text := render(ev, lang=cfg["language"]):
                 screen.print(text)
         else:
             print(json.dumps(ev, ensure_ascii=False), file=out, flush=True)

@@ -23,10 +23,11 @@ def game_shows(games: Iterable[type[Engine]] | None = None) -> dict[str, Callabl
     return {kind: show for g in (companion.games.GAMES if games is None else games) for kind, show in g.shows.items()}
 
 
-def render(ev: Mapping[str, Any], shows: Shows | None = None) -> str:
+def render(ev: Mapping[str, Any], shows: Shows | None = None, lang: str = "en") -> str:
     """One event as one line or a small block (empty string: nothing to show);
     a game's own event as its game shows it (``shows``: event → line; default
-    every game's in ``GAMES``)."""
+    every game's in ``GAMES``).  ``lang``: the table's; a refusal's English
+    reason (the log's, for whoever reads the code) is shown at an English table only."""
     shows = game_shows() if shows is None else shows  # GAMES as it is now (a few dozen entries)
     ev = {k: printable(v) if isinstance(v, str) else v for k, v in ev.items()}  # tag text is anyone's
     t = f"{ev['t']:8.1f}s"
@@ -36,7 +37,11 @@ def render(ev: Mapping[str, Any], shows: Shows | None = None) -> str:
     if kind == "accepted":
         return f"{t}  ✓ {ev['input']}"
     if kind == "rejected":
-        return f"{t}  ✗ {ev['input']} — {ev['reason']}"
+        if lang == "en":
+            return f"{t}  ✗ {ev['input']} — {ev['reason']}"
+        # elsewhere the refusal as its page showed it (``text``, in the table's language); one the
+        # room heard is the next line (🔊), and one by night is silent, in the log as at the table
+        return f"{t}  ✗ {ev['input']}" + (f" — {ev['text']}" if ev.get("text") else "")
     if kind in shows:
         return f"{t}  {shows[kind](ev)}"
     if kind == "round_scored":

@@ -188,7 +188,7 @@ def run_script(path: Path, *, state: Path | None = None, pretty: bool = False,
 
     def log(ev: dict[str, Any]) -> None:
         if pretty:
-            text = render(ev)
+            text = render(ev, lang=cfg["language"])
             if text:
                 print(text, file=out, flush=True)
         else:

@@ -114,9 +114,14 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,
                        store=app.journal.path.parent / "pages.json",  # the pairings outlive a restart
                        games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games),
-                       hosts=cfg["web"]["hosts"], narrate=narrator)
+                       hosts=cfg["web"]["hosts"], narrate=narrator, clock=app.loop.clock.wall)
     app.attach("web", server)  # it hears every audience, and sends on only what each page may see (web/server.py)
     server.start(sock=sock)
+
+    def recall() -> None:  # the line in force, said before the pages were up (a restart's)
+        line = app.loop.out.instruction()
+        server.recall(line.text if line else None, line.key if line else None)
+    app.loop.call_soon(recall)
     app.loop.announce("web.address", spoken_address(host, port if port else server.port))
     return server
 
@@ -128,12 +133,6 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     qr.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
     qr.add_argument("--url", help="the address to encode (default: from `web: listen:` and this machine's name)")
     qr.add_argument("--config", action="append", type=Path, default=[], help="a settings file")
-
-
-def qr_card_words(lang: str) -> tuple[str, str]:
-    """The words on the pages' QR card: its heading and what scanning it does."""
-    return (("テーブルコンパニオン", "読み取ると得点表が開きます") if lang == "ja"
-            else ("Table companion", "Scan for the scoreboard"))
 
 
 def pages_url(cfg: dict[str, Any], url: str | None = None) -> str:
@@ -158,8 +157,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"companion web qr: {e}", file=sys.stderr)
         return 2
-    heading, hint = qr_card_words(cfg["language"])
-    args.output.write_text(card_svg(url, heading, hint), encoding="utf-8")
+    args.output.write_text(card_svg(url, cfg["language"]), encoding="utf-8")  # its words in both languages
     print(f"wrote {args.output}: a QR card for {url}", file=sys.stderr)
     return 0
 

@@ -229,6 +229,9 @@ class Engine:
     # that the shell (the MQTT link's Home Assistant entity) names no game.
     outcomes: ClassVar[tuple[Outcome, ...]] = ()
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)
+    # The lines that tell the time left on a countdown ("One minute left."): true when
+    # said, stale a second later, so a page shows its countdown, not them (one clock).
+    clock_lines: ClassVar[tuple[str, ...]] = ()
     not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
     unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game
     state: Any

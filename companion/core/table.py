@@ -77,8 +77,8 @@ class TableState:
     # Seats whose phone was paired tonight (journaled ``paired`` housekeeping: a
     # fact, no secret; the page's server keeps the secret). A new evening forgets them.
     paired: list[str] = field(default_factory=list)
-    # The finished game's result as the pages show it until the next game starts
-    # (``public_view``'s ``result``): only what was said at the table.  In the
+    # The finished game's result until the next game starts; the pages show it
+    # between games (``public_view``'s ``result``): only what was said at the table.  In the
     # checkpoint the journal takes when a game ends, so a restart keeps it.
     result: dict[str, Any] | None = None
     # The display name each seat's page chose tonight (journaled ``named``
@@ -238,7 +238,7 @@ class Table:
         }
         if self.engine is not None:
             view["play"] = self.engine.public_view()
-        if self.result is not None and st.phase != PLAYING:
+        if self.result is not None and st.phase == IDLE:  # between games: not beside the next one's gathering
             view["result"] = self.result
         view["headline"] = self.headline(due)
         return view

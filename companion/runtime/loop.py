@@ -76,8 +76,10 @@ class TableLoop:
 
     def announce(self, key: str, params: Mapping[str, Mapping[str, Any]]) -> None:
         """From any thread: a shell's line (the pages' address), its params by language
-        (a host name is spelled in katakana in Japanese); never at night, not repeated."""
-        self.call_soon(lambda: self.out.shell_say([ev.Say(key, dict(params.get(self.table.lang) or params["en"]))]))
+        (a host name is spelled in katakana in Japanese); never at night, not repeated,
+        an aside: no page shows it in place of the game's line."""
+        self.call_soon(lambda: self.out.shell_say([ev.Say(key, dict(params.get(self.table.lang) or params["en"]))],
+                                                  aside=True))
 
     def report_error(self, message: str) -> None:
         """From any thread: log something the shell survived."""

@@ -81,18 +81,29 @@ class Outputs:
     def command(self, name: CommandName, args: Mapping[str, Any], audience: str = TABLE) -> None:
         self.router.publish(Command(name, dict(args), audience))
 
-    def say(self, says: Iterable[Say]) -> None:
-        """The table's lines, narrated in the table's language, in order."""
+    def say(self, says: Iterable[Say], aside: bool = False) -> None:
+        """The table's lines, narrated in the table's language, in order.
+        ``aside``: the shell's announcement (the pages' address), not the game's:
+        heard, but no page shows it as the line in force."""
         for s in says:
             line = self.narrate(s.key, s.params, self.table.lang)
-            self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
+            extra: dict[str, Any] = {"aside": True} if aside else {}
+            self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang, **extra)
 
-    def shell_say(self, says: Iterable[Say]) -> bool:
+    def shell_say(self, says: Iterable[Say], aside: bool = False) -> bool:
         """The shell's lines, unless eyes are closed (then nothing: False)."""
         if self.quiet:
             return False
-        self.say(says)
+        self.say(says, aside)
         return True
+
+    def instruction(self) -> Any:
+        """The line in force, as ``repeat`` would end on it, in the table's
+        language (a narrated line: ``key``, ``text``); None by night or before any."""
+        if self.quiet or not self.last_says:
+            return None
+        last = self.last_says[-1]
+        return self.narrate(last.key, last.params, self.table.lang)
 
     def tell(self, out: Tell) -> None:
         line = self.narrate(out.key, out.params, self.table.lang)

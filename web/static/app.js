@@ -33,6 +33,7 @@ const T = {
         display_name: "Your name for the scores", set_name: "Save name", name_empty: "Type a name first.",
         name_set: "Saved: the next game's scores call you {name}.", name_now: "Now: {name}",
         bad_name: "The table could not read that: reload the page.",
+        leds: { ready: "ready", ok: "ok", error: "error" },
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
@@ -63,6 +64,7 @@ const T = {
         display_name: "記録に残す名前", set_name: "名前を保存", name_empty: "先に名前を入れてください。",
         name_set: "保存しました。次のゲームから記録の名前は{name}です。", name_now: "いま: {name}",
         bad_name: "卓が読み取れませんでした。再読み込みしてください。",
+        leds: { ready: "準備", ok: "成功", error: "エラー" },
         colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
 };
 // The games' names and their steps' labels, by language: the server's
@@ -71,7 +73,7 @@ let GAMES = {};
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
-let state = {}, me = null, lang = "en";
+let state = {}, me = null, lang = "en", drawnGame;
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 // A player as the pages name them: the seat's colour word or name, and the display name
 // its page chose (``called``: public, chosen to be shown) after it, wherever they appear.
@@ -127,6 +129,8 @@ function render() {
   lang = state.lang || "en";
   document.documentElement.lang = lang;
   document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
+  document.querySelectorAll("[data-t-label]").forEach((e) => { e.setAttribute("aria-label", `${t("virtual")}: ${t(e.dataset.tLabel)}`); });
+  document.querySelectorAll("[data-t-title]").forEach((e) => { e.title = t(e.dataset.tTitle); });
   // By night every page is the same near-black screen with the step's name alone:
   // nothing else is drawn, so nothing can differ from one phone (or deal) to another.
   const dark = night();
@@ -134,10 +138,16 @@ function render() {
   $("night").hidden = !dark;
   if (dark) {
     $("night-step").textContent = stepLabel(state.game, headline().step);
+    // every control, a question's too (it is dropped): the day turns each back on (``renderControls``)
     document.querySelectorAll("#controls button").forEach((b) => { b.disabled = true; });
+    pressConfirm = null;
     return;
   }
   $("game").textContent = state.game ? gameName(state.game) : t("no_game");
+  if (state.game !== drawnGame) {  // a refusal left from another game is not the present
+    if (drawnGame !== undefined && $("status").className === "err") status("");
+    drawnGame = state.game;
+  }
   const step = state.play && state.play.step;
   // Between games the headline says so ("Between games: tap a game card."): the phase's
   // name above it would say it twice.
@@ -146,21 +156,33 @@ function render() {
   $("step").hidden = between;
   $("headline").textContent = state.headline_text || "";
   $("turn").textContent = whoseTurn();
-  $("line").textContent = (state.now && state.now.line) || "";
-  $("said").hidden = !$("line").textContent;
+  said();
   $("address").textContent = state.address || "";
   tickCountdown();
+  if (ledsLang !== lang) leds(ledsNow);  // the virtual table's, drawn again in another language
   renderResult(); renderBoard(); renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
   renderControls();
 }
 
-// The discussion's countdown: the table gives the wall-clock time it ends; this
-// phone counts down to it with its own clock (a second's drift at most).
+// The last line the table said, as the server keeps it (``now``; a line said since comes
+// on the feed).  A line that told the time left (``clock`` lines, the game's) is not
+// shown under a running countdown: said a minute ago, it is no longer true — one clock.
+function said() {
+  const now = state.now || {};
+  const stale = !!headline().deadline && (gameInfo(state.game).clock || []).includes(now.key);
+  $("line").textContent = (!stale && now.line) || "";
+  $("said").hidden = !$("line").textContent;
+}
+
+// The discussion's countdown: the table gives the wall-clock time it ends, and its
+// clock with each snapshot (``clock``), so this phone counts on the table's time,
+// as the TV does, whatever its own clock says (a second's drift at most).
+let skew = 0;  // the table's clock − this phone's (s)
 function tickCountdown() {
   const end = headline().deadline, box = $("countdown");
   box.hidden = !end || night();
   if (box.hidden) return;
-  const left = Math.max(0, Math.round(end - Date.now() / 1000));
+  const left = Math.max(0, Math.ceil(end - (Date.now() / 1000 + skew)));
   box.textContent = t("ends_in").replace("{time}", `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
 }
 setInterval(tickCountdown, 1000);
@@ -168,17 +190,25 @@ setInterval(tickCountdown, 1000);
 // May this phone press next/back now?  Where the table waits for its seat or for
 // anyone, never by night (the table refuses the others too; repeat is anyone's).
 const mayPress = () => !!me && !night() && (headline().anyone || (headline().waiting_for || []).includes(me.seat));
+// The buttons the table would take from this seat now: its legal ones and the table's
+// (``legal``, the engines' ``legal()``), where it may press at all — what is offered and said.
+const pressable = () => mayPress() ? new Set([...((me.legal && me.legal.buttons) || []),
+  ...((state.legal && state.legal.buttons) || [])]) : new Set();
 const myTurn = () => !!me && !night() && (headline().waiting_for || []).includes(me.seat);
 let pressConfirm = null;  // a next that ends a step for everyone, waiting for "yes"
 function renderControls() {
   $("controls").hidden = !me;
   if (!me) return;
+  const may = pressable();
   for (const b of document.querySelectorAll("#controls button[data-press]")) {
-    b.disabled = b.dataset.press === "repeat" ? night() : !mayPress();
+    b.disabled = b.dataset.press === "repeat" ? night() : !may.has(b.dataset.press);
   }
   const ask = pressConfirm && confirmNext();
   if (!ask) pressConfirm = null;
   $("press-confirm").hidden = !pressConfirm;
+  // the question's answers too: the night disabled them with the rest, and a question asked
+  // after it must be answerable (only the presses were turned back on: dead until a reload)
+  for (const b of document.querySelectorAll("#press-confirm button")) b.disabled = !pressConfirm;
   if (pressConfirm) $("press-confirm-text").textContent = ask + " ";
 }
 // The game's question before a next that ends its step for every player
@@ -379,8 +409,8 @@ function renderMe() {
 // What this phone may do now, in words: the fields it may send, the buttons it may press.
 function mayDo() {
   const what = Object.values((me.legal && me.legal.submits) || {}).map((ask) => t("send_what").replace("{field}", ask.text || ask.label));
-  const buttons = new Set([...((me.legal && me.legal.buttons) || []), ...((state.legal && state.legal.buttons) || [])]);
-  if (mayPress()) for (const b of ["next", "back"]) if (buttons.has(b)) what.push(t("press").replace("{button}", t(b)));
+  const buttons = pressable();
+  for (const b of ["next", "back"]) if (buttons.has(b)) what.push(t("press").replace("{button}", t(b)));
   return what.length ? t("may").replace("{what}", what.join(lang === "ja" ? "、" : ", ")) : t("may_nothing");
 }
 
@@ -413,9 +443,11 @@ function confirmText(field, value) {
 async function send(field, value, button) {
   confirming = null;
   button.disabled = true;
+  const before = told;
   const r = await post("/api/submit", { field, value });
   button.disabled = false;
-  status(r.ok ? "✓" : refusal(r), r.ok);
+  // taken: the table's own word for it where it told this seat one ("Your bid: 2."), whichever came first
+  if (!(r.ok && told !== before)) status(r.ok ? "✓" : refusal(r), r.ok);
   renderSubmits();
 }
 let submitsDrawn = null;  // what the forms were last drawn from
@@ -499,19 +531,13 @@ $("name-form").addEventListener("submit", async (ev) => {
   status(t("name_set").replace("{name}", name), true);
 });
 
-const TELLS_KEPT = 4;  // the latest private messages; the page's lines say the rest
-function tell(text, cls) {
-  const box = $("me-tells"); box.prepend(el("p", { class: cls, text }));
-  while (box.children.length > TELLS_KEPT) box.lastChild.remove();
-}
-
-let meSource = null;
+let meSource = null, told = null;  // told: the last thing the table told this seat (the moment's word)
 async function loadMe() {
   let r;
   try { r = await fetch("/api/me", { credentials: "same-origin" }); }
   catch (e) { offline(true); setTimeout(loadMe, 1000); return; }  // the table is away: ask again soon
   if (!r.ok) {  // never paired, or no longer: another phone took the seat, or the evening ended
-    if (me) { $("me-tells").replaceChildren(); status(t("unpaired"), false); }
+    if (me) status(t("unpaired"), false);
     me = null; render(); return;
   }
   me = await r.json(); render();
@@ -520,8 +546,11 @@ async function loadMe() {
   meSource.addEventListener("me", (e) => { me = { seat: me.seat, ...JSON.parse(e.data) }; render(); });
   meSource.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
-    if (ev.event === "tell") tell(ev.text, "tell");
-    else if (ev.event === "rejected") tell(refusal(ev), "tell refused");
+    // What the table tells this seat is the word of the moment, fading like any confirmation:
+    // what stays is the seat's state now, its page's lines (your role, boxes, gems, bid),
+    // so nothing of a closed auction or an earlier game lingers on a lit phone.
+    if (ev.event === "tell") { told = ev; status(ev.text, true); }
+    else if (ev.event === "rejected") status(refusal(ev), false);
   });
   // the server ends a seat's feed when the seat is no longer this phone's (another phone
   // took it, the evening ended): asked again, the page drops its private text and says so
@@ -556,7 +585,8 @@ async function loadVirtual() {
     if (name === "back") panel.append(holdButton());
   }
   const cable = el("button", { id: "cable" });
-  const plugged = (on) => { cable.dataset.plugged = on ? "1" : ""; cable.textContent = t(on ? "unplug" : "plug"); };
+  const plugged = (on) => { cable.dataset.plugged = on ? "1" : ""; cable.dataset.t = on ? "unplug" : "plug";
+    cable.textContent = t(cable.dataset.t); };
   plugged(v.plugged);
   cable.addEventListener("click", async () => {
     const a = await post("/api/virtual/reader", { plugged: !cable.dataset.plugged });
@@ -570,11 +600,13 @@ async function loadVirtual() {
       if (!a.ok) status(a.reason, false); });
     box.append(b);
   }
-  leds(v.leds);
+  ledsNow = v.leds; leds(ledsNow);
 }
 function panelButton(name, holdS) {
-  const b = el("button", { "data-panel": name, text: t(name), "aria-label": `${t("virtual")}: ${t(name)}` });
-  if (name === "back") b.title = t("hold_back");
+  // its words by key (``data-t``, ``data-t-label``, ``data-t-title``): drawn again in the table's language
+  const b = el("button", { "data-panel": name, "data-t": name, "data-t-label": name, text: t(name),
+                           "aria-label": `${t("virtual")}: ${t(name)}` });
+  if (name === "back") { b.dataset.tTitle = "hold_back"; b.title = t("hold_back"); }
   let down = null;
   b.addEventListener("pointerdown", () => { down = performance.now(); });
   b.addEventListener("click", async () => {
@@ -588,18 +620,27 @@ function panelButton(name, holdS) {
 // Holding back is a press held past the panel's hold time: a keyboard (or a switch) cannot
 // hold a button, so the hold is its own button, sent as the panel's hold.
 function holdButton() {
-  const b = el("button", { "data-panel-hold": "back", text: t("hold_key") });
+  const b = el("button", { "data-panel-hold": "back", "data-t": "hold_key", text: t("hold_key") });
   b.addEventListener("click", async () => {
     const a = await post("/api/virtual/press", { button: "back", hold: true });
     if (!a.ok) status(a.reason, false);
   });
   return b;
 }
+let ledsNow = null, ledsLang = null;  // the panel's LEDs as last told (the virtual table's), and in which language
 function leds(state) {
   const p = $("leds"); p.replaceChildren();
+  ledsLang = lang;
   for (const [name, on] of Object.entries(state || {})) {  // on or off in words too, not by colour alone
-    p.append(el("span", { class: `led ${name}${on ? " on" : ""}`, role: "img", "aria-label": `${name}: ${t(on ? "on" : "off")}` }), name);
+    const word = t("leds")[name] || name;
+    p.append(el("span", { class: `led ${name}${on ? " on" : ""}`, role: "img", "aria-label": `${word}: ${t(on ? "on" : "off")}` }), word);
   }
+}
+
+// A snapshot, and the table's clock when it was sent: the countdown counts on the table's time.
+function took(s) {
+  state = s;
+  if (typeof s.clock === "number") skew = s.clock - Date.now() / 1000;
 }
 
 let source = null;
@@ -609,20 +650,20 @@ function listen() {
   // lost: the bar at once; the browser reconnects by itself (the server's retry: 1 s),
   // and a feed the browser gave up on (CLOSED) is opened again here
   source.onerror = () => { offline(true); if (source.readyState === EventSource.CLOSED) setTimeout(listen, 1000); };
-  source.addEventListener("table", (e) => { const history = state.history; state = JSON.parse(e.data);
+  source.addEventListener("table", (e) => { const history = state.history; took(JSON.parse(e.data));
     if (!state.history) state.history = history; render(); });
   source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
   // Every line the table says is the page's line: a refusal or a repeat changes
   // no snapshot, but the room heard it.
   source.addEventListener("event", (e) => { const ev = JSON.parse(e.data);
-    if (ev.event !== "say") return;
-    state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; });
-  source.addEventListener("leds", (e) => leds(JSON.parse(e.data)));
+    if (ev.event !== "say" || ev.aside) return;  // an aside (the address) is not the game's line
+    state.now = { ...(state.now || {}), line: ev.text, key: ev.key }; said(); });
+  source.addEventListener("leds", (e) => { ledsNow = JSON.parse(e.data); leds(ledsNow); });
   source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
 }
 listen();
 
 Promise.all([fetch("/api/table").then((r) => r.json()), fetch("/api/games").then((r) => r.json()).catch(() => ({}))])
   // the feed may have brought a newer snapshot while these were on their way: keep the newer
-  .then(([s, games]) => { state = (state.version ?? -1) > s.version ? { ...state, history: s.history } : s;
+  .then(([s, games]) => { if ((state.version ?? -1) > s.version) state = { ...state, history: s.history }; else took(s);
     GAMES = games; render(); loadMe(); loadVirtual(); });

@@ -75,8 +75,8 @@ function render() {
   $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : sentence ? "" : t(state.phase || "idle");
   $("step").hidden = !$("step").textContent;
   $("turn").textContent = sentence;
-  $("line").textContent = (state.now && state.now.line) || "";
   countdown(h.deadline ?? null);
+  said();
   renderTally(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
   place(); fit();
 }
@@ -112,6 +112,14 @@ function turnText(h) {
   return fill(t("turn"), { who: h.anyone || (turn.length === seated && seated > 1) ? t("everyone") : turn.map(who).join(", ") });
 }
 
+// The last line said, unless it told the time left (a game's ``clock`` lines) while a
+// countdown runs: said a minute ago, it no longer holds; the countdown says the time — one clock.
+function said() {
+  const now = state.now || {};
+  const stale = deadline !== null && (gameInfo(state.game).clock || []).includes(now.key);
+  $("line").textContent = (!stale && now.line) || "";
+}
+
 // The discussion's countdown to the table's deadline (wall-clock seconds): the
 // big digits every quarter second; for a screen reader, a polite sentence at
 // most once a minute (the timer's own region stays quiet).
@@ -131,9 +139,10 @@ function tick() {
   const left = Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
   const text = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
   if ($("countdown").textContent !== text) $("countdown").textContent = text;
-  const minute = Math.ceil(left / 60);
-  if (minute !== saidMinute) {
-    saidMinute = minute;
+  // whole minutes left, as the digits read them (1:29 is "1 minute left", as the table says it at 1:00)
+  const minute = Math.floor(left / 60);
+  if (`${lang}${minute}` !== saidMinute) {  // once a minute, and again in another language
+    saidMinute = `${lang}${minute}`;
     $("countdown-said").textContent = minute > 1 ? fill(t("min_left"), { n: minute })
       : minute === 1 ? t("one_min_left") : t("under_min");
   }
@@ -263,7 +272,8 @@ function listen() {
   source.addEventListener("table", (e) => { state = JSON.parse(e.data); render(); drawnOnce(); });
   source.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
-    if (ev.event === "say" && !headline().night) { state.now = { ...(state.now || {}), line: ev.text }; $("line").textContent = ev.text; fit(); }
+    // an aside (the pages' address, said at start) is not the game's line
+    if (ev.event === "say" && !ev.aside && !headline().night) { state.now = { ...(state.now || {}), line: ev.text, key: ev.key }; said(); fit(); }
   });
 }
 // The page came with the table's snapshot, the games' and the players' names: the first frame is the table's

@@ -102,6 +102,8 @@ class MadnessHour(Engine):
     no_points: ClassVar[bool] = True  # the winners win; no points (the export)
     unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("mh_result", "girl", GIRLS),)  # the Girl's card decides the sides
+    clock_lines: ClassVar[tuple[str, ...]] = ("mh.turn.warning", "mh.climax.discuss", "mh.climax.seconds_left",
+                                              "mh.resume.discussion")
     state: MadnessState
 
     def __init__(self, setup: Setup) -> None:

@@ -87,6 +87,9 @@ class OneNight(Engine):
     no_points: ClassVar[bool] = True  # a team wins (the export)
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("onw_result", "winning_team", WINNING_TEAMS),)
+    clock_lines: ClassVar[tuple[str, ...]] = tuple(f"onw.{k}" for k in (
+        "discussion.start", "discussion.start_one", "discussion.one_minute_left", "discussion.minutes_left",
+        "discussion.seconds_left", "resume.discussion"))
     state: OneNightState
 
     def __init__(self, setup: Setup) -> None:
