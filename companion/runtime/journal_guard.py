@@ -34,6 +34,7 @@ from companion.runtime.backups import newest_intact_backup
 from companion.runtime.journal import Journal, epoch_at, new_epoch, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, diagnose, quarantine_bad_rows, set_aside
 from companion.runtime.salvage import (
+    Rows,
     empty_rows,
     keep_valid_inputs,
     merge_into,
@@ -88,6 +89,28 @@ def _behind(path: Path, backup: Path) -> str | None:
     return None
 
 
+def _with_backup(rows: Rows, theirs: Rows) -> Rows:
+    """The salvage and the backup together where they agree on every input
+    both hold (the backup is the journal's own past: the salvage then adds
+    what came after it, the backup what the damage took); if they disagree
+    (another epoch's backup), whichever holds more inputs — never fewer than
+    either."""
+    mine, other = rows["inputs"], theirs["inputs"]
+    if all(mine[s] == other[s] for s in mine.keys() & other.keys()):
+        merge_into(rows, theirs, prefer_new=True)  # a checked backup beats salvage from damage
+        return rows
+    return theirs if len(other) >= len(mine) else rows
+
+
+def _drop_a_checkpoint_past_the_inputs(rows: Rows) -> None:
+    """A checkpoint is the state after its input: one past the last input
+    recovered would hide every input taken from now on (they get the next
+    seqs, below it).  Without it the table is replayed from the first input."""
+    cp = rows["checkpoint"].get(1)
+    if cp is not None and (not isinstance(cp[0], int) or cp[0] > max(rows["inputs"], default=0)):
+        del rows["checkpoint"][1]
+
+
 def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice]) -> None:
     aside: Path | None = None
     rows = empty_rows()
@@ -100,12 +123,14 @@ def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice
     if backup is not None:
         before = set(rows["inputs"])
         theirs = read_rows(backup)
-        merge_into(rows, theirs, prefer_new=True)  # a checked backup beats salvage from damage
+        rows = _with_backup(rows, theirs)
         if len(theirs["inputs"]):
             used = backup
         from_backup = len(set(rows["inputs"]) - before)
+        from_journal = len(set(rows["inputs"]) & before)
     else:
         from_backup = 0
+    _drop_a_checkpoint_past_the_inputs(rows)
     write_rows(path, rows)
     journal = Journal(path)
     try:  # seqs after what was recovered are given again: new ids for what they publish
