@@ -115,7 +115,11 @@ def rotate(journal_path: Path) -> list[Path]:
     """Keep the newest BACKUPS_KEPT automatic backups and the newest one of
     each of the NIGHTS_KEPT nights before; manual backups stay.  Returns
     what was removed (superseded copies, not damage: those are kept)."""
-    auto = [p for p in backups(journal_path) if p.name.startswith("journal-")]
+    # Newest by when it was made, not by how many inputs it holds: after a
+    # restore the restored line's backups hold fewer than the old line's, and
+    # would otherwise be the first rotated away (with a backup a round, at once).
+    auto = sorted((p for p in backups(journal_path) if p.name.startswith("journal-")),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
     keep = set(auto[:BACKUPS_KEPT])
     nights: dict[int, Path] = {}
     for p in auto:
