@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
 
 from companion.runtime import backups  # noqa: E402
 from companion.runtime.journal import Journal  # noqa: E402
-from reliability.inproc import Runner  # noqa: E402
+from reliability.inproc import Runner, campaign_overrides, load_config  # noqa: E402
 from reliability.scripts import generate  # noqa: E402
 
 PAGE = 4096
@@ -131,3 +131,142 @@ def test_finding_a_backup_is_made_when_a_round_is_scored(tmp_path: Path) -> None
     finally:
         b.close()
     assert len(scored) >= len(inputs_held(state)) - 5  # all but the few inputs into round 2
+
+
+# ------------------------------------------------------------------ the mirror
+def with_mirror(folder: Path) -> dict[str, Any]:
+    folder.mkdir(parents=True, exist_ok=True)
+    return load_config({**campaign_overrides(), "journal": {"mirror": str(folder)}})
+
+
+def journal_rows(state: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Everything the table is rebuilt from, and everything it publishes."""
+    db = sqlite3.connect(state / "journal.sqlite")
+    try:
+        return {"inputs": db.execute("SELECT * FROM inputs ORDER BY seq").fetchall(),
+                "plays": db.execute("SELECT * FROM plays ORDER BY id").fetchall(),
+                "checkpoint": db.execute("SELECT * FROM checkpoint").fetchall(),
+                "outbox": db.execute("SELECT * FROM outbox ORDER BY seq, k").fetchall(),
+                "epoch": db.execute("SELECT value FROM meta WHERE key='epoch'").fetchall()}
+    finally:
+        db.close()
+
+
+def destroy(state: Path) -> None:
+    """The card is gone: the journal, its WAL and every backup."""
+    for p in state.iterdir():
+        if p.name.startswith("journal.sqlite") and p.name != "journal.sqlite.lock":
+            p.unlink()
+    shutil.rmtree(state / "backups", ignore_errors=True)
+
+
+def test_a_mirror_alone_rebuilds_a_destroyed_journal_in_the_same_state(tmp_path: Path) -> None:
+    """A whole game and round 1 of the next, with MQTT's outbox rows: the
+    journal and every backup destroyed, the mirror brings back the same
+    rows — the same scores, the same step, the same ids to publish."""
+    state, cfg = tmp_path / "state", with_mirror(tmp_path / "stick" / "companion")
+    cfg["mqtt"]["broker"] = "127.0.0.1:9"  # only for the outbox rows: nothing listens, nothing waits for it
+    r = Runner(state, cfg)
+    try:
+        for step in generate(41, games=["seven-knights"], wrong=0).steps:
+            r.run(step)
+    finally:
+        r.close()
+    before = in_round_two(state, cfg)
+    rows = journal_rows(state)
+    assert rows["plays"] and rows["outbox"] and rows["checkpoint"]
+    destroy(state)
+    play, events = restarted(state, cfg)
+    assert journal_rows(state) == rows
+    assert play == before
+    assert any("mirror" in e["message"] for e in events if e["event"] == "error")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_with_a_mirror_four_overwritten_pages_lose_nothing(tmp_path: Path, seed: int) -> None:
+    """The measurement again, with a mirror: not even the round in play is lost."""
+    state = tmp_path / "state"
+    cfg = with_mirror(tmp_path / "stick")
+    before = in_round_two(state, cfg)
+    held = inputs_held(state)
+    journal = state / "journal.sqlite"
+    overwrite(journal, four_pages(journal, seed), seed)
+    play, _ = restarted(state, cfg)
+    assert inputs_held(state) == held
+    assert play == before
+
+
+class NightNoted(list):  # type: ignore[type-arg]
+    """The event log, each event marked with whether eyes were closed then."""
+
+    table: Any = None
+
+    def append(self, event: Any) -> None:
+        super().append({**event, "_night": bool(self.table is not None and self.table.eyes_closed)})
+
+
+class NightRunner(Runner):
+    def __init__(self, state: Path, cfg: dict[str, Any]) -> None:
+        from companion.app.simulate import Simulation
+
+        self.state, self.events = state, NightNoted()
+        self.sim = Simulation(cfg, state, self.events.append)
+        self.events.table = self.sim.app.loop.table
+
+
+def test_a_mirror_unplugged_at_night_is_said_once_after_the_night_and_the_table_goes_on(tmp_path: Path) -> None:
+    state, folder = tmp_path / "state", tmp_path / "stick"
+    r = NightRunner(state, with_mirror(folder))
+    failed_at_night: list[bool] = []
+
+    def unplugged(fd: int) -> None:
+        failed_at_night.append(r.sim.app.loop.table.eyes_closed)
+        raise OSError(5, "Input/output error")
+
+    try:
+        for step in generate(7, games=["one-night"], wrong=0).steps:
+            r.run(step)
+            if r.sim.app.loop.table.eyes_closed and not failed_at_night:
+                r.sim.app.journal.mirror.sync = unplugged  # the stick is pulled out mid-night
+        assert failed_at_night and failed_at_night[0], "the mirror did not fail by night"
+        said = [e for e in r.events if e["event"] == "say" and e["key"] == "journal.mirror_lost"]
+        assert len(said) == 1 and not said[0]["_night"]
+        assert len([e for e in r.events if e["event"] == "error" and "mirror" in e["message"]]) == 1
+        assert any(e["event"] == "onw_result" for e in r.events)  # the table went on to the end
+        n = len(inputs_held_open(r))
+    finally:
+        r.close()
+    assert n == len(inputs_held(state))
+
+
+def inputs_held_open(r: Runner) -> list[tuple[Any, ...]]:
+    return r.sim.app.journal.db.execute("SELECT seq FROM inputs").fetchall()
+
+
+def test_a_mirror_missing_at_start_is_said_once_and_the_table_goes_on(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    cfg = with_mirror(tmp_path / "stick")
+    cfg["journal"]["mirror"] = str(tmp_path / "stick" / "not-mounted")
+    r = Runner(state, cfg)
+    try:
+        for step in generate(40, games=["seven-knights"], wrong=0).steps[:8]:
+            resp, _ = r.run(step)
+            assert resp is None or resp.get("reason") != "could not save; tap again"
+        said = [e for e in r.events if e["event"] == "say" and e["key"] == "journal.mirror_lost"]
+        errs = [e["message"] for e in r.events if e["event"] == "error" and "mirror" in e["message"]]
+        assert len(said) == 1 and len(errs) == 1 and "not-mounted" in errs[0]
+    finally:
+        r.close()
+    assert not (tmp_path / "stick" / "not-mounted").exists()  # never made: it would be on the SD card
+
+
+def test_the_mirror_setting_is_checked_with_its_file_and_line(tmp_path: Path) -> None:
+    from companion.app import config
+
+    bad = tmp_path / "companion.yaml"
+    bad.write_text("language: en\njournal:\n  mirror: usb-stick\n")
+    with pytest.raises(config.ConfigError, match=rf"^{bad}:3: journal.mirror .*absolute path"):
+        config.load([bad])
+    good = tmp_path / "good.yaml"
+    good.write_text("journal:\n  mirror: /media/usb/companion\n")
+    assert config.load([good])["journal"]["mirror"] == "/media/usb/companion"

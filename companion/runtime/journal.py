@@ -104,6 +104,8 @@ class Entry:
 
 
 class Journal:
+    mirror: Any = None  # runtime.mirror.Mirror: each committed input also goes there (journal: mirror: DIR)
+
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.skipped: list[tuple[str, int]] = []  # (table, row id) of rows that could not be read
@@ -176,6 +178,8 @@ class Journal:
             if checkpoint is not None:
                 self.db.execute("INSERT OR REPLACE INTO checkpoint VALUES (1, ?, ?)",
                                 (seq, json.dumps(checkpoint, sort_keys=True)))
+        if self.mirror is not None:  # durable here first; the mirror never fails the input
+            self.mirror.written(self.db, seq)
         return seq
 
     def _transaction(self) -> _Tx:

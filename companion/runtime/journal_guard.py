@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 
 from companion.core.tags import printable
+from companion.runtime import mirror as mirrors
 from companion.runtime.backups import newest_intact_backup
 from companion.runtime.journal import Journal, epoch_at, new_epoch, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, diagnose, quarantine_bad_rows, set_aside
@@ -46,9 +47,11 @@ from companion.runtime.salvage import (
 __all__ = ["open_journal"]
 
 
-def open_journal(path: Path, journal_class: type[Journal] = Journal) -> tuple[Journal, list[Notice]]:
+def open_journal(path: Path, journal_class: type[Journal] = Journal,
+                 mirror: Path | None = None) -> tuple[Journal, list[Notice]]:
     """The journal, checked, recovered if it must be, its bad rows in
-    quarantine; with what the table and the log should be told.
+    quarantine; with what the table and the log should be told.  ``mirror``:
+    the folder of its mirror (runtime.mirror), whose longer history wins.
     Raises JournalTooNew (a newer release's journal: refused, untouched)."""
     notices: list[Notice] = []
     problem = diagnose(path)
@@ -57,8 +60,12 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal) -> tuple[Jo
     backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None)
     if problem is None and backup is not None:
         problem = _behind(path, backup)
+    mirrored = _mirrored(path, mirror, problem is None) if mirror is not None else None
+    if problem is None and mirrored is not None:
+        problem = (f"the journal file is missing; its mirror {mirrored[1]} holds {len(mirrored[0]['inputs'])} inputs"
+                   if not os.path.lexists(path) else f"it lacks inputs that its mirror {mirrored[1]} holds")
     if problem is not None:
-        _recover(path, problem, backup, notices)
+        _recover(path, problem, backup, notices, mirrored)
     journal = journal_class(path)
     notices += quarantine_bad_rows(journal)
     return journal, notices
@@ -89,6 +96,30 @@ def _behind(path: Path, backup: Path) -> str | None:
     return None
 
 
+def _mirrored(path: Path, folder: Path, readable: bool) -> tuple[Rows, Path] | None:
+    """The mirror's history as rows, with its file — when the journal may
+    lack some of it: it is damaged, or the mirror's last input is not the
+    journal's (read from the mirror's end: cheap at every start).  None when
+    the journal holds all of it, or there is no mirror to read."""
+    epoch = epoch_at(path)
+    found = folder / mirrors.file_name(epoch) if epoch is not None else mirrors.newest(folder)
+    try:
+        if found is None or not found.is_file():
+            return None
+        if readable and epoch is not None and (last := mirrors.last_record(found)) is not None:
+            db = read_only(path)
+            try:
+                mine = db.execute("SELECT input FROM inputs WHERE seq=?", (last["seq"],)).fetchone()
+            finally:
+                db.close()
+            if mine is not None and mine[0] == last["input"]:
+                return None
+        history = list(mirrors.records(found))
+    except (OSError, *DB_ERRORS):
+        return None  # an unreadable mirror is the mirror's problem (said when it is opened), not the journal's
+    return (mirrors.as_rows(history, mirrors.epoch_of(found)), found) if history else None
+
+
 def _with_backup(rows: Rows, theirs: Rows) -> Rows:
     """The salvage and the backup together where they agree on every input
     both hold (the backup is the journal's own past: the salvage then adds
@@ -111,7 +142,8 @@ def _drop_a_checkpoint_past_the_inputs(rows: Rows) -> None:
         del rows["checkpoint"][1]
 
 
-def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice]) -> None:
+def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice],
+             mirrored: tuple[Rows, Path] | None = None) -> None:
     aside: Path | None = None
     rows = empty_rows()
     if os.path.lexists(path) or os.path.lexists(str(path) + "-wal"):
@@ -130,18 +162,28 @@ def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice
         from_journal = len(set(rows["inputs"]) & before)
     else:
         from_backup = 0
+    from_mirror = 0
+    exact = False
+    if mirrored is not None:
+        before = set(rows["inputs"])
+        rows = _with_backup(rows, mirrored[0])
+        from_mirror = len(set(rows["inputs"]) - before)
+        # The mirror's whole history and nothing else: the journal it mirrored, seqs and epoch as they were.
+        exact = rows["inputs"] == mirrored[0]["inputs"]
     _drop_a_checkpoint_past_the_inputs(rows)
     write_rows(path, rows)
     journal = Journal(path)
     try:  # seqs after what was recovered are given again: new ids for what they publish
-        new_epoch(journal.db)
+        if not exact:
+            new_epoch(journal.db)
     finally:
         journal.close()
     total = len(rows["inputs"])
     top = max(rows["inputs"], default=0)
     lost = top - total  # gaps in the sequence; what came after the last readable input cannot be counted
     kept = f"kept as {aside.name}" if aside else "nothing to keep"
-    source = f"{from_journal} from it" + (f", {from_backup} more from backup {used.name}" if used else "")
+    source = (f"{from_journal} from it" + (f", {from_backup} more from backup {used.name}" if used else "")
+              + (f", {from_mirror} more from its mirror {mirrored[1]}" if mirrored is not None else ""))
     message = (f"journal {path.name}: {problem}; {kept}; recovered {total} inputs ({source})"
                + (f"; {lost} inputs could not be recovered" if lost else "") + "; the table goes on from there")
     if total == 0:

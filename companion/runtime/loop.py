@@ -67,6 +67,8 @@ class TableLoop:
         self.on_game_end = on_game_end  # after a game's result is heard (backups)
         self.on_round_end = on_round_end  # after a round's points are heard and the game goes on (backups)
         self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
+        # A part's line held back while eyes are closed (``due(quiet)``: the journal's mirror lost), told after.
+        self.held_back: list[Callable[[bool], list[Any]]] = []
 
     def submit(self, item: Any) -> None:
         """From any thread: a TagSeen, ReaderStatus, ButtonPressed, ShellError, Submit, PairRequest."""
@@ -257,6 +259,8 @@ class TableLoop:
             self.out.accept(public, submit)
         self._outputs(outputs, base=now)
         self.out.send(self.reader.due(self.out.quiet))  # a change the night kept quiet
+        for due in self.held_back:
+            self.out.send(due(self.out.quiet))
         if checkpoint is not None and self.on_game_end is not None:
             self.on_game_end()
         elif self.on_round_end is not None and any(isinstance(o, ev.Report) and o.event == ev.ROUND_SCORED
@@ -330,6 +334,8 @@ class TableLoop:
         if self.evening.new_at_start(self.clock.wall()):
             self._input(ev.Housekeeping("new-evening"))
         self.out.send(journal_notices(self.notices))
+        for due in self.held_back:
+            self.out.send(due(self.out.quiet))
         self._outputs(self.table.resume(), base=self.clock.now())
         self._refresh_pages()
         self.out.activity(self.table.engine, bool(self.pending_timers()))

@@ -88,7 +88,7 @@ def _payload(data: bytes, at: int, length: int, size: int, usable: int) -> bytes
         local = least
     parts = [data[at:at + local]]
     (page,) = struct.unpack(">I", data[at + local:at + local + 4])
-    got, seen = local, set()
+    got, seen = local, set[int]()
     while got < length:
         if page == 0 or page in seen or len(seen) >= MAX_OVERFLOW_PAGES or page * size > len(data):
             return None
