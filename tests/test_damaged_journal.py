@@ -7,6 +7,7 @@ Goal: without a mirror, at most the round in progress is lost; with one, nothing
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import sqlite3
@@ -270,3 +271,24 @@ def test_the_mirror_setting_is_checked_with_its_file_and_line(tmp_path: Path) ->
     good = tmp_path / "good.yaml"
     good.write_text("journal:\n  mirror: /media/usb/companion\n")
     assert config.load([good])["journal"]["mirror"] == "/media/usb/companion"
+
+
+def test_doctor_reports_the_mirror(tmp_path: Path) -> None:
+    from companion.app import doctor
+
+    state = tmp_path / "state"
+    env = doctor.Env()
+    assert doctor.check_mirror({"journal": {"mirror": None}}, state, env).status == doctor.SKIP
+    gone = doctor.check_mirror({"journal": {"mirror": str(tmp_path / "stick")}}, state, env)
+    assert gone.status == doctor.FAIL and "is not there" in gone.detail and "mkdir" in gone.fix
+    (tmp_path / "stick").mkdir()
+    same = doctor.check_mirror({"journal": {"mirror": str(tmp_path / "stick")}}, state, env)
+    assert same.status == doctor.FAIL and "same device" in same.detail
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as other:
+        if os.stat(other).st_dev == os.stat(tmp_path).st_dev:
+            pytest.skip("no second device here")
+        in_round_two(state, with_mirror(Path(other)))
+        ok = doctor.check_mirror({"journal": {"mirror": other}}, state, env)
+        assert ok.status == doctor.OK and f"holds inputs up to {len(inputs_held(state))}" in ok.detail, ok
