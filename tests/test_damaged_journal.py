@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
 from companion.runtime import backups  # noqa: E402
 from companion.runtime.journal import Journal  # noqa: E402
 from reliability.inproc import Runner, campaign_overrides, load_config  # noqa: E402
-from reliability.scripts import generate  # noqa: E402
+from reliability.scripts import generate, tap  # noqa: E402
 
 PAGE = 4096
 
@@ -292,3 +292,44 @@ def test_doctor_reports_the_mirror(tmp_path: Path) -> None:
         in_round_two(state, with_mirror(Path(other)))
         ok = doctor.check_mirror({"journal": {"mirror": other}}, state, env)
         assert ok.status == doctor.OK and f"holds inputs up to {len(inputs_held(state))}" in ok.detail, ok
+
+
+@pytest.mark.parametrize("how", ["commit-fails", "rolled-back-unseen"])
+def test_an_input_the_journal_did_not_take_is_not_left_in_the_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   how: str) -> None:
+    """The mirror's line is written inside the input's transaction (its sync
+    beside the COMMIT's): when the COMMIT fails the line is taken back, so a
+    refused input never comes back from the mirror at the next start."""
+    from companion.runtime import journal as journal_mod
+    from companion.runtime import mirror
+
+    failing = {"n": 0}
+
+    class Tx(journal_mod._Tx):
+        def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+            if exc_type is None and failing["n"]:
+                failing["n"] -= 1
+                if how == "commit-fails":
+                    self._rollback()  # what _Tx does when COMMIT raises
+                else:
+                    self.db.execute("ROLLBACK")  # a rollback the mirror is not told of
+                raise journal_mod.JournalError("journal commit failed: disk I/O error (injected)")
+            super().__exit__(exc_type, exc, tb)
+
+    monkeypatch.setattr(journal_mod, "_Tx", Tx)
+    folder = tmp_path / "stick"
+    r = Runner(tmp_path / "state", with_mirror(folder))
+    try:
+        steps = generate(40, games=["seven-knights"], wrong=0).steps
+        for step in steps[:3]:
+            r.run(step)
+        failing["n"] = 1
+        refused = r.step(tap("lang/ja"))  # an input the script does not tap again: its seq goes to the next one
+        assert refused is not None and refused.get("reason") == "could not save; tap again", refused
+        for step in steps[3:8]:
+            r.run(step)
+        held = [row[0] for row in r.sim.app.journal.db.execute("SELECT input FROM inputs ORDER BY seq")]
+        lines = [rec["input"] for rec in mirror.records(next(folder.glob("journal-*.jsonl")))]
+        assert lines == held
+    finally:
+        r.close()

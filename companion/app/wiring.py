@@ -67,9 +67,7 @@ class App:
                 part.close()
             except Exception:  # closing must not hide the reason we are closing
                 pass
-        if self.journal.mirror is not None:
-            self.journal.mirror.close()
-        self.journal.close()
+        self.journal.close()  # and its mirror
         if self.lock is not None:
             self.lock.release()
 

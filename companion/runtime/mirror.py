@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from companion.core import threads
 from companion.core.events import Say
 
 TAIL_BYTES = 64 * 1024  # the end of a mirror read at every start: its last lines
@@ -138,7 +141,7 @@ def epoch_of(path: Path) -> str:
 
 class Mirror:
     """The mirror of one journal, opened at start (``open``), then given
-    each committed input (``written``, from ``Journal.append``)."""
+    each input as it is committed (``stage`` and ``settle``, from ``Journal.append``)."""
 
     sync: Callable[[int], None] = staticmethod(os.fsync)  # a modeled card's in the bench
 
@@ -148,6 +151,12 @@ class Mirror:
         self.problem: str | None = None  # why it stopped, once it has
         self._said = False
         self._f: Any = None
+        self._staged_at: int | None = None  # where the line being synced begins
+        self._staged_seq = 0  # and its input's seq
+        self._error: OSError | None = None  # its sync's failure
+        self._synced = threading.Event()
+        self._jobs: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
         self.report: Callable[[str], None] = lambda message: None
 
     def open(self, db: Any, epoch: str) -> None:
@@ -184,15 +193,54 @@ class Mirror:
                 f.truncate(max(0, min(end, len(data))))
                 self.sync(f.fileno())
 
-    def written(self, db: Any, seq: int) -> None:
-        """Input ``seq`` was just committed to the journal: append it here
-        and fsync, before the table hears its feedback."""
+    # One input's line: written inside its journal transaction (``stage``), its
+    # fsync on the mirror's own thread while the journal's COMMIT syncs on the
+    # SD card, and waited for after the COMMIT (``settle``): two devices' syncs
+    # side by side, not one after the other — still before the feedback.
+    def stage(self, db: Any, seq: int) -> None:
+        """Input ``seq`` is about to be committed: its line written, its sync begun."""
         if self._f is None:
             return
+        if self._staged_at is not None:  # a transaction that ended without a word: kept if its seq was not given again
+            self.settle(committed=self._staged_seq < seq)
         try:
-            self._write(b"".join(line(r) for r in journal_records(db, seq - 1)))
+            at = self._f.tell()
+            self._f.write(b"".join(line(r) for r in journal_records(db, seq - 1)))
+            self._f.flush()
+        except OSError as e:
+            return self._fail(e)
+        self._staged_at, self._staged_seq, self._error = at, seq, None
+        self._synced.clear()
+        if self._worker is None:
+            self._worker = threads.spawn("journal-mirror", self._sync_lines, stop=lambda: self._jobs.put(None))
+        self._jobs.put(self._f.fileno())
+        return None
+
+    def settle(self, committed: bool) -> None:
+        """After the journal's COMMIT (or its failure): the line synced, or —
+        the input not taken — cut off again, so the mirror never holds an input
+        the journal refused."""
+        if self._staged_at is None:
+            return
+        at, self._staged_at = self._staged_at, None
+        self._synced.wait()
+        try:
+            if self._error is not None:
+                raise self._error
+            if not committed and self._f is not None:
+                self._f.truncate(at)
+                self.sync(self._f.fileno())
         except OSError as e:
             self._fail(e)
+
+    def _sync_lines(self) -> None:
+        while (fd := self._jobs.get()) is not None:
+            try:
+                self.sync(fd)
+            except OSError as e:
+                self._error = e
+            finally:
+                self._synced.set()
 
     def _write(self, data: bytes) -> None:
         self._f.write(data)
@@ -218,6 +266,10 @@ class Mirror:
         return [Say("journal.mirror_lost")]
 
     def close(self) -> None:
+        if self._worker is not None:
+            self._jobs.put(None)
+            self._worker.join(5)
+            self._worker = None
         if self._f is not None:
             try:
                 self._f.close()
