@@ -333,3 +333,22 @@ def test_an_input_the_journal_did_not_take_is_not_left_in_the_mirror(tmp_path: P
         assert lines == held
     finally:
         r.close()
+
+
+def test_a_mirror_set_up_later_is_brought_up_to_the_whole_journal_at_start(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stick added to a table with a history: the next start writes it all
+    there (a few inputs at a time), then every new input."""
+    from companion.runtime import mirror
+
+    monkeypatch.setattr(mirror, "CATCH_UP", 7)
+    state, folder = tmp_path / "state", tmp_path / "stick"
+    r = Runner(state)
+    try:
+        for step in generate(41, games=["seven-knights"], wrong=0).steps:
+            r.run(step)
+    finally:
+        r.close()
+    in_round_two(state, with_mirror(folder))
+    (found,) = folder.glob("journal-*.jsonl")
+    assert [(rec["seq"], rec["input"]) for rec in mirror.records(found)] == [(s, i) for s, _t, _w, i in inputs_held(state)]

@@ -94,17 +94,27 @@ def newest(folder: Path) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime, default=None)
 
 
-def journal_records(db: Any, after: int) -> Iterator[Record]:
-    """The journal's rows for each input after seq ``after``, as mirror records."""
-    plays = {seq: [pid, ev, game, play] for pid, seq, ev, game, play in
-             db.execute("SELECT id, seq, session, game, play FROM plays WHERE seq > ?", (after,)).fetchall()}
+CATCH_UP = 5000  # inputs a start brings over at a time: a long history never sits in memory whole
+
+
+def journal_records(db: Any, after: int, upto: int) -> Iterator[Record]:
+    """The journal's rows for each input with ``after < seq <= upto``, as
+    mirror records.  Every query walks an index or stops early: this runs for
+    every tap, however long the history."""
+    plays: dict[int, list[Any]] = {}
+    for row in db.execute("SELECT id, seq, session, game, play FROM plays ORDER BY id DESC"):  # seqs rise with ids
+        if row[1] <= after:
+            break  # read lazily: a tap reads one play, not the season
+        if row[1] <= upto:
+            plays[row[1]] = [row[0], *row[2:]]
     letters: dict[int, list[list[Any]]] = {}
     for seq, k, mid, topic, payload in db.execute(
-            "SELECT seq, k, id, topic, payload FROM outbox WHERE seq > ? ORDER BY seq, k", (after,)).fetchall():
+            "SELECT seq, k, id, topic, payload FROM outbox WHERE seq > ? AND seq <= ? ORDER BY seq, k",
+            (after, upto)).fetchall():
         letters.setdefault(seq, []).append([k, mid, topic, payload])
-    cp = db.execute("SELECT seq, state FROM checkpoint WHERE id=1 AND seq > ?", (after,)).fetchone()
+    cp = db.execute("SELECT seq, state FROM checkpoint WHERE id=1 AND seq > ? AND seq <= ?", (after, upto)).fetchone()
     for seq, t, wall, text in db.execute(
-            "SELECT seq, t, wall, input FROM inputs WHERE seq > ? ORDER BY seq", (after,)).fetchall():
+            "SELECT seq, t, wall, input FROM inputs WHERE seq > ? AND seq <= ? ORDER BY seq", (after, upto)).fetchall():
         record: Record = {"seq": seq, "t": t, "wall": wall, "input": text}
         if seq in plays:
             record["play"] = plays[seq]
@@ -172,9 +182,12 @@ class Mirror:
                 last = got["seq"] if got else 0
                 self._cut_after(last)
             self._f = open(self.path, "ab")
-            batch = b"".join(line(r) for r in journal_records(db, last))
-            if batch:
-                self._write(batch)
+            top = int(db.execute("SELECT coalesce(max(seq), 0) FROM inputs").fetchone()[0])
+            while last < top:
+                batch = b"".join(line(r) for r in journal_records(db, last, last + CATCH_UP))
+                if batch:
+                    self._write(batch)
+                last += CATCH_UP
         except OSError as e:
             self._fail(e)
 
@@ -205,7 +218,7 @@ class Mirror:
             self.settle(committed=self._staged_seq < seq)
         try:
             at = self._f.tell()
-            self._f.write(b"".join(line(r) for r in journal_records(db, seq - 1)))
+            self._f.write(b"".join(line(r) for r in journal_records(db, seq - 1, seq)))
             self._f.flush()
         except OSError as e:
             return self._fail(e)
