@@ -121,16 +121,17 @@ def _mirrored(path: Path, folder: Path, readable: bool) -> tuple[Rows, Path] | N
 
 
 def _with_backup(rows: Rows, theirs: Rows) -> Rows:
-    """The salvage and the backup together where they agree on every input
-    both hold (the backup is the journal's own past: the salvage then adds
-    what came after it, the backup what the damage took); if they disagree
-    (another epoch's backup), whichever holds more inputs — never fewer than
-    either."""
-    mine, other = rows["inputs"], theirs["inputs"]
-    if all(mine[s] == other[s] for s in mine.keys() & other.keys()):
-        merge_into(rows, theirs, prefer_new=True)  # a checked backup beats salvage from damage
+    """The salvage together with a backup (or the mirror): the journal's own
+    past, unless both say which epoch they are and differ (a backup from
+    before a restore: another history).  Together: every input either holds,
+    the checked copy's row where both hold one (a row salvaged from a damaged
+    page may be damaged itself).  Apart: whichever holds more inputs.  Never
+    fewer inputs than either."""
+    mine, other = rows["meta"].get("epoch"), theirs["meta"].get("epoch")
+    if mine is None or mine == (other or ("epoch", "")):
+        merge_into(rows, theirs, prefer_new=True)
         return rows
-    return theirs if len(other) >= len(mine) else rows
+    return theirs if len(theirs["inputs"]) >= len(rows["inputs"]) else rows
 
 
 def _drop_a_checkpoint_past_the_inputs(rows: Rows) -> None:
