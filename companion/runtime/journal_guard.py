@@ -10,15 +10,17 @@ hand.  The rules, and the module that keeps each:
   (``companion scores``, ``companion backup``) need no lock: WAL lets them in.
 - **A damaged journal is never deleted and never a crash** (here, with
   ``journal_check`` and ``salvage``).  It is renamed
-  aside with a timestamp; what can be read from it (SQLite's ``.recover``
-  when the ``sqlite3`` tool is installed, else row by row) is merged with the
-  newest intact backup into a new journal; the table hears what happened and
-  the log gets an ``error`` event with a plain sentence.
+  aside with a timestamp; what can be read from it (row by row, and page by
+  page: ``salvage``, ``page_scan``) is merged with the newest intact backup
+  and the journal's mirror (``mirror``) into a new journal; the table hears
+  what happened and the log gets an ``error`` event with a plain sentence.
+- **The longer history wins** (``mirror``).  A journal that lacks inputs
+  its mirror holds (cut short, missing) is rebuilt from the two.
 - **A bad row is not a bad journal** (``journal_check``).  Rows that cannot be read (an unknown
   input, non-JSON, a checkpoint of the wrong shape) are moved to the
   ``quarantine`` table with the reason, and reported with their id.
 - **Backups** (``backups``) go to ``backups/`` beside the journal through SQLite's online
-  backup API after each finished game (see ``after_game`` for why then).
+  backup API after each scored round and finished game (see ``after_game`` for why then).
 
 This module opens a journal at start: checked, recovered if it must be,
 its bad rows in quarantine.
