@@ -83,13 +83,23 @@ def bench_sd_card(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
     low, high = powercut.SD_SYNC_MS
     note(f"tap → feedback on a modeled SD card (each sync {low:g}–{high:g} ms longer): "
          f"{plan.sd_runs} runs × {plan.sd_taps:,} taps")
-    runs = [tap_feedback.summary(tap_feedback.measure(plan.sd_taps, powercut.sd_card_journal(seed=i)))
-            for i in range(plan.sd_runs)]
+    runs, mirrored = [], []
+    for i in range(plan.sd_runs):  # with and without the journal's mirror, in turn: the same noise for both
+        runs.append(tap_feedback.summary(tap_feedback.measure(plan.sd_taps, powercut.sd_card_journal(seed=i))))
+        mirrored.append(tap_feedback.summary(tap_feedback.measure(
+            plan.sd_taps, powercut.sd_card_journal(seed=i), mirror_sync=powercut.modeled_sync(seed=100 + i))))
+    ratio = [m["tap_feedback_p99_ms"] / r["tap_feedback_p99_ms"] for m, r in zip(mirrored, runs, strict=True)]
     return [
         figure("tap_feedback_sd_p50_ms", [r["tap_feedback_p50_ms"] for r in runs], "ms"),
         figure("tap_feedback_sd_p99_ms", [r["tap_feedback_p99_ms"] for r in runs], "ms", None,
                f"journal on a modeled microSD card: every sync {low:g}–{high:g} ms (uniform)"),
         figure("journal_append_sd_p99_ms", [r["journal_append_p99_ms"] for r in runs], "ms"),
+        figure("tap_feedback_sd_mirror_p50_ms", [r["tap_feedback_p50_ms"] for r in mirrored], "ms"),
+        figure("tap_feedback_sd_mirror_p99_ms", [r["tap_feedback_p99_ms"] for r in mirrored], "ms", None,
+               "and the journal's mirror on a second modeled card (journal: mirror:)"),
+        figure("journal_append_sd_mirror_p99_ms", [r["journal_append_p99_ms"] for r in mirrored], "ms", None,
+               "the append and the mirror's line, both synced"),
+        figure("tap_feedback_sd_mirror_ratio", ratio, "×", None, "p99 with the mirror / without, same run"),
     ], {}
 
 

@@ -124,7 +124,8 @@ class ThreadedTable:
     """A ``Simulation`` whose loop runs on its own thread, driven like a table."""
 
     def __init__(self, state: Path, run: TapRun, journal_class: Any = None,
-                 overrides: dict[str, Any] | None = None, gap_s: float = 0.0) -> None:
+                 overrides: dict[str, Any] | None = None, gap_s: float = 0.0,
+                 mirror_sync: Any = None) -> None:
         from companion.app.simulate import Simulation
         from hardware.sim_reader import SimulatedReader
 
@@ -135,6 +136,8 @@ class ThreadedTable:
         self.sim = Simulation(config(overrides), state, self._log, voice=TimedVoice(self.probe),
                               journal_class=journal_class)
         self.loop = self.sim.loop
+        if mirror_sync is not None:  # the journal's mirror on a modeled card (journal: mirror:)
+            self.sim.app.journal.mirror.sync = mirror_sync
         self.reader: SimulatedReader = self.sim.reader
         sink = self.sim.app.sinks["panel"]  # the panel, as the router's panel sink drives it
         sink.panel = TimedFeedback(sink.panel, self.probe, run.panel_ms)
@@ -227,17 +230,21 @@ class ThreadedTable:
 
 
 def measure(taps: int, journal_class: Any = None, overrides: dict[str, Any] | None = None,
-            gap_s: float = 0.0) -> TapRun:
+            gap_s: float = 0.0, mirror_sync: Any = None) -> TapRun:
     """Play Seven Knights and One Night games back to back on one journal
     until at least ``taps`` taps were answered (``overrides``: of the shipped
     config, e.g. ``mqtt:``, bench/mqtt_tables.py).  Each tap comes once the
     loop is idle; ``gap_s``: and that long after, so that the process's other
-    threads (an MQTT link's) are idle too, as between two taps on a reader."""
+    threads (an MQTT link's) are idle too, as between two taps on a reader.
+    ``mirror_sync``: with the journal's mirror, its fsync this (a modeled card's)."""
     run = TapRun()
     games = [flows.seven_knights(), flows.one_night()]
     expected_games = 0
     with tempfile.TemporaryDirectory(prefix="bench-taps-") as tmp:
-        table = ThreadedTable(Path(tmp), run, journal_class, overrides, gap_s)
+        if mirror_sync is not None:
+            (Path(tmp) / "mirror").mkdir()
+            overrides = {**(overrides or {}), "journal": {"mirror": str(Path(tmp) / "mirror")}}
+        table = ThreadedTable(Path(tmp) / "state", run, journal_class, overrides, gap_s, mirror_sync)
         try:
             i = 0
             while len(run.feedback_ms) < taps:

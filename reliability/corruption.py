@@ -5,9 +5,9 @@ Each run plays part of a random script (``reliability.scripts``) in a forked
 child that then exits as abruptly as a SIGKILL, so the WAL and its index are
 left as a crash leaves them, and the backups made after each finished game
 are there.  A pristine copy is kept as the oracle.  One damage is then done
-to one file — bytes flipped, a truncation, a deletion, or the wrong type (a
-directory, text, an empty file, random bytes) — and the table is started
-twice.  Checked:
+to one file — bytes flipped, whole 4 KiB pages overwritten (a failing microSD
+card), a truncation, a deletion, or the wrong type (a directory, text, an
+empty file, random bytes) — and the table is started twice.  Checked:
 
 - no start raises (no traceback) and the second start succeeds too (no crash loop);
 - the damage is reported at the first start (an ``error`` event, in plain
@@ -35,7 +35,8 @@ from typing import Any
 from reliability.powercut import fork_play
 
 TARGETS = ("journal", "wal", "newest backup", "older backup")
-KINDS = ("flip bytes", "truncate", "delete", "directory", "text", "empty", "random bytes")
+KINDS = ("flip bytes", "truncate", "delete", "directory", "text", "empty", "random bytes", "pages")
+PAGE = 4096  # what a failing microSD card loses: whole pages (1 to 4 of them), overwritten
 
 
 @dataclass
@@ -86,6 +87,12 @@ def _damage(path: Path, kind: str, rng: random.Random) -> None:
         path.write_text("journal, see the other notebook\n" * rng.randint(1, 300))
     elif kind == "empty":
         path.write_bytes(b"")
+    elif kind == "pages":
+        pages = max(1, path.stat().st_size // PAGE)
+        with open(path, "r+b") as f:
+            for page in rng.sample(range(pages), min(pages, rng.randint(1, 4))):
+                f.seek(page * PAGE)
+                f.write(rng.randbytes(PAGE))
     else:
         path.write_bytes(os.urandom(max(1, path.stat().st_size)))
 

@@ -239,6 +239,17 @@ def sd_card_journal(seed: int = 0, sync_ms: tuple[float, float] = SD_SYNC_MS) ->
     return SdCardJournal
 
 
+def modeled_sync(seed: int = 0, sync_ms: tuple[float, float] = SD_SYNC_MS) -> Callable[[int], None]:
+    """An fsync on a modeled card (a USB stick taken to be as slow as the
+    microSD): a draw from ``sync_ms`` in place of this disk's, as the journal's
+    VFS above — for the journal's mirror (runtime.mirror.Mirror.sync)."""
+    rng = random.Random(seed)
+
+    def sync(fd: int) -> None:
+        time.sleep(rng.uniform(*sync_ms) / 1000)
+    return sync
+
+
 # ---------------------------------------------------------------- one cut
 @dataclass
 class CutResult:

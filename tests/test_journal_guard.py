@@ -372,7 +372,7 @@ def test_the_wal_is_checkpointed_at_game_end_and_a_backup_made(tmp_path: Path) -
     state = tmp_path / "state"
     n, events = played(state, games=1)
     found = backups.backups(state / "journal.sqlite")
-    assert len(found) == 1
+    assert len(found) == 3  # after rounds 1 and 2, and after the game (which ends with round 3)
     b = sqlite3.connect(found[0])
     assert b.execute("SELECT count(*) FROM plays").fetchone()[0] == 1
     assert b.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # self-contained: no WAL to lose
@@ -606,7 +606,7 @@ def test_a_flipped_byte_in_a_backup_is_caught_by_the_checksum_in_its_name(tmp_pa
     """SQLite checks structure, not a row's text: 'skb/knight' → 'skb/jnight' passes its check."""
     state = tmp_path / "state"
     played(state, games=1)
-    (b,) = backups.backups(state / "journal.sqlite")
+    b = backups.backups(state / "journal.sqlite")[0]  # the newest: the one a recovery would use
     assert "-crc" in b.name
     data = bytearray(b.read_bytes())
     data[data.find(b"skb/knight") + 4] ^= 0x01

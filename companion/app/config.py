@@ -123,6 +123,14 @@ def _hosts(v: Any) -> str | None:
     return None
 
 
+def _mirror(v: Any) -> str | None:
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v.startswith("/"):
+        return f"must be the absolute path of a folder on a second device (e.g. /media/usb/companion), not {v!r}"
+    return None
+
+
 def _games() -> dict[str, Any]:
     """Each game's own section (``settings`` on its engine class), under its name."""
     from companion.games import GAMES
@@ -138,6 +146,9 @@ SCHEMA: dict[str, Any] = {
         "names": Field({}, _names, "colour → name, e.g. {red: aki}"),
         "extra": Field([], _extra_players, "player cards beyond the 8 colours: player/<name>"),
     }, check=_one_name_per_seat),
+    "journal": {
+        "mirror": Field(None, _mirror, "a folder on a second device (a USB stick): every input also written there"),
+    },
     "reader": {
         "backend": Field("nfc", choice("nfc", "simulated")),
         "tag_map": Field("tags.yaml", is_(str, "a path"), "UID → identity file, relative to this config file"),

@@ -253,7 +253,7 @@ def check_journal(path: Path) -> Result:
 
     journal = path / "journal.sqlite"
     backup = newest_intact_backup(journal, look_only=True)
-    using = f"backup it would use: {backup.name}" if backup else "no backup yet (one is made after each game)"
+    using = f"backup it would use: {backup.name}" if backup else "no backup yet (one is made after each scored round and game)"
     damaged = [b.name for b in backups(journal) if backup_problem(b)]
     if not journal.exists() and not Path(str(journal) + "-wal").exists():
         return Result("journal", OK, f"none yet; {using}")
@@ -264,6 +264,43 @@ def check_journal(path: Path) -> Result:
                       "aside, recovers what it can and says so at the table")
     note = f"; damaged backups skipped: {', '.join(damaged)}" if damaged else ""
     return Result("journal", OK, f"intact; {using}{note}")
+
+
+def check_mirror(cfg: Mapping[str, Any] | None, state: Path, env: Env) -> Result:
+    """The journal's mirror (``journal: mirror: DIR``): there, writable, on
+    another device than the journal, and how far its file goes; reads only."""
+    from companion.runtime import mirror
+    from companion.runtime.journal import epoch_at
+
+    folder = ((cfg or {}).get("journal") or {}).get("mirror")
+    if not folder:
+        return Result("journal mirror", SKIP, "journal.mirror is not set (a second copy of every input on a USB "
+                      "stick: nothing is lost if the SD card fails)")
+    name = f"journal mirror {folder}"
+    if not os.path.isdir(folder):
+        return Result(name, FAIL, "is not there: the table runs on the journal alone",
+                      f"plug in and mount the stick, then make the folder once: mkdir -p {folder} && "
+                      f"sudo chown {SERVICE_USER}: {folder}; restart the service")
+    try:
+        env.write_probe(folder)
+    except OSError as e:
+        return Result(name, FAIL, f"cannot write a file there ({e.strerror or e})",
+                      f"`sudo chown {SERVICE_USER}: {folder}`, or check the stick (`dmesg | tail`)")
+    try:
+        if os.stat(folder).st_dev == os.stat(state if state.exists() else state.absolute().parent).st_dev:
+            return Result(name, FAIL, f"is on the same device as the journal ({state}): it would fail with it",
+                          "point journal.mirror at a folder on a USB stick or a second card")
+    except OSError:
+        pass
+    journal = state / "journal.sqlite"
+    epoch = epoch_at(journal) if journal.exists() else ""
+    found = Path(folder) / mirror.file_name(epoch or "")
+    try:
+        last = mirror.last_record(found) if found.is_file() else None
+    except OSError as e:
+        return Result(name, FAIL, f"{found.name} cannot be read ({e.strerror or e})", "check the stick (`dmesg | tail`)")
+    held = f"{found.name} holds inputs up to {last['seq']}" if last else "no mirror file yet (made at the next start)"
+    return Result(name, OK, f"writable, on its own device; {held}")
 
 
 def check_reader(cfg: Mapping[str, Any] | None, env: Env) -> Result:
@@ -516,7 +553,7 @@ def check_mqtt_password_file(cfg: Mapping[str, Any] | None, env: Env) -> Result:
 
 
 # --------------------------------------------------------------- command
-CHECK_NAMES = ("config", "state", "journal", "reader", "audio", "speech", "gpio", "user", "mqtt")
+CHECK_NAMES = ("config", "state", "journal", "mirror", "reader", "audio", "speech", "gpio", "user", "mqtt")
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -551,6 +588,7 @@ def default_checks(args: argparse.Namespace, *, loader: Loader | None = None,
         ("config", config_check),
         ("state", lambda: check_state_dir(state_path(box["cfg"], env.environ), env)),
         ("journal", lambda: check_journal(state_path(box["cfg"], env.environ))),
+        ("mirror", lambda: check_mirror(box["cfg"], state_path(box["cfg"], env.environ), env)),
         ("reader", lambda: check_reader(box["cfg"], env)),
         ("audio", lambda: check_audio(box["cfg"], env)),
         ("speech", lambda: check_speech(box["cfg"], env)),

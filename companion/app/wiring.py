@@ -67,7 +67,7 @@ class App:
                 part.close()
             except Exception:  # closing must not hide the reason we are closing
                 pass
-        self.journal.close()
+        self.journal.close()  # and its mirror
         if self.lock is not None:
             self.lock.release()
 
@@ -195,8 +195,9 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     games = games if games is not None else registry()
     path = journal_path or state_dir(cfg) / "journal.sqlite"
     lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
-    try:
-        journal, notices = open_journal(path, journal_class or Journal)  # checked, recovered, bad rows quarantined
+    mirror_dir = Path(cfg["journal"]["mirror"]) if cfg["journal"]["mirror"] else None
+    try:  # checked, recovered (from its mirror too), bad rows quarantined
+        journal, notices = open_journal(path, journal_class or Journal, mirror_dir)
     except BaseException:
         lock.release()
         raise
@@ -214,9 +215,12 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     loop = TableLoop(table, journal, clock, narrate=catalogue.narrator(games.values()), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
-                     on_game_end=backups, read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
+                     on_game_end=backups, on_round_end=backups.round_end,
+                     read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
                      inbox=inbox, publish_as=mqtt_settings.table_id(cfg) if mqtt_settings.enabled(cfg) else None)
+    if mirror_dir is not None:
+        _mirror(journal, mirror_dir, loop)
     app = App(loop, journal, router, reader, panel, voice, {}, lock)
     parts = Parts(cfg, log, voice, panel, games, loop)
     for plan in devices:
@@ -224,6 +228,18 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
         if device is not None:
             app.attach(plan.name, device)
     return app
+
+def _mirror(journal: Journal, folder: Path, loop: TableLoop) -> None:
+    """The journal's mirror: brought up to the journal, then given every input;
+    a failure is logged at once and said once, never by night."""
+    from companion.runtime.mirror import Mirror
+
+    mirror = Mirror(folder)
+    mirror.report = loop.report_error
+    mirror.open(journal.db, journal.epoch)
+    journal.mirror = mirror
+    loop.held_back.append(mirror.due)
+
 
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
                asked_for_tts: bool = False, shown: bool = False) -> Voice:

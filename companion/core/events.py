@@ -182,6 +182,11 @@ class Tell:
     data: Mapping[str, Any] = field(default_factory=dict)
 
 
+# The contract's event for a round's points (DESIGN, "Event log"): every game
+# with rounds reports it; the runtime takes it as "a round is settled" (backups).
+ROUND_SCORED = "round_scored"
+
+
 @dataclass(frozen=True)
 class Report:
     """A structured event (``formation``, ``round_scored``, ``game_over``,

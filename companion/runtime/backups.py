@@ -1,7 +1,7 @@
 """Backups of the journal: made through SQLite's online backup API after
-each finished game (see ``after_game`` for why then), named with their input
-count and a checksum, rotated by games night, checked before use, restored
-on request."""
+each scored round and each finished game (see ``after_game`` for why then),
+named with their input count and a checksum, rotated by games night, checked
+before use, restored on request."""
 
 from __future__ import annotations
 
@@ -115,7 +115,11 @@ def rotate(journal_path: Path) -> list[Path]:
     """Keep the newest BACKUPS_KEPT automatic backups and the newest one of
     each of the NIGHTS_KEPT nights before; manual backups stay.  Returns
     what was removed (superseded copies, not damage: those are kept)."""
-    auto = [p for p in backups(journal_path) if p.name.startswith("journal-")]
+    # Newest by when it was made, not by how many inputs it holds: after a
+    # restore the restored line's backups hold fewer than the old line's, and
+    # would otherwise be the first rotated away (with a backup a round, at once).
+    auto = sorted((p for p in backups(journal_path) if p.name.startswith("journal-")),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
     keep = set(auto[:BACKUPS_KEPT])
     nights: dict[int, Path] = {}
     for p in auto:
@@ -155,8 +159,19 @@ def after_game(journal: Journal) -> Path:
     return target
 
 
+def after_round(journal: Journal) -> Path:
+    """At a scored round's end, the game going on: a backup (through the WAL,
+    which the backup API reads like any reader) and rotation.  A round is
+    settled as a game is, and a failing card then costs at most the round in
+    play; the WAL is left to the game's end.  ~3 KB a game, a few ms a round."""
+    target = make_backup(journal)
+    rotate(journal.path)
+    return target
+
+
 class GameEndBackups:
-    """``after_game`` for the loop's ``on_game_end``: inline on the journal's
+    """``after_game`` for the loop's ``on_game_end`` (and ``after_round``
+    for its ``on_round_end``: ``round_end``): inline on the journal's
     own connection (simulations: deterministic, and a crash VFS sees every
     write), or — the daemon — on a thread with connections of its own, so a
     slow SD card's fsyncs never hold up the next tap.  Failures are reported,
@@ -172,14 +187,21 @@ class GameEndBackups:
         else:
             self._safely(lambda: after_game(self.journal))
 
-    def _apart(self) -> None:
+    def round_end(self) -> None:
+        if self.background:
+            threading.Thread(target=self._apart, args=(False,), daemon=True, name="backup").start()
+        else:
+            self._safely(lambda: after_round(self.journal))
+
+    def _apart(self, fold_wal: bool = True) -> None:
         def work() -> None:
             path = self.journal.path
-            db = sqlite3.connect(str(path), isolation_level=None)
-            try:
-                checkpoint_without_waiting(db)  # a reader beside the daemon never holds up a tap
-            finally:
-                db.close()
+            if fold_wal:
+                db = sqlite3.connect(str(path), isolation_level=None)
+                try:
+                    checkpoint_without_waiting(db)  # a reader beside the daemon never holds up a tap
+                finally:
+                    db.close()
             reader = Journal(path, readonly=True)
             try:
                 make_backup(reader)
@@ -193,7 +215,7 @@ class GameEndBackups:
             try:
                 work()
             except (OSError, *DB_ERRORS) as e:
-                self.report(f"backup after the game failed: {e}")
+                self.report(f"backup after the round or game failed: {e}")
 
 
 def restore_problem(journal_path: Path, source: Path) -> str | None:

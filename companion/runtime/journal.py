@@ -104,6 +104,8 @@ class Entry:
 
 
 class Journal:
+    mirror: Any = None  # runtime.mirror.Mirror: each committed input also goes there (journal: mirror: DIR)
+
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.skipped: list[tuple[str, int]] = []  # (table, row id) of rows that could not be read
@@ -176,10 +178,12 @@ class Journal:
             if checkpoint is not None:
                 self.db.execute("INSERT OR REPLACE INTO checkpoint VALUES (1, ?, ?)",
                                 (seq, json.dumps(checkpoint, sort_keys=True)))
+            if self.mirror is not None:  # its line, synced beside the COMMIT's sync (runtime.mirror); never fails
+                self.mirror.stage(self.db, seq)
         return seq
 
     def _transaction(self) -> _Tx:
-        return _Tx(self.db)
+        return _Tx(self.db, self.mirror)
 
     # --------------------------------------------------------------- read
     # A row that cannot be read is skipped and its id kept in ``skipped``: the
@@ -257,6 +261,8 @@ class Journal:
         fsync_dir(target.parent)
 
     def close(self) -> None:
+        if self.mirror is not None:
+            self.mirror.close()
         self.db.close()
 
 
@@ -324,8 +330,8 @@ def play_problem(data: Any) -> str | None:
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+    def __init__(self, db: sqlite3.Connection, mirror: Any = None) -> None:
+        self.db, self.mirror = db, mirror  # the mirror waits for its line's sync, or takes it back
 
     def __enter__(self) -> None:
         try:
@@ -337,6 +343,8 @@ class _Tx:
         if exc_type is None:
             try:
                 self.db.execute("COMMIT")
+                if self.mirror is not None:
+                    self.mirror.settle(committed=True)
                 return
             except sqlite3.Error as e:
                 self._rollback()
@@ -346,6 +354,8 @@ class _Tx:
             raise JournalError(f"journal write failed: {exc}") from exc
 
     def _rollback(self) -> None:
+        if self.mirror is not None:
+            self.mirror.settle(committed=False)
         # SQLite may have rolled back already (a full disk does): a second
         # ROLLBACK would raise "no transaction is active" over the real error.
         if self.db.in_transaction:

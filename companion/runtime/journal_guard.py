@@ -10,15 +10,17 @@ hand.  The rules, and the module that keeps each:
   (``companion scores``, ``companion backup``) need no lock: WAL lets them in.
 - **A damaged journal is never deleted and never a crash** (here, with
   ``journal_check`` and ``salvage``).  It is renamed
-  aside with a timestamp; what can be read from it (SQLite's ``.recover``
-  when the ``sqlite3`` tool is installed, else row by row) is merged with the
-  newest intact backup into a new journal; the table hears what happened and
-  the log gets an ``error`` event with a plain sentence.
+  aside with a timestamp; what can be read from it (row by row, and page by
+  page: ``salvage``, ``page_scan``) is merged with the newest intact backup
+  and the journal's mirror (``mirror``) into a new journal; the table hears
+  what happened and the log gets an ``error`` event with a plain sentence.
+- **The longer history wins** (``mirror``).  A journal that lacks inputs
+  its mirror holds (cut short, missing) is rebuilt from the two.
 - **A bad row is not a bad journal** (``journal_check``).  Rows that cannot be read (an unknown
   input, non-JSON, a checkpoint of the wrong shape) are moved to the
   ``quarantine`` table with the reason, and reported with their id.
 - **Backups** (``backups``) go to ``backups/`` beside the journal through SQLite's online
-  backup API after each finished game (see ``after_game`` for why then).
+  backup API after each scored round and finished game (see ``after_game`` for why then).
 
 This module opens a journal at start: checked, recovered if it must be,
 its bad rows in quarantine.
@@ -30,10 +32,12 @@ import os
 from pathlib import Path
 
 from companion.core.tags import printable
+from companion.runtime import mirror as mirrors
 from companion.runtime.backups import newest_intact_backup
 from companion.runtime.journal import Journal, epoch_at, new_epoch, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, diagnose, quarantine_bad_rows, set_aside
 from companion.runtime.salvage import (
+    Rows,
     empty_rows,
     keep_valid_inputs,
     merge_into,
@@ -45,9 +49,11 @@ from companion.runtime.salvage import (
 __all__ = ["open_journal"]
 
 
-def open_journal(path: Path, journal_class: type[Journal] = Journal) -> tuple[Journal, list[Notice]]:
+def open_journal(path: Path, journal_class: type[Journal] = Journal,
+                 mirror: Path | None = None) -> tuple[Journal, list[Notice]]:
     """The journal, checked, recovered if it must be, its bad rows in
-    quarantine; with what the table and the log should be told.
+    quarantine; with what the table and the log should be told.  ``mirror``:
+    the folder of its mirror (runtime.mirror), whose longer history wins.
     Raises JournalTooNew (a newer release's journal: refused, untouched)."""
     notices: list[Notice] = []
     problem = diagnose(path)
@@ -56,8 +62,12 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal) -> tuple[Jo
     backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None)
     if problem is None and backup is not None:
         problem = _behind(path, backup)
+    mirrored = _mirrored(path, mirror, problem is None) if mirror is not None else None
+    if problem is None and mirrored is not None:
+        problem = (f"the journal file is missing; its mirror {mirrored[1]} holds {len(mirrored[0]['inputs'])} inputs"
+                   if not os.path.lexists(path) else f"it lacks inputs that its mirror {mirrored[1]} holds")
     if problem is not None:
-        _recover(path, problem, backup, notices)
+        _recover(path, problem, backup, notices, mirrored)
     journal = journal_class(path)
     notices += quarantine_bad_rows(journal)
     return journal, notices
@@ -88,7 +98,55 @@ def _behind(path: Path, backup: Path) -> str | None:
     return None
 
 
-def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice]) -> None:
+def _mirrored(path: Path, folder: Path, readable: bool) -> tuple[Rows, Path] | None:
+    """The mirror's history as rows, with its file — when the journal may
+    lack some of it: it is damaged, or the mirror's last input is not the
+    journal's (read from the mirror's end: cheap at every start).  None when
+    the journal holds all of it, or there is no mirror to read."""
+    epoch = epoch_at(path)
+    found = folder / mirrors.file_name(epoch) if epoch is not None else mirrors.newest(folder)
+    try:
+        if found is None or not found.is_file():
+            return None
+        if readable and epoch is not None and (last := mirrors.last_record(found)) is not None:
+            db = read_only(path)
+            try:
+                mine = db.execute("SELECT input FROM inputs WHERE seq=?", (last["seq"],)).fetchone()
+            finally:
+                db.close()
+            if mine is not None and mine[0] == last["input"]:
+                return None
+        history = list(mirrors.records(found))
+    except (OSError, *DB_ERRORS):
+        return None  # an unreadable mirror is the mirror's problem (said when it is opened), not the journal's
+    return (mirrors.as_rows(history, mirrors.epoch_of(found)), found) if history else None
+
+
+def _with_backup(rows: Rows, theirs: Rows) -> Rows:
+    """The salvage together with a backup (or the mirror): the journal's own
+    past, unless both say which epoch they are and differ (a backup from
+    before a restore: another history).  Together: every input either holds,
+    the checked copy's row where both hold one (a row salvaged from a damaged
+    page may be damaged itself).  Apart: whichever holds more inputs.  Never
+    fewer inputs than either."""
+    mine, other = rows["meta"].get("epoch"), theirs["meta"].get("epoch")
+    if mine is None or mine == (other or ("epoch", "")):
+        merge_into(rows, theirs, prefer_new=True)
+        return rows
+    return theirs if len(theirs["inputs"]) >= len(rows["inputs"]) else rows
+
+
+def _drop_a_checkpoint_past_the_inputs(rows: Rows) -> None:
+    """A checkpoint is the state after its input: one past the last input
+    recovered would hide every input taken from now on (they get the next
+    seqs, below it).  Without it the table is replayed from the first input."""
+    cp = rows["checkpoint"].get(1)
+    if cp is not None and (not isinstance(cp[0], int) or cp[0] > max(rows["inputs"], default=0)):
+        del rows["checkpoint"][1]
+
+
+def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice],
+             mirrored: tuple[Rows, Path] | None = None) -> None:
     aside: Path | None = None
     rows = empty_rows()
     if os.path.lexists(path) or os.path.lexists(str(path) + "-wal"):
@@ -100,23 +158,35 @@ def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice
     if backup is not None:
         before = set(rows["inputs"])
         theirs = read_rows(backup)
-        merge_into(rows, theirs, prefer_new=True)  # a checked backup beats salvage from damage
+        rows = _with_backup(rows, theirs)
         if len(theirs["inputs"]):
             used = backup
         from_backup = len(set(rows["inputs"]) - before)
+        from_journal = len(set(rows["inputs"]) & before)
     else:
         from_backup = 0
+    from_mirror = 0
+    exact = False
+    if mirrored is not None:
+        before = set(rows["inputs"])
+        rows = _with_backup(rows, mirrored[0])
+        from_mirror = len(set(rows["inputs"]) - before)
+        # The mirror's whole history and nothing else: the journal it mirrored, seqs and epoch as they were.
+        exact = rows["inputs"] == mirrored[0]["inputs"]
+    _drop_a_checkpoint_past_the_inputs(rows)
     write_rows(path, rows)
     journal = Journal(path)
     try:  # seqs after what was recovered are given again: new ids for what they publish
-        new_epoch(journal.db)
+        if not exact:
+            new_epoch(journal.db)
     finally:
         journal.close()
     total = len(rows["inputs"])
     top = max(rows["inputs"], default=0)
     lost = top - total  # gaps in the sequence; what came after the last readable input cannot be counted
     kept = f"kept as {aside.name}" if aside else "nothing to keep"
-    source = f"{from_journal} from it" + (f", {from_backup} more from backup {used.name}" if used else "")
+    source = (f"{from_journal} from it" + (f", {from_backup} more from backup {used.name}" if used else "")
+              + (f", {from_mirror} more from its mirror {mirrored[1]}" if mirrored is not None else ""))
     message = (f"journal {path.name}: {problem}; {kept}; recovered {total} inputs ({source})"
                + (f"; {lost} inputs could not be recovered" if lost else "") + "; the table goes on from there")
     if total == 0:

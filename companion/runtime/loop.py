@@ -45,6 +45,7 @@ class TableLoop:
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
                  extra_identities: Iterable[str] = (), pair_window_s: float = 30.0,
                  on_game_end: Callable[[], None] | None = None,
+                 on_round_end: Callable[[], None] | None = None,
                  notices: Iterable[tuple[ev.Say | None, str]] = (), inbox: Inbox | None = None,
                  publish_as: str | None = None) -> None:
         self.table, self.journal, self.clock, self.router, self.narrate = table, journal, clock, router, narrate
@@ -64,7 +65,10 @@ class TableLoop:
         self.evening = EveningWatch(self.times)
         self._game_start: float | None = None  # the table time (the journal's t) the game in progress began
         self.on_game_end = on_game_end  # after a game's result is heard (backups)
+        self.on_round_end = on_round_end  # after a round's points are heard and the game goes on (backups)
         self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
+        # A part's line held back while eyes are closed (``due(quiet)``: the journal's mirror lost), told after.
+        self.held_back: list[Callable[[bool], list[Any]]] = []
 
     def submit(self, item: Any) -> None:
         """From any thread: a TagSeen, ReaderStatus, ButtonPressed, ShellError, Submit, PairRequest."""
@@ -257,8 +261,13 @@ class TableLoop:
             self.out.accept(public, submit)
         self._outputs(outputs, base=now)
         self.out.send(self.reader.due(self.out.quiet))  # a change the night kept quiet
+        for due in self.held_back:
+            self.out.send(due(self.out.quiet))
         if checkpoint is not None and self.on_game_end is not None:
             self.on_game_end()
+        elif self.on_round_end is not None and any(isinstance(o, ev.Report) and o.event == ev.ROUND_SCORED
+                                                   for o in outputs):
+            self.on_round_end()
         self._refresh_pages()
         self._observe("done", inp)
         return None
@@ -327,6 +336,8 @@ class TableLoop:
         if self.evening.new_at_start(self.clock.wall()):
             self._input(ev.Housekeeping("new-evening"))
         self.out.send(journal_notices(self.notices))
+        for due in self.held_back:
+            self.out.send(due(self.out.quiet))
         self._outputs(self.table.resume(), base=self.clock.now())
         self._refresh_pages()
         self.out.activity(self.table.engine, bool(self.pending_timers()))

@@ -1,7 +1,9 @@
-"""Reading what can be read from a damaged journal: SQLite's ``.recover``
-when the ``sqlite3`` tool is installed, else row by row, then the committed
-frames of its WAL.  The rows come out as plain tuples per table, to be
-merged with a backup and written into a new journal."""
+"""Reading what can be read from a damaged journal: its WAL's committed
+frames, SQLite's ``.recover`` where the ``sqlite3`` tool has it, row by row
+through SQLite, then every page decoded by hand (``page_scan``: what
+``.recover`` does, where the tool lacks it — Debian's does).  The rows come
+out as plain tuples per table, to be merged with a backup and written into a
+new journal."""
 
 # shutil, subprocess and tempfile are imported where a recovery needs them:
 # every start imports the journal modules, and they cost ~10 ms.
@@ -13,6 +15,7 @@ from typing import Any
 
 from companion.runtime.journal import Journal, read_only
 from companion.runtime.journal_check import DB_ERRORS, committed_frames
+from companion.runtime.page_scan import scan
 
 Rows = dict[str, dict[Any, tuple[Any, ...]]]  # table → row id (the outbox's: its place) → the other columns
 _COLUMNS = {"meta": "key, value", "inputs": "t, wall, input", "plays": "seq, session, game, play",
@@ -48,6 +51,7 @@ def salvage(main: Path, wal: Path | None = None) -> Rows:
                 if db_pages:
                     f.truncate(db_pages * size)
             merge_into(rows, read_rows(patched))
+            merge_into(rows, scan(patched))
         recovered = Path(tmp) / "recovered.sqlite"
         if _sqlite_recover(copy, recovered):
             merge_into(rows, read_rows(recovered))
@@ -57,6 +61,7 @@ def salvage(main: Path, wal: Path | None = None) -> Rows:
         except DB_ERRORS:
             pass
         merge_into(rows, read_rows(copy))  # row by row: also where the tool is missing
+        merge_into(rows, scan(copy))  # past a lost page 1, schema or interior page
     return rows
 
 
@@ -81,7 +86,7 @@ def _sqlite_recover(damaged: Path, out: Path) -> bool:
         return False
     try:
         dump = subprocess.run([tool, str(damaged), ".recover"], capture_output=True, timeout=120, check=False)
-        if not dump.stdout:
+        if dump.returncode != 0 or not dump.stdout:  # a tool without sqlite_dbpage fails here, damage or not
             return False
         subprocess.run([tool, str(out)], input=dump.stdout, capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError):
