@@ -30,7 +30,7 @@ from bench import (  # noqa: E402
     voice_engines,
     web_pages,
 )
-from bench.stats import Figure, figure  # noqa: E402
+from bench.stats import Figure, figure, percentile  # noqa: E402
 from reliability import powercut  # noqa: E402
 
 
@@ -38,7 +38,7 @@ class Plan:
     def __init__(self, quick: bool) -> None:
         self.quick = quick
         self.tap_runs, self.taps = (2, 1_000) if quick else (3, 10_000)
-        self.sd_runs, self.sd_taps = (1, 60) if quick else (2, 1_000)  # each accepted tap waits 7–76 ms
+        self.sd_runs, self.sd_taps = (1, 60) if quick else (3, 1_000)  # each accepted tap waits 7–76 ms
         self.voice_rounds, self.voice_lines = (1, 4) if quick else (3, 12)
         self.starts = 3 if quick else 7
         self.idle_windows, self.idle_window_s = (2, 4.0) if quick else (3, 10.0)
@@ -83,9 +83,13 @@ def bench_sd_card(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
     low, high = powercut.SD_SYNC_MS
     note(f"tap → feedback on a modeled SD card (each sync {low:g}–{high:g} ms longer): "
          f"{plan.sd_runs} runs × {plan.sd_taps:,} taps")
-    runs, mirrored = [], []
+    runs, mirrored, sync_p99, two_syncs = [], [], [], []
     for i in range(plan.sd_runs):  # with and without the journal's mirror, in turn: the same noise for both
-        runs.append(tap_feedback.summary(tap_feedback.measure(plan.sd_taps, powercut.sd_card_journal(seed=i))))
+        card = powercut.sd_card_journal(seed=i)
+        run = tap_feedback.measure(plan.sd_taps, card)
+        runs.append(tap_feedback.summary(run))
+        sync_p99.append(percentile(card.syncs_ms, 99))  # one sync, drawn in the same run
+        two_syncs.append(100 * sum(n > 1 for n in run.append_syncs) / len(run.append_syncs))
         mirrored.append(tap_feedback.summary(tap_feedback.measure(
             plan.sd_taps, powercut.sd_card_journal(seed=i), mirror_sync=powercut.modeled_sync(seed=100 + i))))
     ratio = [m["tap_feedback_p99_ms"] / r["tap_feedback_p99_ms"] for m, r in zip(mirrored, runs, strict=True)]
@@ -93,7 +97,12 @@ def bench_sd_card(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
         figure("tap_feedback_sd_p50_ms", [r["tap_feedback_p50_ms"] for r in runs], "ms"),
         figure("tap_feedback_sd_p99_ms", [r["tap_feedback_p99_ms"] for r in runs], "ms", None,
                f"journal on a modeled microSD card: every sync {low:g}–{high:g} ms (uniform)"),
+        figure("sd_sync_p99_ms", sync_p99, "ms", None, "one sync of the modeled card"),
+        figure("tap_feedback_sd_sync_ratio", [r["tap_feedback_p99_ms"] / s for r, s in zip(runs, sync_p99, strict=True)],
+               "×", 1.1, "tap → feedback p99 / one sync's p99, same run: no tap waits for two"),
         figure("journal_append_sd_p99_ms", [r["journal_append_p99_ms"] for r in runs], "ms"),
+        figure("journal_append_sd_two_syncs_pct", two_syncs, "%", None,
+               "appends that synced more than once (a fold, a new WAL's header)"),
         figure("tap_feedback_sd_mirror_p50_ms", [r["tap_feedback_p50_ms"] for r in mirrored], "ms"),
         figure("tap_feedback_sd_mirror_p99_ms", [r["tap_feedback_p99_ms"] for r in mirrored], "ms", None,
                "and the journal's mirror on a second modeled card (journal: mirror:)"),

@@ -115,6 +115,7 @@ class TapRun:
     voice_ms: list[float] = field(default_factory=list)  # taps that are answered out loud
     append_ms: list[float] = field(default_factory=list)  # every journal append
     panel_ms: list[float] = field(default_factory=list)  # every LED/buzzer call into the panel
+    append_syncs: list[int] = field(default_factory=list)  # syncs in each append (a modeled card only)
     accepted: int = 0
     rejected: int = 0
     games: int = 0
@@ -147,8 +148,27 @@ class ThreadedTable:
                 run.append_ms.append(info * 1000)
 
         self.loop.observers.append(observe)
+        self._count_syncs(run)
         self.thread = threading.Thread(target=self.loop.run, name="table-loop", daemon=True)
         self.thread.start()
+
+    def _count_syncs(self, run: TapRun) -> None:
+        """On a modeled card (it keeps every sync it made): how many syncs each
+        append waited for — one, unless its commit did more than append."""
+        journal = self.sim.app.journal
+        syncs = getattr(journal, "syncs_ms", None)
+        if syncs is None:
+            return
+        append = journal.append
+
+        def counted(*args: Any, **kw: Any) -> int:
+            before = len(syncs)
+            try:
+                return append(*args, **kw)
+            finally:
+                run.append_syncs.append(len(syncs) - before)
+
+        journal.append = counted  # type: ignore[method-assign]
 
     def _log(self, ev: dict[str, Any]) -> None:
         # As the daemon does with --json: one line per event, flushed.

@@ -228,10 +228,17 @@ def sd_card_journal(seed: int = 0, sync_ms: tuple[float, float] = SD_SYNC_MS) ->
     from companion.runtime.journal import Journal
 
     rng = random.Random(seed)
-    vfs = _make_vfs()(None, rng, lambda: None, sync_delay=lambda: rng.uniform(*sync_ms) / 1000)
+    drawn: list[float] = []
+
+    def sync_s() -> float:
+        drawn.append(rng.uniform(*sync_ms))
+        return drawn[-1] / 1000
+
+    vfs = _make_vfs()(None, rng, lambda: None, sync_delay=sync_s)
 
     class SdCardJournal(Journal):
         card = vfs  # registered with SQLite for as long as it is referenced
+        syncs_ms = drawn  # every sync the card made, in ms: what one sync costs, beside what a tap waits
 
         def _connect(self) -> Any:
             return ApswConnection(self.path, vfs.vfs_name)

@@ -23,7 +23,8 @@ KEYS = (
     "night_drift_p99_ms",
     "render_s_per_line_espeak", "worker_peak_rss_mb_espeak", "cache_mb_espeak", "cue_audio_live_ms_espeak",
     "night_drift_loaded_p99_ms",
-    *(("tap_feedback_sd_p99_ms", "tap_feedback_sd_mirror_p99_ms") if importlib.util.find_spec("apsw") else ()),  # the modeled SD card
+    *(("tap_feedback_sd_p99_ms", "tap_feedback_sd_sync_ratio", "tap_feedback_sd_mirror_p99_ms")
+      if importlib.util.find_spec("apsw") else ()),  # the modeled SD card
 )
 
 pytestmark = [

@@ -23,6 +23,7 @@ from companion.runtime.journal_guard import open_journal
 from companion.runtime.loop import TableLoop
 from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
 from companion.runtime.state_lock import StateLock
+from companion.runtime.wal_keeper import WalKeeper
 from mqtt import settings as mqtt_settings
 
 if TYPE_CHECKING:  # the shell's types; its modules are imported where a part is made
@@ -50,6 +51,7 @@ class App:
     voice: Voice
     sinks: dict[str, Device]  # name → the output device attached to the router, in the order attached
     lock: StateLock | None = None
+    wal: WalKeeper | None = None  # folds the journal's WAL off the tap's path
 
     def attach(self, name: str, device: Device) -> None:
         """Hand ``device`` what it wants from now on; ``close`` closes it."""
@@ -67,6 +69,8 @@ class App:
                 part.close()
             except Exception:  # closing must not hide the reason we are closing
                 pass
+        if self.wal is not None:
+            self.wal.close()
         self.journal.close()  # and its mirror
         if self.lock is not None:
             self.lock.release()
@@ -221,7 +225,11 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
                      inbox=inbox, publish_as=mqtt_settings.table_id(cfg) if mqtt_settings.enabled(cfg) else None)
     if mirror_dir is not None:
         _mirror(journal, mirror_dir, loop)
-    app = App(loop, journal, router, reader, panel, voice, {}, lock)
+    # Folds the WAL at quiet moments (the daemon: on a thread of its own), never in a tap's commit.
+    wal = WalKeeper(journal, inbox.report_error, background=background_backups,
+                    timed=lambda: bool(loop.pending_timers()))
+    loop.observers.append(wal.observe)
+    app = App(loop, journal, router, reader, panel, voice, {}, lock, wal)
     parts = Parts(cfg, log, voice, panel, games, loop)
     for plan in devices:
         device = plan.make(parts)

@@ -113,7 +113,7 @@ class Journal:
             self.db = read_only(self.path)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = self._connect()
+        self.db = self._open()
         self.db.execute("PRAGMA journal_mode=WAL")
         # FULL: each COMMIT is fsynced to the WAL before it returns — the durability
         # the table relies on ("nothing accepted is ever lost, not even on power loss").
@@ -136,10 +136,20 @@ class Journal:
         db.text_factory = _text
         return db
 
+    def _open(self) -> sqlite3.Connection:
+        db = self._connect()
+        # No commit folds the WAL into the main file (SQLite's automatic checkpoint
+        # would, in the committing connection, once the WAL passes 1000 pages: a
+        # tap's feedback waiting for two more syncs).  runtime.wal_keeper folds it,
+        # off the tap's path, and keeps it bounded.
+        db.execute("PRAGMA wal_autocheckpoint=0")
+        return db
+
     def connection(self) -> sqlite3.Connection:
         """Another read-write connection to this journal, made the same way
-        (the MQTT outbox's, runtime.outbox.OutboxStore, used from its own thread)."""
-        return self._connect()
+        (the MQTT outbox's, runtime.outbox.OutboxStore, used from its own thread;
+        the WAL keeper's)."""
+        return self._open()
 
     # --------------------------------------------------------------- meta
     def meta(self, key: str) -> str | None:
@@ -273,7 +283,8 @@ def checkpoint_without_waiting(db: sqlite3.Connection) -> None:
     `companion scores` beside the daemon): the next tap then waited 5 s and
     was refused.  So PASSIVE first (copies what it can, takes no write
     lock), then TRUNCATE with no busy wait: with a reader there it gives up
-    at once and the WAL stays (SQLite starts it over at a later write)."""
+    at once and the WAL stays (SQLite starts it over at a later write).
+    Then the emptied WAL is begun here (``_begin_wal``), not by the next tap."""
     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     waited = int(db.execute("PRAGMA busy_timeout").fetchone()[0])
     db.execute("PRAGMA busy_timeout=0")
@@ -281,6 +292,25 @@ def checkpoint_without_waiting(db: sqlite3.Connection) -> None:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     finally:
         db.execute(f"PRAGMA busy_timeout={waited}")
+    _begin_wal(db)
+
+
+def _begin_wal(db: sqlite3.Connection) -> None:
+    """Write the first frame of an emptied WAL now.  The first commit into
+    an empty (or started over) WAL writes the WAL's header and syncs it
+    before its own frames — SQLite's guard against a restart being reordered
+    with what follows — so it pays two syncs: on a microSD card the next
+    tap's feedback waited for both.  The frame rewrites the schema version
+    as it is, changing nothing.  With a reader still in the WAL it is one
+    more ordinary frame.  Only a saving: if it cannot be written (a full
+    disk), the next commit begins the WAL as it always could."""
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(f"PRAGMA user_version={version}")
+        db.execute("COMMIT")
+    except sqlite3.Error:
+        _Tx(db)._rollback()
 
 
 def read_only(path: Path) -> sqlite3.Connection:
