@@ -1,4 +1,4 @@
-"""A wall clock that is wrong (issue 18, "A Pi has no real-time clock"): it is
+"""A wall clock that is wrong (a Pi has no real-time clock): it is
 wrong at boot and jumps when the network sets it.  Durations come from the
 monotonic clock, dates never go back before the journal's, and the games
 night is decided by the clock once it is right (companion.runtime.clock.Record).

@@ -236,7 +236,7 @@ def test_dead_before_the_climax_do_not_vote_and_do_not_fight() -> None:
     assert "mh.vote.unanimous_keep" in said(out)
 
 
-# ------------------------------------------------- issue 20 (rules/madness-hour.md, [ruling]s)
+# ------------------------------------------------- the rulings (rules/madness-hour.md, [ruling]s)
 def mark_dead(e: MadnessHour, *players: str) -> list[Output]:
     out: list[Output] = []
     for p in players:
@@ -246,7 +246,7 @@ def mark_dead(e: MadnessHour, *players: str) -> list[Output]:
 
 
 def test_item1_vote_closes_when_a_death_leaves_every_living_investigator_voted() -> None:
-    """The issue's case: three investigators, two have voted, the third is marked
+    """Three investigators, two have voted, the third is marked
     dead. By hand: the living are blue and green, both voted keep → unanimous
     keep, no battle, the Girl lives; nobody died in the climax (yellow died
     before it). Human, alive: the Girl + sane survivors = red, blue, green."""

@@ -174,7 +174,7 @@ def test_the_voice_fill_may_lower_its_own_priority(unit: dict[str, dict[str, lis
     assert filters.index("setpriority ioprio_set") > filters.index("~@privileged @resources")
 
 
-# ----------------------------------------------- issue 18 item 1: the pages under the unit
+# ----------------------------------------------- the pages under the unit, reachable from the LAN only
 def families(unit: dict[str, dict[str, list[str]]]) -> list[str]:
     """``RestrictAddressFamilies=`` as systemd reads it: each line adds, an
     empty one resets (a leading ``~``, a deny list, is not what we write)."""
@@ -213,7 +213,7 @@ NOT_LAN = ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.64.0.1", "192.169.0.1", "260
 
 
 def test_item1_the_pages_are_reachable_from_the_lan_and_nothing_else(unit: dict[str, dict[str, list[str]]]) -> None:
-    """Issue 18 item 1: the pages serve the venue's Wi-Fi; nothing on the
+    """The pages serve the venue's Wi-Fi; nothing on the
     internet reaches them, and the daemon reaches nothing outside the LAN."""
     assert unit["Service"].get("PrivateNetwork", ["no"])[-1] == "no"  # the phones are on the host's network
     assert "any" in " ".join(unit["Service"]["IPAddressDeny"]).split()
@@ -299,7 +299,7 @@ def run_the_pages_under(tmp_path: Path, names: list[str], nofile: str | None = N
 
 def test_item1_the_pages_answer_and_demagogos_is_taken_under_the_units_restrictions(
         unit: dict[str, dict[str, list[str]]], tmp_path: Path) -> None:
-    """Issue 18 item 1: installed as the README says, the pages were always
+    """Installed as the docs say, the pages were once always
     off and Demagogos refused.  Under the unit's own address families and
     descriptor limit (read from the file) the pages listen on every address
     and answer on loopback, which its IP list allows, and Demagogos' card is

@@ -193,7 +193,7 @@ def test_a_pack_still_overrides_its_line_whatever_the_engine(tmp_path):
         assert renderer.renders == 0, engine
 
 
-# Issue 18 item 15: crafted WAVs crashed the start (exit 1, a traceback).
+# Crafted WAVs once crashed the start (exit 1, a traceback).
 def _riff(*chunks: bytes) -> bytes:
     body = b"WAVE" + b"".join(chunks)
     return b"RIFF" + struct.pack("<I", len(body)) + body
