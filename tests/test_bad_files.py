@@ -93,20 +93,20 @@ def test_a_bad_tag_map_is_refused_naming_file_and_line(bad: Bad) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(TAGMAPS_OK))
-def test_item18_small_digit_only_uids_in_a_hand_written_tag_map_are_read_as_written(name: str) -> None:
+def test_digit_only_uids_in_a_hand_written_tag_map_are_read_as_written(name: str) -> None:
     """``04123456: player/red`` was once read by YAML as the
     octal 1091374 and refused as "1091374 is not a tag UID"."""
     assert config.load_tag_map(CORPUS / "tagmap" / name) == TAGMAPS_OK[name]
 
 
-def test_item18_small_a_number_that_is_not_a_uid_is_named_as_written() -> None:
+def test_a_number_that_is_not_a_uid_is_named_as_written() -> None:
     path = CORPUS / "tagmap" / "number-not-hex.yaml"
     with pytest.raises(ConfigError) as info:
         config.load_tag_map(path)
     assert info.value.problem == "'0x04A1B2C3D4' is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)"
 
 
-def test_item18_small_a_script_uid_that_is_a_list_is_file_line_problem(tmp_path: Path) -> None:
+def test_a_script_uid_that_is_a_list_is_file_line_problem(tmp_path: Path) -> None:
     """``uid: [1, 2]`` ended in a traceback (normalise_uid on a list)."""
     path = CORPUS / "script" / "uid-a-list.yaml"
     with pytest.raises(ConfigError) as info:

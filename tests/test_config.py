@@ -272,7 +272,7 @@ def test_each_game_declares_its_own_section() -> None:
     ("players:\n  extra: [blue]\n", 2, ("blue",)),  # a colour's card already
     ("players:\n  extra: [pink, pink]\n", 2, ("pink",)),
 ])
-def test_item6_two_seats_with_one_name_are_refused_naming_both(tmp_path: Path, text: str, line: int,
+def test_two_seats_with_one_name_are_refused_naming_both(tmp_path: Path, text: str, line: int,
                                                                 seats: tuple[str, ...]) -> None:
     p = write(tmp_path, text)
     with pytest.raises(ConfigError) as e:
@@ -282,12 +282,12 @@ def test_item6_two_seats_with_one_name_are_refused_naming_both(tmp_path: Path, t
         assert seat in e.value.problem
 
 
-def test_item6_a_seat_may_keep_its_own_colour_as_its_name(tmp_path: Path) -> None:
+def test_a_seat_may_keep_its_own_colour_as_its_name(tmp_path: Path) -> None:
     cfg = config.load([write(tmp_path, "players:\n  names: {red: red, blue: aki}\n  extra: [pink]\n")])
     assert cfg["players"] == {"names": {"red": "red", "blue": "aki"}, "extra": ["pink"]}
 
 
-def test_item6_the_six_player_demagogos_with_a_colliding_name_is_refused_at_load(
+def test_the_six_player_demagogos_with_a_colliding_name_is_refused_at_load(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from companion.app.cli import main
 

@@ -184,7 +184,7 @@ def test_pages_on_a_free_port_are_served_from_the_socket_bound_first(tmp_path: P
             proc.kill()
 
 
-def test_item4_a_signal_while_the_loop_holds_its_inbox_lock_still_stops_it() -> None:
+def test_a_signal_while_the_loop_holds_its_inbox_lock_still_stops_it() -> None:
     """SIGTERM landed while the main thread was inside the inbox's get, its
     lock held; the handler then put the loop's stop on that queue and waited
     forever for its own lock (found by 60 start/SIGTERM cycles: a daemon that

@@ -511,7 +511,7 @@ def unchanged(d: Dealer) -> tuple[str, str]:
     return repr(d.st), repr(d.e.sealed)
 
 
-def test_item3_vp_auction_lowest_bid_is_1_gem_and_no_bid_leaves_the_vp_unsold() -> None:
+def test_vp_auction_lowest_bid_is_1_gem_and_no_bid_leaves_the_vp_unsold() -> None:
     """A 0-gem VP bid is refused (on the bidder's page: a refusal of a submit),
     changing nothing; the form starts at 1; nobody bids → "not sold", nobody
     gains a VP: the VP stays at green's 1 (the demagogue's)."""
@@ -529,7 +529,7 @@ def test_item3_vp_auction_lowest_bid_is_1_gem_and_no_bid_leaves_the_vp_unsold() 
     assert d.st.step == "role_auction" and d.st.round == 2
 
 
-def test_item4_every_cave_has_at_least_two_treasures() -> None:
+def test_every_cave_has_at_least_two_treasures() -> None:
     """Four players still in (red and yellow have won): 2 role holders, 2 explorers,
     5 boxes: 2 treasures, 2 empty, 1 disaster (3 explorers: 2 / 3 / 1). Holders:
     orange (bid 2) and, among the 0s (equal VP and gems), blue nearer the start;

@@ -212,7 +212,7 @@ NOT_LAN = ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.64.0.1", "192.169.0.1", "260
            "2001:db8::1", "ff02::fb", "224.0.0.251"]
 
 
-def test_item1_the_pages_are_reachable_from_the_lan_and_nothing_else(unit: dict[str, dict[str, list[str]]]) -> None:
+def test_the_pages_are_reachable_from_the_lan_and_nothing_else(unit: dict[str, dict[str, list[str]]]) -> None:
     """The pages serve the venue's Wi-Fi; nothing on the
     internet reaches them, and the daemon reaches nothing outside the LAN."""
     assert unit["Service"].get("PrivateNetwork", ["no"])[-1] == "no"  # the phones are on the host's network
@@ -221,7 +221,7 @@ def test_item1_the_pages_are_reachable_from_the_lan_and_nothing_else(unit: dict[
     assert [a for a in NOT_LAN if ip_allowed(unit, a)] == []
 
 
-def test_item1_descriptors_for_the_pages_connections(unit: dict[str, dict[str, list[str]]]) -> None:
+def test_descriptors_for_the_pages_connections(unit: dict[str, dict[str, list[str]]]) -> None:
     # soft = hard: the pages' ~128 connections plus the journal, the voice and the devices,
     # with headroom, and nothing can raise it.
     assert 512 <= int(last(unit, "Service", "LimitNOFILE")) <= 4096
@@ -297,7 +297,7 @@ def run_the_pages_under(tmp_path: Path, names: list[str], nofile: str | None = N
     return result
 
 
-def test_item1_the_pages_answer_and_demagogos_is_taken_under_the_units_restrictions(
+def test_the_pages_answer_and_demagogos_is_taken_under_the_units_restrictions(
         unit: dict[str, dict[str, list[str]]], tmp_path: Path) -> None:
     """Installed as the docs say, the pages were once always
     off and Demagogos refused.  Under the unit's own address families and
@@ -311,7 +311,7 @@ def test_item1_the_pages_answer_and_demagogos_is_taken_under_the_units_restricti
     assert (got["said"], got["page"], got["card"]) == ("web.address", "idle", "accepted"), got
 
 
-def test_item1_the_reproduction_bites_the_old_units_families_turn_the_pages_off(tmp_path: Path) -> None:
+def test_the_reproduction_bites_the_old_units_families_turn_the_pages_off(tmp_path: Path) -> None:
     """The same run under the families of the unit before the pages: the
     filter is real — the pages are off for the reason a Pi gave, and
     Demagogos is refused at its card."""
