@@ -1,6 +1,6 @@
 """The table on an MQTT broker: a ``Device`` (companion.core.messages) that
 publishes ``status``, the retained public ``state``, and the outbox's events
-and plays under ``companion/<table_id>/`` (DESIGN.md, *MQTT*; AGREED.md §2).
+and plays under ``companion/<table_id>/`` (the MQTT contract: docs/integrate/mqtt.md).
 
 The table never waits for the broker.  On the loop's thread the link only
 notes that the table changed (a TABLE event) and, once per burst, reads the

@@ -1,4 +1,4 @@
-"""The ``mqtt:`` part of the config (AGREED.md §3) and what is read from it:
+"""The ``mqtt:`` part of the config (docs/integrate/mqtt.md, *Set-up*) and what is read from it:
 the table's id and the broker's address.  No paho here: the config loads
 (and ``companion doctor`` checks it) without the client installed."""
 

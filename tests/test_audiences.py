@@ -333,8 +333,8 @@ def test_a_renamed_player_keeps_their_history_and_tonights_totals(tmp_path: Path
 
 
 def test_pairing_takes_the_seats_card_as_proof_not_as_an_input(harness: Harness) -> None:
-    """The card proves a pairing only when the table would refuse it (issue 18,
-    item 4): while the players are seated, red's first tap seats red and the
+    """The card proves a pairing only when the table would refuse it: while
+    the players are seated, red's first tap seats red and the
     phone keeps waiting; the second (red is seated already) is the proof."""
     from companion.core.messages import Command, PairRequest
 

@@ -93,20 +93,20 @@ def test_a_bad_tag_map_is_refused_naming_file_and_line(bad: Bad) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(TAGMAPS_OK))
-def test_item18_small_digit_only_uids_in_a_hand_written_tag_map_are_read_as_written(name: str) -> None:
-    """Issue 18 (small): ``04123456: player/red`` was read by YAML as the
+def test_digit_only_uids_in_a_hand_written_tag_map_are_read_as_written(name: str) -> None:
+    """``04123456: player/red`` was once read by YAML as the
     octal 1091374 and refused as "1091374 is not a tag UID"."""
     assert config.load_tag_map(CORPUS / "tagmap" / name) == TAGMAPS_OK[name]
 
 
-def test_item18_small_a_number_that_is_not_a_uid_is_named_as_written() -> None:
+def test_a_number_that_is_not_a_uid_is_named_as_written() -> None:
     path = CORPUS / "tagmap" / "number-not-hex.yaml"
     with pytest.raises(ConfigError) as info:
         config.load_tag_map(path)
     assert info.value.problem == "'0x04A1B2C3D4' is not a tag UID (hex, e.g. 04A1B2C3D4E5F6)"
 
 
-def test_item18_small_a_script_uid_that_is_a_list_is_file_line_problem(tmp_path: Path) -> None:
+def test_a_script_uid_that_is_a_list_is_file_line_problem(tmp_path: Path) -> None:
     """``uid: [1, 2]`` ended in a traceback (normalise_uid on a list)."""
     path = CORPUS / "script" / "uid-a-list.yaml"
     with pytest.raises(ConfigError) as info:
@@ -162,7 +162,7 @@ def test_the_daemon_refuses_every_bad_file_with_exit_2_and_one_line(tmp_path: Pa
 
 
 def test_run_takes_config_after_the_subcommand(tmp_path: Path) -> None:
-    """The form the issue gives: ``companion run --simulate --config BAD``."""
+    """The config named after the subcommand: ``companion run --simulate --config BAD``."""
     bad = CORPUS / "config" / "tabs.yaml"
     p = run_daemon(["run", "--simulate", "--state", str(tmp_path / "state"), "--config", str(bad)], tmp_path)
     assert p.returncode == 2
@@ -170,7 +170,7 @@ def test_run_takes_config_after_the_subcommand(tmp_path: Path) -> None:
                                              "that cannot start any token"]
 
 
-# -------------------------------------------- issue 13, finding 6: files an admin writes
+# -------------------------------------------- files an admin writes that are not regular files
 def test_a_fifo_named_like_a_voice_pack_file_does_not_hang_start_up(tmp_path: Path) -> None:
     """Only regular files are opened: a FIFO would block the load forever."""
     import os
@@ -223,7 +223,7 @@ def test_a_one_night_deck_must_be_the_players_and_the_centre() -> None:
 
 
 def test_the_readable_simulation_view_spells_out_escapes_in_tag_text() -> None:
-    """Issue 13, finding 7: the refused tag's text reaches the terminal in
+    """The refused tag's text reaches the terminal in
     ``companion run --simulate`` too."""
     from companion.app.pretty import render
 

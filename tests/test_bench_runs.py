@@ -1,6 +1,6 @@
 """The benchmark suite runs (``bench/run.py --quick --json``) and ends with one
-JSON object holding every figure the issue names.  Nothing here is about how
-fast anything is: timings never fail a test."""
+JSON object holding every figure docs/develop/benchmarks.md names.  Nothing
+here is about how fast anything is: timings never fail a test."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A wall clock that is wrong (issue 18, "A Pi has no real-time clock"): it is
+"""A wall clock that is wrong (a Pi has no real-time clock): it is
 wrong at boot and jumps when the network sets it.  Durations come from the
 monotonic clock, dates never go back before the journal's, and the games
 night is decided by the clock once it is right (companion.runtime.clock.Record).
@@ -72,7 +72,7 @@ def errors(table: Table) -> list[str]:
     (3 * YEAR, VIRTUAL_EPOCH + 3 * YEAR),  # 3 years behind until the network set it: the start is the end less 20 min
     (-3 * YEAR, VIRTUAL_EPOCH),  # set 3 years back mid-game: the journal's date holds
 ], ids=["set-forward", "set-back"])
-def test_item16_a_game_lasts_its_monotonic_time_when_the_wall_clock_jumps_years_mid_game(
+def test_a_game_lasts_its_monotonic_time_when_the_wall_clock_jumps_years_mid_game(
         tmp_path: Path, jump: float, start: float) -> None:
     _, draws = six()
     table = Table(tmp_path, draws=draws)
@@ -85,7 +85,7 @@ def test_item16_a_game_lasts_its_monotonic_time_when_the_wall_clock_jumps_years_
         table.close()
 
 
-def test_item16_a_game_across_a_restart_lasts_the_time_the_table_ran(tmp_path: Path,
+def test_a_game_across_a_restart_lasts_the_time_the_table_ran(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Cut 10 minutes in, right after a bid; the Pi comes back at 1970 and its
     monotonic clock restarts at 0: the game lasts its 20 minutes of table time,
@@ -109,7 +109,7 @@ def test_item16_a_game_across_a_restart_lasts_the_time_the_table_ran(tmp_path: P
         table.close()
 
 
-def test_item18_a_restart_with_the_clock_behind_the_journal_is_noticed_and_keeps_plays_in_order(
+def test_a_restart_with_the_clock_behind_the_journal_is_noticed_and_keeps_plays_in_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _, draws = six()
     table = Table(tmp_path, draws=draws)
@@ -134,7 +134,7 @@ def test_item18_a_restart_with_the_clock_behind_the_journal_is_noticed_and_keeps
 
 
 @pytest.mark.parametrize("later, evening", [(18 * 3600, 2), (3 * 3600, 1)], ids=["next-day", "same-evening"])
-def test_item18_once_the_clock_is_set_it_decides_whether_the_start_was_a_new_evening(
+def test_once_the_clock_is_set_it_decides_whether_the_start_was_a_new_evening(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, later: float, evening: int) -> None:
     """A Pi boots behind its journal (1970, or the hour it last saved); the network
     sets the clock before the first game: the evening is then decided as a start with
@@ -157,7 +157,7 @@ def test_item18_once_the_clock_is_set_it_decides_whether_the_start_was_a_new_eve
         table.close()
 
 
-def test_item18_a_clock_jumping_years_forward_mid_evening_starts_no_new_evening(
+def test_a_clock_jumping_years_forward_mid_evening_starts_no_new_evening(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _, draws = six()
     table = Table(tmp_path, draws=draws)
@@ -176,7 +176,7 @@ def test_item18_a_clock_jumping_years_forward_mid_evening_starts_no_new_evening(
         table.close()
 
 
-def test_item18_the_one_night_discussion_holds_through_ten_years_of_jumps_either_way(tmp_path: Path) -> None:
+def test_the_one_night_discussion_holds_through_ten_years_of_jumps_either_way(tmp_path: Path) -> None:
     """The night, the discussion and the vote count run on the monotonic clock:
     the table says the same lines at the same times however the wall jumps."""
     script = load_script(ONE_NIGHT)

@@ -139,7 +139,7 @@ def test_reader_defaults_match_the_nfc_reader() -> None:
 
 @pytest.mark.parametrize("value", ["null", "~", "'null'", ""])
 def test_voice_player_null_is_yaml_null_or_the_word(tmp_path: Path, value: str) -> None:
-    """Issue 8: `player: null` (as README and config say) was refused as None."""
+    """`player: null` (as the docs and the config say) was once refused as None."""
     cfg = config.load([write(tmp_path, f"voice:\n  player: {value}\n")])
     assert cfg["voice"]["player"] == "null"
 
@@ -151,7 +151,7 @@ def test_voice_player_other_values_are_refused(tmp_path: Path) -> None:
 
 
 def test_shipped_config_comments_every_setting() -> None:
-    """Issue 8: every setting in config/companion.yaml says what it does
+    """Every setting in config/companion.yaml says what it does
     (the panel's pin numbers share the comment of `pins:`)."""
     uncommented = []
     under_pins = False
@@ -260,7 +260,7 @@ def test_each_game_declares_its_own_section() -> None:
     assert set(config.SCHEMA["games"]) == {"seven-knights", "one-night", "madness-hour"}
 
 
-# Item 6 (issue 18): private messages, scores and pages find a seat by its name, so two
+# Private messages, scores and pages find a seat by its name, so two
 # seats answering to one name would mix them.  Names are lower-case only, so comparing
 # them as written is comparing them case-insensitively.
 @pytest.mark.parametrize("text, line, seats", [
@@ -272,7 +272,7 @@ def test_each_game_declares_its_own_section() -> None:
     ("players:\n  extra: [blue]\n", 2, ("blue",)),  # a colour's card already
     ("players:\n  extra: [pink, pink]\n", 2, ("pink",)),
 ])
-def test_item6_two_seats_with_one_name_are_refused_naming_both(tmp_path: Path, text: str, line: int,
+def test_two_seats_with_one_name_are_refused_naming_both(tmp_path: Path, text: str, line: int,
                                                                 seats: tuple[str, ...]) -> None:
     p = write(tmp_path, text)
     with pytest.raises(ConfigError) as e:
@@ -282,12 +282,12 @@ def test_item6_two_seats_with_one_name_are_refused_naming_both(tmp_path: Path, t
         assert seat in e.value.problem
 
 
-def test_item6_a_seat_may_keep_its_own_colour_as_its_name(tmp_path: Path) -> None:
+def test_a_seat_may_keep_its_own_colour_as_its_name(tmp_path: Path) -> None:
     cfg = config.load([write(tmp_path, "players:\n  names: {red: red, blue: aki}\n  extra: [pink]\n")])
     assert cfg["players"] == {"names": {"red": "red", "blue": "aki"}, "extra": ["pink"]}
 
 
-def test_item6_the_six_player_demagogos_with_a_colliding_name_is_refused_at_load(
+def test_the_six_player_demagogos_with_a_colliding_name_is_refused_at_load(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from companion.app.cli import main
 

@@ -83,7 +83,7 @@ def _readable_run(tmp_path: Path, voice: str) -> str:
 
 
 def test_simulated_terminal_shows_every_line_said_once_with_its_time_stamp(tmp_path: Path) -> None:
-    """Issue 8: with --voice tts the terminal showed no narration.  Whatever
+    """With --voice tts the terminal once showed no narration.  Whatever
     the backend, each line said is shown once, stamped like the events."""
     import re
     import shutil
@@ -135,7 +135,7 @@ def said_after_greeting(proc: subprocess.Popen, deadline: float) -> dict:
 
 
 def test_pages_that_cannot_listen_are_off_and_a_game_needing_phones_is_refused_at_its_card(tmp_path: Path) -> None:
-    """Issue 12: the web configured on but its port taken.  The pairing gate
+    """The web configured on but its port taken.  The pairing gate
     would wait for phones that can never pair: the daemon plays on with the
     pages off, says and prints why, and Demagogos is refused at its card."""
     taken = socket.socket()
@@ -184,7 +184,7 @@ def test_pages_on_a_free_port_are_served_from_the_socket_bound_first(tmp_path: P
             proc.kill()
 
 
-def test_item4_a_signal_while_the_loop_holds_its_inbox_lock_still_stops_it() -> None:
+def test_a_signal_while_the_loop_holds_its_inbox_lock_still_stops_it() -> None:
     """SIGTERM landed while the main thread was inside the inbox's get, its
     lock held; the handler then put the loop's stop on that queue and waited
     forever for its own lock (found by 60 start/SIGTERM cycles: a daemon that

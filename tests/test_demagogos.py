@@ -161,7 +161,7 @@ def test_turn_auction_every_explorer_pays_and_the_order_is_by_bid_ties_by_the_vp
 # ----------------------------------------------------------------- cave
 def test_cave_contents_by_explorer_count_and_the_ruling_for_other_counts() -> None:
     assert [R.cave_contents(n) for n in (4, 5, 6, 7)] == [(3, 3, 1), (4, 3, 1), (4, 4, 1), (4, 5, 1)]
-    # ruling (revised, issue 20): treasure max(2, min(4, explorers - 1)), 1 disaster, the rest of
+    # ruling (revised): treasure max(2, min(4, explorers - 1)), 1 disaster, the rest of
     # explorers + 3 empty: 2 explorers, 5 boxes: 2 / 2 / 1; 3: 6 boxes, 2 / 3 / 1; 8: 11 boxes, 4 / 6 / 1
     assert [R.cave_contents(n) for n in (2, 3, 8)] == [(2, 2, 1), (2, 3, 1), (4, 6, 1)]
 
@@ -506,12 +506,12 @@ def test_the_public_board_shows_vp_holders_order_opened_boxes_and_the_open_aucti
                            ("dt.board.bids_in", {"players": []})]
 
 
-# ------------------------------------------- issue 20 (rules/demagogos-trap.md, [ruling]s)
+# ------------------------------------------- the rulings (rules/demagogos-trap.md, [ruling]s)
 def unchanged(d: Dealer) -> tuple[str, str]:
     return repr(d.st), repr(d.e.sealed)
 
 
-def test_item3_vp_auction_lowest_bid_is_1_gem_and_no_bid_leaves_the_vp_unsold() -> None:
+def test_vp_auction_lowest_bid_is_1_gem_and_no_bid_leaves_the_vp_unsold() -> None:
     """A 0-gem VP bid is refused (on the bidder's page: a refusal of a submit),
     changing nothing; the form starts at 1; nobody bids → "not sold", nobody
     gains a VP: the VP stays at green's 1 (the demagogue's)."""
@@ -529,7 +529,7 @@ def test_item3_vp_auction_lowest_bid_is_1_gem_and_no_bid_leaves_the_vp_unsold() 
     assert d.st.step == "role_auction" and d.st.round == 2
 
 
-def test_item4_every_cave_has_at_least_two_treasures() -> None:
+def test_every_cave_has_at_least_two_treasures() -> None:
     """Four players still in (red and yellow have won): 2 role holders, 2 explorers,
     5 boxes: 2 treasures, 2 empty, 1 disaster (3 explorers: 2 / 3 / 1). Holders:
     orange (bid 2) and, among the 0s (equal VP and gems), blue nearer the start;

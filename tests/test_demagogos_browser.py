@@ -1,4 +1,4 @@
-"""A whole game of Demagogos' Trap in a real browser (issue 12): six phones
+"""A whole game of Demagogos' Trap in a real browser: six phones
 pair their seats by the virtual table's card taps (the game waits for the
 last), then the six-player example (examples/demagogos/6p.yaml: its draws
 fixed, its result worked out by hand under ``expect:``) is played from the
@@ -59,7 +59,7 @@ class Game:
             page.fill("#submits input[name=gift-amount]", str(value["gems"]))
         else:
             page.fill(f"#submits input[name={fieldname}]", str(value))
-        if fieldname in CONFIRMED:  # asked on the page first (issue 21): sent on "yes"
+        if fieldname in CONFIRMED:  # asked on the page first: sent on "yes"
             send.click()
             send = page.locator(f'#submits form[data-field="{fieldname}"] .confirm button.yes')
         with page.expect_response(lambda r: r.url.endswith("/api/submit")) as answer:

@@ -388,7 +388,7 @@ class HandBuilt(Table):
 
         self.public, self.seats, self.snapshots, self.state, self.events = [], {}, [], state, []
         cfg = config.load([ROOT / "config" / "companion.yaml"])
-        cfg["players"] = {**cfg["players"], "names": names}  # past the config's check (item 6)
+        cfg["players"] = {**cfg["players"], "names": names}  # past the config's check that no two seats share a name
         self.sim = Simulation(cfg, state, self.events.append, draws=draws)
         self.sim.app.router.subscribe(self._public, TABLE)
         for seat in SEATS:
@@ -403,7 +403,7 @@ def _misaddressed(table: Table) -> list[tuple[str, dict[str, Any]]]:
             if e["event"] == "tell" and [s for s in t.state.seats if t.name_of(s) == e["to"]] != [seat]]
 
 
-def test_item6_two_seats_forced_to_one_name_are_never_both_seated(tmp_path: Path) -> None:
+def test_two_seats_forced_to_one_name_are_never_both_seated(tmp_path: Path) -> None:
     steps, draws, _ = script(SIX)
     table = HandBuilt(tmp_path, draws, {"red": "blue"})  # red answers to "blue", and so does blue
     try:
@@ -417,7 +417,7 @@ def test_item6_two_seats_forced_to_one_name_are_never_both_seated(tmp_path: Path
         table.close()
 
 
-def test_item6_a_private_message_for_a_name_two_seats_share_reaches_neither(tmp_path: Path) -> None:
+def test_a_private_message_for_a_name_two_seats_share_reaches_neither(tmp_path: Path) -> None:
     """A table whose names were forced equal mid-game (as no config allows): the loop
     addresses by seat and refuses to guess, so each private line reaches its seat or none."""
     steps, draws, _ = script(SIX)

@@ -1,4 +1,4 @@
-"""A table names its players (issue 22): a paired page may set its player's
+"""A table names its players: a paired page may set its player's
 display name — journaled ``named`` housekeeping, checked by the table, refused
 with the table's sentence (en, ja) and nothing changed; the finished play's
 record (BG Stats' export) and the MQTT ``play`` message carry it from the next

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTALLED = "/opt/companion/"  # where install.sh copies the repository
 
@@ -29,3 +31,98 @@ def test_unit_and_udev_rule_point_at_files_in_the_repository() -> None:
     rules = (ROOT / "systemd" / "99-companion-reader.rules").read_text(encoding="utf-8")
     for cited in re.findall(r"see ([\w./-]+\.md)", rules):
         assert (ROOT / cited).exists(), cited
+
+
+# ------------------------------------------------ behaviour named, not tracker numbers
+# Code, tests and docs say what a thing does or which rule it keeps; a number in
+# the project's tracker, or a note kept outside the repository, means nothing to
+# a reader of the tree.  Only CHANGELOG.md tells the history.
+CITATION = re.compile(r"\b[Ii]ssues? #?[0-9]+|" + "AGR" + "EED")  # split: this file cites nothing
+HISTORY = {"CHANGELOG.md"}
+# Files that still cite one, being rewritten on other branches: remove each entry
+# once its file is clean (the second test below fails while a clean file is listed).
+PENDING = frozenset({
+    "bench/README.md",
+    "bench/mqtt_tables.py",
+    "bench/read_side.py",
+    "bench/seat_pages.py",
+    "bench/web_pages.py",
+    "companion/app/config.py",
+    "companion/core/engine.py",
+    "companion/core/table.py",
+    "companion/runtime/clock.py",
+    "companion/runtime/outbox.py",
+    "mqtt/homeassistant.py",
+    "mqtt/topics.py",
+    "reliability/badfiles.py",
+    "reliability/mqtt_faults.py",
+    "tests/test_fifth_game.py",
+    "tests/test_game_folders.py",
+    "tests/test_journal_guard.py",
+    "tests/test_mqtt_homeassistant.py",
+    "tests/test_mqtt_link.py",
+    "tests/test_one_night.py",
+    "tests/test_outputs.py",
+    "tests/test_page_projection.py",
+    "tests/test_power_and_damage.py",
+    "tests/test_seat_pages.py",
+    "tests/test_table.py",
+    "tests/test_venue.py",
+    "tests/test_venue_evening.py",
+    "tests/test_venue_schema.py",
+    "tests/test_web.py",
+    "tests/test_web_accessibility.py",
+    "tests/test_web_address.py",
+    "tests/test_web_browser.py",
+    "tests/test_web_headline.py",
+    "tests/test_web_headline_browser.py",
+    "tests/test_web_pages_browser.py",
+    "tests/test_web_privacy.py",
+    "tests/test_web_read_side.py",
+    "tests/test_web_security.py",
+    "tests/test_web_sse.py",
+    "tests/test_web_tv_board.py",
+    "venue/schema.py",
+    "web/static/tv.js",
+})
+
+
+def _citations() -> dict[str, list[str]]:
+    """Each tracked text file's lines that cite an issue number or the outside note."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    found: dict[str, list[str]] = {}
+    for name in filter(None, listed.decode("utf-8").split("\0")):
+        path = ROOT / name
+        if name in HISTORY or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data:  # binary: a picture, a sound
+            continue
+        lines = [f"{name}:{n}: {line.strip()}"
+                 for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1)
+                 if CITATION.search(line)]
+        if lines:
+            found[name] = lines
+    return found
+
+
+def test_no_tracked_file_cites_an_issue_number_or_a_note_outside_the_repository() -> None:
+    stray = [line for name, lines in sorted(_citations().items()) if name not in PENDING for line in lines]
+    assert stray == [], "name the behaviour or the rule instead:\n" + "\n".join(stray)
+
+
+def test_every_pending_file_still_cites_one() -> None:
+    clean = sorted(PENDING - set(_citations()))
+    assert clean == [], f"clean now: remove from PENDING: {clean}"
+
+
+def test_the_citation_pattern_finds_what_it_forbids() -> None:
+    issue, note = "issue", "AGR" + "EED.md"  # spelt apart, or this file would cite them
+    cites = [f"({issue} 22)", f"{issue.title()} 8: a tile", f"{issue}s 21 and 22", f"see {issue} #4", f"{note} item 3"]
+    assert [s for s in cites if not CITATION.search(s)] == []
+    assert [s for s in ["the issue's case", "we issue BEGIN", f"t{issue} 3"] if CITATION.search(s)] == []

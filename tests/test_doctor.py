@@ -257,7 +257,7 @@ def test_no_sound_card() -> None:
     env = pi_env(run=lambda cmd: (1, "aplay: device_list:274: no soundcards found...\n"))
     r = doctor.check_audio(CFG, env)
     assert r.status == FAIL and "no sound card" in r.detail
-    # a PC with no sound: the fix says how to run without it (issue 8)
+    # a PC with no sound: the fix says how to run without it
     assert "--voice console" in r.fix and "player: null" in r.fix
 
 

@@ -54,10 +54,10 @@ def test_imports_run_one_way(folder: str, allowed: tuple[str, ...]) -> None:
 
 def test_the_venue_names_the_games_only_from_its_command() -> None:
     """The venue trusts no table: never the tables' MQTT builders (mqtt/), only
-    the core, the pages' door (web.guard), their event stream (web.sse,
-    issue 22's D2: one SSE helper for both) and their server's thread
-    (web.serving: one way to run uvicorn and close its loop); venue/cli.py, the command, reads
-    the games' names from the app's catalogue, lazily."""
+    the core, the pages' door (web.guard), their event stream (web.sse: one
+    SSE helper for both) and their server's thread (web.serving: one way to
+    run uvicorn and close its loop); venue/cli.py, the command, reads the
+    games' names from the app's catalogue, lazily."""
     wrong = [(p.name, m) for p, m in project_imports("venue")
              if not m.startswith(("companion.core", "web.guard", "web.sse", "web.serving", "venue"))]
     assert wrong == [("cli.py", "companion.app.catalogue")], wrong

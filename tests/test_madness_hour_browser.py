@@ -1,5 +1,5 @@
-"""Madness Hour's battle from the players' pages in a real browser (issues 10,
-12): the fighters and the Girl pair their phones mid-game; each fighter sends
+"""Madness Hour's battle from the players' pages in a real browser: the
+fighters and the Girl pair their phones mid-game; each fighter sends
 strength, items and mystic items from a labelled form; each page shows its own
 numbers (the Girl's, the card the companion holds for her) and nobody else's;
 the verdict is the example's, worked out by hand (examples/madness-hour.yaml)."""

@@ -236,7 +236,7 @@ def test_dead_before_the_climax_do_not_vote_and_do_not_fight() -> None:
     assert "mh.vote.unanimous_keep" in said(out)
 
 
-# ------------------------------------------------- issue 20 (rules/madness-hour.md, [ruling]s)
+# ------------------------------------------------- the rulings (rules/madness-hour.md, [ruling]s)
 def mark_dead(e: MadnessHour, *players: str) -> list[Output]:
     out: list[Output] = []
     for p in players:
@@ -245,8 +245,8 @@ def mark_dead(e: MadnessHour, *players: str) -> list[Output]:
     return out
 
 
-def test_item1_vote_closes_when_a_death_leaves_every_living_investigator_voted() -> None:
-    """The issue's case: three investigators, two have voted, the third is marked
+def test_vote_closes_when_a_death_leaves_every_living_investigator_voted() -> None:
+    """Three investigators, two have voted, the third is marked
     dead. By hand: the living are blue and green, both voted keep → unanimous
     keep, no battle, the Girl lives; nobody died in the climax (yellow died
     before it). Human, alive: the Girl + sane survivors = red, blue, green."""
@@ -260,7 +260,7 @@ def test_item1_vote_closes_when_a_death_leaves_every_living_investigator_voted()
         "girl": "human", "girl_alive": True, "dead": ["yellow"], "winners": ["red", "blue", "green"]}
 
 
-def test_item1_vote_a_death_that_leaves_a_split_vote_opens_the_battle() -> None:
+def test_vote_a_death_that_leaves_a_split_vote_opens_the_battle() -> None:
     """blue keep, green kill; yellow and purple not voted yet; purple dies, then
     yellow votes kill → the living (blue, green, yellow) all voted, split → battle.
     And a dead voter's vote is gone: blue voted then died → only green, yellow count."""
@@ -279,7 +279,7 @@ def test_item1_vote_a_death_that_leaves_a_split_vote_opens_the_battle() -> None:
     assert e.state.girl_alive is False and e.state.dead == ["blue", "purple"]
 
 
-def test_item1_vote_everyone_marked_dead_in_the_vote_the_girl_walks_out_alive() -> None:
+def test_vote_everyone_marked_dead_in_the_vote_the_girl_walks_out_alive() -> None:
     """Blue votes kill, then blue and green are marked dead: nobody is alive → no
     battle, the Girl walks out alive. Evil god, alive: the Girl + surviving mad
     = red alone; dead: blue, green."""
@@ -293,7 +293,7 @@ def test_item1_vote_everyone_marked_dead_in_the_vote_the_girl_walks_out_alive() 
     assert report.fields == {"girl": "evil-god", "girl_alive": True, "dead": ["blue", "green"], "winners": ["red"]}
 
 
-def test_item2_mystic_0_is_no_reveal_and_a_sane_investigator_stays_sane() -> None:
+def test_mystic_0_is_no_reveal_and_a_sane_investigator_stays_sane() -> None:
     """blue (keep) sends strength 3 and mystic 0; green (kill) strength 2. By hand:
     keep 3 > kill 2 → keep wins, green dies. Mystic 0 reveals nothing, so blue
     shows sane at the ending: human, alive → the Girl + sane survivors = red, blue."""
@@ -307,7 +307,7 @@ def test_item2_mystic_0_is_no_reveal_and_a_sane_investigator_stays_sane() -> Non
                                            "winners": ["red", "blue"]}
 
 
-def test_item2_mystic_entries_may_be_changed_or_cleared_until_the_battle_is_counted() -> None:
+def test_mystic_entries_may_be_changed_or_cleared_until_the_battle_is_counted() -> None:
     """blue (keep): strength 3, items 2, mystic 2; then items 0 and mystic 0 take
     them back. green (kill): strength 4. By hand: keep 3 (not 3 + 2 + 2 = 7),
     kill 4 → kill wins, blue dies, nobody revealed; the Girl dies."""

@@ -1,5 +1,5 @@
 """What a broker acknowledged is sent again until the broker has surely kept
-it (mqtt/link.py, ``CONFIRM_S``; issue 22's fault campaign).
+it (mqtt/link.py, ``CONFIRM_S``; found by the MQTT fault campaign, reliability/mqtt_faults.py).
 
 mosquitto answers PUBACK before it saves to disk: killed in between, it forgets
 a message it acknowledged.  So an acknowledged row waits in ``outbox_sent`` and

@@ -1,4 +1,4 @@
-"""The pairing desk (issue 19, part 1): it decides a phone's pairing and
+"""The pairing desk (companion/runtime/pairing.py): it decides a phone's pairing and
 hands back outputs and the ``paired`` housekeeping input — tried here on the
 desk and a pure table alone, with no loop to call back into."""
 

@@ -1,4 +1,4 @@
-"""The pairing gate (issue 12): a game that needs every player's page
+"""The pairing gate: a game that needs every player's page
 (Demagogos' Trap) starts only once every seat's phone is paired; with the
 pages off it is refused at its card; in a table script every seat counts as
 paired.  Through the real loop on virtual time, the journal and a restart;
@@ -68,7 +68,7 @@ def test_demagogos_waits_for_every_phone_says_who_is_missing_and_starts_with_the
     gate.sim.step("press", "next")
     table = gate.sim.loop.table
     assert table.state.phase == PAIRING and table.engine is None
-    boxes, needed = gate.says(mark)  # the boxes to lay out while the phones pair (issue 20), then who
+    boxes, needed = gate.says(mark)  # the boxes to lay out while the phones pair, then who
     assert (boxes["key"], boxes["text"]) == ("dt.pairing.boxes", "Demagogos' Trap: lay out 7 boxes, numbered 1 to 7, "
                                                                  "while the phones pair.")
     assert needed["key"] == "pairing.needed"

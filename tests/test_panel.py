@@ -292,7 +292,7 @@ def thread_deaths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return died
 
 
-def test_item4_closing_a_flashing_panel_kills_no_thread(rec: Recorder, thread_deaths: list[str]) -> None:
+def test_closing_a_flashing_panel_kills_no_thread(rec: Recorder, thread_deaths: list[str]) -> None:
     """Closed twice at once (the app, and a test's fixture after it) with
     flashes and beeps still queued: before, the second close released the
     pins while the worker still started blinks, whose gpiozero threads then

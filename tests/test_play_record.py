@@ -1,5 +1,5 @@
 """A finished game's record is a pure function of the table's result and
-times (issue 19, part 1: companion/runtime/plays.py); the journal holds it
+times (companion/runtime/plays.py); the journal holds it
 to its shape, and BG Stats' shape is the export's (web/bgstats.py)."""
 
 from __future__ import annotations

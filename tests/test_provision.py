@@ -457,7 +457,7 @@ def test_check_on_the_emulated_reader(emulator, tmp_path):
 
 
 def test_no_reader_points_at_companion_doctor(tmp_path: Path) -> None:
-    """Issue 8: `tags read` with no reader should say where to look next."""
+    """`tags read` with no reader should say where to look next."""
     from hardware.supervisor import ReaderUnavailable
 
     def missing(device: str) -> Any:
@@ -477,7 +477,7 @@ def test_learn_explains_itself_in_its_help(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_terminal_escapes_in_tag_text_are_not_printed_raw(cli):
-    """Issue 13, finding 7: a tag written elsewhere with escape sequences (clear
+    """A tag written elsewhere with escape sequences (clear
     screen, set the title, a bidi override, a carriage return forging a line)
     is shown with the escapes spelled out."""
     evil = "player/red\x1b[2J\x1b]0;owned\x07\r\nidentity:  game/one-night\u202e"

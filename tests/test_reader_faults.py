@@ -69,7 +69,7 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     assert died == []
 
 
-def test_item4_the_simulated_reader_runs_the_real_supervisor(runner: Runner) -> None:
+def test_the_simulated_reader_runs_the_real_supervisor(runner: Runner) -> None:
     """Unplugged, the simulated device is lost under the Supervisor, which
     announces it, waits, reopens it once plugged and announces the return."""
     reader = runner.sim.reader

@@ -1,4 +1,4 @@
-"""The reader's notices and the journal's (issue 19, part 1): each change
+"""The reader's notices and the journal's: each change
 logged and lit once, said when the night is over (companion/runtime/notices.py)."""
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ def test_the_voice_fill_may_lower_its_own_priority(unit: dict[str, dict[str, lis
     assert filters.index("setpriority ioprio_set") > filters.index("~@privileged @resources")
 
 
-# ----------------------------------------------- issue 18 item 1: the pages under the unit
+# ----------------------------------------------- the pages under the unit, reachable from the LAN only
 def families(unit: dict[str, dict[str, list[str]]]) -> list[str]:
     """``RestrictAddressFamilies=`` as systemd reads it: each line adds, an
     empty one resets (a leading ``~``, a deny list, is not what we write)."""
@@ -212,8 +212,8 @@ NOT_LAN = ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.64.0.1", "192.169.0.1", "260
            "2001:db8::1", "ff02::fb", "224.0.0.251"]
 
 
-def test_item1_the_pages_are_reachable_from_the_lan_and_nothing_else(unit: dict[str, dict[str, list[str]]]) -> None:
-    """Issue 18 item 1: the pages serve the venue's Wi-Fi; nothing on the
+def test_the_pages_are_reachable_from_the_lan_and_nothing_else(unit: dict[str, dict[str, list[str]]]) -> None:
+    """The pages serve the venue's Wi-Fi; nothing on the
     internet reaches them, and the daemon reaches nothing outside the LAN."""
     assert unit["Service"].get("PrivateNetwork", ["no"])[-1] == "no"  # the phones are on the host's network
     assert "any" in " ".join(unit["Service"]["IPAddressDeny"]).split()
@@ -221,7 +221,7 @@ def test_item1_the_pages_are_reachable_from_the_lan_and_nothing_else(unit: dict[
     assert [a for a in NOT_LAN if ip_allowed(unit, a)] == []
 
 
-def test_item1_descriptors_for_the_pages_connections(unit: dict[str, dict[str, list[str]]]) -> None:
+def test_descriptors_for_the_pages_connections(unit: dict[str, dict[str, list[str]]]) -> None:
     # soft = hard: the pages' ~128 connections plus the journal, the voice and the devices,
     # with headroom, and nothing can raise it.
     assert 512 <= int(last(unit, "Service", "LimitNOFILE")) <= 4096
@@ -297,9 +297,9 @@ def run_the_pages_under(tmp_path: Path, names: list[str], nofile: str | None = N
     return result
 
 
-def test_item1_the_pages_answer_and_demagogos_is_taken_under_the_units_restrictions(
+def test_the_pages_answer_and_demagogos_is_taken_under_the_units_restrictions(
         unit: dict[str, dict[str, list[str]]], tmp_path: Path) -> None:
-    """Issue 18 item 1: installed as the README says, the pages were always
+    """Installed as the docs say, the pages were once always
     off and Demagogos refused.  Under the unit's own address families and
     descriptor limit (read from the file) the pages listen on every address
     and answer on loopback, which its IP list allows, and Demagogos' card is
@@ -311,7 +311,7 @@ def test_item1_the_pages_answer_and_demagogos_is_taken_under_the_units_restricti
     assert (got["said"], got["page"], got["card"]) == ("web.address", "idle", "accepted"), got
 
 
-def test_item1_the_reproduction_bites_the_old_units_families_turn_the_pages_off(tmp_path: Path) -> None:
+def test_the_reproduction_bites_the_old_units_families_turn_the_pages_off(tmp_path: Path) -> None:
     """The same run under the families of the unit before the pages: the
     filter is real — the pages are off for the reason a Pi gave, and
     Demagogos is refused at its card."""

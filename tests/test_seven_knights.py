@@ -674,7 +674,7 @@ def test_back_never_reaches_past_a_verdict_or_a_score() -> None:
 
 
 def test_back_after_a_wrong_last_recommendation_reopens_the_election() -> None:
-    """Issue 8: the last recommendation was wrong and the captain announced."""
+    """The last recommendation was wrong and the captain already announced."""
     engine = make()
     feed(engine, "next", "next", "red", "blue", "blue", "blue", "green", "purple", "yellow", "purple", "purple")
     before_last = copy.deepcopy(engine.state)
@@ -700,7 +700,7 @@ def test_back_takes_back_the_elected_captains_wrong_tile() -> None:
 
 
 def test_back_after_next_one_tile_too_early_in_the_formation() -> None:
-    """Issue 8: ``next`` pressed before the last knight was tapped; without
+    """``next`` pressed before the last knight was tapped; without
     back the forgotten knight would count as left out (witch team wins)."""
     engine = make()
     feed(engine, "k1", "next", "k1", "k2", "k3", "k4", "next")
@@ -931,7 +931,7 @@ def test_back_does_not_reach_past_a_captain_witch_verdict() -> None:
         engine.handle(Press("back"))
 
 
-# ----------------------------------------------- regressions (issue 8, "Wrong today")
+# ----------------------------------------------- regressions: each was once wrong
 # Worked out by hand from the spec's table: players + centre tiles.
 ON_TABLE = [
     ("basic", 4, 5), ("basic", 5, 6), ("basic", 6, 6), ("basic", 7, 7), ("basic", 8, 8),
@@ -994,7 +994,7 @@ def test_bug_special_witch_is_tappable_as_a_centre_tile() -> None:
 
 
 def test_bug_bewitched_captain_found_by_check_is_witch_win() -> None:
-    """Issue 8: basic (6 players: no centre, so the witch lay in front of a
+    """Basic (6 players: no centre, so the witch lay in front of a
     player), captain yellow (knight 3) bewitched, the witch's holder green
     left out; at scoring only yellow taps, ``next``; the captain check names
     yellow.  Yellow's tap answers the captain check only; the holder is then
@@ -1014,7 +1014,7 @@ def test_bug_bewitched_captain_found_by_check_is_witch_win() -> None:
 
 @pytest.mark.parametrize("tile", ["k3", "witch", "k7", "skb/knight/6"])
 def test_bug_tile_before_command_phase_is_not_named(tile: str) -> None:
-    """Issue 8: a tile that slips over the reader during the quest is not
+    """A tile that slips over the reader during the quest is not
     named, checked or judged: the same line (and an accepted beep) whatever
     the tile; ``back`` drops it and the quest goes on."""
     engine = make()
@@ -1097,7 +1097,7 @@ def test_conceding_is_explained_when_it_first_becomes_possible(words: tuple[str,
 
 
 def test_bug_a_slipped_tile_is_not_named_in_the_public_log(table) -> None:
-    """Regression (issue 8 follow-up): the accepted event of a tile tapped
+    """Regression: the accepted event of a tile tapped
     before the command phase named it; until next confirms it, it is skb/* whatever the tile."""
     from companion.core.messages import Event
 

@@ -148,8 +148,8 @@ SENTENCE_STARTS_LOWER = re.compile(r"(^|[.!?。！？]\s*)[a-z]")
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_no_sentence_starts_with_a_lower_case_name(lang: str) -> None:
-    """Issue 8: "red, seat 1." → "Red, seat 1." — a colour or a config name
-    (lower case) filled in at the start of a sentence is capitalised."""
+    """A colour or a config name (lower case) filled in at the start of a
+    sentence is capitalised: "red, seat 1." → "Red, seat 1."."""
     from companion.app.catalogue import narrator as table_narrator
 
     narrate = table_narrator()

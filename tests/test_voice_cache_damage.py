@@ -1,5 +1,5 @@
-"""Issue 13, finding 5 (the WAV cache) and the render worker's part of
-finding 7: each test is named after what was found.
+"""A damaged WAV cache, and a render worker whose parent left early: each
+test is named after what was found.
 
 A damaged cache file — zero bytes, a 20-byte stub, a WAV cut short, garbage —
 is met on a cue, while assembling a dynamic line and by prerender; every one

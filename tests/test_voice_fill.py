@@ -1,4 +1,4 @@
-"""Issue 14's background fill must not disturb a game: it holds off while the
+"""The voice cache's background fill must not disturb a game: it holds off while the
 table runs on the clock (the loop's ``activity`` command), renders the lines
 of the game being played first, holds one engine at a time, and its worker
 writes at idle disk priority."""

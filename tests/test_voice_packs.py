@@ -193,7 +193,7 @@ def test_a_pack_still_overrides_its_line_whatever_the_engine(tmp_path):
         assert renderer.renders == 0, engine
 
 
-# Issue 18 item 15: crafted WAVs crashed the start (exit 1, a traceback).
+# Crafted WAVs once crashed the start (exit 1, a traceback).
 def _riff(*chunks: bytes) -> bytes:
     body = b"WAVE" + b"".join(chunks)
     return b"RIFF" + struct.pack("<I", len(body)) + body
@@ -219,7 +219,7 @@ CRAFTED = {  # file → what is said of it
 
 
 @pytest.mark.parametrize("crafted", sorted(CRAFTED))
-def test_item15_a_crafted_wav_is_named_and_skipped(tmp_path, crafted):
+def test_a_crafted_wav_is_named_and_skipped(tmp_path, crafted):
     pack = tmp_path / "pack"
     pack.mkdir()
     recording(pack / "onw.seer.wake.wav")
@@ -231,7 +231,7 @@ def test_item15_a_crafted_wav_is_named_and_skipped(tmp_path, crafted):
     assert problem.name == "undo.done.wav" and said in problem.reason, problem
 
 
-def test_item15_the_voice_starts_past_every_crafted_wav_and_names_each(tmp_path):
+def test_the_voice_starts_past_every_crafted_wav_and_names_each(tmp_path):
     """What `companion run` does at start: the pack loads, every crafted file
     is reported by name, the lines they were for fall back to TTS."""
     pack = tmp_path / "pack"

@@ -63,7 +63,7 @@ class Ring:
         self.closed += 1
 
 
-def test_item4_a_new_device_is_one_plan_and_closes_with_the_app(tmp_path: Path) -> None:
+def test_a_new_device_is_one_plan_and_closes_with_the_app(tmp_path: Path) -> None:
     """The README's recipe ("Adding a device"): a module with wants, receive
     and close, made from the parts by one DevicePlan; the wiring attaches it
     as it attaches its own, and App.close closes it (once, twice harmless)."""
@@ -110,7 +110,7 @@ class Closing:
             raise OSError("the ring's serial port is gone")
 
 
-def test_item4_app_close_closes_the_reader_then_each_device_last_attached_first(tmp_path: Path) -> None:
+def test_app_close_closes_the_reader_then_each_device_last_attached_first(tmp_path: Path) -> None:
     """Through Device.close alone (before: reader, panel and voice by hasattr
     stop/close, and no other device at all): one that fails to close does
     not keep the others open."""
@@ -131,7 +131,7 @@ def test_item4_app_close_closes_the_reader_then_each_device_last_attached_first(
     assert not supervising[0].is_alive() and not reader.present(text="player/red")
 
 
-def test_item4_closing_the_app_kills_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_closing_the_app_kills_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A daemon stopping with feedback still flashing logs no thread's
     traceback: every device thread ends before its pin or port goes."""
     died: list[str] = []

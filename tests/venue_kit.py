@@ -1,5 +1,5 @@
 """What the venue's tests share: a plain paho client standing for a table (it
-publishes contract messages, AGREED §2, built here by hand: the venue trusts
+publishes contract messages, docs/integrate/mqtt.md's, built here by hand: the venue trusts
 no table's builder), finished plays from real simulated tables, and a wait."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Display names: what a player's paired page may call them tonight (issue 22).
+"""Display names: what a player's paired page may call them tonight.
 
 A display name is a person's, for the people reading a record: the finished
 play's record (BG Stats' export, the MQTT ``play`` message) and so the
