@@ -79,3 +79,17 @@ def test_the_readmes_event_topic_names_every_published_event() -> None:
     row = next(line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
                if line.startswith("| `event` |"))
     assert set(re.findall(r"`([a-z_]+)`", row)) >= wire.published(companion.games.manifests())
+
+
+def test_a_play_is_rated_as_its_manifest_says_and_as_its_fields_say_without_what_it_ranks_by() -> None:
+    from venue import league
+
+    p = [{"seat": "red", "winner": True, "score": 1, "team": "village", "place": None},
+         {"seat": "blue", "winner": False, "score": 5, "team": "werewolf", "place": 1},
+         {"seat": "green", "winner": False, "score": 0, "team": "werewolf", "place": None}]
+    assert league.sides(p, "teams") == ([[0], [1, 2]], [1, 2])  # the game's rating wins over a stray place
+    assert league.sides(p) == ([[0], [1], [2]], [2, 1, 2])  # a game unknown: as its fields say
+    unplaced = [{**x, "place": None} for x in p]
+    assert league.sides(unplaced, "places") == league.sides(unplaced)  # nobody placed: never a crash
+    assert schema.rating("demagogos") == "places" and schema.rating("one-night") == "teams"
+    assert schema.rating("no-such-game") is None

@@ -65,9 +65,12 @@ def sides(players: Sequence[Mapping[str, Any]], rating: str | None = None) -> tu
     winners: venue/schema.rating); None (a game this venue does not know):
     read from the players (a place given, else a team given, else winners)."""
     idx = range(len(players))
+    placed = any(p.get("place") is not None for p in players)
+    teamed = any(p.get("team") is not None for p in players)
+    if (rating == "places" and not placed) or (rating == "teams" and not teamed):
+        rating = None  # a play without what its game ranks by (nobody placed): as for a game unknown
     if rating is None:
-        rating = ("places" if any(p.get("place") is not None for p in players) else
-                  "teams" if any(p.get("team") is not None for p in players) else "winners")
+        rating = "places" if placed else "teams" if teamed else "winners"
     if rating == "places":
         last = max(int(p["place"]) for p in players if p.get("place") is not None) + 1
         return [[i] for i in idx], [int(players[i]["place"] or last) for i in idx]
