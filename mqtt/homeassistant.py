@@ -37,6 +37,7 @@ from typing import Any
 
 from companion.core.engine import Engine
 from companion.core.table import Table
+from companion.core.wire import topic
 
 TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # AGREED.md §2
 PREFIX = "homeassistant"  # Home Assistant's discovery prefix (its default)
@@ -156,8 +157,7 @@ def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[E
         raise ValueError(f"not a table id (AGREED §2: 1 to 32 of a-z, 0-9 and '-'): {table_id!r}")
     engines = tuple(games.values() if isinstance(games, Mapping) else games)
     words = {**NAMES["en"], **NAMES.get(lang, {})}
-    base = f"companion/{table_id}"
-    state, ids = f"{base}/state", entity_ids(table_id, commands=commands)
+    state, ids = topic(table_id, "state"), entity_ids(table_id, commands=commands)
     langs = dict.fromkeys((lang, *(names or {})))
     tpl = _templates(engines, {la: game_names(names, engines, la) for la in langs}, lang)
 
@@ -174,18 +174,18 @@ def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[E
                            payload_on="ON", payload_off="OFF"),
     }
     if types := event_types(engines):  # Home Assistant wants at least one
-        cmps["verdict"] = component("verdict", "event", state_topic=f"{base}/event", event_types=types,
+        cmps["verdict"] = component("verdict", "event", state_topic=topic(table_id, "event"), event_types=types,
                                     value_template=tpl["verdict"], json_attributes_topic=state,
                                     json_attributes_template=tpl["totals"])
     if commands:
-        cmps |= {b: component(b, "button", command_topic=f"{base}/command", payload_press=b, retain=False)
+        cmps |= {b: component(b, "button", command_topic=topic(table_id, "command"), payload_press=b, retain=False)
                  for b in BUTTONS}
     payload = {
         "dev": {"ids": [f"companion_{table_id}"], "name": words["device"].format(table_id=table_id),
                 "mf": ORIGIN, "mdl": words["model"], **({"sw": sw} if sw else {})},
         "o": {"name": ORIGIN, **({"sw": sw} if sw else {})},
         "cmps": cmps,
-        "availability_topic": f"{base}/status", "payload_available": "online", "payload_not_available": "offline",
+        "availability_topic": topic(table_id, "status"), "payload_available": "online", "payload_not_available": "offline",
         "qos": 1,
     }
     return config_topic(table_id, prefix), json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()

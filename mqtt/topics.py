@@ -8,15 +8,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-MAX_PAYLOAD = 64 * 1024  # the venue drops anything larger (AGREED.md §2)
+from companion.core.wire import MAX_PAYLOAD as MAX_PAYLOAD  # the wire's, written once
+from companion.core.wire import topic as topic
+
 QOS = 1
 ONLINE, OFFLINE = b"online", b"offline"
 COMMANDS = frozenset({"next", "back", "repeat"})
-
-
-def topic(table_id: str, name: str) -> str:
-    """``companion/<table_id>/<name>``: status, state, event, play, command."""
-    return f"companion/{table_id}/{name}"
 
 
 def state(view: Mapping[str, Any], table_id: str, night: bool = False) -> dict[str, Any]:

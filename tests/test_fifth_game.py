@@ -19,6 +19,7 @@ import argparse
 import io
 import json
 import re
+import socket
 import sys
 import textwrap
 from pathlib import Path
@@ -26,6 +27,8 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
+from conftest import Table
+from test_mqtt_homeassistant import fire
 
 import companion.games
 from companion.app import catalogue, scores
@@ -33,7 +36,12 @@ from companion.app.live_table import LiveTable
 from companion.app.simulate import run_script
 from companion.app.tags_cmd import configure_parser, run
 from companion.core.engine import Engine
+from companion.runtime.outbox import OutboxStore
 from hardware.provision import SimTag, SimulatedTagStore
+from mqtt import homeassistant as ha
+from venue import league
+from venue import schema as venue_schema
+from venue.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,10 +54,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Goto, Result, Setup, Step, Take
+from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import Output, Press, Refusal, Report, Say, Tap
 
 ANSWERS = ("qz/answer/a", "qz/answer/b")
+VERDICTS = ("right", "nobody")  # who won: those who answered right, or nobody did
 
 
 @dataclass
@@ -66,6 +75,8 @@ class QuizNight(Engine):
         "qz_answer": lambda ev: f"? {ev['player']} answers {ev['answer']}"}
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 4
+    outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("qz_result", "verdict", VERDICTS),)
+
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
         self.state = State()
@@ -92,7 +103,9 @@ class QuizNight(Engine):
         return out + self.prompt()
 
     def _reveal(self, inp: Press) -> list[Output]:
-        return [Say("qz.reveal", {"players": list(self.result().winners)})]
+        right = list(self.result().winners)
+        return [Say("qz.reveal", {"players": right}),
+                Report("qz_result", {"answer": "a", "right": right, "verdict": VERDICTS[not right]})]
 
     def public_view(self) -> dict[str, Any]:
         return {"step": self.state.step, "answered": len(self.state.answers)}
@@ -102,7 +115,8 @@ class QuizNight(Engine):
 
     def result(self) -> Result:
         totals = {p: int(self.state.answers.get(p) == "a") for p in self.players}
-        return Result(totals, tuple(p for p, n in totals.items() if n))
+        return Result(totals, tuple(p for p, n in totals.items() if n),
+                      teams={p: "right" if n else "wrong" for p, n in totals.items()})
 
     # What each step takes and where it may lead: the one source of legal().
     STEPS: ClassVar[dict[str, Step]] = {
@@ -112,6 +126,16 @@ class QuizNight(Engine):
                        prompt=lambda game: [Say("qz.all_in")]),
         "over": Step(final=True),
     }
+'''
+
+# Its manifest: the event it publishes (its fields' schema) and how a venue rates it.
+MANIFEST = '''
+from companion.core.manifest import Event, choice, describe, names, word
+from quiz_night.engine import VERDICTS, QuizNight
+
+MANIFEST = describe(QuizNight, events=(
+    Event("qz_result", {"answer": word(), "right": names(), "verdict": choice(*VERDICTS)}),
+), rating="teams")
 '''
 
 LINES = {
@@ -160,6 +184,7 @@ def quiz(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> type[Engine]:
     (folder / "lines").mkdir(parents=True)
     (folder / "__init__.py").write_text('"""Quiz Night."""\nfrom quiz_night.engine import QuizNight\n')
     (folder / "engine.py").write_text(ENGINE)
+    (folder / "manifest.py").write_text(MANIFEST)
     for lang, text in LINES.items():
         (folder / "lines" / f"{lang}.yaml").write_text(textwrap.dedent(text), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path / "games"))
@@ -235,6 +260,59 @@ def test_item2_the_public_page_and_the_export_name_the_fifth_game_from_its_folde
     args = argparse.Namespace(state=tmp_path / "state", export="json", output=None, config=[])
     assert scores.run(args, out=out) == 0
     assert json.loads(out.getvalue())["plays"][0]["game"]["name"] == "Quiz Night"
+
+
+def test_finding_the_fifth_games_result_reaches_the_venues_league_and_home_assistants_verdict(
+        quiz: type[Engine], tmp_path: Path) -> None:
+    """Before: the outbox published, and the venue accepted, only a list of
+    the four games' events written outside their folders (runtime/outbox.py,
+    venue/schema.py): the fifth game's result never left the table, and a
+    venue would have refused it.  Now its folder's manifest declares it."""
+    with socket.socket() as s:  # a loopback port nobody listens on: the rows wait in the outbox
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t = Table(tmp_path / "state", players={"extra": ["aki", "ben", "chie"]},
+              mqtt={"broker": f"127.0.0.1:{port}", "table_id": "t1"})
+    try:
+        t.tap("game/quiz-night", "player/aki", "player/ben", "player/chie")
+        t.press("next")
+        t.tap("qz/answer/a", "qz/answer/b", "qz/answer/a")
+        t.press("next")
+        assert t.of("qz_answer") and t.of("qz_result") and t.of("session_scores")
+    finally:
+        t.close()
+    outbox = OutboxStore(tmp_path / "state" / "journal.sqlite")
+    try:
+        letters = outbox.pending(limit=1000)
+    finally:
+        outbox.close()
+    # its own events only as its manifest declares: the verdict, never each answer
+    sent = [json.loads(x.payload) for x in letters if x.topic == "companion/t1/event"]
+    assert [e["event"] for e in sent] == ["qz_result"]
+    store = Store(tmp_path / "venue")
+    try:
+        for x in letters:
+            record = venue_schema.check(x.topic, x.payload)
+            assert not isinstance(record, venue_schema.Problem), record
+            store.apply(record, 1.9e9)
+        verdict = [r for r in (venue_schema.check(x.topic, x.payload) for x in letters)
+                   if isinstance(r, venue_schema.Event) and r.event == "qz_result"]
+        assert verdict[0].fields == {"answer": "a", "right": ["aki", "chie"], "verdict": "right"}
+        (play,) = store.plays()
+        assert play["game"] == "quiz-night" and venue_schema.rating("quiz-night") == "teams"
+        table = {s.person: s for s in league.standings(store.plays())}
+    finally:
+        store.close()
+    assert {p: (s.plays, s.wins) for p, s in table.items()} == {"aki": (1, 1), "ben": (1, 0), "chie": (1, 1)}
+    assert table["aki"].ordinal > table["ben"].ordinal  # rated as teams: the right answers beat the wrong
+    assert table["aki"].ordinal == table["chie"].ordinal
+    # Home Assistant: its verdict is one the event entity fires, with the game named
+    _, body = ha.discovery("t1", companion.games.registry(), commands=False, lang="en")
+    entity = json.loads(body)["cmps"]["verdict"]
+    assert {"right", "nobody"} <= set(entity["event_types"])
+    (result,) = [x for x in letters if json.loads(x.payload).get("event") == "qz_result"]
+    kind, attrs = fire(entity["value_template"], result.payload, entity["event_types"])
+    assert kind == "right" and attrs["game"] == "quiz-night" and attrs["right"] == ["aki", "chie"]
 
 
 def test_item2_tags_check_knows_the_fifth_games_set(quiz: type[Engine], tmp_path: Path) -> None:

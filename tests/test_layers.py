@@ -52,15 +52,21 @@ def test_imports_run_one_way(folder: str, allowed: tuple[str, ...]) -> None:
     assert not wrong, wrong
 
 
-def test_the_venue_names_the_games_only_from_its_command() -> None:
-    """The venue trusts no table: never the tables' MQTT builders (mqtt/), only
-    the core, the pages' door (web.guard), their event stream (web.sse: one
-    SSE helper for both) and their server's thread (web.serving: one way to
-    run uvicorn and close its loop); venue/cli.py, the command, reads the
-    games' names from the app's catalogue, lazily."""
-    wrong = [(p.name, m) for p, m in project_imports("venue")
-             if not m.startswith(("companion.core", "web.guard", "web.sse", "web.serving", "venue"))]
+def test_the_venue_names_the_games_only_from_its_command_and_their_manifests() -> None:
+    """The venue trusts no table: never the tables' MQTT builders (mqtt/) nor
+    their runtime, only the core, the games' manifests (pure declarations:
+    which events a table publishes and their fields — venue/schema.py checks
+    by them, an arrow pointing down, as the app's does), the pages' door
+    (web.guard), their event stream (web.sse, one SSE helper for both) and
+    their server's thread (web.serving: one way to run uvicorn and close its
+    loop); venue/cli.py, the command, reads the games' names from the app's
+    catalogue, lazily."""
+    found = project_imports("venue")
+    wrong = [(p.name, m) for p, m in found
+             if not m.startswith(("companion.core", "web.guard", "web.sse", "web.serving", "venue"))
+             and not (p.name == "schema.py" and m == "companion.games")]
     assert wrong == [("cli.py", "companion.app.catalogue")], wrong
+    assert not [m for _, m in found if m.startswith(("companion.runtime", "mqtt"))]
 
 
 def test_each_game_imports_only_the_core_and_itself() -> None:

@@ -30,11 +30,13 @@ from companion.app.config import ConfigError
 from companion.app.simulate import load_script
 from companion.core.events import TABLE, Press
 from companion.core.messages import Event
-from companion.runtime.outbox import PUBLISHED
+from companion.core.wire import published
+from companion.games import manifests
 from mqtt import link as linkmod
 from mqtt import settings
 from tests.mosquitto import needs_mosquitto_passwd, password_broker
 
+PUBLISHED = published(manifests())  # what the outbox publishes: the table's events and the games' manifests'
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
 TID = "t1"

@@ -6,7 +6,8 @@ number of teams of any size from one ranking with ties, in time linear in the
 teams (a Bradley-Terry model compares every pair), which is what a league of
 hidden-role team games and 10-player free-for-alls needs.
 
-How a play becomes teams and ranks (``sides``):
+How a play becomes teams and ranks (``sides``), as the game's manifest says
+(its ``rating``; a game the venue does not know: as its players' fields say):
 - a finishing place given (Demagogos): free-for-all, each player alone,
   ranked by place; whoever did not finish shares the place after the last;
 - teams given (Seven Knights' knights vs the witch team, One Night's village
@@ -44,6 +45,7 @@ from openskill.models import PlackettLuce
 
 from companion.core import display_names
 from companion.core.tags import COLOURS
+from venue import schema
 
 MODEL = PlackettLuce()
 
@@ -57,13 +59,22 @@ def person(name: str, seat: str) -> str | None:
     return None if key == seat.casefold() and key in COLOURS else key
 
 
-def sides(players: Sequence[Mapping[str, Any]]) -> tuple[list[list[int]], list[int]]:
-    """A play's players (their indexes) as sides, and each side's rank (1 = best)."""
+def sides(players: Sequence[Mapping[str, Any]], rating: str | None = None) -> tuple[list[list[int]], list[int]]:
+    """A play's players (their indexes) as sides, and each side's rank (1 = best).
+    ``rating``: how the game's manifest says it is rated (places, teams or
+    winners: venue/schema.rating); None (a game this venue does not know):
+    read from the players (a place given, else a team given, else winners)."""
     idx = range(len(players))
-    if any(p.get("place") is not None for p in players):
+    placed = any(p.get("place") is not None for p in players)
+    teamed = any(p.get("team") is not None for p in players)
+    if (rating == "places" and not placed) or (rating == "teams" and not teamed):
+        rating = None  # a play without what its game ranks by (nobody placed): as for a game unknown
+    if rating is None:
+        rating = "places" if placed else "teams" if teamed else "winners"
+    if rating == "places":
         last = max(int(p["place"]) for p in players if p.get("place") is not None) + 1
         return [[i] for i in idx], [int(players[i]["place"] or last) for i in idx]
-    if any(p.get("team") is not None for p in players):
+    if rating == "teams":
         groups: dict[tuple[str, bool], list[int]] = {}
         for i in idx:  # a player of no team in a team game is a side alone
             side = players[i]["team"] if players[i].get("team") is not None else f"/{players[i]['seat']}"
@@ -119,7 +130,7 @@ class Tally:
         for play in plays:
             people = {p["person"] for p in play["players"] if p["person"] is not None}
             before = [(k, replace(s) if (s := self.table.get(k)) is not None else None) for k in people]
-            self._rate(play["players"])
+            self._rate(play["players"], schema.rating(str(play.get("game"))))
             self.undo.append((key(play), self.last, before))
             self.last = key(play)
             self.count += 1
@@ -140,8 +151,8 @@ class Tally:
             self.count -= 1
         return True
 
-    def _rate(self, players: Sequence[Mapping[str, Any]]) -> None:
-        groups, ranks = sides(players)
+    def _rate(self, players: Sequence[Mapping[str, Any]], rating: str | None = None) -> None:
+        groups, ranks = sides(players, rating)
         ratings = []
         for group in groups:
             team = []

@@ -6,6 +6,9 @@ saying why the message was refused (logged and counted by the caller, never
 stored, never a traceback).  A table may write only its own topics (the
 broker's ACL), and here its payload must name the table of its topic too.
 Only the contract's keys are kept: a field nobody checked is never shown.
+Which events there are, and each one's fields, the games' manifests say
+(``companion/games/<game>/manifest.py``, the table's own in
+``companion.core.wire``); here is only the machinery that checks them.
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import companion.games
 from companion.core import display_names
+from companion.core.manifest import Event as Declared
+from companion.core.manifest import Field
+from companion.core.wire import KINDS, MAX_PAYLOAD, events
 
-MAX_PAYLOAD = 64 * 1024
 TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")  # a game, a step, a team, a verdict: the engines' own ids
 # ``~<epoch>`` ends the ids a table publishes once its journal was put back (a restore,
@@ -29,8 +35,6 @@ EVENT_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/e/(?P<seq>[0-9]{1,15}
 PLAY_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/p/(?P<seq>[0-9]{1,15})(~[0-9a-z]{1,16})?")
 TAG = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}")  # a tag identity (skb/knight/1), a role (girl/human)
 PLAY_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
-KINDS = ("status", "state", "event", "play", "command")
-EVENTS = ("round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit")
 COMMANDS = ("next", "back", "repeat")
 MAX_PLAYERS = 32  # more seats than any game has: a list longer than this is not a table's
 MAX_NAME = 64
@@ -106,6 +110,29 @@ class _Bad(ValueError):
     pass
 
 
+_KNOWN: dict[tuple[type, ...], tuple[dict[str, Declared], dict[str, str]]] = {}
+
+
+def _known() -> tuple[dict[str, Declared], dict[str, str]]:
+    """What the games' manifests tell the venue — every event a table may
+    publish with its fields (the table's own and each game's), and each
+    game's rating — for ``GAMES`` as it is now: a game added is heard
+    without a word of the venue changed."""
+    global _KNOWN
+    games = companion.games.GAMES
+    found = _KNOWN.get(games)
+    if found is None:  # once per list of games; a new dict, so a thread reading the old one is never cut short
+        manifests = companion.games.manifests(games)
+        found = (events(manifests), {m.id: m.rating for m in manifests})
+        _KNOWN = {games: found}
+    return found
+
+
+def published() -> dict[str, Declared]:
+    """Every event a table may publish, by name, with its fields."""
+    return _known()[0]
+
+
 def check(topic: str, payload: bytes) -> Record | Problem:
     """The record ``payload`` on ``topic`` is, or why it is refused."""
     shown = _shown(topic)
@@ -138,6 +165,12 @@ def check(topic: str, payload: bytes) -> Record | Problem:
         return _play(table, data)
     except _Bad as e:
         return Problem(f"{shown}: {e}")
+
+
+def rating(game: str) -> str | None:
+    """How a venue ranks a play of ``game`` (its manifest's ``rating``: teams,
+    places or winners), or None for a game this venue does not know."""
+    return _known()[1].get(game)
 
 
 # ------------------------------------------------------------------ kinds
@@ -175,30 +208,11 @@ def _state(d: dict[str, Any]) -> dict[str, Any]:
 
 def _event(table: str, d: dict[str, Any]) -> Event:
     ident = _id(d, EVENT_ID, table, "<table>/e/<seq>.<n>[~<epoch>]")
-    kind = _get(d, "event")
-    if kind not in EVENTS:
-        raise _Bad(f"event is one of {', '.join(EVENTS)}")
+    kind, declared = _get(d, "event"), published()
+    if kind not in declared:
+        raise _Bad(f"event is one of {', '.join(declared)}")
     t = _time(_get(d, "t"), "t")
-    f: dict[str, Any]
-    if kind == "round_scored":
-        f = {"game": _word(_get(d, "game"), "game"), "round": _int(_get(d, "round"), "round", 0),
-             "points": _scores(_get(d, "points"), "points"), "totals": _scores(_get(d, "totals"), "totals")}
-    elif kind == "game_over":
-        f = {"game": _word(_get(d, "game"), "game"), "totals": _scores(_get(d, "totals"), "totals"),
-             "winners": _names(_get(d, "winners"), "winners")}
-    elif kind == "formation":
-        f = {"tiles": _words(_get(d, "tiles"), "tiles", TAG), "excluded": _words(_get(d, "excluded"), "excluded", TAG),
-             "verdict": _one_of(_get(d, "verdict"), "verdict", ("knights", "witch", "nobody"))}
-    elif kind == "onw_result":
-        f = {"executed": _names(_get(d, "executed"), "executed"), "winning_team": _word(_get(d, "winning_team"),
-             "winning_team"), "winners": _names(_get(d, "winners"), "winners")}
-    elif kind == "mh_result":
-        f = {"girl": _one_of(_get(d, "girl"), "girl", ("human", "evil-god")),
-             "girl_alive": _bool(_get(d, "girl_alive"), "girl_alive"), "dead": _names(_get(d, "dead"), "dead"),
-             "winners": _names(_get(d, "winners"), "winners")}
-    else:  # dt_exit
-        f = {"player": _name(_get(d, "player"), "player"), "vp": _int(_get(d, "vp"), "vp", 0),
-             "place": _int(_get(d, "place"), "place", 1)}
+    f = {key: _field(_get(d, key), key, spec) for key, spec in declared[kind].fields.items()}
     return Event(ident, table, t, str(kind), f)
 
 
@@ -271,6 +285,22 @@ def _player(p: Any, i: int) -> Player:
 
 
 # ------------------------------------------------------------------ values
+def _field(v: Any, key: str, spec: Field) -> Any:
+    """A published event's field, checked by the kind its game declares (core.manifest)."""
+    if spec.kind == "choice":
+        return _one_of(v, key, spec.values)
+    if spec.kind == "whole":
+        return _int(v, key) if spec.low is None else _int(v, key, spec.low)
+    if spec.kind == "tags":
+        return _words(v, key, TAG)
+    if spec.kind == "roles":
+        if not isinstance(v, dict) or len(v) > MAX_PLAYERS:
+            raise _Bad(f"{key} maps at most {MAX_PLAYERS} names to role ids")
+        return {_name(k, key): _words([x], f"{key}[{k!r}]", TAG)[0] for k, x in v.items()}
+    check = {"name": _name, "names": _names, "scores": _scores, "flag": _bool, "word": _word, "words": _words}
+    return check[spec.kind](v, key)
+
+
 def _json(payload: bytes) -> Any:
     def constant(name: str) -> Any:
         raise _Bad(f"{name} is not a JSON number")

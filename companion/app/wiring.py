@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from companion.app import config as configmod
-from companion.core import threads
+from companion.core import threads, wire
 from companion.core.events import ButtonPressed, Say
 from companion.core.messages import Device, ReadSide
 from companion.core.table import PAGES_ASSUMED, Table
@@ -194,7 +194,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     (``assumed``; core.table); ``journal_class``: the journal's (a modeled
     SD card, bench/tap_feedback.py)."""
     from companion.app import catalogue
-    from companion.games import registry
+    from companion.games import manifests, registry
 
     games = games if games is not None else registry()
     path = journal_path or state_dir(cfg) / "journal.sqlite"
@@ -222,7 +222,8 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
                      on_game_end=backups, on_round_end=backups.round_end,
                      read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
-                     inbox=inbox, publish_as=mqtt_settings.table_id(cfg) if mqtt_settings.enabled(cfg) else None)
+                     inbox=inbox, publish_as=mqtt_settings.table_id(cfg) if mqtt_settings.enabled(cfg) else None,
+                     publishes=wire.published(manifests(tuple(games.values()))))
     if mirror_dir is not None:
         _mirror(journal, mirror_dir, loop)
     # Folds the WAL at quiet moments (the daemon: on a thread of its own), never in a tap's commit.

@@ -189,8 +189,9 @@ ROUND_SCORED = "round_scored"
 
 @dataclass(frozen=True)
 class Report:
-    """A structured event (``formation``, ``round_scored``, ``game_over``,
-    ``onw_result``…); ``fields`` are JSON-ready.  ``audience``: ``TABLE``
+    """A structured event (the table's ``round_scored``, ``game_over``, or a
+    game's own: those it publishes are in its manifest); ``fields`` are
+    JSON-ready.  ``audience``: ``TABLE``
     (public page and log), ``LOG``, or ``to_player(name)``."""
 
     event: str

@@ -7,7 +7,7 @@ to their audience (DESIGN.md, *Audiences*):
     player:<id>    that player's page (and the log)
     LOG            the log only
 
-``Event`` is a log event (``say``, ``accepted``, ``formation``, ``tell``…)
+``Event`` is a log event (``say``, ``accepted``, ``round_scored``, ``tell``…)
 with its audience and, for lines, the rendered ``line``; ``Command`` is
 something a device does that is no event (``feedback``: the ok/error LED and
 beep; ``sound``: the night's ambience; ``led``: the ready LED; ``activity``:

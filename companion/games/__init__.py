@@ -1,7 +1,8 @@
 """The games the companion hosts: one package each, listed here.
 
 Adding a game is one package under ``companion/games/`` (its engine with its
-steps, its ``components`` and its rule cards, its pure rules, its lines —
+steps, its ``components`` and its rule cards, its ``manifest`` — the events
+it publishes and how a venue rates it —, its pure rules, its lines —
 its name, its step labels and what it says, in every language — and its
 ``show`` of its own log events) and one line in ``GAMES``.  The core never
 imports a game, and the shell (voice, web, the core's tags) names none:
@@ -15,7 +16,11 @@ functions here take it as it is then (a test may append a game to it).
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 from companion.core.engine import Engine
+from companion.core.manifest import Manifest
 from companion.core.tags import LANGUAGE_CARDS, PLAYER_CARDS, table_sets
 from companion.games.demagogos import Demagogos
 from companion.games.madness_hour import MadnessHour
@@ -28,6 +33,21 @@ GAMES: tuple[type[Engine], ...] = (SevenKnights, OneNight, MadnessHour, Demagogo
 def registry(games: tuple[type[Engine], ...] | None = None) -> dict[str, type[Engine]]:
     """The games by their id (``game/<id>``): ``GAMES`` as it is now."""
     return {g.game: g for g in (GAMES if games is None else games)}
+
+
+def manifest(game: type[Engine]) -> Manifest:
+    """A game's manifest: ``MANIFEST`` in the ``manifest`` module beside its
+    engine (its folder's ``manifest.py``)."""
+    package = sys.modules[game.__module__].__package__ or game.__module__
+    found = getattr(importlib.import_module(f"{package}.manifest"), "MANIFEST", None)
+    if not isinstance(found, Manifest) or found.id != game.game:
+        raise TypeError(f"{package}.manifest: MANIFEST is not {game.game}'s manifest")
+    return found
+
+
+def manifests(games: tuple[type[Engine], ...] | None = None) -> tuple[Manifest, ...]:
+    """Every game's manifest, in ``GAMES``' order (as it is now)."""
+    return tuple(manifest(g) for g in (GAMES if games is None else games))
 
 
 def component_sets(games: tuple[type[Engine], ...] | None = None) -> dict[str, tuple[str, ...]]:

@@ -22,6 +22,7 @@ from companion.runtime.draws import Drawer, DrawError
 from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal, JournalError
 from companion.runtime.notices import ReaderNotices, journal_notices
+from companion.runtime.outbox import TABLE_ONLY
 from companion.runtime.outputs import Narrate, Outputs
 from companion.runtime.pages import PageProjection
 from companion.runtime.pairing import PairingDesk
@@ -47,14 +48,14 @@ class TableLoop:
                  on_game_end: Callable[[], None] | None = None,
                  on_round_end: Callable[[], None] | None = None,
                  notices: Iterable[tuple[ev.Say | None, str]] = (), inbox: Inbox | None = None,
-                 publish_as: str | None = None) -> None:
+                 publish_as: str | None = None, publishes: frozenset[str] = TABLE_ONLY) -> None:
         self.table, self.journal, self.clock, self.router, self.narrate = table, journal, clock, router, narrate
         self.drawer, self.read_side = drawer or Drawer(), read_side or ReadSide()
         self.tag_map, self.extra_players = dict(tag_map or {}), tuple(extra_players)
         self.extra_identities = frozenset(extra_identities)  # games' cards beyond the contract's
         self.observers: list[Observer] = []
         self.inbox = inbox if inbox is not None else Inbox()  # made first by the wiring, for every part
-        self.out = Outputs(table, router, narrate, clock, publish_as, journal.epoch)  # publish_as: the MQTT table id
+        self.out = Outputs(table, router, narrate, clock, publish_as, journal.epoch, publishes)  # as: the MQTT table id
         self.desk = PairingDesk(table, narrate, clock.now, self.extra_players, pair_window_s)
         self.reader = ReaderNotices()
         self.timers = Timers()

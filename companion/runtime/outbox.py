@@ -21,14 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from companion.core.events import TABLE, Output, Report
+from companion.core.wire import TABLE_EVENTS, topic
 from companion.runtime.journal import Letters, _Tx
 
-# The events the broker hears (their TABLE-audience copies only, as the log has them).
-PUBLISHED = frozenset({"round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit"})
-
-
-def topic(table_id: str, name: str) -> str:
-    return f"companion/{table_id}/{name}"
+# The events the broker hears when no games' are handed in: the table's own
+# (the app hands in every game's: companion.core.wire.published of the manifests).
+TABLE_ONLY = frozenset(e.name for e in TABLE_EVENTS)
 
 
 def league_players(finished: Any) -> list[dict[str, Any]]:
@@ -42,15 +40,17 @@ def league_players(finished: Any) -> list[dict[str, Any]]:
 
 
 def letters(table_id: str, outputs: Iterable[Output], wall: float, finished: Any = None,
-            play: tuple[int, str, Mapping[str, Any]] | None = None, epoch: str = "") -> Letters | None:
+            play: tuple[int, str, Mapping[str, Any]] | None = None, epoch: str = "",
+            published: frozenset[str] = TABLE_ONLY) -> Letters | None:
     """One input's messages for the outbox, or None when it publishes none:
-    the TABLE-audience events of ``PUBLISHED`` among its ``outputs`` (their
+    the TABLE-audience events of ``published`` (the games' manifests' and
+    the table's own: companion.core.wire) among its ``outputs`` (their
     fields exactly as the event log has them) and the ``play`` it finished
     (the journal's record, with ``finished``, the table's result, for the
     league's view).  Their ids are made once the journal knows the input's
     seq and the play's id; they end in the journal's ``epoch`` if it has one."""
     events = [(o.event, dict(o.fields)) for o in outputs
-              if isinstance(o, Report) and o.audience == TABLE and o.event in PUBLISHED]
+              if isinstance(o, Report) and o.audience == TABLE and o.event in published]
     if not events and play is None:
         return None
     where = topic(table_id, "event")

@@ -55,10 +55,12 @@ Out = Emit | ShellSay | Say | Command  # what a desk hands back for ``send``
 
 class Outputs:
     def __init__(self, table: Table, router: Any, narrate: Narrate, clock: Any,
-                 publish_as: str | None = None, epoch: str = "") -> None:
+                 publish_as: str | None = None, epoch: str = "",
+                 publishes: frozenset[str] = outbox.TABLE_ONLY) -> None:
         self.table, self.router, self.narrate, self.clock = table, router, narrate, clock
         self.publish_as = publish_as  # the table's id on an MQTT broker; None: it publishes nothing
         self.epoch = epoch  # the journal's (runtime.journal.EPOCH): in every id published
+        self.publishes = publishes  # the events it publishes: the games' manifests', handed in by the app
         self._t0 = clock.now()  # the events' ``t``: seconds since this run began
         # The table's lines of the last accepted input: what repeat says again,
         # in the language of the moment.
@@ -166,7 +168,7 @@ class Outputs:
                 play: tuple[int, str, Mapping[str, Any]] | None) -> Letters | None:
         """What one input publishes through the outbox (journaled with it), or None."""
         return None if self.publish_as is None else outbox.letters(self.publish_as, outputs, wall, finished, play,
-                                                                        self.epoch)
+                                                                        self.epoch, self.publishes)
 
     # ------------------------------------------------------------ verdicts
     def accept(self, label: Any, submit: Submit | None = None) -> None:
