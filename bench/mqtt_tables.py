@@ -1,4 +1,4 @@
-"""MQTT at venue scale (issue 22, *Measured*), on one real mosquitto (loopback):
+"""MQTT at venue scale, on one real mosquitto (loopback):
 
 - ``mqtt_tap_to_venue_p99_ms``: a tap at a table → the venue page's SSE
   saying that table changed.  ``TABLES`` simulated tables (the real loop,

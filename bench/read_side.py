@@ -1,4 +1,4 @@
-"""What the pages cost the table loop per input (issue 19): the read side
+"""What the pages cost the table loop per input: the read side
 (the public board and the seats' pages) rebuilt after each accepted input,
 with no page connected and with every seat's page connected, through whole
 games of Demagogos' Trap for ten players (the most seats, the most lines),

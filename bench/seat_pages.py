@@ -1,4 +1,4 @@
-"""What the seats' pages cost the table loop (issue 12): after every input the
+"""What the seats' pages cost the table loop: after every input the
 loop rebuilds the read side, and each seat's private page is now also its
 lines, rendered in the table's language (``runtime.pages``, for the seats whose
 pages are watched: in a simulation every seat).  This times

@@ -1,4 +1,4 @@
-"""The table's pages, measured (issue 10):
+"""The table's pages, measured:
 
 - ``tap_to_page_p99_ms``: a tap (the virtual reader's, posted from the page)
   until the browser's EventSource holds the new public snapshot — journal

@@ -65,7 +65,7 @@ CONFIGS = [
     Bad("recursive-alias.yaml", 4),
     Bad("deep-nesting.yaml", 3),
     Bad("alias-bomb.yaml", 4),
-    # issue 13: YAML tags, NUL characters, numbers without sane bounds
+    # YAML tags, NUL characters, numbers without sane bounds
     Bad("yaml-tag-int-twelve.yaml", 2),
     Bad("yaml-tag-python-name.yaml", 2),
     Bad("yaml-tag-set.yaml", 3),
@@ -86,7 +86,7 @@ TAGMAPS = [
     Bad("short-uid.yaml", 2),
     Bad("unknown-identity.yaml", 2),
     Bad("identity-not-a-string.yaml", 2),
-    Bad("number-not-hex.yaml", 3),  # issue 18: named as written, not as the number YAML reads
+    Bad("number-not-hex.yaml", 3),  # named as written, not as the number YAML reads
     Bad("duplicate-uid.yaml", 3),
     Bad("duplicate-key.yaml", 3),
     Bad("root-is-a-list.yaml", 2),
@@ -115,13 +115,13 @@ SCRIPTS = [
     Bad("bad-config.yaml", 2),
     Bad("steps-not-a-list.yaml", 2),
     Bad("unknown-top-key.yaml", 2),
-    # issue 13
+    # numbers without sane bounds, empty UIDs, YAML tags
     Bad("wait-inf.yaml", 4),
     Bad("wait-nan.yaml", 4),
     Bad("uid-empty.yaml", 4),
     Bad("yaml-tag-in-step.yaml", 4),
     Bad("yaml-tag-seed.yaml", 2),
-    # issue 18
+    # a list where a UID goes
     Bad("uid-a-list.yaml", 4),
 ]
 

@@ -1,4 +1,4 @@
-"""The MQTT fault campaign (issue 22): between a table and the venue nothing
+"""The MQTT fault campaign: between a table and the venue nothing
 is lost and nothing is doubled, whatever fails.
 
 Each run plays a random table script (reliability/scripts.py) on the real

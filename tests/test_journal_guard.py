@@ -1,4 +1,4 @@
-"""Issue 13, findings 1–4: one daemon per journal; a corrupt journal is kept
+"""The journal's guards: one daemon per journal; a corrupt journal is kept
 aside, recovered and reported, never a traceback or a crash loop; schema
 versions; bad rows quarantined; the WAL checkpointed and backed up.
 
@@ -122,8 +122,8 @@ def _read_only_mount_works() -> bool:
 
 
 @pytest.mark.parametrize("with_journal", [False, True], ids=["a fresh card", "a card with a journal"])
-def test_item13_starting_on_a_read_only_card_is_one_line_and_exit_1(tmp_path: Path, with_journal: bool) -> None:
-    """Issue 18 item 13: the lock file on a card that is read-only (as root,
+def test_starting_on_a_read_only_card_is_one_line_and_exit_1(tmp_path: Path, with_journal: bool) -> None:
+    """The lock file on a card that is read-only (as root,
     chmod stops nothing: a read-only bind mount in a mount namespace of the
     test's own) was a raw ``OSError: [Errno 30]`` traceback."""
     if not _read_only_mount_works():
@@ -482,7 +482,7 @@ def test_restore_refuses_a_damaged_file(tmp_path: Path) -> None:
     assert not aside_files(state)
 
 
-# Issue 18 item 14: restore trusted the file.  Each refused with one line, exit 1, nothing changed.
+# Restore checks the file before it trusts it: each refused with one line, exit 1, nothing changed.
 def _state_now(state: Path) -> list[tuple[str, int, int]]:
     return sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in state.iterdir() if p.is_file())
 
@@ -526,19 +526,19 @@ def _edited(path: Path, *sql: str) -> Path:
     return path
 
 
-def test_item14_restore_refuses_a_journal_with_a_trigger(tmp_path: Path) -> None:
+def test_restore_refuses_a_journal_with_a_trigger(tmp_path: Path) -> None:
     """Restored, the table acknowledged three inputs and stored none."""
     bad = _edited(_a_backup(tmp_path), "CREATE TRIGGER eat AFTER INSERT ON inputs BEGIN "
                                        "DELETE FROM inputs WHERE seq = new.seq; END")
     _restore_refused(tmp_path, bad, "it holds a trigger a journal never has (eat)")
 
 
-def test_item14_restore_refuses_a_journal_with_a_view(tmp_path: Path) -> None:
+def test_restore_refuses_a_journal_with_a_view(tmp_path: Path) -> None:
     bad = _edited(_a_backup(tmp_path), "CREATE VIEW v AS SELECT * FROM inputs")
     _restore_refused(tmp_path, bad, "it holds a view a journal never has (v)")
 
 
-def test_item14_restore_refuses_the_right_tables_with_the_wrong_columns(tmp_path: Path) -> None:
+def test_restore_refuses_the_right_tables_with_the_wrong_columns(tmp_path: Path) -> None:
     """Restored, then a crash loop: ``no such column: seq``."""
     bad = _edited(tmp_path / "columns.sqlite",
                   "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -549,14 +549,14 @@ def test_item14_restore_refuses_the_right_tables_with_the_wrong_columns(tmp_path
     _restore_refused(tmp_path, bad, "its checkpoint, inputs, plays tables are not the journal's (other columns or constraints)")
 
 
-def test_item14_restore_refuses_a_journal_from_a_newer_release(tmp_path: Path) -> None:
+def test_restore_refuses_a_journal_from_a_newer_release(tmp_path: Path) -> None:
     """Restored, then refused at every start."""
     bad = _edited(_a_backup(tmp_path), f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     _restore_refused(tmp_path, bad, f"it was written by a newer companion (journal version {SCHEMA_VERSION + 1}; "
                                     f"this one reads up to {SCHEMA_VERSION}): restore it with that release")
 
 
-def test_item14_restore_refuses_a_fifo_without_opening_it(tmp_path: Path) -> None:
+def test_restore_refuses_a_fifo_without_opening_it(tmp_path: Path) -> None:
     """It hung, opening a pipe nobody writes to."""
     fifo = tmp_path / "pipe.sqlite"
     os.mkfifo(fifo)
@@ -564,7 +564,7 @@ def test_item14_restore_refuses_a_fifo_without_opening_it(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("how", ["the path", "a symlink to it"])
-def test_item14_restore_refuses_the_journal_onto_itself(tmp_path: Path, how: str) -> None:
+def test_restore_refuses_the_journal_onto_itself(tmp_path: Path, how: str) -> None:
     """It moved the journal aside, then failed with a traceback: 4 of 30
     inputs and the game in progress were gone."""
     state = tmp_path / "state"
@@ -577,7 +577,7 @@ def test_item14_restore_refuses_the_journal_onto_itself(tmp_path: Path, how: str
                      "it is the journal itself: restore a backup of it (backups/ in the state directory)")
 
 
-def test_item14_a_backup_of_an_older_version_is_still_restored(tmp_path: Path) -> None:
+def test_a_backup_of_an_older_version_is_still_restored(tmp_path: Path) -> None:
     """The exact check knows each version's schema: a version-0 journal (no
     quarantine table) is one this release reads, and migrates on open."""
     old = _edited(_a_backup(tmp_path), "DROP TABLE quarantine", "DROP TABLE outbox", "DROP TABLE outbox_sent", "PRAGMA user_version=0")
@@ -643,8 +643,8 @@ def test_the_daemon_backs_up_on_a_thread_of_its_own_with_its_own_connections(tmp
     journal.close()
 
 
-def test_item11_a_reader_beside_the_daemon_never_makes_the_next_tap_wait(tmp_path: Path) -> None:
-    """Issue 18 item 11: a read transaction open when a game ends (`companion
+def test_a_reader_beside_the_daemon_never_makes_the_next_tap_wait(tmp_path: Path) -> None:
+    """A read transaction open when a game ends (`companion
     scores` beside the daemon) made the backup's wal_checkpoint(TRUNCATE) hold
     the write lock while it waited on the reader: the next tap waited 5 s and
     was refused "could not save".  The backup never holds the lock waiting."""

@@ -1,4 +1,4 @@
-"""The outputs seam (issue 19, part 1): the rules for what the table sends —
+"""The outputs seam: the rules for what the table sends —
 the night's silence, a submit's privacy, what repeat says — each in one
 place (companion/runtime/outputs.py), tried here on the seam alone: no loop."""
 

@@ -1,4 +1,4 @@
-"""The page projection (issue 19, part 1): a seat's page is rendered only
+"""The page projection: a seat's page is rendered only
 while its page is watched (the web server's paired seats), and then once per
 change of the table, cached by its version (companion/runtime/pages.py)."""
 
@@ -48,7 +48,7 @@ def play(read_side: ReadSide, watch: Callable[[Any], None] | None = None) -> tup
     return rendered, len(inputs), sim
 
 
-def test_item_projection_with_no_page_connected_no_seat_page_is_rendered_per_input() -> None:
+def test_projection_with_no_page_connected_no_seat_page_is_rendered_per_input() -> None:
     rendered, inputs, sim = play(WatchedReadSide())
     try:
         assert inputs > 40  # every input, timers and draws included
@@ -59,7 +59,7 @@ def test_item_projection_with_no_page_connected_no_seat_page_is_rendered_per_inp
         sim.close()
 
 
-def test_item_projection_a_watched_seats_page_is_rendered_once_per_change_and_cached() -> None:
+def test_projection_a_watched_seats_page_is_rendered_once_per_change_and_cached() -> None:
     watched: set[str] = set()
     read_side = WatchedReadSide()
 
@@ -94,7 +94,7 @@ def test_a_plain_read_side_keeps_every_seats_page_as_a_simulation_reads_them() -
         sim.close()
 
 
-def test_item_projection_with_the_pages_off_nothing_is_rendered_per_input(tmp_path: Path) -> None:
+def test_projection_with_the_pages_off_nothing_is_rendered_per_input(tmp_path: Path) -> None:
     """The daemon without its web server (``pages: off``) has no page to show: a plain
     read side there rendered every seat's page after every input."""
     from companion.core.table import PAGES_OFF

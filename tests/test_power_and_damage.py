@@ -1,4 +1,4 @@
-"""Issue 13, "prove it": power cuts below SQLite and random damage, short
+"""Nothing accepted is lost, proved: power cuts below SQLite and random damage, short
 versions of ``reliability/run.py --power-cuts N --damages N`` (the method is
 in reliability/powercut.py and reliability/corruption.py).  Plus the WAL
 findings one by one: damage SQLite would skip without a word is reported, a

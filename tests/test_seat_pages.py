@@ -1,4 +1,4 @@
-"""Each seat's private page as the read side carries it (issue 12): the
+"""Each seat's private page as the read side carries it: the
 game's own lines (``page``: dt.page.*, mh.page.*) in the table's language,
 the forms' labels, a refused submit's reason — only that player's facts, never
 a raw key.  Expected lines worked out by hand from the example scripts."""

@@ -1,4 +1,4 @@
-"""The table's pages (issue 10, DESIGN.md *Web*): a live table — the real
+"""The table's pages (docs/reference/pages.md): a live table — the real
 wiring, loop, journal and router on a real clock, simulated reader and panel —
 served on a loopback port and asked over real HTTP.
 
@@ -266,7 +266,7 @@ def test_listen_auto_is_off_off_a_pi_and_the_flag_wins() -> None:
         resolve_listen(cfg, "nowhere")
 
 
-def test_a_play_for_bg_stats_carries_the_issues_fields_in_local_time(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_play_for_bg_stats_carries_the_game_the_players_and_the_date_in_local_time(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
     import time
     from urllib.parse import unquote

@@ -1,4 +1,4 @@
-"""The pages' accessibility in a real browser (issue 21): axe-core (bundled by
+"""The pages' accessibility in a real browser: axe-core (bundled by
 ``axe-playwright-python``) finds no serious or critical violation on any page —
 a real table's public page, the simulation's virtual table, a phone paired with
 a seat, a phone not paired — in English and in Japanese, in every phase of every

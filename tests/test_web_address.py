@@ -1,4 +1,4 @@
-"""The companion says how to reach its pages at start (issue 10, *Join*): the
+"""The companion says how to reach its pages at start (docs/reference/pages.md): the
 host's ``.local`` name and the port, in English as written and in Japanese
 spelled letter by letter in katakana — never while a game's eyes are closed
 (a restart in the middle of the One Night night stays silent)."""

@@ -160,9 +160,9 @@ def test_the_virtual_table_has_the_panels_buttons_back_held_and_the_readers_cabl
         live.close()
 
 
-def test_item5_a_phone_whose_seat_is_taken_over_or_whose_evening_ends_clears_its_private_text(
+def test_a_phone_whose_seat_is_taken_over_or_whose_evening_ends_clears_its_private_text(
         browser: Any, tmp_path: Path) -> None:
-    """Issue 18: a seat taken over by another phone is not silent on the old one,
+    """A seat taken over by another phone is not silent on the old one,
     and a new evening ends every pairing: the old page drops what only the seat
     may see and says it is no longer the seat's page."""
     from companion.core.events import Housekeeping

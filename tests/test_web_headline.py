@@ -1,5 +1,6 @@
-"""Issue 21's "Build" for the pages, over plain HTTP and the read side: the
-headline from the table's state (AGREED §1), the same night for any deal, a
+"""The pages' headline and buttons, over plain HTTP and the read side: the
+headline from the table's state (``headline`` in /api/table,
+docs/reference/pages.md), the same night for any deal, a
 page's next/back only where the table waits for its seat, the result kept
 across a restart, and the night's and the door's refusals in words."""
 
@@ -40,7 +41,7 @@ def play_until(sim: Simulation, s: Any, done: Any) -> None:
     raise AssertionError("the script never got there")
 
 
-def test_item1_headline_counts_the_sealed_bids_and_names_who_is_still_to_bid(tmp_path: Path) -> None:
+def test_headline_counts_the_sealed_bids_and_names_who_is_still_to_bid(tmp_path: Path) -> None:
     sim, s = simulation(tmp_path, DT6)
     try:
         def two_bids(sim: Simulation) -> bool:
@@ -62,7 +63,7 @@ def test_item1_headline_counts_the_sealed_bids_and_names_who_is_still_to_bid(tmp
         sim.close()
 
 
-def test_item1_headline_is_always_there_between_games(tmp_path: Path) -> None:
+def test_headline_is_always_there_between_games(tmp_path: Path) -> None:
     sim, _ = simulation(tmp_path, DT6)
     try:
         head = sim.loop.read_side.public()["headline"]
@@ -73,7 +74,7 @@ def test_item1_headline_is_always_there_between_games(tmp_path: Path) -> None:
         sim.close()
 
 
-def test_item1_the_discussion_deadline_is_the_wall_clock_time_it_ends(tmp_path: Path) -> None:
+def test_the_discussion_deadline_is_the_wall_clock_time_it_ends(tmp_path: Path) -> None:
     """One Night's discussion (2 min here): the deadline is the wall-clock time
     the discussion ends, the same at each of its minutes (a phone counts down to
     it), and the discussion does end then."""
@@ -114,7 +115,7 @@ def one_night_at_night(tmp_path: Path, seed: int, stray: bool) -> tuple[LiveTabl
     return live, phones
 
 
-def test_item2_by_night_the_public_api_and_every_seat_s_are_the_same_for_any_deal(tmp_path: Path) -> None:
+def test_by_night_the_public_api_and_every_seat_s_are_the_same_for_any_deal(tmp_path: Path) -> None:
     seen: list[tuple[bytes, bytes, bytes]] = []
     address = None
     for n, (seed, stray) in enumerate(((3, False), (11, True))):
@@ -144,7 +145,7 @@ def test_item2_by_night_the_public_api_and_every_seat_s_are_the_same_for_any_dea
     assert seen[0] == seen[1]  # byte for byte
 
 
-def test_item2_by_night_a_phone_is_sent_the_same_feed_for_any_deal(tmp_path: Path) -> None:
+def test_by_night_a_phone_is_sent_the_same_feed_for_any_deal(tmp_path: Path) -> None:
     """No extra push for a deal's stray tap or press: each seat's feed and the
     public one carry the same messages through the night's first beat."""
     feeds: list[list[list[tuple[str, Any]]]] = []
@@ -177,7 +178,7 @@ def press(client: httpx.Client, button: str = "next") -> httpx.Response:
     return client.post("/api/press", json={"button": button}, headers={"X-CSRF-Token": token(client)}, timeout=10)
 
 
-def test_item4_a_press_from_a_seat_the_table_does_not_wait_for_is_refused_aloud(tmp_path: Path) -> None:
+def test_a_press_from_a_seat_the_table_does_not_wait_for_is_refused_aloud(tmp_path: Path) -> None:
     """Seven Knights' quest waits for the start player: blue's page pressing next
     is refused with the sentence the speaker says, and nothing changes."""
     live = LiveTable(tmp_path, web={"pair_window_s": 5})
@@ -208,7 +209,7 @@ def test_item4_a_press_from_a_seat_the_table_does_not_wait_for_is_refused_aloud(
         live.close()
 
 
-def test_item5_the_result_stays_across_a_restart_until_the_next_game(tmp_path: Path) -> None:
+def test_the_result_stays_across_a_restart_until_the_next_game(tmp_path: Path) -> None:
     sim, s = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")
     for _, kind, value in s.steps:
         sim.step(kind, value)
@@ -225,7 +226,7 @@ def test_item5_the_result_stays_across_a_restart_until_the_next_game(tmp_path: P
         again.close()
 
 
-def test_item6_a_press_by_night_is_answered_in_the_table_s_language_and_heard_by_nobody(tmp_path: Path) -> None:
+def test_a_press_by_night_is_answered_in_the_table_s_language_and_heard_by_nobody(tmp_path: Path) -> None:
     live, phones = one_night_at_night(tmp_path, 3, False)
     try:
         mark = len(live.events)
@@ -241,7 +242,7 @@ def test_item6_a_press_by_night_is_answered_in_the_table_s_language_and_heard_by
         live.close()
 
 
-def test_item6_a_press_by_night_on_a_japanese_table_is_japanese(tmp_path: Path) -> None:
+def test_a_press_by_night_on_a_japanese_table_is_japanese(tmp_path: Path) -> None:
     live = LiveTable(tmp_path, language="ja", web={"pair_window_s": 5})
     try:
         live.tap("game/one-night", *(f"player/{p}" for p in ("red", "blue", "green")))
@@ -256,7 +257,7 @@ def test_item6_a_press_by_night_on_a_japanese_table_is_japanese(tmp_path: Path) 
         live.close()
 
 
-def test_item1_a_long_press_of_back_keeps_the_step_and_says_what_the_table_waits_for(tmp_path: Path) -> None:
+def test_a_long_press_of_back_keeps_the_step_and_says_what_the_table_waits_for(tmp_path: Path) -> None:
     sim, s = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")
     try:
         play_until(sim, s, lambda sim: (sim.loop.read_side.public().get("play") or {}).get("step") == "quest")

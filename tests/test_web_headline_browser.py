@@ -1,4 +1,4 @@
-"""Issue 21's "Build" for the phone and public pages, in a real browser
+"""The phone and public pages' headline and buttons, in a real browser
 (Playwright, Debian's chromium): the headline from state beside the last line
 said and the countdown moving; the night screen the same on every page for
 two deals; your seat first; who may press what (a next that ends a step for
@@ -39,7 +39,7 @@ def four_knights(tmp_path: Path) -> LiveTable:
     return live
 
 
-def test_item1_the_headline_is_the_table_s_state_and_the_last_line_stands_beside_it(browser: Any,  # noqa: F811
+def test_the_headline_is_the_table_s_state_and_the_last_line_stands_beside_it(browser: Any,  # noqa: F811
                                                                                     tmp_path: Path) -> None:
     expect = sync_api.expect
     live = four_knights(tmp_path)
@@ -56,7 +56,7 @@ def test_item1_the_headline_is_the_table_s_state_and_the_last_line_stands_beside
         live.close()
 
 
-def test_item1_the_discussion_countdown_moves_on_the_phone(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_the_discussion_countdown_moves_on_the_phone(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     """Madness Hour's climax: the minute's discussion counts down on the page,
     from the deadline the table gives (its wall clock), second by second."""
     expect = sync_api.expect
@@ -105,7 +105,7 @@ def night_pages(browser: Any, tmp_path: Path, seed: int, stray: bool,  # noqa: F
     return live, {"public": tv, "red": red, "stranger": stranger}
 
 
-def test_item2_the_night_screen_is_the_same_on_every_page_for_two_deals(browser: Any,  # noqa: F811
+def test_the_night_screen_is_the_same_on_every_page_for_two_deals(browser: Any,  # noqa: F811
                                                                         tmp_path: Path) -> None:
     expect = sync_api.expect
     shots: list[dict[str, bytes]] = []
@@ -136,7 +136,7 @@ def test_item2_the_night_screen_is_the_same_on_every_page_for_two_deals(browser:
     assert texts[0] == texts[1] and set(texts[0].values()) == {"night"}
 
 
-def test_item3_your_seat_first(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_a_paired_phone_shows_its_seat_and_its_turn_first(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     live = four_knights(tmp_path)
     try:
@@ -166,7 +166,7 @@ def test_item3_your_seat_first(browser: Any, tmp_path: Path) -> None:  # noqa: F
         live.close()
 
 
-def test_item4_next_and_back_only_where_the_table_waits_for_this_seat(browser: Any,  # noqa: F811
+def test_next_and_back_only_where_the_table_waits_for_this_seat(browser: Any,  # noqa: F811
                                                                       tmp_path: Path) -> None:
     expect = sync_api.expect
     live = four_knights(tmp_path)
@@ -187,7 +187,7 @@ def test_item4_next_and_back_only_where_the_table_waits_for_this_seat(browser: A
         live.close()
 
 
-def test_item4_a_next_that_ends_the_trading_for_everyone_is_confirmed_first(browser: Any,  # noqa: F811
+def test_a_next_that_ends_the_trading_for_everyone_is_confirmed_first(browser: Any,  # noqa: F811
                                                                             tmp_path: Path) -> None:
     expect = sync_api.expect
     sim, s = simulation(tmp_path, DT6)
@@ -226,7 +226,7 @@ def test_item4_a_next_that_ends_the_trading_for_everyone_is_confirmed_first(brow
         sim.close()
 
 
-def test_item5_the_result_is_on_the_page_after_a_restart(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_the_result_is_on_the_page_after_a_restart(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     sim, s = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")
     for _, kind, value in s.steps:
@@ -244,7 +244,7 @@ def test_item5_the_result_is_on_the_page_after_a_restart(browser: Any, tmp_path:
         again.close()
 
 
-def test_item6_the_door_s_refusals_are_sentences_in_the_table_s_language(browser: Any,  # noqa: F811
+def test_the_door_s_refusals_are_sentences_in_the_table_s_language(browser: Any,  # noqa: F811
                                                                          tmp_path: Path) -> None:
     live = LiveTable(tmp_path, web={"pair_window_s": 5})
     try:

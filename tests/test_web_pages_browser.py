@@ -1,4 +1,4 @@
-"""Issue 21's "Wrong today", in a real browser (Playwright, Debian's chromium):
+"""What the pages once got wrong, held right in a real browser (Playwright, Debian's chromium):
 a form's Enter sends only its own field and a gift is confirmed first; a
 button's refusal is the sentence the table says, in its language; the page
 says "reconnecting…" while the table is away and a failed press is an error;
@@ -55,7 +55,7 @@ def demagogos_role_auction(browser: Any, tmp_path: Path) -> tuple[LiveTable, Any
     return live, tv, red
 
 
-def test_item1_enter_submits_only_its_own_field_and_a_gift_is_confirmed_first(browser: Any,  # noqa: F811
+def test_enter_submits_only_its_own_field_and_a_gift_is_confirmed_first(browser: Any,  # noqa: F811
                                                                                tmp_path: Path) -> None:
     expect = sync_api.expect
     live, _tv, red = demagogos_role_auction(browser, tmp_path)
@@ -92,7 +92,7 @@ def test_item1_enter_submits_only_its_own_field_and_a_gift_is_confirmed_first(br
         live.close()
 
 
-def test_item2_a_refused_button_shows_the_table_s_japanese_sentence(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_a_refused_button_shows_the_table_s_japanese_sentence(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     live, _tv, red = demagogos_role_auction(browser, tmp_path)
     try:
@@ -115,7 +115,7 @@ def test_item2_a_refused_button_shows_the_table_s_japanese_sentence(browser: Any
         live.close()
 
 
-def test_item3_the_page_says_reconnecting_when_the_table_is_away_and_comes_back(browser: Any,  # noqa: F811
+def test_the_page_says_reconnecting_when_the_table_is_away_and_comes_back(browser: Any,  # noqa: F811
                                                                                 tmp_path: Path) -> None:
     expect = sync_api.expect
     live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
@@ -199,7 +199,7 @@ def rows(page: Any) -> list[list[str]]:
     return [[c.strip() for c in r.split("\t")] for r in page.locator("#result tr").all_inner_texts()[1:]]
 
 
-def test_item4_seven_knights_result_winners_first_with_rounds_and_chart(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_seven_knights_result_winners_first_with_rounds_and_chart(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     sim, web = finished(tmp_path, ROOT / "examples" / "seven-knights.yaml")
     try:
@@ -251,7 +251,7 @@ def test_a_fresh_table_asks_for_a_game_card_once(browser: Any, tmp_path: Path, p
         sim.close()
 
 
-def test_item4_one_night_result_executed_roles_and_the_winning_team(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_one_night_result_executed_roles_and_the_winning_team(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     sim, web = finished(tmp_path, ROOT / "examples" / "one-night.yaml", lang="ja")
     try:
@@ -268,7 +268,7 @@ def test_item4_one_night_result_executed_roles_and_the_winning_team(browser: Any
         sim.close()
 
 
-def test_item4_madness_hour_result_the_girl_s_card_and_who_won(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_madness_hour_result_the_girl_s_card_and_who_won(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     sim, web = finished(tmp_path, ROOT / "examples" / "madness-hour.yaml")
     try:
@@ -282,7 +282,7 @@ def test_item4_madness_hour_result_the_girl_s_card_and_who_won(browser: Any, tmp
         sim.close()
 
 
-def test_item4_demagogos_result_places_and_vp(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_demagogos_result_places_and_vp(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
     worked = yaml.safe_load(DT6.read_text(encoding="utf-8"))["expect"]
     sim, web = finished(tmp_path, DT6)
@@ -298,7 +298,7 @@ def test_item4_demagogos_result_places_and_vp(browser: Any, tmp_path: Path) -> N
         sim.close()
 
 
-def test_item4_demagogos_total_is_the_vp_before_the_round_is_scored(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_demagogos_total_is_the_vp_before_the_round_is_scored(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     """In the trade, the sage's VP of this round is already on the board: the
     scoreboard's Total says the same, not the last scored round's 0."""
     expect = sync_api.expect

@@ -1,4 +1,4 @@
-"""Nothing private in any public response, ever (issue 10): whole games of
+"""Nothing private in any public response, ever: whole games of
 all four games — every shipped table script of Seven Knights, One Night (its
 night), Madness Hour (the Girl's card) and Demagogos (gems, sealed bids,
 roles, the sage's and demagogue's boxes, gifts), and a sealed-bid game with

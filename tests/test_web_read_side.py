@@ -1,4 +1,4 @@
-"""What the public page is drawn from (issue 10): each game's ``public_view``
+"""What the public page is drawn from: each game's ``public_view``
 says whose turn it is from public facts only, and carries the scored rounds,
 so a page drawn after a restart shows the same round-by-round rows as one
 that watched the game live."""

@@ -1,6 +1,6 @@
-"""What the pages trust (issue 18, items 2-5, 7-10, 12, 17): a live table on a
-loopback port, probed the way a LAN host, a hostile web site or a wrong clock
-would — each test named after the item it holds.
+"""What the pages trust: a live table on a loopback port, probed the way a
+LAN host, a hostile web site or a wrong clock would — each test named after
+the behaviour it holds.
 
 - only the names the Pi answers to are served (421, no body);
 - the first phone asking for a seat holds its window; prompts are limited;
@@ -79,9 +79,9 @@ def status_and_body(response: bytes) -> tuple[int, bytes]:
     return int(head.split(b" ", 2)[1]), body
 
 
-# ------------------------------------------------------------------ item 2
+# ---------------------------------------------------------- the names the Pi answers to
 @pytest.mark.parametrize("path", ["/", "/api/table", "/api/events", "/api/export", "/api/me"])
-def test_item2_a_foreign_host_gets_421_and_no_body(live: LiveTable, path: str) -> None:
+def test_a_foreign_host_gets_421_and_no_body(live: LiveTable, path: str) -> None:
     """DNS rebinding: a page on another site, its name pointed at the Pi, reads nothing."""
     for host in ("evil.example", "evil.example:8080", "127.0.0.1.evil.example", "localhost.evil.example"):
         got = raw(live.web.port, f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
@@ -89,7 +89,7 @@ def test_item2_a_foreign_host_gets_421_and_no_body(live: LiveTable, path: str) -
         assert (code, body) == (421, b""), (host, got[:200])
 
 
-def test_item2_a_foreign_host_cannot_ask_for_a_seat(live: LiveTable) -> None:
+def test_a_foreign_host_cannot_ask_for_a_seat(live: LiveTable) -> None:
     seat_auction(live)
     with httpx.Client(base_url=live.url) as c:
         tok = token(c)
@@ -99,7 +99,7 @@ def test_item2_a_foreign_host_cannot_ask_for_a_seat(live: LiveTable) -> None:
     assert not any(e.get("key") == "pairing.tap_card" for e in live.events)
 
 
-def test_item2_the_names_the_pi_answers_to_are_served(tmp_path: Path) -> None:
+def test_the_names_the_pi_answers_to_are_served(tmp_path: Path) -> None:
     live = LiveTable(tmp_path, games={"auction": Auction}, web={"hosts": ["table.example", "[fd00::7]"]})
     try:
         port = live.web.port
@@ -113,7 +113,7 @@ def test_item2_the_names_the_pi_answers_to_are_served(tmp_path: Path) -> None:
         live.close()
 
 
-def test_item2_the_hosts_setting_is_checked_with_its_line(tmp_path: Path) -> None:
+def test_the_hosts_setting_is_checked_with_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "c.yaml"
     bad.write_text("web:\n  hosts: [ok.example, 'bad name/x']\n")
     with pytest.raises(config.ConfigError, match=r"c.yaml:2: web.hosts "):
@@ -121,8 +121,8 @@ def test_item2_the_hosts_setting_is_checked_with_its_line(tmp_path: Path) -> Non
     assert config.load([config.SHIPPED])["web"]["hosts"] == []
 
 
-# ------------------------------------------------------------------ item 3
-def test_item3_the_first_phone_asking_holds_the_seat_s_window(live: LiveTable) -> None:
+# ------------------------------------------------------- the first phone holds the seat
+def test_the_first_phone_asking_holds_the_seat_s_window(live: LiveTable) -> None:
     seat_auction(live)
     with httpx.Client(base_url=live.url) as first, httpx.Client(base_url=live.url) as second:
         tok = token(first)
@@ -145,7 +145,7 @@ def test_item3_the_first_phone_asking_holds_the_seat_s_window(live: LiveTable) -
     assert sum(e.get("key") == "pairing.tap_card" for e in live.events) == 1  # one prompt, not two
 
 
-# ------------------------------------------------------------------ item 4
+# ------------------------------------------------ a pairing and the taps the game takes
 def _one_night_at_the_reveal(gate: Gate) -> None:
     from companion.app.simulate import load_script
 
@@ -160,7 +160,7 @@ def _one_night_at_the_reveal(gate: Gate) -> None:
     raise AssertionError("no reveal")
 
 
-def test_item4_a_pending_pairing_never_takes_a_tap_the_game_would_take(tmp_path: Path) -> None:
+def test_a_pending_pairing_never_takes_a_tap_the_game_would_take(tmp_path: Path) -> None:
     gate = Gate(tmp_path)
     try:
         _one_night_at_the_reveal(gate)
@@ -179,7 +179,7 @@ def test_item4_a_pending_pairing_never_takes_a_tap_the_game_would_take(tmp_path:
         gate.close()
 
 
-def test_item4_a_card_the_table_would_refuse_completes_the_pairing(gate: Gate) -> None:
+def test_a_card_the_table_would_refuse_completes_the_pairing(gate: Gate) -> None:
     gate.seat_down()
     gate.sim.step("press", "next")  # Demagogos waits for the phones: a player card is refused now
     gate.pair("red")
@@ -187,7 +187,7 @@ def test_item4_a_card_the_table_would_refuse_completes_the_pairing(gate: Gate) -
     assert [c.name for c in gate.commands if c.name in ("paired", "pair_failed")] == ["paired"]
 
 
-def test_item4_pairing_prompts_are_limited_table_wide(gate: Gate) -> None:
+def test_pairing_prompts_are_limited_table_wide(gate: Gate) -> None:
     """24 requests (twelve phones, two each) make one prompt per seat, and never
     more than the table-wide limit in a minute."""
     gate.seat_down()
@@ -208,8 +208,8 @@ def test_item4_pairing_prompts_are_limited_table_wide(gate: Gate) -> None:
     assert gate.events[-1].get("key") == "pairing.tap_card"  # a minute later, a prompt again
 
 
-# ------------------------------------------------------------------ item 5
-def test_item5_a_pairing_ends_with_its_evening(live: LiveTable, tmp_path: Path) -> None:
+# ------------------------------------------------------ a pairing ends with its evening
+def test_a_pairing_ends_with_its_evening(live: LiveTable, tmp_path: Path) -> None:
     live.tap("game/auction", "player/red", "player/blue")  # seated: red's card again is refused, so it pairs
     with httpx.Client(base_url=live.url) as phone:
         assert pair(live, phone, "red").status_code == 200
@@ -231,12 +231,12 @@ def test_item5_a_pairing_ends_with_its_evening(live: LiveTable, tmp_path: Path) 
         assert json.loads((tmp_path / "pages.json").read_text())["seats"] == {}
 
 
-# ------------------------------------------------------------------ item 7
+# -------------------------------------------------- bodies limited before they are read
 def _rss_kib() -> int:
     return int(re.search(r"VmRSS:\s+(\d+)", Path("/proc/self/status").read_text()).group(1))  # type: ignore[union-attr]
 
 
-def test_item7_a_chunked_body_over_the_limit_is_refused_before_it_is_read(live: LiveTable) -> None:
+def test_a_chunked_body_over_the_limit_is_refused_before_it_is_read(live: LiveTable) -> None:
     before = _rss_kib()
     sent = 0
     with socket.create_connection(("127.0.0.1", live.web.port), timeout=5) as s:
@@ -267,13 +267,13 @@ def test_item7_a_chunked_body_over_the_limit_is_refused_before_it_is_read(live: 
     assert _rss_kib() - before < 20 * 1024
 
 
-def test_item7_a_declared_length_over_the_limit_is_refused_unread(live: LiveTable) -> None:
+def test_a_declared_length_over_the_limit_is_refused_unread(live: LiveTable) -> None:
     got = raw(live.web.port, b"POST /api/press HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 300000000\r\n\r\n{")
     code, body = status_and_body(got)
     assert code == 413 and json.loads(body)["error"] == "too_big"
 
 
-# ------------------------------------------------------------------ item 9
+# ------------------------------------------------------------------- bad input is a 400
 class _Records(logging.Handler):
     def __init__(self) -> None:
         super().__init__()
@@ -283,7 +283,7 @@ class _Records(logging.Handler):
         self.records.append(record)
 
 
-def test_item9_deep_json_on_every_post_route_is_a_400_and_one_line(live: LiveTable) -> None:
+def test_deep_json_on_every_post_route_is_a_400_and_one_line(live: LiveTable) -> None:
     seen = _Records()
     logging.getLogger("uvicorn.error").addHandler(seen)
     try:
@@ -306,14 +306,14 @@ def test_item9_deep_json_on_every_post_route_is_a_400_and_one_line(live: LiveTab
 
 
 @pytest.mark.parametrize("evening", ["²", "¹²", "9" * 5000, "-1", " 1", "٣"])
-def test_item9_an_evening_that_is_no_plain_number_is_a_400(live: LiveTable, evening: str) -> None:
+def test_an_evening_that_is_no_plain_number_is_a_400(live: LiveTable, evening: str) -> None:
     with httpx.Client(base_url=live.url) as c:
         r = c.get("/api/export", params={"evening": evening})
     assert r.status_code == 400 and r.json()["error"] == "no_evening"
 
 
-# ----------------------------------------------------------------- item 10
-def test_item10_a_control_the_busy_table_did_not_answer_is_not_applied(
+# --------------------------------------------------- a control the table did not answer
+def test_a_control_the_busy_table_did_not_answer_is_not_applied(
         live: LiveTable, monkeypatch: pytest.MonkeyPatch) -> None:
     import web.server
 
@@ -336,8 +336,8 @@ def test_item10_a_control_the_busy_table_did_not_answer_is_not_applied(
         assert ok.status_code == 200 and ok.json()["ok"] is True
 
 
-# ----------------------------------------------------------------- item 12
-def test_item12_a_pairing_whose_store_fails_changes_nothing_and_says_so(
+# ------------------------------------------------ a pairing announced once it is stored
+def test_a_pairing_whose_store_fails_changes_nothing_and_says_so(
         live: LiveTable, monkeypatch: pytest.MonkeyPatch) -> None:
     seat_auction(live)
     with httpx.Client(base_url=live.url) as old, httpx.Client(base_url=live.url) as new:
@@ -360,7 +360,7 @@ def test_item12_a_pairing_whose_store_fails_changes_nothing_and_says_so(
         assert len(journal_paired) == 1  # the first phone's, not the failed one
 
 
-def test_item12_a_pairings_file_that_cannot_be_written_refuses_the_first_pairing(tmp_path: Path) -> None:
+def test_a_pairings_file_that_cannot_be_written_refuses_the_first_pairing(tmp_path: Path) -> None:
     (tmp_path / "pages.json").mkdir()  # a directory where the file should be
     live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
     try:
@@ -374,8 +374,8 @@ def test_item12_a_pairings_file_that_cannot_be_written_refuses_the_first_pairing
         live.close()
 
 
-# ----------------------------------------------------------------- item 17
-def test_item17_a_wall_clock_set_a_week_forward_ages_no_pairing(
+# ------------------------------------------------------- pairings aged by no wall clock
+def test_a_wall_clock_set_a_week_forward_ages_no_pairing(
         live: LiveTable, monkeypatch: pytest.MonkeyPatch) -> None:
     seat_auction(live)
     with httpx.Client(base_url=live.url) as phone:
@@ -395,7 +395,7 @@ def test_item17_a_wall_clock_set_a_week_forward_ages_no_pairing(
         assert phone.post("/api/press", json={"button": "repeat"}, headers={"X-CSRF-Token": tok}).status_code == 200
 
 
-def test_item17_pairings_are_aged_by_a_monotonic_clock_and_kept_for_their_evening(tmp_path: Path) -> None:
+def test_pairings_are_aged_by_a_monotonic_clock_and_kept_for_their_evening(tmp_path: Path) -> None:
     from web.pairing import COOKIE_AGE_S, Pairings
 
     now, evening = [100.0], [3]
@@ -408,12 +408,12 @@ def test_item17_pairings_are_aged_by_a_monotonic_clock_and_kept_for_their_evenin
     assert first.seat_of(secret) is None
 
 
-# ------------------------------------------------------------------ item 8
+# --------------------------------------------------- half-sent requests and descriptors
 def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path: Path) -> None:
+def test_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path: Path) -> None:
     """600 half-sent requests against a daemon allowed 256 descriptors — 300
     from one address, then 300 from ten others: the daemon stays far below
     its limit, the table takes taps and the page open before hears of them,
@@ -503,7 +503,7 @@ def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path
                 pass
         assert dropped == len(held), (dropped, len(held))
         assert httpx.get(f"http://127.0.0.1:{port}/api/table", timeout=5).status_code == 200  # after the flood
-        print(f"item 8: {len(held)} half-sent requests; daemon descriptors {one} (one address), {many} (eleven)")
+        print(f"half-sent flood: {len(held)} half-sent requests; daemon descriptors {one} (one address), {many} (eleven)")
     finally:
         for s in held:
             s.close()
@@ -522,7 +522,7 @@ def test_item8_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path
     assert len(err) < 4000, err
 
 
-def test_item8_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second() -> None:
+def test_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second() -> None:
     import errno
 
     from web.guard import Doorman
@@ -547,7 +547,7 @@ def test_item8_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second
     assert len(said) == 3 and said[-1] == "traceback"
 
 
-def test_item9_a_page_token_that_is_no_ascii_is_a_403_not_a_500(live: LiveTable) -> None:
+def test_a_page_token_that_is_no_ascii_is_a_403_not_a_500(live: LiveTable) -> None:
     body = b'{"seat": "red"}'
     for tok in (b"\xff.\xff", "é.é".encode(), b"x." + b"\xe9" * 32):
         got = raw(live.web.port, b"POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
@@ -557,7 +557,7 @@ def test_item9_a_page_token_that_is_no_ascii_is_a_403_not_a_500(live: LiveTable)
         assert code == 403 and json.loads(answer)["error"] == "csrf", got[:200]
 
 
-def test_item2_the_address_a_request_arrived_on_is_the_pi_s_own() -> None:
+def test_the_address_a_request_arrived_on_is_the_pi_s_own() -> None:
     from web.guard import Doorman
 
     door = Doorman(None, frozenset({"localhost"}), print)
@@ -568,7 +568,7 @@ def test_item2_the_address_a_request_arrived_on_is_the_pi_s_own() -> None:
     assert not door.allows("", ("192.168.1.20", 8080)) and not door.allows("evil.example", None)
 
 
-def test_item3_a_seat_paired_again_is_said_aloud_and_the_old_phone_told(live: LiveTable) -> None:
+def test_a_seat_paired_again_is_said_aloud_and_the_old_phone_told(live: LiveTable) -> None:
     """Taken over only by the card again, and never silently (DESIGN, *Web*)."""
     seat_auction(live)
     with httpx.Client(base_url=live.url) as first, httpx.Client(base_url=live.url) as second:
@@ -582,7 +582,7 @@ def test_item3_a_seat_paired_again_is_said_aloud_and_the_old_phone_told(live: Li
         assert r.status_code == 403 and r.json()["error"] == "not_paired"
 
 
-def test_item8_a_request_head_over_8_kib_is_refused_and_logged_at_most_once_a_minute(live: LiveTable) -> None:
+def test_a_request_head_over_8_kib_is_refused_and_logged_at_most_once_a_minute(live: LiveTable) -> None:
     seen = _Records()
     logging.getLogger("uvicorn.error").addHandler(seen)
     try:

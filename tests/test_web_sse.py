@@ -1,5 +1,5 @@
 """web/sse.py: the one server-sent-events helper of the table's pages and the
-venue's board (issue 22, D2: the venue had a copy of the pages' stream)."""
+venue's board (one place for it: the venue once had a copy of the pages' stream)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from web import server as web_server
 from web import sse
 
 
-def test_d2_the_pages_and_the_venue_stream_with_the_one_sse_helper() -> None:
+def test_the_pages_and_the_venue_stream_with_the_one_sse_helper() -> None:
     assert web_server.sse is sse.sse and venue_server.sse is sse.sse
     assert web_server.stream is sse.stream and venue_server.stream is sse.stream
 

@@ -1,4 +1,4 @@
-"""Issue 21's TV board (``/tv``) in a real browser (Playwright, Debian's chromium):
+"""The TV board (``/tv``) in a real browser (Playwright, Debian's chromium):
 whole games played on the simulated table with the board open beside it — the
 step and the totals at 1280×720 and 1920×1080, the results view at the end,
 Demagogos' cave filling box by box, the vote tally as it fills, the QR code and
@@ -56,7 +56,7 @@ AXE: list[Any] = []
 
 
 def accessible(page: Any) -> None:
-    """axe-core in the page: no serious or critical violation (issue 21's bar for every page)."""
+    """axe-core in the page: no serious or critical violation (the bar for every page)."""
     if not AXE:
         from axe_playwright_python.sync_playwright import Axe
 
@@ -183,7 +183,7 @@ def test_tv_board_shows_the_step_and_totals_then_the_result(browser: Any, tmp_pa
 
 
 def test_tv_board_names_a_player_by_the_display_name_their_page_chose(browser: Any, tmp_path: Path) -> None:  # noqa: F811
-    """A display name (issue 22) is public, chosen to be shown: the board puts it
+    """A display name is public, chosen to be shown: the board puts it
     beside the seat's colour wherever it names that player."""
     from companion.core.events import Housekeeping
     from companion.core.table import NAMED
@@ -384,8 +384,8 @@ def test_tv_board_countdown_counts_down_to_the_api_deadline(browser: Any, tmp_pa
 
 
 def test_tv_board_countdown_moving_in_a_discussion(browser: Any, tmp_path: Path) -> None:  # noqa: F811
-    """Issue 21's "the TV board's countdown moving": Madness Hour's climax
-    discussion on a real clock, the deadline from the API's headline (AGREED §1)."""
+    """The TV board's countdown moves: Madness Hour's climax discussion on a
+    real clock, the deadline from the API's headline (docs/reference/pages.md)."""
     live = LiveTable(tmp_path)
     try:
         live.tap("game/madness-hour", "player/red", "player/blue", "player/green")
@@ -395,7 +395,7 @@ def test_tv_board_countdown_moving_in_a_discussion(browser: Any, tmp_path: Path)
         live.tap("mh/climax")
         state = httpx.get(live.url + "/api/table").json()
         if "headline" not in state:
-            pytest.skip("needs the headline in /api/table (AGREED §1, pages-state's): the merge")
+            pytest.skip("needs the headline in /api/table (docs/reference/pages.md)")
         assert state["play"]["step"] == "discussion"
         deadline = state["headline"]["deadline"]
         assert isinstance(deadline, float) and 0 < deadline - time.time() <= 60, json.dumps(state["headline"])
@@ -412,7 +412,7 @@ def test_tv_board_countdown_moving_in_a_discussion(browser: Any, tmp_path: Path)
 
 
 def test_tv_board_follows_the_headline_contract(browser: Any, tmp_path: Path) -> None:  # noqa: F811
-    """AGREED §1 as the board reads it, ahead of the merge: whom the table waits
+    """The headline in /api/table as the board reads it: whom the table waits
     for by seat id, named; the table's own sentence (``headline_text``) over the
     board's; ``night`` the near-black screen whatever the game's view says."""
     expect = sync_api.expect

@@ -73,8 +73,8 @@ def _extra_players(v: Any) -> str | None:
 def _one_name_per_seat(players: Mapping[str, Any]) -> settings.Problem | None:
     """Every seat (a colour, an extra player) answers to a name of its own,
     which is no other seat's id either: the engines know players by name, and
-    a line, a score or a page for that name must find one seat, never guess
-    (issue 18, item 6).  Names are lower-case only, so comparing them as
+    a line, a score or a page for that name must find one seat, never
+    guess.  Names are lower-case only, so comparing them as
     written compares them regardless of case."""
     names, extra = players["names"], players["extra"]
     seats = {**{c: names.get(c, c) for c in tags.COLOURS}, **{e: e for e in extra}}  # id → name

@@ -64,7 +64,7 @@ BEHIND_S = 60.0  # a wall clock this far behind the journal is wrong, not merely
 
 class Record:
     """The two times the journal keeps with each input, from a clock whose
-    wall may be wrong (issue 18, items 16 and 18).
+    wall may be wrong (set back or forward while the table runs, or at boot).
 
     ``t(now)``: the table's running time, monotonic, continued from the
     journal's last ``t``: a game lasts ``t(end) - t(start)``, even across a

@@ -45,7 +45,7 @@ const el = (tag, attrs = {}, ...kids) => {
 };
 const show = (id, on) => { $(id).hidden = !on; return on; };
 
-// The headline as AGREED §1 has it, or what the game's view says until the API has one
+// The headline as /api/table has it (docs/reference/pages.md), or what the game's view says until the API has one
 // (``waiting`` here: players' names, as the games' views and totals name them; the headline names seats)
 function headline() {
   const play = state.play || {};
