@@ -3,7 +3,7 @@
 
 One message on ``homeassistant/device/<table_id>/config`` declares the
 device and its components (``dev``, ``o``, ``cmps``, each with its
-``platform``); every component reads the table's own topics (AGREED.md §2),
+``platform``); every component reads the table's own topics (docs/integrate/mqtt.md),
 so nothing is published for Home Assistant beyond this message:
 
 - ``sensor`` game: the game's name in the language the table speaks (the
@@ -39,13 +39,13 @@ from companion.core.engine import Engine
 from companion.core.table import Table
 from companion.core.wire import topic
 
-TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # AGREED.md §2
+TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # the MQTT contract's table id
 PREFIX = "homeassistant"  # Home Assistant's discovery prefix (its default)
 HA_STATUS_TOPIC = f"{PREFIX}/status"  # its birth (online) and last will (offline)
 # The discovery goes again at most once in this many seconds however many births come
 # (3,000 births once cost 10 MiB of discovery): the first at once, the last when it is up.
 REPUBLISH_S = 5.0
-BUTTONS = ("next", "back", "repeat")  # what companion/<id>/command takes (AGREED §2)
+BUTTONS = ("next", "back", "repeat")  # what companion/<id>/command takes (the MQTT contract)
 ORIGIN = "table companion"
 # The components' names in the table's language; a language not here speaks English.
 NAMES: Mapping[str, Mapping[str, str]] = {
@@ -154,7 +154,7 @@ def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[E
     ``mqtt: commands`` setting (the buttons); ``lang``: the table's language
     (the components' names); ``sw``: the companion's version."""
     if not TABLE_ID.fullmatch(table_id):  # it is in every topic: a '/', '+' or '#' would name others'
-        raise ValueError(f"not a table id (AGREED §2: 1 to 32 of a-z, 0-9 and '-'): {table_id!r}")
+        raise ValueError(f"not a table id (1 to 32 of a-z, 0-9 and '-'): {table_id!r}")
     engines = tuple(games.values() if isinstance(games, Mapping) else games)
     words = {**NAMES["en"], **NAMES.get(lang, {})}
     state, ids = topic(table_id, "state"), entity_ids(table_id, commands=commands)

@@ -1,4 +1,4 @@
-"""What the table publishes, as topics and payloads (AGREED.md §2): pure
+"""What the table publishes, as topics and payloads (docs/integrate/mqtt.md): pure
 functions of the table's public view, so the venue, Home Assistant and the
 tests can read what they mean without a broker."""
 
@@ -30,7 +30,7 @@ def state(view: Mapping[str, Any], table_id: str, night: bool = False) -> dict[s
         step = headline.get("step")
         waiting = [names.get(s, s) for s in headline.get("waiting_for") or ()]
         deadline = headline.get("deadline")
-    else:  # before the headline (issue 21): the engine's step and whose turn, else the table's phase
+    else:  # a table without a headline: the engine's step and whose turn, else the table's phase
         step = play.get("step") if view.get("play") is not None else view.get("phase")
         waiting = list(play.get("whose_turn") or ())
         deadline = None

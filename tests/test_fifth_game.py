@@ -1,4 +1,4 @@
-"""Issue 19, part 2: adding a game is one folder and one line.
+"""Adding a game is one folder and one line.
 
 A small fifth game is written here into a temporary folder — its engine (a
 few steps, one set of tags, a rule card, an event of its own), its lines in

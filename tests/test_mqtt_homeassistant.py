@@ -10,8 +10,8 @@ tested without Home Assistant:
 - the step sensor's options against every step the games reach (seeded
   playouts of every game) and the table's phases; every verdict the event
   entity declares is reached by some playout, rendered by its own template
-  from the event as the link publishes it (AGREED.md §2);
-- the value templates over the ``state`` messages of AGREED.md §2.  Jinja2
+  from the event as the link publishes it (docs/integrate/mqtt.md);
+- the value templates over the ``state`` messages of docs/integrate/mqtt.md.  Jinja2
   is not installed here (and the project needs it nowhere else), so the
   templates keep to the part of Jinja that reads as Python — literals,
   ``.get``, ``in``, ``x if c else y``, ``dict(...)`` and one ``| to_json``
@@ -234,7 +234,7 @@ def checked(template: str) -> Any:
 
 
 def state_message(night: bool = False, **fields: Any) -> bytes:
-    """A ``companion/<id>/state`` message as the link publishes it (AGREED.md §2)."""
+    """A ``companion/<id>/state`` message as the link publishes it (docs/integrate/mqtt.md)."""
     state = {"table": TID, "game": "one-night", "step": "night" if night else "discussion", "waiting_for": [],
              "round": None, "totals": {"Aiko": 1, "Ben": 0, "Chie": 2}, "deadline": None if night else 1.8e9,
              "night": night, "lang": "en", "online": True}
@@ -242,7 +242,7 @@ def state_message(night: bool = False, **fields: Any) -> bytes:
 
 
 def event_message(report: Report, seq: int = 1) -> bytes:
-    """A ``companion/<id>/event`` message as the link publishes it (AGREED.md §2)."""
+    """A ``companion/<id>/event`` message as the link publishes it (docs/integrate/mqtt.md)."""
     return json.dumps({"id": f"{TID}/e/{seq}.0", "table": TID, "t": 1.8e9, "event": report.event,
                        **report.fields}).encode()
 
@@ -505,7 +505,7 @@ def test_home_assistant_online_asks_for_the_discovery_again() -> None:
 
 def test_the_discovery_is_small_and_without_games_has_no_verdict_entity() -> None:
     assert len(ha.discovery(TID, registry(), commands=True, lang="ja", names=catalogue.page_games(
-        catalogue.narrator().lines))[1]) < 16 * 1024  # far under the 64 KiB a venue takes (AGREED §2)
+        catalogue.narrator().lines))[1]) < 16 * 1024  # far under the 64 KiB a venue takes (the MQTT contract)
     _, body = ha.discovery(TID, [], commands=False, lang="en")
     p = json.loads(body)
     assert schema_errors(p) == [] and set(p["cmps"]) == {"game", "step", "night"}

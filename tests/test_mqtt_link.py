@@ -1,4 +1,4 @@
-"""The table on a real broker (issue 22; DESIGN.md, *MQTT*; AGREED.md §2): a
+"""The table on a real broker (DESIGN.md, *MQTT*; docs/integrate/mqtt.md): a
 mosquitto on a loopback port (the ``broker`` fixture) and a paho client that
 reads what the table sends.  Every wait is bounded (generously: the machine
 may be shared); nothing asserts a timing: what is checked is what arrived,
@@ -250,7 +250,7 @@ def test_outbox_a_place_is_never_given_twice_once_the_outbox_is_empty(tmp_path: 
 
 
 def test_the_state_reads_the_headline_when_the_public_view_has_one() -> None:
-    """Issue 21's headline (AGREED.md §1) gives the step, whom the table waits
+    """The headline (`/api/table`, docs/reference/pages.md) gives the step, whom the table waits
     for (seat ids: the state names them) and the timer's deadline; by night
     the state is the night's whatever the view says."""
     from mqtt import topics

@@ -1,4 +1,4 @@
-"""The venue (issue 22): its store, its league's sides, its ear on a real
+"""The venue: its store, its league's sides, its ear on a real
 mosquitto (a persistent session, a broker that is down), its board (SSE, the
 door, the language) and `companion venue` itself."""
 

@@ -1,7 +1,7 @@
-"""THE DONE TEST of the venue (issue 22): a whole venue evening replayed.
+"""The whole venue: a whole venue evening replayed.
 
 Three tables, two games each, played by real simulated tables (examples/),
-their plays and table events published as contract messages (AGREED §2) by
+their plays and table events published as contract messages (docs/integrate/mqtt.md) by
 plain paho clients to a real mosquitto, with every play sent twice, two
 events repeated and a dozen bad messages mixed in.  The venue's league is
 checked against ratings computed here, independently of venue/: openskill's

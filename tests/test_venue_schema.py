@@ -1,4 +1,4 @@
-"""venue.schema: every message checked against AGREED §2 by the venue itself;
+"""venue.schema: every message checked against the MQTT contract (docs/integrate/mqtt.md) by the venue itself;
 a refusal is one line, never a traceback, and nothing unchecked is kept."""
 
 from __future__ import annotations

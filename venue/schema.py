@@ -1,4 +1,4 @@
-"""Every message the venue hears, checked against the contract (AGREED §2,
+"""Every message the venue hears, checked against the contract (docs/integrate/mqtt.md,
 DESIGN.md "MQTT — contract") before anything of it is kept or shown.
 
 ``check(topic, payload)`` returns a typed record, or a ``Problem``: one line

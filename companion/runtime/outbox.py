@@ -5,7 +5,7 @@ it (``letters``, handed to ``Journal.append``), and sent from there by the
 link (mqtt/link.py) through an ``OutboxStore``, which deletes a row only once
 the broker has acknowledged it.  So a broker outage, a SIGKILL or a power
 cut delays a message and never loses it; each carries a stable id
-(``<table_id>/e/<seq>.<n>``, ``<table_id>/p/<play id>``, AGREED.md §2; with
+(``<table_id>/e/<seq>.<n>``, ``<table_id>/p/<play id>``, docs/integrate/mqtt.md; with
 ``~<epoch>`` after them once the journal was put back, runtime.journal.EPOCH) by
 which a receiver drops a message sent twice (sent, then cut off before the
 acknowledgement came back)."""
@@ -30,7 +30,7 @@ TABLE_ONLY = frozenset(e.name for e in TABLE_EVENTS)
 
 
 def league_players(finished: Any) -> list[dict[str, Any]]:
-    """A finished play's players as a league sees them (AGREED.md §2): name
+    """A finished play's players as a league sees them (docs/integrate/mqtt.md): name
     (the display name a player's page chose, as the play's record has it),
     seat, score, winner, the side each finished on and a finishing place,
     where the game has them (its ``Result``'s ``teams`` and ``places``)."""
