@@ -46,8 +46,15 @@ def manifest(game: type[Engine]) -> Manifest:
 
 
 def manifests(games: tuple[type[Engine], ...] | None = None) -> tuple[Manifest, ...]:
-    """Every game's manifest, in ``GAMES``' order (as it is now)."""
-    return tuple(manifest(g) for g in (GAMES if games is None else games))
+    """Every game's manifest, in ``GAMES``' order (as it is now).  An engine
+    written outside a game's folder (a test's own game, in a plain module)
+    has none: it publishes nothing of its own.  A game's folder without its
+    ``manifest.py`` is an error."""
+    return tuple(manifest(g) for g in (GAMES if games is None else games) if _in_a_folder(g))
+
+
+def _in_a_folder(game: type[Engine]) -> bool:
+    return bool(sys.modules[game.__module__].__package__)
 
 
 def component_sets(games: tuple[type[Engine], ...] | None = None) -> dict[str, tuple[str, ...]]:
