@@ -11,10 +11,16 @@ Steps, and what each takes (everything else is refused and changes nothing):
     reveal      optionally first the vote count: each player's ``player/<name>`` then the
                 ``player/<name>`` they point at; then each ``player/<name>`` then that
                 player's final ``onw/<role>/<n>``; once all have, the executed players'
-                ``player/<name>`` (unless counted), then `next` → done
+                ``player/<name>`` (unless counted), then `next` → done (or hunter);
+                the doppelganger's holder shows ``onw/doppelganger/1``, then any
+                card of the role it copied
+    hunter      a dead hunter whose vote was not counted: the ``player/<name>`` they
+                voted for (who dies too; a hunter so shot is asked in turn) → done
     done        nothing
 
-The deck, the options and the night script live in ``rules``.
+Before the start, the table may tap the deck's role cards (``setup_card``,
+``check_cards``).  The roles and editions are ``roles``' entries; the options
+and the deck ``rules``', the night ``night``'s, the verdict ``verdict``'s.
 """
 
 from __future__ import annotations
@@ -38,26 +44,22 @@ from companion.core.events import (
     TimerFired,
 )
 from companion.games.one_night import views
+from companion.games.one_night.night import jitter_draw, night_script, turn_start
+from companion.games.one_night.roles import EDITIONS, ROLES, card_ids, card_of, every_card, role_of, spoken
 from companion.games.one_night.rules import (
-    CARDS,
-    TEAM,
     VOTE_COUNT,
-    WINNING_TEAMS,
-    Verdict,
-    card_ids,
+    card_problem,
     count_votes,
     deck_for,
-    jitter_draw,
     minutes_line,
     most_executed,
-    night_script,
     options_from,
-    role_of,
     settings_for,
-    turn_start,
-    verdict,
+    tapped_lines,
     warning_line,
 )
+from companion.games.one_night.verdict import WINNING_TEAMS, Verdict, acting, hunters_to_ask, verdict
+from companion.games.one_night.verdict import dead as verdict_dead
 from companion.games.one_night.show import SHOWS
 
 
@@ -73,17 +75,21 @@ class OneNightState:
     executed: list[str] = field(default_factory=list)  # in tap order (or seat order, counted)
     votes: dict[str, str] = field(default_factory=dict)  # voter → pointed at, when the table counts
     counted: bool = False  # the count decided the executed: it holds
+    copied: dict[str, str] = field(default_factory=dict)  # the doppelganger's holder → the role copied
+    copying: str | None = None  # the doppelganger's holder, whose copied role's card is awaited
+    shots: dict[str, str] = field(default_factory=dict)  # a dead hunter asked → whom they voted for
     verdict: Verdict | None = None
 
 
 class OneNight(Engine):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
-    components: ClassVar[tuple[str, ...]] = CARDS
+    components: ClassVar[tuple[str, ...]] = every_card()
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     settings: ClassVar[Mapping[str, Any]] = settings_for(components)  # a deck is bounded by the cards
     min_players: ClassVar[int] = 3
-    max_players: ClassVar[int] = 7
+    max_players: ClassVar[int] = max(e.players[1] for e in EDITIONS.values())  # the edition's, checked at setup
+    setup_cards: ClassVar[bool] = True  # the table taps the deck's role cards before it starts
     no_points: ClassVar[bool] = True  # a team wins (the export)
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("onw_result", "winning_team", WINNING_TEAMS),)
@@ -91,8 +97,9 @@ class OneNight(Engine):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.opts = options_from(setup.options)  # checked by the config schema (settings)
-        self.deck = deck_for(len(self.players), self.opts)
+        self.opts = options_from(setup.options, setup.rules)  # checked by the config schema (settings)
+        self.edition = self.opts.edition
+        self.deck = deck_for(len(self.players), self.opts, setup.cards)
         self.cards = card_ids(self.deck)
         self.draw = jitter_draw(self.deck, self.opts)
         self.state = OneNightState()
@@ -109,10 +116,39 @@ class OneNight(Engine):
     @classmethod
     def check_setup(cls, players: Sequence[str], rules: Sequence[str],
                     options: Mapping[str, Any]) -> None:
-        """Refuses a player count outside 3–7 and a deck that cannot be dealt
-        (the config schema refused bad options when it was loaded)."""
+        """Refuses a player count outside the edition's (3–7, 3–10) and a deck
+        that cannot be dealt (the config schema refused bad options when it
+        was loaded)."""
         super().check_setup(players, rules, options)
-        deck_for(len(players), options_from(options))
+        opts = options_from(options, rules)
+        low, high = EDITIONS[opts.edition].players
+        if not low <= len(players) <= high:
+            raise Refusal("refuse.player_count", f"{opts.edition} needs {low} to {high} players, not {len(players)}",
+                          count=len(players), low=low, high=high)
+        deck_for(len(players), opts)
+
+    @classmethod
+    def check_cards(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any],
+                    cards: Sequence[str]) -> None:
+        """The tapped deck (none: the edition's default) for these players:
+        a lone mason, too few or too many cards are refused, naming them."""
+        if cards:
+            deck_for(len(players), options_from(options, rules), cards)
+
+    @classmethod
+    def known_rules(cls) -> tuple[str, ...]:
+        return tuple(e for e in EDITIONS if e != "jinrou")
+
+    @classmethod
+    def setup_card(cls, rules: Sequence[str], options: Mapping[str, Any], cards: Sequence[str],
+                   card: str) -> list[Output]:
+        """A role card tapped into the deck before the start: counted aloud,
+        or refused with the reason (a role the edition lacks, a card too many
+        for its set, the same card twice)."""
+        opts = options_from(options, rules)
+        if (refusal := card_problem(EDITIONS[opts.edition], cards, card)) is not None:
+            raise refusal
+        return list(tapped_lines(opts.edition, [*cards, card]))
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> list[Output]:
@@ -122,7 +158,7 @@ class OneNight(Engine):
         total = sum(self.deck.values())
         return [
             Say("onw.deck.intro", {"count": len(self.players), "cards": total}),
-            *(Say("onw.deck.role", {"role": role, "count": n}) for role, n in self.deck.items()),
+            *(Say("onw.deck.role", {"role": spoken(role, self.edition), "count": n}) for role, n in self.deck.items()),
             Say("onw.deck.centre", {"count": total - len(self.players)}),
         ]
 
@@ -133,9 +169,14 @@ class OneNight(Engine):
         v = self.state.verdict
         if v is None:
             raise RuntimeError("the game is not finished")
-        roles = {p: role_of(c) for p, c in self.state.revealed.items()}
+        roles = self.final_roles()
         return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles,
-                      teams={p: TEAM[r] for p, r in roles.items() if r in TEAM})
+                      teams={p: acting(r).team for p, r in roles.items()})
+
+    def final_roles(self) -> dict[str, str]:
+        """Each revealed player's final role (the doppelganger's as ``doppelganger:<role>``)."""
+        s = self.state
+        return {p: f"{role_of(c)}:{s.copied[p]}" if p in s.copied else role_of(c) for p, c in s.revealed.items()}
 
     # ------------------------------------------------------------------ deal
     def _nightfall(self, _: Press) -> list[Output]:
@@ -231,12 +272,35 @@ class OneNight(Engine):
 
     def _reveal_incomplete(self, _: Press) -> Refusal | None:
         missing = self._missing()
-        if missing or self.state.pending:
+        if missing or self.state.pending or self.state.copying:
             return Refusal("onw.refuse.reveal_incomplete", "not everyone has revealed their card", players=missing)
         return None
 
-    def _reveal_done(self, _: Press) -> list[Output]:
-        return self._judge()
+    def _reveal_done(self, _: Press) -> list[Output] | Goto:
+        return Goto("hunter", prompt=True) if self._hunters() else Goto("done", self._judge())
+
+    # ---------------------------------------------------------------- hunter
+    def _hunters(self) -> list[str]:
+        """Dead hunters whose vote the table has not told (the count, or asked here)."""
+        s = self.state
+        return hunters_to_ask(self._executed(), self.final_roles(), {**s.votes, **s.shots})
+
+    def _executed(self) -> list[str]:
+        return [p for p in self.players if p in self.state.executed]  # seat order
+
+    def _hunter_refusal(self, inp: Tap) -> Refusal | None:
+        if self._player_of(inp) is None:
+            return Refusal("onw.refuse.hunter", "tap the card of the player the hunter voted for")
+        return None
+
+    def _hunter_shot(self, inp: Tap) -> Goto:
+        hunter, target = self._hunters()[0], self._player_of(inp)
+        assert target is not None
+        self.state.shots[hunter] = target
+        said = [Say("onw.hunter.voted", {"player": hunter, "target": target})]
+        if self._hunters():
+            return Goto("hunter", said, prompt=True)
+        return Goto("done", [*said, *self._judge()])
 
     def _reveal_refusal(self, inp: Tap) -> Refusal | None:
         """A player card (the pointing of the count, a reveal, an execution)
@@ -260,6 +324,9 @@ class OneNight(Engine):
 
     def _player_card_refusal(self, player: str) -> Refusal | None:
         s, missing = self.state, self._missing()
+        if s.copying:
+            return Refusal("onw.refuse.copied_expected", f"tap a card of the role {s.copying} copied",
+                           player=s.copying)
         if s.pending:
             if s.revealed or s.counted:  # the count is only before the first card is shown
                 return Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
@@ -318,7 +385,12 @@ class OneNight(Engine):
         return [*out, Say("onw.count.executed", {"players": list(s.executed), "n": top}), *self.prompt()]
 
     def _role_card_refusal(self, card: str) -> Refusal | None:
-        s = self.state
+        s, card = self.state, card_of(card)
+        if s.copying is not None:  # any card of a role in the deck, shown before or not
+            if role_of(card) not in self.deck or role_of(card) == "doppelganger":
+                return Refusal("onw.refuse.not_copied", f"{role_of(card)} is not a role the doppelganger could copy",
+                               role=spoken(role_of(card), self.edition), player=s.copying)
+            return None
         if card not in self.cards:
             return Refusal("onw.refuse.not_in_deck", f"{card} is not in this game's deck",
                            card=card, count=len(self.players))
@@ -338,28 +410,39 @@ class OneNight(Engine):
         return None
 
     def _role_card(self, card: str) -> list[Output]:
-        s = self.state
-        player, s.pending = s.pending, None
-        assert player is not None  # the guard saw to it
-        s.revealed[player] = card
-        out: list[Output] = [Say("onw.reveal.role", {"player": player, "role": role_of(card)})]
+        s, card = self.state, card_of(card)
+        if s.copying is not None:  # the doppelganger's holder shows the role they became
+            player, s.copying = s.copying, None
+            s.copied[player] = role_of(card)
+            out: list[Output] = [Say("onw.reveal.copied", {"player": player,
+                                                           "role": spoken(role_of(card), self.edition)})]
+        else:
+            player, s.pending = s.pending, None
+            assert player is not None  # the guard saw to it
+            s.revealed[player] = card
+            if role_of(card) == "doppelganger":
+                s.copying = player
+                return [Say("onw.reveal.doppelganger", {"player": player})]
+            out = [Say("onw.reveal.role", {"player": player, "role": spoken(role_of(card), self.edition)})]
         if len(s.revealed) == len(self.players):
             out.append(Say("onw.reveal.all_counted" if s.counted else "onw.reveal.all_done"))
         return out
 
     def _judge(self) -> list[Output]:
         s = self.state
-        roles = {p: role_of(c) for p, c in s.revealed.items()}
-        executed = [p for p in self.players if p in s.executed]  # seat order
-        v = s.verdict = verdict(self.players, roles, executed)
+        roles, executed = self.final_roles(), self._executed()
+        shot = [p for p in verdict_dead(executed, roles, {**s.votes, **s.shots}) if p not in executed]
+        v = s.verdict = verdict(self.players, roles, executed, shot)
         return [
             Say("onw.verdict.executed", {"players": executed}) if executed
             else Say("onw.verdict.nobody_executed"),
-            Say(v.reason),
+            *([Say("onw.verdict.shot", {"players": shot})] if shot else []),
+            *(Say(reason) for reason in v.reasons),
             Say("onw.verdict.winners", {"players": list(v.winners)}) if v.winners
             else Say("onw.verdict.no_winners"),
             Report("onw_result", {"executed": executed, "winning_team": v.winning_team,
-                                  "winners": list(v.winners)}),
+                                  "winners": list(v.winners), "deck": dict(self.deck), "final_roles": roles,
+                                  "dead": list(v.dead), "winning_teams": list(v.winning_teams)}),
         ]
 
     # ---------------------------------------------------------------- helpers
@@ -399,13 +482,17 @@ class OneNight(Engine):
         "vote": Step({"timer": Take(_count, ("vote", "reveal"), _count_refusal)},
                      ("onw.refuse.counting", "wait for the count, then point"),
                      resume=views.resume_vote, waits=views.everyone, headline=views.vote_headline),
-        "reveal": Step({"next": Take(_reveal_done, ("done",), _reveal_incomplete),
+        "reveal": Step({"next": Take(_reveal_done, ("hunter", "done"), _reveal_incomplete),
                         "tap": Take(_reveal_tap, (), _reveal_refusal)},
                        ("onw.refuse.reveal", "tap your player card, then your role card"),
                        prompt=views.reveal_prompt,
                        resume=lambda g: [Say("onw.resume.reveal", {"players": list(g.state.revealed)}), *g.prompt()],
                        waits=views.reveal_waits, headline=views.reveal_headline),
+        "hunter": Step({"tap": Take(_hunter_shot, ("hunter", "done"), _hunter_refusal)},
+                       ("onw.refuse.hunter", "tap the card of the player the hunter voted for"),
+                       prompt=lambda g: [Say("onw.hunter.ask", {"player": g._hunters()[0]})],
+                       waits=lambda g: g._hunters()[:1]),
         "done": Step({}, ("onw.refuse.finished", "the game is over"),
-                     prompt=lambda g: [Say(g.state.verdict.reason)] if g.state.verdict is not None else [],
+                     prompt=lambda g: [Say(r) for r in g.state.verdict.reasons] if g.state.verdict is not None else [],
                      resume=lambda g: [Say("onw.resume.done"), *g.prompt()], final=True),
     }

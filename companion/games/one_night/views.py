@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from companion.core.countdown import next_point, spoken
 from companion.core.events import CancelTimer, Output, Say, SetTimer, Sound
-from companion.games.one_night.rules import turn_start
+from companion.games.one_night.night import turn_start
 
 if TYPE_CHECKING:
     from companion.games.one_night.engine import OneNight
