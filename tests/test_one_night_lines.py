@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from companion.games.one_night import engine as one_night
 from companion.core.events import Say
+from companion.games.one_night import engine as one_night
 from companion.games.one_night import rules as one_night_rules
 from companion.games.one_night.night import night_script, turns
 from companion.games.one_night.roles import EDITIONS, ROLES, in_edition
