@@ -292,6 +292,13 @@ class Engine:
         played by these players (checked at ``next``)."""
 
     @classmethod
+    def more_lines(cls) -> tuple[Any, ...]:
+        """Folders of lines (``pathlib.Path``, each with ``<lang>.yaml``) that parts of the
+        game added from outside its folder bring (One Night's roles); its own
+        ``lines/`` is found beside its engine."""
+        return ()
+
+    @classmethod
     def known_rules(cls) -> tuple[str, ...]:
         """Rule-card names this game understands (``rules/<name>``)."""
         return ()

@@ -44,7 +44,7 @@ from companion.core.events import (
 from companion.games.one_night import views
 from companion.games.one_night.night import jitter_draw, night_script, turn_start
 from companion.games.one_night.reveal import OneNightState, Reveal
-from companion.games.one_night.roles import EDITIONS, card_ids, every_card, spoken
+from companion.games.one_night.roles import EDITIONS, ROLES, card_ids, every_card, spoken
 from companion.games.one_night.rules import (
     VOTE_COUNT,
     card_problem,
@@ -112,6 +112,11 @@ class OneNight(Reveal):
         a lone mason, too few or too many cards are refused, naming them."""
         if cards:
             deck_for(len(players), options_from(options, rules), cards)
+
+    @classmethod
+    def more_lines(cls) -> tuple[Any, ...]:
+        """The lines of roles added from outside the game's folder."""
+        return tuple(r.lines for r in ROLES.values() if r.lines is not None)
 
     @classmethod
     def known_rules(cls) -> tuple[str, ...]:

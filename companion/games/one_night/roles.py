@@ -54,11 +54,21 @@ class Role:
 class Edition:
     id: str
     prefix: str  # its night lines' keys: ``<prefix>.<role>.wake``
-    centre: tuple[int, ...]  # cards that may lie in the centre
+    centre: tuple[int, ...]  # cards that lie in the centre
     players: tuple[int, int]
     default_decks: Mapping[int, Mapping[str, int]]
     # a deck needs these roles in pairs or not at all ([ruling] masons come in pairs)
     pairs: tuple[str, ...] = ()
+    short: Mapping[int, tuple[int, ...]] = field(default_factory=dict)  # players → fewer centre cards allowed too
+
+    def centre_for(self, players: int) -> tuple[int, ...]:
+        """The centre a tapped deck may leave for ``players`` (rule 7: jinrou's 7 players, 1 too)."""
+        return (*self.centre, *self.short.get(players, ()))
+
+    @property
+    def any_centre(self) -> tuple[int, ...]:
+        """The centre a config's deck may leave at any count (the composition is configurable)."""
+        return tuple(sorted({*self.centre, *(c for cs in self.short.values() for c in cs)}))
 
 
 ROLES: dict[str, Role] = {}
@@ -106,9 +116,9 @@ def _grow(base: dict[str, int], *more: str) -> dict[int, dict[str, int]]:
 EDITIONS: dict[str, Edition] = {
     # 4 players: 2 villagers, 2 werewolves, 1 seer, 1 thief; each extra player one more villager.
     # [ruling] the set has 4 villagers: 3 players get 1, 7 players keep 4 and only 1 centre card.
-    _J: Edition(_J, "onw", (1, 2), (3, 7),
+    _J: Edition(_J, "onw", (2,), (3, 7),
                 {n: {"villager": v, "werewolf": 2, "seer": 1, "thief": 1}
-                 for n, v in {3: 1, 4: 2, 5: 3, 6: 4, 7: 4}.items()}),
+                 for n, v in {3: 1, 4: 2, 5: 3, 6: 4, 7: 4}.items()}, short={7: (1,)}),
     _U: Edition(_U, "onw.ultimate", (3,), (3, 10),
                 _grow({"werewolf": 2, "seer": 1, "thief": 1, "troublemaker": 1, "villager": 1},
                       "drunk", "insomniac", "minion", "hunter", "tanner", "villager", "doppelganger"),

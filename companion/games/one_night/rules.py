@@ -156,10 +156,10 @@ def deck_for(players: int, opts: Options, cards: Sequence[str] = ()) -> dict[str
     if sum(deck.values()) < players:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards cannot be dealt to {players} players", count=players)
-    if sum(deck.values()) - players not in edition.centre:
+    if sum(deck.values()) - players not in edition.any_centre:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards for {players} players: the deck is the players' cards and "
-                      f"{' or '.join(map(str, sorted(edition.centre, reverse=True)))} in the centre", count=players)
+                      f"{' or '.join(map(str, sorted(edition.any_centre, reverse=True)))} in the centre", count=players)
     return _ordered(deck)
 
 
@@ -182,11 +182,14 @@ def card_problem(edition: Edition, cards: Sequence[str], card: str) -> Refusal |
 def tapped_problem(players: int, edition: Edition, cards: Sequence[str]) -> Refusal | None:
     """Why the tapped deck cannot be played by ``players`` (at ``next``): a
     role of pairs alone, too few or too many cards — naming what is missing or extra."""
+    for i, card in enumerate(cards):  # a card the edition lacks (its rule card came after it)
+        if (refusal := card_problem(edition, cards[:i], card)) is not None:
+            return refusal
     counts = Counter(role_of(c) for c in cards)
     for role in edition.pairs:
         if counts.get(role, 0) % 2:
             return Refusal("onw.refuse.lone_card", f"a {role} alone: {role}s come in pairs or not at all", role=role)
-    total, fits = len(cards), [players + c for c in edition.centre]
+    total, fits = len(cards), [players + c for c in edition.centre_for(players)]
     if total < min(fits):
         return Refusal("onw.refuse.deck_short", f"{min(fits) - total} cards missing: {players} players and "
                        f"{max(edition.centre)} in the centre", n=min(fits) - total, count=players, cards=total)

@@ -23,9 +23,11 @@ def public_view(game: OneNight) -> dict[str, Any]:
     role called would give the night's order (and so the deck's) away.
     Once the table counts the pointing, the tally as it was said: the votes
     each player got and how many have voted (the TV board's); never who
-    pointed at whom, which no line says."""
+    pointed at whom, which no line says.  The edition and the deck (role →
+    count) for the whole game: the table chose them, and they were said."""
     s = game.state
-    view: dict[str, Any] = {"step": s.step, "whose_turn": game.waiting()}
+    view: dict[str, Any] = {"step": s.step, "whose_turn": game.waiting(),
+                            "edition": game.edition, "deck": dict(game.deck)}  # public: the table chose it
     if s.votes:  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
         view["tally"] = {"for": {p: n for p in game.players if (n := list(s.votes.values()).count(p))},
                          "done": len(s.votes), "of": len(game.players)}
