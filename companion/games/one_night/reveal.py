@@ -167,7 +167,7 @@ class Reveal(Engine):
         return [*out, Say("onw.count.executed", {"players": list(s.executed), "n": top}), *self.prompt()]
 
     def _role_card_refusal(self, card: str) -> Refusal | None:
-        s, card = self.state, card_of(card)
+        s, card = self.state, card_of(card, self.edition)
         if s.copying is not None:  # any card of a role in the deck, shown before or not
             if role_of(card) not in self.deck or role_of(card) == "doppelganger":
                 return Refusal("onw.refuse.not_copied", f"{role_of(card)} is not a role the doppelganger could copy",
@@ -192,7 +192,7 @@ class Reveal(Engine):
         return None
 
     def _role_card(self, card: str) -> list[Output]:
-        s, card = self.state, card_of(card)
+        s, card = self.state, card_of(card, self.edition)
         if s.copying is not None:  # the doppelganger's holder shows the role they became
             player, s.copying = s.copying, None
             s.copied[player] = role_of(card)

@@ -41,7 +41,8 @@ class Role:
     minion: bool = False  # on the werewolf team without being a werewolf (minion, madman): rules 3, 5, 6
     hunter: bool = False  # takes the player it voted for with it when it dies
     spoken: Mapping[str, str] = field(default_factory=dict)  # edition → its name there (``name.<spoken>``)
-    aliases: tuple[str, ...] = ()  # other tags read as this role's first card (onw/robber/1)
+    # edition → other tags read there as this role's first card (ultimate's onw/robber/1)
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     lines: Path | None = None  # a folder of its lines (<lang>.yaml) outside the game's own
 
     @property
@@ -89,7 +90,7 @@ for _role in (
          wake_more={_U: ("lone",)}),  # a lone werewolf may look at a centre card,
     Role("seer", "village", {_J: 1, _U: 1}, {_J: 1, _U: 5}, doppel="now"),
     Role("thief", "village", {_J: 1, _U: 1}, {_J: 3, _U: 6}, doppel="now", spoken={_U: "robber"},
-         aliases=("onw/robber/1",)),
+         aliases={_U: ("onw/robber/1",)}),
     Role("madman", "werewolf", {_J: 1}, minion=True),
     Role("tanner", "tanner", {_J: 1, _U: 1}, dies_to_win=True),
     Role("doppelganger", "village", {_U: 1}, {_U: 1}),  # its team is the copied role's
@@ -140,12 +141,14 @@ def card_ids(deck: Mapping[str, int]) -> tuple[str, ...]:
 def every_card() -> tuple[str, ...]:
     """Every role card's identity, and the tags read as one (the game's components)."""
     return tuple(dict.fromkeys((*card_ids({r.id: r.copies for r in ROLES.values()}),
-                                *(a for r in ROLES.values() for a in r.aliases))))
+                                *(a for r in ROLES.values() for tags in r.aliases.values() for a in tags))))
 
 
-def card_of(identity: str) -> str:
-    """A tag as the card it is: an alias (``onw/robber/1``) as its role's first card."""
-    return next((f"onw/{r.id}/1" for r in ROLES.values() if identity in r.aliases), identity)
+def card_of(identity: str, edition: str | None = None) -> str:
+    """A tag as the card it is: an alias (``onw/robber/1``) as its role's first
+    card — in ``edition`` only where that edition reads it so (None: any)."""
+    return next((f"onw/{r.id}/1" for r in ROLES.values() for e, tags in r.aliases.items()
+                 if identity in tags and edition in (None, e)), identity)
 
 
 def role_of(card: str) -> str:

@@ -165,7 +165,7 @@ def deck_for(players: int, opts: Options, cards: Sequence[str] = ()) -> dict[str
 
 def card_problem(edition: Edition, cards: Sequence[str], card: str) -> Refusal | None:
     """Why a role card cannot go into the deck being tapped (``cards``, so far)."""
-    card = card_of(card)
+    card = card_of(card, edition.id)
     role, _, n = card.removeprefix("onw/").partition("/")
     entry = ROLES.get(role)
     if entry is None or not entry.sets.get(edition.id):
