@@ -552,7 +552,8 @@ def test_tv_board_tally_is_the_count_as_said_aloud() -> None:
         tally = table.engine.public_view()["tally"]
         assert tally == {"for": got, "done": said["n"], "of": said["count"]}
     assert set(json_keys(table.engine.public_view())) == {"step", "whose_turn", "tally", "for", "done", "of",
-                                                            "blue", "green"}
+                                                            "blue", "green", "edition", "deck",
+                                                            *table.engine.deck}  # the deck: public
 
 
 def json_keys(node: Any) -> list[str]:

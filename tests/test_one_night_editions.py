@@ -266,3 +266,25 @@ def test_each_example_ends_as_its_expect_says(path: Path) -> None:
     assert run_script(path, out=out) == 0
     (result,) = [e for e in map(json.loads, out.getvalue().splitlines()) if e["event"] == "onw_result"]
     assert {k: result[k] for k in expected} == expected
+
+
+# ------------------------------------------------------------- the discussion
+def test_one_more_minute_from_a_page_is_said_and_added_when_the_time_is_up(tmp_path: Path) -> None:
+    events = simulate(tmp_path, [*seated(), {"press": "next"}, {"press": "next"}, {"wait": 60},
+                                 {"submit": {"player": "red", "more_time": 1}}, {"wait": 300}])
+    at = {e["key"]: e["t"] for e in events if e["event"] == "say"}
+    start = at["onw.discussion.start_one"]  # a one-minute discussion
+    assert start < at["onw.discussion.more_time"] == 60 < start + 60  # said when asked
+    assert at["onw.discussion.extended_one"] == start + 60  # the minute, when the time is up
+    assert at["onw.discussion.time_up"] == start + 120
+
+
+def test_a_paused_discussion_stops_its_clock_and_goes_on_from_the_last_minute(tmp_path: Path) -> None:
+    events = simulate(tmp_path, [*seated(), {"press": "next"}, {"press": "next"}, {"wait": 50},
+                                 {"submit": {"player": "blue", "pause": 1}}, {"wait": 600},
+                                 {"submit": {"player": "blue", "pause": 0}}, {"wait": 300}])
+    said = [(e["t"], e["key"]) for e in events if e["event"] == "say"]
+    at = dict((k, t) for t, k in said)
+    assert "onw.discussion.time_up" in at and at["onw.discussion.paused"] < at["onw.discussion.go_on"]
+    assert at["onw.discussion.time_up"] == at["onw.discussion.go_on"] + 60  # the minute the journal held
+    assert not [k for t, k in said if at["onw.discussion.paused"] < t < at["onw.discussion.go_on"]]

@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point
-from companion.core.engine import Goto, Outcome, Result, Setup, Step, Take
+from companion.core.countdown import spoken as number
+from companion.core.engine import Ask, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Drawn,
@@ -38,6 +39,7 @@ from companion.core.events import (
     Refusal,
     Say,
     SetTimer,
+    Submit,
     Tap,
     TimerFired,
 )
@@ -207,14 +209,43 @@ class OneNight(Reveal):
         return self.opts.discussion_min * 60
 
     def _discussion_timer_refusal(self, inp: TimerFired) -> Refusal | None:
-        return self._not_taken("timer", inp) if inp.name != "discussion" else None
+        return self._not_taken("timer", inp) if inp.name != "discussion" or self.state.paused else None
 
     def _discussion_tick(self, inp: TimerFired) -> list[Output] | Goto:
-        left = self.state.left_s = next_point(self.state.left_s, self._total_s, self.opts.warnings_s)
+        s = self.state
+        left = s.left_s = next_point(s.left_s, self._total_s, self.opts.warnings_s)
+        if left == 0 and s.extra_s:  # the minutes asked for meanwhile, now
+            s.left_s, s.extra_s = s.extra_s, 0.0
+            return [minutes_line("onw.discussion.extended", s.left_s), self._discussion_timer()]
         if left == 0:
             return self._begin_vote().after(Say("onw.discussion.time_up"))
         said = [warning_line(left)] if left in self.opts.warnings_s else []
         return [*said, self._discussion_timer()]
+
+    def _discussion_submit_refusal(self, inp: Submit) -> Refusal | None:
+        asks = self._discussion_asks(inp.player)
+        if inp.field not in asks:
+            return Refusal("onw.refuse.discussion", f"{inp.field} is not asked now")
+        if problem := asks[inp.field].check(inp.value):
+            return Refusal("onw.refuse.discussion", f"{inp.field} {problem}")
+        return None
+
+    def _discussion_asks(self, player: str) -> dict[str, Ask]:
+        """From any page: one more minute; pause (1) or go on (0)."""
+        go_on = 0 if self.state.paused else 1
+        return {"more_time": Ask("onw.field.more_time", 1, 1), "pause": Ask("onw.field.pause", go_on, go_on)}
+
+    def _discussion_submit(self, inp: Submit) -> list[Output]:
+        """+1 min (said aloud, added when the time is up), or a pause: the
+        timer stops, and goes on from the last minute the journal holds."""
+        s = self.state
+        if inp.field == "more_time":
+            s.extra_s += 60
+            return [Say("onw.discussion.more_time", {"player": inp.player})]
+        s.paused = bool(inp.value)
+        if s.paused:
+            return [CancelTimer("discussion"), Say("onw.discussion.paused", {"player": inp.player})]
+        return [Say("onw.discussion.go_on", {"seconds": number(s.left_s + s.extra_s)}), self._discussion_timer()]
 
     def _end_discussion(self, _: Press) -> Goto:
         return self._begin_vote().after(CancelTimer("discussion"), Say("onw.discussion.ended"))
@@ -272,7 +303,9 @@ class OneNight(Reveal):
                        "timer": Take(_night_timer, ("night", "discussion"), _night_timer_refusal)},
                       ("onw.refuse.night", "not during the night"), resume=views.resume_night, quiet=True),
         "discussion": Step({"timer": Take(_discussion_tick, ("discussion", "vote"), _discussion_timer_refusal),
-                            "next": Take(_end_discussion, ("vote",))},
+                            "next": Take(_end_discussion, ("vote",)),
+                            "submit": Take(_discussion_submit, (), _discussion_submit_refusal,
+                                           asks=_discussion_asks)},
                            ("onw.refuse.discussion",
                             "the discussion is on: press next to end it; cards are shown after the vote"),
                            prompt=lambda g: [Say("onw.discussion.prompt")], resume=views.resume_discussion,

@@ -22,6 +22,8 @@ class OneNightState:
     jitter_ms: list[int] | None = None  # the night's secret draw, once made
     night_at: int = -1  # the last night beat played
     left_s: float = 0.0  # discussion time left at the last discussion timer
+    extra_s: float = 0.0  # minutes asked for during the discussion, added when its time is up
+    paused: bool = False  # the discussion's timer is stopped
     vote_at: int = 0  # the last number of the vote count said
     pending: str | None = None  # player whose role card is awaited
     revealed: dict[str, str] = field(default_factory=dict)  # player → card, in reveal order

@@ -61,8 +61,10 @@ def reveal_prompt(game: OneNight) -> list[Output]:
 
 
 def discussion_headline(game: OneNight) -> dict[str, Any]:
-    """The discussion ends on its countdown."""
-    return {"timer": ("discussion", next_point(game.state.left_s, game._total_s, game.opts.warnings_s))}
+    """The discussion ends on its countdown (with the minutes asked for); paused, on none."""
+    s = game.state
+    return {"timer": None if s.paused else
+            ("discussion", next_point(s.left_s, game._total_s, game.opts.warnings_s) + s.extra_s)}
 
 
 def vote_headline(game: OneNight) -> dict[str, Any]:
@@ -95,8 +97,9 @@ def resume_night(game: OneNight) -> list[Output]:
 
 def resume_discussion(game: OneNight) -> list[Output]:
     """Re-armed from the last tick the journal holds, said aloud."""
-    return [Say("onw.resume.discussion", {"seconds": spoken(game.state.left_s)}), *game.prompt(),
-            game._discussion_timer()]
+    s = game.state
+    said = [Say("onw.resume.discussion", {"seconds": spoken(s.left_s + s.extra_s)}), *game.prompt()]
+    return said if s.paused else [*said, game._discussion_timer()]
 
 
 def resume_vote(game: OneNight) -> list[Output]:
