@@ -288,3 +288,16 @@ def test_a_paused_discussion_stops_its_clock_and_goes_on_from_the_last_minute(tm
     assert "onw.discussion.time_up" in at and at["onw.discussion.paused"] < at["onw.discussion.go_on"]
     assert at["onw.discussion.time_up"] == at["onw.discussion.go_on"] + 60  # the minute the journal held
     assert not [k for t, k in said if at["onw.discussion.paused"] < t < at["onw.discussion.go_on"]]
+
+
+def test_back_takes_the_last_role_card_out_and_a_restart_keeps_the_tapped_deck(tmp_path: Path) -> None:
+    deck = deck_with("ultimate", "hunter", 5)
+    events = simulate(tmp_path, [*seated("rules/ultimate", *deck, "onw/tanner/1"), {"press": "next"},
+                                 {"press": "back"}, {"press": "back"}, {"press": "back"}, {"press": "back"},
+                                 {"press": "back"}, {"press": "back"},  # the seats, then the tanner
+                                 *({"tap": f"player/{s}"} for s in SEATS), {"press": "next"}])
+    refused = [e["reason"] for e in events if e["event"] == "rejected"]
+    assert refused == ["1 cards too many for 5 players"]
+    (started,) = [e for e in events if e["event"] == "game_started"]
+    said = " ".join(e["text"] for e in events if e["event"] == "say" and e["key"] == "onw.deck.role")
+    assert "Hunter: 1." in said and "Tanner" not in said and started["players"] == list(SEATS)
