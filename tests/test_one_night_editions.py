@@ -301,3 +301,20 @@ def test_back_takes_the_last_role_card_out_and_a_restart_keeps_the_tapped_deck(t
     (started,) = [e for e in events if e["event"] == "game_started"]
     said = " ".join(e["text"] for e in events if e["event"] == "say" and e["key"] == "onw.deck.role")
     assert "Hunter: 1." in said and "Tanner" not in said and started["players"] == list(SEATS)
+
+
+def test_the_export_records_each_players_final_role_and_the_edition(tmp_path: Path) -> None:
+    import argparse
+
+    from companion.app import scores
+
+    assert run_script(ROOT / "examples" / "one-night" / "ultimate-5p.yaml", state=tmp_path / "state",
+                      out=io.StringIO()) == 0
+    out = io.StringIO()
+    args = argparse.Namespace(state=tmp_path / "state", export="json", output=None, config=[])
+    assert scores.run(args, out=out) == 0
+    (play,) = json.loads(out.getvalue())["plays"]
+    assert {p["name"]: p["role"] for p in play["players"]} == {
+        "red": "doppelganger:hunter", "blue": "werewolf", "green": "seer", "yellow": "thief", "purple": "villager"}
+    assert play["rules"] == ["ultimate"] and [p["name"] for p in play["players"] if p["winner"]] == [
+        "red", "green", "yellow", "purple"]
