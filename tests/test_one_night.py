@@ -431,6 +431,8 @@ def test_refuse_bad_setup() -> None:
     ({"deck": {4: {"villager": 1, "werewolf": 1}}}, "deck"), ({"deck": {4: {"dragon": 9}}}, "deck"),
     ({"deck": {4: {"villager": -1, "werewolf": 9}}}, "deck"),
     ({"deck": {5: {"villager": 2, "werewolf": 3, "seer": 1, "thief": 1}}}, "deck"),  # the set has 2 werewolves
+    ({"edition": "daybreak"}, "edition"), ({"windows": {"dragon": 5}}, "windows"),
+    ({"windows": {"seer": 0}}, "windows"), ({"windows": [5]}, "windows"),
 ])
 def test_bad_options_are_refused_when_the_config_is_loaded(tmp_path: Path, options: dict[str, Any],
                                                            key: str) -> None:

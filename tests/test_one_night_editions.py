@@ -318,3 +318,13 @@ def test_the_export_records_each_players_final_role_and_the_edition(tmp_path: Pa
         "red": "doppelganger:hunter", "blue": "werewolf", "green": "seer", "yellow": "thief", "purple": "villager"}
     assert play["rules"] == ["ultimate"] and [p["name"] for p in play["players"] if p["winner"]] == [
         "red", "green", "yellow", "purple"]
+
+
+def test_the_config_picks_the_edition_and_its_rule_card_picks_it_over_the_config() -> None:
+    assert OneNight(Setup(SEATS, (), {"edition": "ultimate"})).edition == "ultimate"
+    assert OneNight(Setup(SEATS, (), {"edition": "ultimate"})).deck == EDITIONS["ultimate"].default_decks[5]
+    assert OneNight(Setup(SEATS, ("ultimate",), {"edition": "jinrou"})).edition == "ultimate"
+    with pytest.raises(Refusal) as refused:  # jinrou is for 3 to 7
+        OneNight.check_setup(tuple(f"p{i}" for i in range(8)), (), {})
+    assert refused.value.key == "refuse.player_count"
+    OneNight.check_setup(tuple(f"p{i}" for i in range(10)), ("ultimate",), {})
