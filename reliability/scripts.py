@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion.core.tags import COLOURS
-from companion.games.one_night.rules import DEFAULT_DECKS, card_ids
+from companion.games.one_night.roles import EDITIONS, card_ids
 from companion.games.seven_knights.rules import (
     RULE_SETS,
     WITCH,
@@ -303,7 +303,7 @@ def one_night(g: _Gen, *, again: dict[str, Any] | None = None) -> dict[str, Any]
         g.add(rng.choice([tap(f"player/{players[0]}", wrong=True), tap("onw/werewolf/1", wrong=True),
                           press("repeat", wrong=True), press("back", wrong=True), press("next", wrong=True)]))
     g.add(press("next", retry=True))  # ends the discussion once the night is over
-    cards = rng.sample(card_ids(DEFAULT_DECKS[n]), n)
+    cards = rng.sample(card_ids(EDITIONS["jinrou"].default_decks[n]), n)
     order = rng.sample(range(n), n)
     counted = g.chance(0.3)  # the optional vote count: own card, then the card pointed at
     if counted:

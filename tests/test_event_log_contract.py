@@ -60,7 +60,12 @@ def check_contract(events: list[dict[str, Any]]) -> None:
         if ev["event"] == "reader":
             assert ev["state"] in ("connected", "disconnected")
         if ev["event"] == "onw_result":
-            assert ev["winning_team"] in ("village", "werewolf", "nobody")
+            # DESIGN, One Night editions: winning_teams may be several or none (a tanner's is
+            # one); winning_team is the first of them, or nobody
+            assert set(ev["winning_teams"]) <= {"village", "werewolf", "tanner"}
+            assert ev["winning_team"] == (ev["winning_teams"] or ["nobody"])[0]
+            assert set(ev["dead"]) >= set(ev["executed"]) and set(ev["final_roles"]) == set(ev["winners"]) | set(
+                ev["final_roles"]) and all(isinstance(n, int) for n in ev["deck"].values())
         for field in ("points", "totals"):
             if field in ev and isinstance(ev[field], dict):  # players by name, never player/…
                 assert all("/" not in p for p in ev[field]), ev

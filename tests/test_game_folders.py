@@ -19,7 +19,7 @@ from companion.games import GAMES, all_components, component_sets, identities
 from companion.games.demagogos import Demagogos
 from companion.games.madness_hour import MadnessHour
 from companion.games.one_night import OneNight
-from companion.games.one_night.rules import CARDS, DEFAULT_DECKS, ROLES, SET
+from companion.games.one_night.roles import EDITIONS, ROLES, every_card, in_edition
 from companion.games.seven_knights import SevenKnights
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,7 +235,7 @@ def test_the_tag_sets_are_each_games_components_then_the_tables_own() -> None:
     # the table's sets name the games' cards and rule cards from the engines
     assert sets["games"] == ("game/seven-knights", "game/one-night", "game/madness-hour", "game/demagogos")
     assert sets["cards"] == ("rules/basic", "rules/special", "rules/advanced", "rules/cooperative",
-                             "lang/en", "lang/ja")
+                             "rules/ultimate", "lang/en", "lang/ja")
     # the core keeps only the table's own: no game's identity is listed there
     own = (*tags.PLAYER_CARDS, *tags.LANGUAGE_CARDS)
     assert not any(i.startswith((*g.tag_prefixes, "game/", "rules/")) for i in own for g in GAMES)
@@ -249,15 +249,20 @@ def test_a_games_identity_is_known_only_when_its_components_are_handed_in() -> N
     assert tags.is_known("player/aki", ["aki"]) and tags.is_known("rules/x")
 
 
-def test_one_nights_tags_are_its_set_in_the_box() -> None:
-    """The rules' roles and the tag identities come from one list: the set
-    (4 villagers, 2 werewolves, a seer, a thief)."""
-    assert ROLES == ("villager", "werewolf", "seer", "thief")
-    assert CARDS == OneNight.components == (
+def test_one_nights_tags_are_its_roles_cards() -> None:
+    """The roles' entries and the tag identities come from one list: each
+    role's cards (4 villagers, 2 werewolves, 2 masons, one of each other;
+    the robber's tag is the thief's role), and every edition's default
+    deck is dealt from its set."""
+    assert in_edition("jinrou") == ("villager", "werewolf", "seer", "thief", "madman", "tanner")
+    assert every_card() == OneNight.components
+    assert OneNight.components[:8] == (
         "onw/villager/1", "onw/villager/2", "onw/villager/3", "onw/villager/4",
         "onw/werewolf/1", "onw/werewolf/2", "onw/seer/1", "onw/thief/1")
-    for deck in DEFAULT_DECKS.values():  # every deck is dealt from the set
-        assert all(n <= SET[role] for role, n in deck.items())
+    assert {"onw/mason/2", "onw/robber/1", "onw/doppelganger/1", "onw/madman/1"} <= set(OneNight.components)
+    for edition in EDITIONS.values():
+        for deck in edition.default_decks.values():
+            assert all(n <= ROLES[role].sets[edition.id] for role, n in deck.items())
 
 
 # --------------------------------------------------------------- the log

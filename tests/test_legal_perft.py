@@ -102,6 +102,7 @@ class Walk:
     around: bool = True
     prefix: tuple[Input, ...] = ()
     label: str = ""
+    cards: tuple[str, ...] = ()  # components tapped before the start (One Night's deck)
     late: Callable[[Any], None] | None = None  # sets a later round's public standing at the start
 
     @property
@@ -129,6 +130,18 @@ def two_vp_each(e: Any) -> None:
     e.state.vp_start = dict(e.state.vp)
 
 
+def hunter_executed(e: Any) -> None:
+    """One Night's reveal done: red, the doppelganger who copied the hunter, is
+    executed and the count did not say whom red voted for (the hunter step)."""
+    e.state.step = "reveal"
+    e.state.revealed = {"red": "onw/doppelganger/1", "blue": "onw/werewolf/1", "green": "onw/hunter/1"}
+    e.state.copied = {"red": "hunter"}
+    e.state.executed = ["red"]
+
+
+_DOPPEL_HUNTER = ("onw/doppelganger/1", "onw/hunter/1", "onw/werewolf/1", "onw/seer/1", "onw/robber/1",
+                  "onw/villager/1")
+
 WALKS = (
     Walk(SevenKnights, 5, depth=3, playouts=3),  # basic, one tile in the centre
     Walk(SevenKnights, 6, depth=1, playouts=1),  # basic, every tile dealt
@@ -138,6 +151,11 @@ WALKS = (
     Walk(SevenKnights, 4, ("cooperative",), depth=2, playouts=2),
     Walk(OneNight, 3, depth=6, playouts=4, length=160),
     Walk(OneNight, 5, depth=4, playouts=2, length=160),
+    Walk(OneNight, 4, ("ultimate",), depth=4, playouts=2, length=160),  # the edition's default deck
+    Walk(OneNight, 3, ("ultimate",), depth=5, playouts=4, length=160, label="doppelganger-hunter",
+         cards=_DOPPEL_HUNTER),
+    Walk(OneNight, 3, ("ultimate",), depth=4, playouts=2, label="hunter-shot", cards=_DOPPEL_HUNTER,
+         late=hunter_executed),
     Walk(MadnessHour, 2, depth=5, playouts=4),
     Walk(MadnessHour, 3, options={"turn_s": 60}, depth=3, playouts=3),  # turn timers armed
     Walk(MadnessHour, 4, depth=3, playouts=0, prefix=_SPLIT, label="battle"),
@@ -296,7 +314,7 @@ def weight(node: Node, child: Node) -> float:
 
 def walk(w: Walk) -> Tally:
     tally = Tally()
-    engine = w.game(Setup(PLAYERS[:w.players], w.rules, w.options))
+    engine = w.game(Setup(PLAYERS[:w.players], w.rules, w.options, w.cards))
     if w.late is not None:
         w.late(engine)
     root = Node(engine).after(Press("start"), engine, engine.start())

@@ -151,8 +151,10 @@ def play(cards: dict[str, str], executed: list[str], n: int = 5) -> tuple[Table,
 
 
 def report(outputs: list[Output]) -> dict[str, Any]:
+    """The verdict's first fields (the seed's); the editions' (deck, final roles,
+    the dead, the winning teams) are tests/test_one_night_editions.py's."""
     (rep,) = [out for out in outputs if isinstance(out, Report) and out.event == "onw_result"]
-    return dict(rep.fields)
+    return {k: rep.fields[k] for k in ("executed", "winning_team", "winners")}
 
 
 # --------------------------------------------------------------- victory rules
@@ -429,6 +431,8 @@ def test_refuse_bad_setup() -> None:
     ({"deck": {4: {"villager": 1, "werewolf": 1}}}, "deck"), ({"deck": {4: {"dragon": 9}}}, "deck"),
     ({"deck": {4: {"villager": -1, "werewolf": 9}}}, "deck"),
     ({"deck": {5: {"villager": 2, "werewolf": 3, "seer": 1, "thief": 1}}}, "deck"),  # the set has 2 werewolves
+    ({"edition": "daybreak"}, "edition"), ({"windows": {"dragon": 5}}, "windows"),
+    ({"windows": {"seer": 0}}, "windows"), ({"windows": [5]}, "windows"),
 ])
 def test_bad_options_are_refused_when_the_config_is_loaded(tmp_path: Path, options: dict[str, Any],
                                                            key: str) -> None:
@@ -550,7 +554,8 @@ def test_tv_board_tally_is_the_count_as_said_aloud() -> None:
         tally = table.engine.public_view()["tally"]
         assert tally == {"for": got, "done": said["n"], "of": said["count"]}
     assert set(json_keys(table.engine.public_view())) == {"step", "whose_turn", "tally", "for", "done", "of",
-                                                            "blue", "green"}
+                                                            "blue", "green", "edition", "deck",
+                                                            *table.engine.deck}  # the deck: public
 
 
 def json_keys(node: Any) -> list[str]:

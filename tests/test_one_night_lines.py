@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from companion.core.events import Say
 from companion.games.one_night import engine as one_night
 from companion.games.one_night import rules as one_night_rules
+from companion.games.one_night.night import night_script, turns
+from companion.games.one_night.roles import EDITIONS, ROLES, in_edition
+from companion.games.one_night.rules import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 LINES = ROOT / "companion" / "games" / "one_night" / "lines"  # the game's own lines
@@ -21,9 +25,13 @@ def engine_keys() -> set[str]:
     # the game's code: its engine, its read side (views.py), its rules
     source = "".join(path.read_text() for path in sorted(Path(one_night.__file__).parent.glob("*.py")))
     keys = set(re.findall(r'"(onw\.[a-z_.]+[a-z_])"', source))
-    keys |= {f"onw.{role}.{beat}" for role in one_night_rules.NIGHT_ORDER for beat in ("wake", "sleep")}
+    for edition in EDITIONS:  # every edition's night, with every role of its box
+        for seg in night_script({r: ROLES[r].copies for r in in_edition(edition)}, Options(edition=edition),
+                                [0] * len(turns({r: ROLES[r].copies for r in in_edition(edition)}, edition)))[:-1]:
+            keys |= {o.key for o in seg.outputs if isinstance(o, Say)}
+    keys -= {e.prefix for e in EDITIONS.values()}  # the editions' prefixes, not lines
     keys |= {f"onw.vote.{n}" for n in one_night_rules.VOTE_COUNT}
-    keys.add("onw.discussion.start_one")
+    keys |= {"onw.discussion.start_one", "onw.discussion.extended_one"}
     return keys
 
 

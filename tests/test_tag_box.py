@@ -58,8 +58,8 @@ def test_finding_a_games_name_is_accepted_where_a_set_of_tags_is_meant(tmp_path:
     assert tags(store, "write", "one-night") == 0, tags.text
     assert "unknown identity" not in tags.text
     assert [t.text for t in store.tags.values()] == list(box)  # the whole box, in its order
-    assert box[:2] == ("game/one-night", "onw/villager/1")
-    assert "[2/19] tap the sticker for Villager 1 (onw/villager/1)" in tags.text
+    assert box[:3] == ("game/one-night", "rules/ultimate", "onw/villager/1")  # its edition's card, then its roles'
+    assert f"[3/{len(box)}] tap the sticker for Villager 1 (onw/villager/1)" in tags.text
     assert "player/red" in box and "lang/ja" in box
 
 

@@ -34,10 +34,12 @@ def test_each_kind_becomes_its_record() -> None:
                                                deadline=1.8e9), "extra": "never kept"})
     assert isinstance(s, schema.State) and s.state is not None
     assert s.state["step"] == "vote" and "extra" not in s.state and "table" not in s.state
-    e = check("companion/t1/event", {"id": "t1/e/12.0", "table": "t1", "t": 1.8e9, "event": "onw_result",
-                                     "executed": ["ben"], "winning_team": "village", "winners": ["aki"]})
-    assert isinstance(e, schema.Event) and e.fields == {"executed": ["ben"], "winning_team": "village",
-                                                         "winners": ["aki"]}
+    result = {"executed": ["ben"], "winning_team": "village", "winners": ["aki"],
+              "deck": {"werewolf": 2, "seer": 1, "thief": 1, "villager": 2},
+              "final_roles": {"aki": "doppelganger:seer", "ben": "werewolf"}, "dead": ["ben"],
+              "winning_teams": ["village"]}
+    e = check("companion/t1/event", {"id": "t1/e/12.0", "table": "t1", "t": 1.8e9, "event": "onw_result", **result})
+    assert isinstance(e, schema.Event) and e.fields == result
     p = check("companion/t1/play", play())
     assert isinstance(p, schema.Play) and p.seq == 3 and [x.team for x in p.players] == ["village", "werewolf"]
     assert p.ended == 1767294000.0 + 12 * 60  # 2026-01-01 19:00 UTC and twelve minutes
@@ -81,6 +83,11 @@ BAD = [
                                        "player": "aki", "vp": 3, "place": 0}).encode(), "place is a whole number from 1"),
     ("companion/t1/event", json.dumps({"id": "t1/e/1.0", "table": "t1", "t": 1.8e9, "event": "formation",
                                        "tiles": [], "excluded": [], "verdict": "maybe"}).encode(), "verdict is one of"),
+    *[("companion/t1/event", json.dumps({"id": "t1/e/1.0", "table": "t1", "t": 1.8e9, "event": "onw_result",
+                                        "executed": [], "winning_team": "village", "winners": [], "dead": [],
+                                        "final_roles": {}, "winning_teams": ["village"], "deck": deck}).encode(),
+       why) for deck, why in (({"seer": 0}, "deck['seer'] is a whole number from 1"),
+                              ({"seer": "1"}, "deck['seer'] is a whole number"), (["seer"], "deck maps"))],
     ("companion/t1/play", json.dumps(play(id="t1/p/x")).encode(), "id is <table>/p/<play id>"),
     ("companion/t1/play", json.dumps(play(table="t1", id="t1/p/3", players=[])).encode(), "players is a list"),
     ("companion/t1/play", json.dumps(play(players=[play()["players"][0]] * 2)).encode(), "the same name"),

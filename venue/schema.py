@@ -33,7 +33,7 @@ WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")  # a game, a step, a team, a ver
 # a recovery: companion.runtime.journal.EPOCH), since its seqs are then given again.
 EVENT_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/e/(?P<seq>[0-9]{1,15})\.(?P<n>[0-9]{1,4})(~[0-9a-z]{1,16})?")
 PLAY_ID = re.compile(r"(?P<table>[a-z0-9][a-z0-9-]{0,31})/p/(?P<seq>[0-9]{1,15})(~[0-9a-z]{1,16})?")
-TAG = re.compile(r"[a-z0-9][a-z0-9_./-]{0,63}")  # a tag identity (skb/knight/1), a role (girl/human)
+TAG = re.compile(r"[a-z0-9][a-z0-9_./:-]{0,63}")  # a tag identity (skb/knight/1), a role (girl/human, doppelganger:hunter)
 PLAY_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 COMMANDS = ("next", "back", "repeat")
 MAX_PLAYERS = 32  # more seats than any game has: a list longer than this is not a table's
@@ -297,6 +297,10 @@ def _field(v: Any, key: str, spec: Field) -> Any:
         if not isinstance(v, dict) or len(v) > MAX_PLAYERS:
             raise _Bad(f"{key} maps at most {MAX_PLAYERS} names to role ids")
         return {_name(k, key): _words([x], f"{key}[{k!r}]", TAG)[0] for k, x in v.items()}
+    if spec.kind == "counts":
+        if not isinstance(v, dict) or len(v) > MAX_PLAYERS:
+            raise _Bad(f"{key} maps at most {MAX_PLAYERS} ids to counts")
+        return {_word(k, f"{key} id"): _int(n, f"{key}[{k!r}]", 1) for k, n in v.items()}
     check = {"name": _name, "names": _names, "scores": _scores, "flag": _bool, "word": _word, "words": _words}
     return check[spec.kind](v, key)
 

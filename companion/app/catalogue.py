@@ -41,10 +41,12 @@ def game_line_folders(games: Iterable[type[Engine]] | None = None) -> dict[str, 
 
 
 def line_folders(games: Iterable[type[Engine]] | None = None) -> tuple[Path, ...]:
-    """The table's lines: the shared folder (the table's own), then each game's."""
+    """The table's lines: the shared folder (the table's own), then each game's,
+    then the folders a game's parts bring from outside its folder (``more_lines``)."""
     from voice.lines import LINES_DIR
 
-    return (LINES_DIR, *game_line_folders(games).values())
+    return (LINES_DIR, *game_line_folders(games).values(),
+            *dict.fromkeys(p for g in _games(games) for p in g.more_lines()))
 
 
 def narrator(games: Iterable[type[Engine]] | None = None) -> Any:

@@ -60,6 +60,7 @@ class Setup:
     players: tuple[str, ...]  # names in seat order, start player first
     rules: tuple[str, ...] = ()  # rule cards tapped (``rules/advanced`` → "advanced")
     options: Mapping[str, Any] = field(default_factory=dict)  # this game's config section
+    cards: tuple[str, ...] = ()  # its components tapped before the start (``Engine.setup_card``)
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,31 @@ class Engine:
         """Lines said with the pairing prompt of a game that needs pages: what
         the table can set out while the phones pair.  Default: none."""
         return []
+
+    # The table may tap this game's components before the start (One Night's
+    # deck): each one is ``setup_card``'s to take or refuse, and the lot
+    # ``check_cards``' at ``next``; they reach the engine as ``Setup.cards``.
+    setup_cards: ClassVar[bool] = False
+
+    @classmethod
+    def setup_card(cls, rules: Sequence[str], options: Mapping[str, Any], cards: Sequence[str],
+                   card: str) -> list[Output]:
+        """What is said when ``card`` is tapped before the start (``cards``:
+        those tapped so far); raise ``Refusal`` to refuse it."""
+        raise Refusal("refuse.not_before_start", "seat the players first, then press next")
+
+    @classmethod
+    def check_cards(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any],
+                    cards: Sequence[str]) -> None:
+        """Raise ``Refusal`` if the cards tapped before the start cannot be
+        played by these players (checked at ``next``)."""
+
+    @classmethod
+    def more_lines(cls) -> tuple[Any, ...]:
+        """Folders of lines (``pathlib.Path``, each with ``<lang>.yaml``) that parts of the
+        game added from outside its folder bring (One Night's roles); its own
+        ``lines/`` is found beside its engine."""
+        return ()
 
     @classmethod
     def known_rules(cls) -> tuple[str, ...]:

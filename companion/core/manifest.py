@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # whole: a whole number from ``low``; flag: true/false; word: an engine id;
 # words: a list of them; tags: a list of tag identities or role ids; roles: name → a
 # role id; choice: one of ``values``.
-KINDS = ("name", "names", "scores", "whole", "flag", "word", "words", "tags", "roles", "choice")
+KINDS = ("name", "names", "scores", "whole", "flag", "word", "words", "tags", "roles", "counts", "choice")
 RATINGS = ("teams", "places", "winners")  # how a venue ranks a play: venue/league.py's sides
 
 
@@ -79,6 +79,11 @@ def roles() -> Field:
 
 def tags() -> Field:
     return Field("tags")
+
+
+def counts() -> Field:
+    """How many of each: a map of ids (a role, a tile) to whole numbers from 1."""
+    return Field("counts")
 
 
 def choice(*values: str) -> Field:

@@ -65,6 +65,7 @@ class TableState:
     game: str | None = None  # the game being gathered or played
     rules: list[str] = field(default_factory=list)
     seats: list[str] = field(default_factory=list)  # player ids, seat order
+    cards: list[str] = field(default_factory=list)  # the game's components tapped before the start (a deck)
     games_started: int = 0
     last: dict[str, Any] | None = None  # the last game's set-up, for "next: play again"
     standings: dict[str, dict[str, int]] = field(default_factory=dict)  # per game: id → total tonight
@@ -341,6 +342,9 @@ class Table:
         buttons += ("repeat",) if phase != CONFIRM else ()
         families = {"player": ("player/*",), "rules": ("rules/*",), "game": tuple(f"game/{g}" for g in self.games),
                     "lang": ("lang/*",)}
+        if phase == GATHERING and self.games[self.state.game or ""].setup_cards:  # a deck's cards
+            cls = self.games[self.state.game or ""]
+            families["tap"] = tuple(c for c in cls.components if self._passes(takes["tap"], Tap(c)))
         return Legal(buttons=buttons, taps=tuple(t for kind, ids in families.items() if kind in takes for t in ids))
 
     def _passes(self, take: Take, value: Any) -> bool:
@@ -439,6 +443,7 @@ class Table:
         assert last is not None
         back_to = copy.deepcopy(self.state)
         self.state.game, self.state.rules, self.state.seats = last["game"], list(last["rules"]), list(last["seats"])
+        self.state.cards = list(last.get("cards", []))
         return self._start(back_to)
 
     def _game_card_refusal(self, inp: Tap) -> Refusal | None:
@@ -454,7 +459,7 @@ class Table:
     def _game_card(self, inp: Tap) -> list[Output]:
         st, game = self.state, inp.identity.split("/", 1)[1]
         self._undo.append(copy.deepcopy(st))
-        st.phase, st.game, st.rules, st.seats = GATHERING, game, [], []
+        st.phase, st.game, st.rules, st.seats, st.cards = GATHERING, game, [], [], []
         return [Say("table.game_chosen", {"game": f"game/{game}"}), Say("table.tap_players")]
 
     # gathering: rule cards, player cards in seat order, then next
@@ -472,8 +477,9 @@ class Table:
         """Why the seated table cannot start its game (``_start`` checks the same)."""
         game = self.state.game or ""
         try:
-            self.games[game].check_setup(self.players, self.state.rules,
-                                         dict(self.settings["options"]).get(game, {}))
+            opts = dict(self.settings["options"]).get(game, {})
+            self.games[game].check_setup(self.players, self.state.rules, opts)
+            self.games[game].check_cards(self.players, self.state.rules, opts, self.state.cards)
             self._check_pages(game)
         except Refusal as refusal:
             return refusal
@@ -495,6 +501,24 @@ class Table:
         self._undo.append(copy.deepcopy(st))
         st.rules.append(name)
         return [Say("table.rules_added", {"rules": name})]
+
+    def _setup_card_refusal(self, inp: Tap) -> Refusal | None:
+        """A component before the start: the game's to take (a deck's cards), or refused."""
+        st, cls = self.state, self.games[self.state.game or ""]
+        if not (cls.setup_cards and inp.identity.startswith(cls.tag_prefixes)):
+            return self._not_taken(GATHERING, inp)
+        try:
+            cls.setup_card(st.rules, dict(self.settings["options"]).get(st.game or "", {}), st.cards, inp.identity)
+        except Refusal as refusal:
+            return refusal
+        return None
+
+    def _setup_card(self, inp: Tap) -> list[Output]:
+        st, cls = self.state, self.games[self.state.game or ""]
+        said = cls.setup_card(st.rules, dict(self.settings["options"]).get(st.game or "", {}), st.cards, inp.identity)
+        self._undo.append(copy.deepcopy(st))
+        st.cards.append(inp.identity)
+        return said
 
     def _seat_refusal(self, inp: Tap) -> Refusal | None:
         st, cls = self.state, self.games[self.state.game or ""]
@@ -523,6 +547,7 @@ class Table:
             # "play again" after the names changed so that two seats share one
             raise Refusal("refuse.player_twice", f"{twice} is already seated", player=twice)
         cls.check_setup(players, st.rules, opts)
+        cls.check_cards(players, st.rules, opts, st.cards)
         self._check_pages(game)
         if cls.needs_pages and self.pages == PAGES_ON and self.unpaired():
             st.phase = PAIRING  # seated and counted: the game starts when the last phone is paired
@@ -545,9 +570,9 @@ class Table:
         opts = dict(self.settings["options"]).get(game, {})
         players = self.players
         st.games_started += 1
-        self.engine = cls(Setup(tuple(players), tuple(st.rules), opts))
+        self.engine = cls(Setup(tuple(players), tuple(st.rules), opts, tuple(st.cards)))
         st.phase = PLAYING
-        st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats)}
+        st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats), "cards": list(st.cards)}
         self._undo = [back_to]
         st.result = None  # the next game has started: the last one's result is in the history
         st.record_names = display_names.record_names(st.seats, {i: self.name_of(i) for i in st.seats}, st.called)
@@ -672,7 +697,7 @@ class Table:
         st = self.state
         self.engine = None
         self._undo.clear()  # the start of the game is out of reach
-        st.phase, st.game, st.rules, st.seats = IDLE, None, [], []
+        st.phase, st.game, st.rules, st.seats, st.cards = IDLE, None, [], [], []
         st.record_names = {}
         self._apply_pending()
 
@@ -751,7 +776,8 @@ class Table:
                     "next": Take(_again, (PLAYING, PAIRING), _no_last_game)}),
         GATHERING: Step({**_ANY, "lang": Take(_language), "game": Take(_game_card, (), _game_card_refusal),
                          "back": Take(_ungather, (IDLE,), _nothing_to_undo), "next": Take(_seated, (PLAYING, PAIRING), _start_refusal),
-                         "rules": Take(_rules_card, (), _rules_refusal), "player": Take(_seat, (), _seat_refusal)}),
+                         "rules": Take(_rules_card, (), _rules_refusal), "player": Take(_seat, (), _seat_refusal),
+                         "tap": Take(_setup_card, (), _setup_card_refusal)}),
         PAIRING: Step({**_ANY, "lang": Take(_language), "game": Take(_game_card, (GATHERING,), _game_card_refusal),
                        "back": Take(_unstart, (IDLE, GATHERING))}),
         PLAYING: Step({**_ANY, "lang": Take(_language, (), _quiet), "game": Take(_game_card, (), _game_card_refusal),

@@ -1,5 +1,23 @@
-"""One Night Werewolf (ワンナイト人狼): the engine (``engine``) and its pure rules (``rules``)."""
+"""One Night Werewolf (ワンナイト人狼): the engine (``engine``), its roles and
+editions (``roles``), its rules (``rules``, ``night``, ``verdict``) and its
+read side (``views``).
+
+``add_role`` is how a role joins from a module of its own: one entry, and the
+game's cards, tags and lines know it.
+"""
 
 from companion.games.one_night.engine import OneNight
+from companion.games.one_night.roles import Role, every_card, register
+from companion.games.one_night.rules import settings_for
 
-__all__ = ["OneNight"]
+
+def add_role(role: Role) -> Role:
+    """Register ``role`` (``roles.register``) and let the engine's cards and
+    config schema know its tags."""
+    register(role)
+    OneNight.components = every_card()
+    OneNight.settings = settings_for(OneNight.components)
+    return role
+
+
+__all__ = ["OneNight", "Role", "add_role"]

@@ -11,79 +11,65 @@ Steps, and what each takes (everything else is refused and changes nothing):
     reveal      optionally first the vote count: each player's ``player/<name>`` then the
                 ``player/<name>`` they point at; then each ``player/<name>`` then that
                 player's final ``onw/<role>/<n>``; once all have, the executed players'
-                ``player/<name>`` (unless counted), then `next` → done
+                ``player/<name>`` (unless counted), then `next` → done (or hunter);
+                the doppelganger's holder shows ``onw/doppelganger/1``, then any
+                card of the role it copied
+    hunter      a dead hunter whose vote was not counted: the ``player/<name>`` they
+                voted for (who dies too; a hunter so shot is asked in turn) → done
     done        nothing
 
-The deck, the options and the night script live in ``rules``.
+Before the start, the table may tap the deck's role cards (``setup_card``,
+``check_cards``).  The roles and editions are ``roles``' entries; the options
+and the deck ``rules``', the night ``night``'s, the verdict ``verdict``'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from companion.core.countdown import next_point
-from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take
+from companion.core.countdown import spoken as number
+from companion.core.engine import Ask, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Drawn,
     Output,
     Press,
     Refusal,
-    Report,
     Say,
     SetTimer,
+    Submit,
     Tap,
     TimerFired,
 )
 from companion.games.one_night import views
+from companion.games.one_night.night import jitter_draw, night_script, turn_start
+from companion.games.one_night.reveal import OneNightState, Reveal
+from companion.games.one_night.roles import EDITIONS, ROLES, card_ids, every_card, spoken
 from companion.games.one_night.rules import (
-    CARDS,
-    TEAM,
     VOTE_COUNT,
-    WINNING_TEAMS,
-    Verdict,
-    card_ids,
-    count_votes,
+    card_problem,
     deck_for,
-    jitter_draw,
     minutes_line,
-    most_executed,
-    night_script,
     options_from,
-    role_of,
     settings_for,
-    turn_start,
-    verdict,
+    tapped_lines,
     warning_line,
 )
 from companion.games.one_night.show import SHOWS
+from companion.games.one_night.verdict import WINNING_TEAMS, acting
 
 
-@dataclass
-class OneNightState:
-    step: str = "deal"  # deal | night | discussion | vote | reveal | done
-    jitter_ms: list[int] | None = None  # the night's secret draw, once made
-    night_at: int = -1  # the last night beat played
-    left_s: float = 0.0  # discussion time left at the last discussion timer
-    vote_at: int = 0  # the last number of the vote count said
-    pending: str | None = None  # player whose role card is awaited
-    revealed: dict[str, str] = field(default_factory=dict)  # player → card, in reveal order
-    executed: list[str] = field(default_factory=list)  # in tap order (or seat order, counted)
-    votes: dict[str, str] = field(default_factory=dict)  # voter → pointed at, when the table counts
-    counted: bool = False  # the count decided the executed: it holds
-    verdict: Verdict | None = None
-
-
-class OneNight(Engine):
+class OneNight(Reveal):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
-    components: ClassVar[tuple[str, ...]] = CARDS
+    components: ClassVar[tuple[str, ...]] = every_card()
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     settings: ClassVar[Mapping[str, Any]] = settings_for(components)  # a deck is bounded by the cards
     min_players: ClassVar[int] = 3
-    max_players: ClassVar[int] = 7
+    max_players: ClassVar[int] = max(e.players[1] for e in EDITIONS.values())  # the edition's, checked at setup
+    setup_cards: ClassVar[bool] = True  # the table taps the deck's role cards before it starts
     no_points: ClassVar[bool] = True  # a team wins (the export)
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("onw_result", "winning_team", WINNING_TEAMS),)
@@ -94,8 +80,9 @@ class OneNight(Engine):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.opts = options_from(setup.options)  # checked by the config schema (settings)
-        self.deck = deck_for(len(self.players), self.opts)
+        self.opts = options_from(setup.options, setup.rules)  # checked by the config schema (settings)
+        self.edition = self.opts.edition
+        self.deck = deck_for(len(self.players), self.opts, setup.cards)
         self.cards = card_ids(self.deck)
         self.draw = jitter_draw(self.deck, self.opts)
         self.state = OneNightState()
@@ -112,10 +99,44 @@ class OneNight(Engine):
     @classmethod
     def check_setup(cls, players: Sequence[str], rules: Sequence[str],
                     options: Mapping[str, Any]) -> None:
-        """Refuses a player count outside 3–7 and a deck that cannot be dealt
-        (the config schema refused bad options when it was loaded)."""
+        """Refuses a player count outside the edition's (3–7, 3–10) and a deck
+        that cannot be dealt (the config schema refused bad options when it
+        was loaded)."""
         super().check_setup(players, rules, options)
-        deck_for(len(players), options_from(options))
+        opts = options_from(options, rules)
+        low, high = EDITIONS[opts.edition].players
+        if not low <= len(players) <= high:
+            raise Refusal("refuse.player_count", f"{opts.edition} needs {low} to {high} players, not {len(players)}",
+                          count=len(players), low=low, high=high)
+        deck_for(len(players), opts)
+
+    @classmethod
+    def check_cards(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any],
+                    cards: Sequence[str]) -> None:
+        """The tapped deck (none: the edition's default) for these players:
+        a lone mason, too few or too many cards are refused, naming them."""
+        if cards:
+            deck_for(len(players), options_from(options, rules), cards)
+
+    @classmethod
+    def more_lines(cls) -> tuple[Any, ...]:
+        """The lines of roles added from outside the game's folder."""
+        return tuple(r.lines for r in ROLES.values() if r.lines is not None)
+
+    @classmethod
+    def known_rules(cls) -> tuple[str, ...]:
+        return tuple(e for e in EDITIONS if e != "jinrou")
+
+    @classmethod
+    def setup_card(cls, rules: Sequence[str], options: Mapping[str, Any], cards: Sequence[str],
+                   card: str) -> list[Output]:
+        """A role card tapped into the deck before the start: counted aloud,
+        or refused with the reason (a role the edition lacks, a card too many
+        for its set, the same card twice)."""
+        opts = options_from(options, rules)
+        if (refusal := card_problem(EDITIONS[opts.edition], cards, card)) is not None:
+            raise refusal
+        return list(tapped_lines(opts.edition, [*cards, card]))
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> list[Output]:
@@ -125,7 +146,7 @@ class OneNight(Engine):
         total = sum(self.deck.values())
         return [
             Say("onw.deck.intro", {"count": len(self.players), "cards": total}),
-            *(Say("onw.deck.role", {"role": role, "count": n}) for role, n in self.deck.items()),
+            *(Say("onw.deck.role", {"role": spoken(role, self.edition), "count": n}) for role, n in self.deck.items()),
             Say("onw.deck.centre", {"count": total - len(self.players)}),
         ]
 
@@ -136,9 +157,9 @@ class OneNight(Engine):
         v = self.state.verdict
         if v is None:
             raise RuntimeError("the game is not finished")
-        roles = {p: role_of(c) for p, c in self.state.revealed.items()}
+        roles = self.final_roles()
         return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles,
-                      teams={p: TEAM[r] for p, r in roles.items() if r in TEAM})
+                      teams={p: acting(r).team for p, r in roles.items()})
 
     # ------------------------------------------------------------------ deal
     def _nightfall(self, _: Press) -> list[Output]:
@@ -191,14 +212,43 @@ class OneNight(Engine):
         return self.opts.discussion_min * 60
 
     def _discussion_timer_refusal(self, inp: TimerFired) -> Refusal | None:
-        return self._not_taken("timer", inp) if inp.name != "discussion" else None
+        return self._not_taken("timer", inp) if inp.name != "discussion" or self.state.paused else None
 
     def _discussion_tick(self, inp: TimerFired) -> list[Output] | Goto:
-        left = self.state.left_s = next_point(self.state.left_s, self._total_s, self.opts.warnings_s)
+        s = self.state
+        left = s.left_s = next_point(s.left_s, self._total_s, self.opts.warnings_s)
+        if left == 0 and s.extra_s:  # the minutes asked for meanwhile, now
+            s.left_s, s.extra_s = s.extra_s, 0.0
+            return [minutes_line("onw.discussion.extended", s.left_s), self._discussion_timer()]
         if left == 0:
             return self._begin_vote().after(Say("onw.discussion.time_up"))
         said = [warning_line(left)] if left in self.opts.warnings_s else []
         return [*said, self._discussion_timer()]
+
+    def _discussion_submit_refusal(self, inp: Submit) -> Refusal | None:
+        asks = self._discussion_asks(inp.player)
+        if inp.field not in asks:
+            return Refusal("onw.refuse.discussion", f"{inp.field} is not asked now")
+        if problem := asks[inp.field].check(inp.value):
+            return Refusal("onw.refuse.discussion", f"{inp.field} {problem}")
+        return None
+
+    def _discussion_asks(self, player: str) -> dict[str, Ask]:
+        """From any page: one more minute; pause (1) or go on (0)."""
+        go_on = 0 if self.state.paused else 1
+        return {"more_time": Ask("onw.field.more_time", 1, 1), "pause": Ask("onw.field.pause", go_on, go_on)}
+
+    def _discussion_submit(self, inp: Submit) -> list[Output]:
+        """+1 min (said aloud, added when the time is up), or a pause: the
+        timer stops, and goes on from the last minute the journal holds."""
+        s = self.state
+        if inp.field == "more_time":
+            s.extra_s += 60
+            return [Say("onw.discussion.more_time", {"player": inp.player})]
+        s.paused = bool(inp.value)
+        if s.paused:
+            return [CancelTimer("discussion"), Say("onw.discussion.paused", {"player": inp.player})]
+        return [Say("onw.discussion.go_on", {"seconds": number(s.left_s + s.extra_s)}), self._discussion_timer()]
 
     def _end_discussion(self, _: Press) -> Goto:
         return self._begin_vote().after(CancelTimer("discussion"), Say("onw.discussion.ended"))
@@ -226,144 +276,6 @@ class OneNight(Engine):
         if at < len(VOTE_COUNT):
             return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
         return Goto("reveal", [said], prompt=True)
-
-    # ---------------------------------------------------------------- reveal
-    def _missing(self) -> list[str]:
-        """The players who have not shown their card yet, in seat order."""
-        return [p for p in self.players if p not in self.state.revealed]
-
-    def _reveal_incomplete(self, _: Press) -> Refusal | None:
-        missing = self._missing()
-        if missing or self.state.pending:
-            return Refusal("onw.refuse.reveal_incomplete", "not everyone has revealed their card", players=missing)
-        return None
-
-    def _reveal_done(self, _: Press) -> list[Output]:
-        return self._judge()
-
-    def _reveal_refusal(self, inp: Tap) -> Refusal | None:
-        """A player card (the pointing of the count, a reveal, an execution)
-        or a role card, when the reveal cannot take it (``_player_card``,
-        ``_role_card``)."""
-        if (player := self._player_of(inp)) is not None:
-            return self._player_card_refusal(player)
-        if inp.identity.startswith("onw/"):
-            return self._role_card_refusal(inp.identity)
-        return Refusal("onw.refuse.foreign", f"{inp.identity} is not a One Night card", card=inp.identity)
-
-    def _reveal_tap(self, inp: Tap) -> list[Output]:
-        missing = self._missing()
-        if (player := self._player_of(inp)) is not None:
-            return self._player_card(player, missing)
-        return self._role_card(inp.identity)
-
-    def _counting(self) -> bool:
-        """Is the optional vote count under way (begun, not finished)?"""
-        return bool(self.state.votes) and not self.state.counted
-
-    def _player_card_refusal(self, player: str) -> Refusal | None:
-        s, missing = self.state, self._missing()
-        if s.pending:
-            if s.revealed or s.counted:  # the count is only before the first card is shown
-                return Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
-                               player=s.pending)
-            return None
-        if missing:
-            if self._counting() and player in s.votes:
-                return Refusal("onw.refuse.already_voted", f"{player} has voted already",
-                               player=player, n=len(self.players) - len(s.votes))
-            if player in s.revealed:
-                # Revealing twice, or an executed player tapped too early: both wait for the others.
-                return Refusal("onw.refuse.already_revealed",
-                               f"{player} has revealed; executed players come after everyone has",
-                               player=player, players=missing)
-            return None
-        if s.counted:  # the count said who is executed (or that nobody is): it holds
-            return Refusal("onw.refuse.votes_counted", "the vote was counted: press next", player=player)
-        if player in s.executed:
-            return Refusal("onw.refuse.executed_twice", f"{player} is already marked executed", player=player)
-        most = most_executed(len(self.players))
-        if len(s.executed) >= most:
-            return Refusal("onw.refuse.impossible_execution",
-                           f"{len(self.players)} votes cannot execute more than {most} players",
-                           count=len(self.players), most=most)
-        return None
-
-    def _player_card(self, player: str, missing: list[str]) -> list[Output]:
-        """The count's pointing (a card pending, before any reveal), a player
-        about to reveal, or — everyone revealed — an executed player."""
-        s = self.state
-        if s.pending:
-            return self._vote_for(player)
-        if missing:
-            s.pending = player
-            return self.prompt()
-        s.executed.append(player)
-        return [Say("onw.reveal.executed", {"player": player})]
-
-    def _vote_for(self, choice: str) -> list[Output]:
-        """The second card of a pair before the first reveal: the pending
-        player points at ``choice``.  Once every player has voted, the count
-        decides the executed (a tie executes all tied; one vote each, nobody)."""
-        s = self.state
-        voter, s.pending = s.pending, None
-        assert voter is not None
-        s.votes[voter] = choice
-        out: list[Output] = [Say("onw.count.recorded", {"player": choice,
-                                                        "n": len(s.votes), "count": len(self.players)})]
-        if len(s.votes) < len(self.players):
-            return out
-        s.counted = True
-        s.executed = count_votes(self.players, s.votes)
-        if not s.executed:
-            return [*out, Say("onw.count.everyone_tied"), *self.prompt()]
-        top = sum(1 for c in s.votes.values() if c == s.executed[0])
-        return [*out, Say("onw.count.executed", {"players": list(s.executed), "n": top}), *self.prompt()]
-
-    def _role_card_refusal(self, card: str) -> Refusal | None:
-        s = self.state
-        if card not in self.cards:
-            return Refusal("onw.refuse.not_in_deck", f"{card} is not in this game's deck",
-                           card=card, count=len(self.players))
-        holder = next((p for p, c in s.revealed.items() if c == card), None)
-        if holder is not None:
-            return Refusal("onw.refuse.card_twice", f"{card} was already revealed by {holder}",
-                           card=card, role=role_of(card), player=holder)
-        if not self._missing():
-            return Refusal("onw.refuse.all_revealed", f"everyone has revealed; {card} is in the centre",
-                           card=card, role=role_of(card))
-        if s.pending is None:
-            return Refusal("onw.refuse.player_first", "tap your player card before your role card",
-                           card=card, role=role_of(card))
-        if self._counting():
-            return Refusal("onw.refuse.votes_incomplete", "finish the vote count first",
-                           n=len(self.players) - len(s.votes), player=s.pending)
-        return None
-
-    def _role_card(self, card: str) -> list[Output]:
-        s = self.state
-        player, s.pending = s.pending, None
-        assert player is not None  # the guard saw to it
-        s.revealed[player] = card
-        out: list[Output] = [Say("onw.reveal.role", {"player": player, "role": role_of(card)})]
-        if len(s.revealed) == len(self.players):
-            out.append(Say("onw.reveal.all_counted" if s.counted else "onw.reveal.all_done"))
-        return out
-
-    def _judge(self) -> list[Output]:
-        s = self.state
-        roles = {p: role_of(c) for p, c in s.revealed.items()}
-        executed = [p for p in self.players if p in s.executed]  # seat order
-        v = s.verdict = verdict(self.players, roles, executed)
-        return [
-            Say("onw.verdict.executed", {"players": executed}) if executed
-            else Say("onw.verdict.nobody_executed"),
-            Say(v.reason),
-            Say("onw.verdict.winners", {"players": list(v.winners)}) if v.winners
-            else Say("onw.verdict.no_winners"),
-            Report("onw_result", {"executed": executed, "winning_team": v.winning_team,
-                                  "winners": list(v.winners)}),
-        ]
 
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, value: Any) -> Refusal:
@@ -394,7 +306,9 @@ class OneNight(Engine):
                        "timer": Take(_night_timer, ("night", "discussion"), _night_timer_refusal)},
                       ("onw.refuse.night", "not during the night"), resume=views.resume_night, quiet=True),
         "discussion": Step({"timer": Take(_discussion_tick, ("discussion", "vote"), _discussion_timer_refusal),
-                            "next": Take(_end_discussion, ("vote",))},
+                            "next": Take(_end_discussion, ("vote",)),
+                            "submit": Take(_discussion_submit, (), _discussion_submit_refusal,
+                                           asks=_discussion_asks)},
                            ("onw.refuse.discussion",
                             "the discussion is on: press next to end it; cards are shown after the vote"),
                            prompt=lambda g: [Say("onw.discussion.prompt")], resume=views.resume_discussion,
@@ -402,13 +316,17 @@ class OneNight(Engine):
         "vote": Step({"timer": Take(_count, ("vote", "reveal"), _count_refusal)},
                      ("onw.refuse.counting", "wait for the count, then point"),
                      resume=views.resume_vote, waits=views.everyone, headline=views.vote_headline),
-        "reveal": Step({"next": Take(_reveal_done, ("done",), _reveal_incomplete),
-                        "tap": Take(_reveal_tap, (), _reveal_refusal)},
+        "reveal": Step({"next": Take(Reveal._reveal_done, ("hunter", "done"), Reveal._reveal_incomplete),
+                        "tap": Take(Reveal._reveal_tap, (), Reveal._reveal_refusal)},
                        ("onw.refuse.reveal", "tap your player card, then your role card"),
                        prompt=views.reveal_prompt,
                        resume=lambda g: [Say("onw.resume.reveal", {"players": list(g.state.revealed)}), *g.prompt()],
                        waits=views.reveal_waits, headline=views.reveal_headline),
+        "hunter": Step({"tap": Take(Reveal._hunter_shot, ("hunter", "done"), Reveal._hunter_refusal)},
+                       ("onw.refuse.hunter", "tap the card of the player the hunter voted for"),
+                       prompt=lambda g: [Say("onw.hunter.ask", {"player": g._hunters()[0]})],
+                       waits=lambda g: g._hunters()[:1]),
         "done": Step({}, ("onw.refuse.finished", "the game is over"),
-                     prompt=lambda g: [Say(g.state.verdict.reason)] if g.state.verdict is not None else [],
+                     prompt=lambda g: [Say(r) for r in g.state.verdict.reasons] if g.state.verdict is not None else [],
                      resume=lambda g: [Say("onw.resume.done"), *g.prompt()], final=True),
     }

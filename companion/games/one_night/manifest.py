@@ -2,14 +2,18 @@
 result published (a field added here is one a venue checks and keeps); the
 winning team against the others at a venue."""
 
-from companion.core.manifest import Event, choice, describe, names
+from companion.core.manifest import Event, choice, counts, describe, names, roles, words
 from companion.games.one_night.engine import OneNight
-from companion.games.one_night.rules import WINNING_TEAMS
+from companion.games.one_night.verdict import WINNING_TEAMS
 
 MANIFEST = describe(OneNight, events=(
     Event("onw_result", {
         "executed": names(),
         "winning_team": choice(*WINNING_TEAMS),
         "winners": names(),
+        "deck": counts(),  # {role: count}: public, the table chose it
+        "final_roles": roles(),  # {player: role}, the doppelganger as doppelganger:<role>
+        "dead": names(),  # the executed and whom a hunter shot
+        "winning_teams": words(),
     }),
 ), rating="teams")

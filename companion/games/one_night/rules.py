@@ -1,44 +1,33 @@
-"""One Night Werewolf as data: the deck, the options, the night script, the verdict.
+"""One Night Werewolf as data: the options, the deck, the discussion, the vote.
 
-Pure helpers for ``companion.games.one_night`` (rules: ``rules/one-night-werewolf.md``).
-Nothing here depends on what the table does: the night script is a function of
-the deck, the options and the night's secret jitter draw only, which is what
-keeps the night from telling anything (a turn that is shorter because its card
-lies in the centre, or that reacts to a tap, would be a tell).
+Pure helpers for ``companion.games.one_night`` (rules: ``rules/one-night-werewolf.md``);
+the roles and editions are ``roles``' entries, the night ``night``'s, the
+verdict ``verdict``'s.  The deck is public (the table chose it): what it holds
+may be said; where its cards lie never.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from companion.core import settings
 from companion.core.countdown import spoken
-from companion.core.events import Draw, Output, Refusal, Say, Sound
+from companion.core.events import Refusal, Say
 from companion.core.settings import Field
+from companion.games.one_night import roles
+from companion.games.one_night.roles import (
+    DEFAULT_EDITION,
+    EDITIONS,
+    ROLES,
+    Edition,
+    card_of,
+    in_edition,
+    role_of,
+)
 
-# The set in the box, in the order the deck is announced (the source's listing):
-# every deck is dealt from it, and its cards are the tags the reader knows (``CARDS``).
-SET: dict[str, int] = {"villager": 4, "werewolf": 2, "seer": 1, "thief": 1}
-ROLES = tuple(SET)
-# The source's night order; it differs from other editions on purpose. Villagers have no turn.
-NIGHT_ORDER = ("seer", "werewolf", "thief")
-# Team of a card; a thief who stole a werewolf holds a werewolf card, so judging by the
-# final cards puts every player on the right side.
-TEAM = {"villager": "village", "werewolf": "werewolf", "seer": "village", "thief": "village"}
-
-# 4 players: 2 villagers, 2 werewolves, 1 seer, 1 thief; each extra player one more villager.
-# [ruling] the set has 4 villagers: 3 players get 1, 7 players keep 4 and only 1 centre card.
-DEFAULT_DECKS: dict[int, dict[str, int]] = {
-    n: {"villager": v, "werewolf": 2, "seer": 1, "thief": 1}
-    for n, v in {3: 1, 4: 2, 5: 3, 6: 4, 7: 4}.items()
-}
-
-# Cards left in the centre: 2; [ruling] 1 when the set runs short (7 players).
-CENTRE = (1, 2)
-
-AMBIENCE = "table-tapping"
 VOTE_COUNT = ("one", "two", "three")
 
 
@@ -47,7 +36,8 @@ class Options:
     """This game's config section, checked.  ``pause_s`` (the short pause after
     each line that closes a turn) and ``count_s`` (between the vote count's
     numbers) are fixed here, not settings; ``pace`` multiplies both and the
-    windows, not the discussion (its length is announced in minutes)."""
+    windows, not the discussion (its length is announced in minutes).
+    ``windows``: a role's own window (seconds), where it is not ``window_s``."""
 
     window_s: float = 10.0
     jitter_s: tuple[float, float] = (0.0, 0.0)
@@ -58,6 +48,19 @@ class Options:
     warnings_s: tuple[float, ...] = (60, 10)
     masking: bool = True
     deck: Mapping[int, Mapping[str, int]] | None = None
+    edition: str = DEFAULT_EDITION
+    windows: Mapping[str, float] = field(default_factory=dict)
+
+
+def _windows_problem(v: Any) -> str | None:
+    if not isinstance(v, dict):
+        return f"must be a mapping role: seconds, not {v!r}"
+    for role, s in v.items():
+        if role not in ROLES:
+            return f"{role!r} is not a One Night role"
+        if isinstance(s, bool) or not isinstance(s, int | float) or not 1 <= s <= 120:
+            return f"{role}: {s!r} must be 1 to 120 seconds"
+    return None
 
 
 def settings_for(cards: Sequence[str]) -> dict[str, Field]:
@@ -71,6 +74,9 @@ def settings_for(cards: Sequence[str]) -> dict[str, Field]:
         "warnings_s": Field(list(Options.warnings_s), settings.seconds_list),
         "masking": Field(Options.masking, settings.switch, read=settings.read_switch),
         "deck": Field(None, lambda v: deck_problem(v, [role_of(c) for c in cards if c.startswith("onw/")])),
+        "edition": Field(DEFAULT_EDITION, lambda v: None if v in EDITIONS
+                         else f"must be one of {', '.join(EDITIONS)}, not {v!r}"),
+        "windows": Field({}, _windows_problem),
     }
 
 
@@ -82,28 +88,32 @@ def deck_problem(v: Any, cards: Sequence[str]) -> str | None:
         return None
     if not isinstance(v, dict):
         return f"must be a mapping players: {{role: count}}, not {v!r}"
+    low, high = min(e.players[0] for e in EDITIONS.values()), max(e.players[1] for e in EDITIONS.values())
     for n, comp in v.items():
         if isinstance(n, bool) or not isinstance(n, int) or not isinstance(comp, dict):
             return f"must map a player count to {{role: count}}, not {n!r}: {comp!r}"
-        if n not in DEFAULT_DECKS:
-            return f"has a deck for {n} players; One Night is for {min(DEFAULT_DECKS)} to {max(DEFAULT_DECKS)}"
+        if not low <= n <= high:
+            return f"has a deck for {n} players; One Night is for {low} to {high}"
         for role, count in comp.items():
             if not isinstance(role, str) or isinstance(count, bool) or not isinstance(count, int):
                 return f"for {n} players: {role!r}: {count!r} is not a role and a count"
             if role in cards and not 0 <= count <= cards.count(role):
                 return f"for {n} players: {count} {role} cards, but the set has 0 to {cards.count(role)}"
+        edition = next((e for e in EDITIONS.values() if set(comp) <= set(in_edition(e.id))), EDITIONS[DEFAULT_EDITION])
         try:
-            deck_for(n, Options(deck={n: comp}))
+            deck_for(n, Options(deck={n: comp}, edition=edition.id))
         except Refusal as e:
             return f"for {n} players: {e.reason}"
     return None
 
 
-def options_from(section: Mapping[str, Any]) -> Options:
+def options_from(section: Mapping[str, Any], rules: Sequence[str] = ()) -> Options:
     """The checked section (as the journal gives it back: lists, string keys;
-    missing keys take the defaults) as this game's typed options."""
+    missing keys take the defaults) as this game's typed options; an edition's
+    rule card (``rules/ultimate``) picks the edition over the config's."""
     deck = section.get("deck")
     jitter = section.get("jitter_s", Options.jitter_s)
+    edition = next((r for r in rules if r in EDITIONS), section.get("edition", DEFAULT_EDITION))
     return Options(
         window_s=float(section.get("window_s", Options.window_s)),
         jitter_s=(float(jitter[0]), float(jitter[1])),
@@ -112,17 +122,32 @@ def options_from(section: Mapping[str, Any]) -> Options:
         warnings_s=tuple(sorted({float(w) for w in section.get("warnings_s", Options.warnings_s)}, reverse=True)),
         masking=bool(section.get("masking", Options.masking)),
         deck={int(k): v for k, v in deck.items()} if deck is not None else None,
+        edition=str(edition),
+        windows={str(k): float(v) for k, v in (section.get("windows") or {}).items()},
     )
 
 
-def deck_for(players: int, opts: Options) -> dict[str, int]:
-    """The composition for this player count (role → count, announce order), the
-    config's override first.  Refuses (``onw.refuse.bad_deck``) unknown roles,
-    counts below 0 and a deck that is not the players' cards plus the centre."""
-    deck = (opts.deck or {}).get(players) or DEFAULT_DECKS.get(players)
+# ------------------------------------------------------------------ the deck
+def _ordered(deck: Mapping[str, int]) -> dict[str, int]:
+    """A deck in announce order (the roles' order), without the roles it has none of."""
+    return {role: deck[role] for role in ROLES if deck.get(role)}
+
+
+def deck_for(players: int, opts: Options, cards: Sequence[str] = ()) -> dict[str, int]:
+    """The deck (role → count, announce order): the role cards the table
+    tapped (``cards``), else the config's override for this player count,
+    else the edition's default.  Refuses (``onw.refuse.bad_deck``) unknown
+    roles, counts below 0 and a deck that is not the players' cards plus the
+    centre; a tapped deck with the reasons a table can act on (``tapped_problem``)."""
+    edition = EDITIONS[opts.edition]
+    if cards:
+        if (refusal := tapped_problem(players, edition, cards)) is not None:
+            raise refusal
+        return _ordered(Counter(role_of(c) for c in cards))
+    deck = (opts.deck or {}).get(players) or edition.default_decks.get(players)
     if deck is None:
         raise Refusal("onw.refuse.bad_deck", f"no deck for {players} players", count=players)
-    unknown = sorted(set(deck) - set(ROLES))
+    unknown = sorted(set(deck) - set(in_edition(edition.id)))
     if unknown:
         raise Refusal("onw.refuse.bad_deck", f"unknown roles in the deck: {', '.join(unknown)}",
                       count=players)
@@ -131,82 +156,54 @@ def deck_for(players: int, opts: Options) -> dict[str, int]:
     if sum(deck.values()) < players:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards cannot be dealt to {players} players", count=players)
-    if sum(deck.values()) - players not in CENTRE:
+    if sum(deck.values()) - players not in edition.any_centre:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards for {players} players: the deck is the players' cards and "
-                      f"{' or '.join(map(str, sorted(CENTRE, reverse=True)))} in the centre", count=players)
-    return {role: deck[role] for role in ROLES if deck.get(role)}
+                      f"{' or '.join(map(str, sorted(edition.any_centre, reverse=True)))} in the centre", count=players)
+    return _ordered(deck)
 
 
-def card_ids(deck: Mapping[str, int]) -> tuple[str, ...]:
-    """The role cards' identities (``onw/villager/1`` …) in this deck."""
-    return tuple(f"onw/{role}/{i}" for role, n in deck.items() for i in range(1, n + 1))
+def card_problem(edition: Edition, cards: Sequence[str], card: str) -> Refusal | None:
+    """Why a role card cannot go into the deck being tapped (``cards``, so far)."""
+    card = card_of(card, edition.id)
+    role, _, n = card.removeprefix("onw/").partition("/")
+    entry = ROLES.get(role)
+    if entry is None or not entry.sets.get(edition.id):
+        return Refusal("onw.refuse.not_in_edition", f"the {edition.id} edition has no {role}",
+                       role=role, edition=edition.id)
+    if not n.isdigit() or int(n) > entry.sets[edition.id]:
+        return Refusal("onw.refuse.set_holds", f"the {edition.id} set holds {entry.sets[edition.id]} {role} cards",
+                       role=role, n=entry.sets[edition.id])
+    if card in (card_of(c) for c in cards):
+        return Refusal("onw.refuse.card_in_deck", f"{card} is in the deck already", role=role)
+    return None
 
 
-CARDS = card_ids(SET)  # every role card's identity: the game's components
+def tapped_problem(players: int, edition: Edition, cards: Sequence[str]) -> Refusal | None:
+    """Why the tapped deck cannot be played by ``players`` (at ``next``): a
+    role of pairs alone, too few or too many cards — naming what is missing or extra."""
+    for i, card in enumerate(cards):  # a card the edition lacks (its rule card came after it)
+        if (refusal := card_problem(edition, cards[:i], card)) is not None:
+            return refusal
+    counts = Counter(role_of(c) for c in cards)
+    for role in edition.pairs:
+        if counts.get(role, 0) % 2:
+            return Refusal("onw.refuse.lone_card", f"a {role} alone: {role}s come in pairs or not at all", role=role)
+    total, fits = len(cards), [players + c for c in edition.centre_for(players)]
+    if total < min(fits):
+        return Refusal("onw.refuse.deck_short", f"{min(fits) - total} cards missing: {players} players and "
+                       f"{max(edition.centre)} in the centre", n=min(fits) - total, count=players, cards=total)
+    if total > max(fits):
+        return Refusal("onw.refuse.deck_long", f"{total - max(fits)} cards too many for {players} players",
+                       n=total - max(fits), count=players, cards=total)
+    return None
 
 
-def role_of(card: str) -> str:
-    return card.split("/")[1]
-
-
-# ------------------------------------------------------------------ the night
-@dataclass(frozen=True)
-class Segment:
-    """One beat of the night: ``outputs`` happen when timer ``name`` fires (the
-    first one on ``next``), and the next beat follows ``delay`` seconds later."""
-
-    name: str
-    outputs: tuple[Output, ...]
-    delay: float
-    turn: str  # the role whose turn this beat belongs to ("" before the first)
-
-
-JITTER_DRAW = "jitter"  # the night's secret draw: one jitter in ms per role called
-
-
-def called_roles(deck: Mapping[str, int]) -> tuple[str, ...]:
-    """[ruling] every role in the deck is called, even if its card may lie in the centre."""
-    return tuple(role for role in NIGHT_ORDER if deck.get(role))
-
-
-def jitter_draw(deck: Mapping[str, int], opts: Options) -> Draw:
-    """The secret draw a night starts with: each called role's extra window, in ms."""
-    low, high = opts.jitter_s
-    return Draw(JITTER_DRAW, round(low * 1000), round(high * 1000), count=len(called_roles(deck)))
-
-
-def window(opts: Options, jitter_ms: int) -> float:
-    """A role's window: window_s × pace plus its drawn jitter; the draw is
-    journaled, so a replay (or a resumed night) gives the same length."""
-    return round(opts.window_s * opts.pace + jitter_ms / 1000, 3)
-
-
-def night_script(deck: Mapping[str, int], opts: Options, jitter_ms: Sequence[int]) -> tuple[Segment, ...]:
-    """The whole night, fixed before it starts (``jitter_ms``: the drawn
-    jitter of each called role, in order)."""
-    pause = round(opts.pause_s * opts.pace, 3)
-    start: list[Output] = [Say("onw.night.start")]
-    if opts.masking:
-        start.append(Sound(AMBIENCE, True))
-    script = [Segment("night:start", tuple(start), pause, "")]
-    for role, extra in zip(called_roles(deck), jitter_ms, strict=True):
-        script.append(Segment(f"night:{role}:wake", (Say(f"onw.{role}.wake"),), window(opts, extra), role))
-        script.append(Segment(f"night:{role}:sleep", (Say(f"onw.{role}.sleep"),), pause, role))
-    morning: list[Output] = []
-    if opts.masking:
-        morning.append(Sound(AMBIENCE, False))
-    morning.append(Say("onw.night.morning"))
-    script.append(Segment("night:morning", tuple(morning), 0.0, "morning"))
-    return tuple(script)
-
-
-def turn_start(script: Sequence[Segment], at: int) -> int:
-    """Where the turn that beat ``at`` belongs to begins: a resumed night restarts
-    it from its wake line (the pause after a sleep line still belongs to that
-    turn, since the sleep line may not have been heard before the cut)."""
-    turn = script[at].turn
-    return next(i for i, seg in enumerate(script) if seg.turn == turn)
+def tapped_lines(edition: str, cards: Sequence[str]) -> list[Say]:
+    """The deck as it is tapped, counted aloud: every card of it by name."""
+    deck = _ordered(Counter(role_of(c) for c in cards))
+    return [Say("onw.deck.tapped", {"role": roles.spoken(role_of(cards[-1]), edition), "cards": len(cards),
+                                    "deck": [roles.spoken(r, edition) for r, n in deck.items() for _ in range(n)]})]
 
 
 # -------------------------------------------------------------- the discussion
@@ -245,33 +242,3 @@ def count_votes(players: Sequence[str], votes: Mapping[str, str]) -> list[str]:
     return [] if top <= 1 else [p for p in players if counts[p] == top]
 
 
-# ---------------------------------------------------------------- the verdict
-WINNING_TEAMS = ("village", "werewolf", "nobody")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    winning_team: str  # one of WINNING_TEAMS
-    winners: tuple[str, ...]  # seat order
-    reason: str  # narration key naming the rule applied
-
-
-def verdict(players: Sequence[str], roles: Mapping[str, str], executed: Sequence[str]) -> Verdict:
-    """Judge by the final cards (``roles``: player → role after the thief's swap).
-
-    - a werewolf among the players: the village wins iff an executed player is a
-      werewolf, else the werewolves win;
-    - no werewolf among the players: the village wins iff nobody is executed;
-      [ruling] else nobody wins.
-    Winners: every player whose final card is on the winning team.
-    """
-    if any(roles[p] == "werewolf" for p in players):
-        if any(roles[p] == "werewolf" for p in executed):
-            team, reason = "village", "onw.verdict.werewolf_executed"
-        else:
-            team, reason = "werewolf", "onw.verdict.werewolves_survive"
-    elif not executed:
-        team, reason = "village", "onw.verdict.no_werewolf_nobody_executed"
-    else:
-        team, reason = "nobody", "onw.verdict.no_werewolf_someone_executed"
-    return Verdict(team, tuple(p for p in players if TEAM[roles[p]] == team), reason)

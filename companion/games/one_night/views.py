@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from companion.core.countdown import next_point, spoken
 from companion.core.events import CancelTimer, Output, Say, SetTimer, Sound
-from companion.games.one_night.rules import turn_start
+from companion.games.one_night.night import turn_start
 
 if TYPE_CHECKING:
     from companion.games.one_night.engine import OneNight
@@ -23,9 +23,11 @@ def public_view(game: OneNight) -> dict[str, Any]:
     role called would give the night's order (and so the deck's) away.
     Once the table counts the pointing, the tally as it was said: the votes
     each player got and how many have voted (the TV board's); never who
-    pointed at whom, which no line says."""
+    pointed at whom, which no line says.  The edition and the deck (role →
+    count) for the whole game: the table chose them, and they were said."""
     s = game.state
-    view: dict[str, Any] = {"step": s.step, "whose_turn": game.waiting()}
+    view: dict[str, Any] = {"step": s.step, "whose_turn": game.waiting(),
+                            "edition": game.edition, "deck": dict(game.deck)}  # public: the table chose it
     if s.votes:  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
         view["tally"] = {"for": {p: n for p in game.players if (n := list(s.votes.values()).count(p))},
                          "done": len(s.votes), "of": len(game.players)}
@@ -59,8 +61,10 @@ def reveal_prompt(game: OneNight) -> list[Output]:
 
 
 def discussion_headline(game: OneNight) -> dict[str, Any]:
-    """The discussion ends on its countdown."""
-    return {"timer": ("discussion", next_point(game.state.left_s, game._total_s, game.opts.warnings_s))}
+    """The discussion ends on its countdown (with the minutes asked for); paused, on none."""
+    s = game.state
+    return {"timer": None if s.paused else
+            ("discussion", next_point(s.left_s, game._total_s, game.opts.warnings_s) + s.extra_s)}
 
 
 def vote_headline(game: OneNight) -> dict[str, Any]:
@@ -93,8 +97,9 @@ def resume_night(game: OneNight) -> list[Output]:
 
 def resume_discussion(game: OneNight) -> list[Output]:
     """Re-armed from the last tick the journal holds, said aloud."""
-    return [Say("onw.resume.discussion", {"seconds": spoken(game.state.left_s)}), *game.prompt(),
-            game._discussion_timer()]
+    s = game.state
+    said = [Say("onw.resume.discussion", {"seconds": spoken(s.left_s + s.extra_s)}), *game.prompt()]
+    return said if s.paused else [*said, game._discussion_timer()]
 
 
 def resume_vote(game: OneNight) -> list[Output]:

@@ -1,0 +1,161 @@
+"""One Night's roles and editions: each role is one entry of ``ROLES``.
+
+A role's entry holds everything the game knows of it: its team, the set of
+cards each edition's box holds of it, where it wakes in each edition's night
+(none: it never wakes), what a doppelganger who copied it does, how the
+verdict counts it, the tags it is read from, and the folder of its lines
+(its names and its night lines in every language; the game's own roles have
+theirs in the game's ``lines/``).  Adding a role is one ``register`` of one
+entry (tests/test_one_night_roles.py adds one from a module of its own).
+
+Line keys a role's entry implies (``<p>`` is the edition's prefix: ``onw``
+for ``jinrou``, ``onw.ultimate`` for ``ultimate``): ``name.<id>`` (and
+``name.<spoken>`` where an edition names it otherwise), ``tag.onw/<id>/<n>``,
+``<p>.<id>.wake``/``.sleep`` where it wakes, ``<p>.<id>.doppelganger.wake``/
+``.sleep`` for the doppelganger's sub-step (``doppel`` "after"/"end").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TEAMS = ("village", "werewolf", "tanner")
+
+
+@dataclass(frozen=True)
+class Role:
+    id: str
+    team: str  # village | werewolf | tanner (each tanner alone)
+    sets: Mapping[str, int]  # edition → cards of it in that edition's box (absent: not in it)
+    wake: Mapping[str, float] = field(default_factory=dict)  # edition → its place in the night
+    # What a doppelganger who copied it does: "now" (acts in the doppelganger's own
+    # turn), "with" (wakes again with them), "after" (a sub-step right after the
+    # doppelganger's turn), "end" (a sub-step right after the role's own turn); "" nothing.
+    doppel: str = ""
+    # edition → more lines of its wake beat, after its wake line (``<p>.<id>.<more>``)
+    wake_more: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    werewolf: bool = False  # a werewolf for the verdict (rule 2a/3: "a player holds a werewolf")
+    dies_to_win: bool = False  # wins alone iff it dies (the tanner; denies the werewolf team)
+    minion: bool = False  # on the werewolf team without being a werewolf (minion, madman): rules 3, 5, 6
+    hunter: bool = False  # takes the player it voted for with it when it dies
+    spoken: Mapping[str, str] = field(default_factory=dict)  # edition → its name there (``name.<spoken>``)
+    # edition → other tags read there as this role's first card (ultimate's onw/robber/1)
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    lines: Path | None = None  # a folder of its lines (<lang>.yaml) outside the game's own
+
+    @property
+    def copies(self) -> int:
+        """Cards with a tag of their own: the most any edition's box holds."""
+        return max(self.sets.values())
+
+
+@dataclass(frozen=True)
+class Edition:
+    id: str
+    prefix: str  # its night lines' keys: ``<prefix>.<role>.wake``
+    centre: tuple[int, ...]  # cards that lie in the centre
+    players: tuple[int, int]
+    default_decks: Mapping[int, Mapping[str, int]]
+    # a deck needs these roles in pairs or not at all ([ruling] masons come in pairs)
+    pairs: tuple[str, ...] = ()
+    short: Mapping[int, tuple[int, ...]] = field(default_factory=dict)  # players → fewer centre cards allowed too
+
+    def centre_for(self, players: int) -> tuple[int, ...]:
+        """The centre a tapped deck may leave for ``players`` (rule 7: jinrou's 7 players, 1 too)."""
+        return (*self.centre, *self.short.get(players, ()))
+
+    @property
+    def any_centre(self) -> tuple[int, ...]:
+        """The centre a config's deck may leave at any count (the composition is configurable)."""
+        return tuple(sorted({*self.centre, *(c for cs in self.short.values() for c in cs)}))
+
+
+ROLES: dict[str, Role] = {}
+
+
+def register(role: Role) -> Role:
+    """Adds a role (or replaces one of the same id): every deck, night, tag,
+    and verdict reads ``ROLES`` when asked."""
+    ROLES[role.id] = role
+    return role
+
+
+_J, _U = "jinrou", "ultimate"
+# In the order a deck is announced: the seed's four first (its listing), then the rest.
+for _role in (
+    Role("villager", "village", {_J: 4, _U: 3}),
+    Role("werewolf", "werewolf", {_J: 2, _U: 2}, {_J: 2, _U: 2}, doppel="with", werewolf=True,
+         wake_more={_U: ("lone",)}),  # a lone werewolf may look at a centre card,
+    Role("seer", "village", {_J: 1, _U: 1}, {_J: 1, _U: 5}, doppel="now"),
+    Role("thief", "village", {_J: 1, _U: 1}, {_J: 3, _U: 6}, doppel="now", spoken={_U: "robber"},
+         aliases={_U: ("onw/robber/1",)}),
+    Role("madman", "werewolf", {_J: 1}, minion=True),
+    Role("tanner", "tanner", {_J: 1, _U: 1}, dies_to_win=True),
+    Role("doppelganger", "village", {_U: 1}, {_U: 1}),  # its team is the copied role's
+    Role("minion", "werewolf", {_U: 1}, {_U: 3}, doppel="after", minion=True),
+    Role("mason", "village", {_U: 2}, {_U: 4}, doppel="with"),
+    Role("troublemaker", "village", {_U: 1}, {_U: 7}, doppel="now"),
+    Role("drunk", "village", {_U: 1}, {_U: 8}, doppel="now"),
+    Role("insomniac", "village", {_U: 1}, {_U: 9}, doppel="end"),
+    Role("hunter", "village", {_U: 1}, hunter=True),
+):
+    register(_role)
+
+
+def _grow(base: dict[str, int], *more: str) -> dict[int, dict[str, int]]:
+    """[ruling 8] ultimate's default decks: 3 players' deck, then one role more a player."""
+    decks, deck = {}, dict(base)
+    for n, role in zip(range(3, 11), ("", *more), strict=True):
+        if role:
+            deck = {**deck, role: deck.get(role, 0) + 1}
+        decks[n] = deck
+    return decks
+
+
+EDITIONS: dict[str, Edition] = {
+    # 4 players: 2 villagers, 2 werewolves, 1 seer, 1 thief; each extra player one more villager.
+    # [ruling] the set has 4 villagers: 3 players get 1, 7 players keep 4 and only 1 centre card.
+    _J: Edition(_J, "onw", (2,), (3, 7),
+                {n: {"villager": v, "werewolf": 2, "seer": 1, "thief": 1}
+                 for n, v in {3: 1, 4: 2, 5: 3, 6: 4, 7: 4}.items()}, short={7: (1,)}),
+    _U: Edition(_U, "onw.ultimate", (3,), (3, 10),
+                _grow({"werewolf": 2, "seer": 1, "thief": 1, "troublemaker": 1, "villager": 1},
+                      "drunk", "insomniac", "minion", "hunter", "tanner", "villager", "doppelganger"),
+                pairs=("mason",)),
+}
+DEFAULT_EDITION = _J
+
+
+def in_edition(edition: str) -> tuple[str, ...]:
+    """The roles an edition's box holds, in announce order."""
+    return tuple(r.id for r in ROLES.values() if r.sets.get(edition))
+
+
+def card_ids(deck: Mapping[str, int]) -> tuple[str, ...]:
+    """The role cards' identities (``onw/villager/1`` …) in this deck."""
+    return tuple(f"onw/{role}/{i}" for role, n in deck.items() for i in range(1, n + 1))
+
+
+def every_card() -> tuple[str, ...]:
+    """Every role card's identity, and the tags read as one (the game's components)."""
+    return tuple(dict.fromkeys((*card_ids({r.id: r.copies for r in ROLES.values()}),
+                                *(a for r in ROLES.values() for tags in r.aliases.values() for a in tags))))
+
+
+def card_of(identity: str, edition: str | None = None) -> str:
+    """A tag as the card it is: an alias (``onw/robber/1``) as its role's first
+    card — in ``edition`` only where that edition reads it so (None: any)."""
+    return next((f"onw/{r.id}/1" for r in ROLES.values() for e, tags in r.aliases.items()
+                 if identity in tags and edition in (None, e)), identity)
+
+
+def role_of(card: str) -> str:
+    return card_of(card).split("/")[1]
+
+
+def spoken(role: str, edition: str) -> str:
+    """How the narration names ``role`` in ``edition`` (a ``name.<value>`` line)."""
+    entry = ROLES.get(role)
+    return entry.spoken.get(edition, role) if entry else role

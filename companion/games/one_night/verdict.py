@@ -1,0 +1,99 @@
+"""Who dies and who wins, judged on the final cards (rules: *Who wins*).
+
+``roles`` maps each player to their final role; the doppelganger's holder as
+``doppelganger:<role>``, who *is* that role (team, ability, verdict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from companion.games.one_night.roles import ROLES, Role
+
+WINNING_TEAMS = ("village", "werewolf", "tanner", "nobody")
+
+
+def acting(role: str) -> Role:
+    """The role a final card plays: the doppelganger's copied one."""
+    return ROLES[role.rpartition(":")[2]]
+
+
+def hunters_to_ask(executed: Sequence[str], roles: Mapping[str, str], votes: Mapping[str, str]) -> list[str]:
+    """The dead hunters (so far) whose vote the table has not told: each is
+    asked for the player they voted for."""
+    return [p for p in dead(executed, roles, votes) if acting(roles[p]).hunter and p not in votes]
+
+
+def dead(executed: Sequence[str], roles: Mapping[str, str], votes: Mapping[str, str]) -> list[str]:
+    """The executed, then whom each dead hunter voted for, in turn (a hunter
+    shot so shoots too): the chain ends at a player already dead."""
+    out = list(executed)
+    for p in out:  # grows as hunters shoot
+        if acting(roles[p]).hunter and (target := votes.get(p)) is not None and target not in out:
+            out.append(target)
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    winning_team: str  # the first of winning_teams, or "nobody"
+    winners: tuple[str, ...]  # seat order
+    reason: str  # narration key naming the rule applied (the first of reasons)
+    winning_teams: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    dead: tuple[str, ...] = ()
+
+
+def verdict(players: Sequence[str], roles: Mapping[str, str], executed: Sequence[str],
+            shot: Sequence[str] = ()) -> Verdict:
+    """The rules' table.  ``executed`` by the vote; ``shot`` by the hunters.
+
+    1 every tanner who dies wins (team ``tanner``);
+    2 the village wins iff (a) a werewolf dies, or (b) no player holds a
+      werewolf and nobody dies — or [ruling 6] only minions/madmen die;
+    3 the werewolf team wins iff a player holds a werewolf, no werewolf dies
+      and no tanner dies; with no werewolf held, the minions/madmen win iff
+      somebody other than them dies and no tanner dies;
+    4 several teams may win, or none; 5 a dead minion still wins with them.
+    """
+    died = [*executed, *(p for p in shot if p not in executed)]
+    role = {p: acting(roles[p]) for p in players}
+    wolves = [p for p in players if role[p].werewolf]
+    minions = [p for p in players if role[p].minion]
+    tanners = [p for p in died if role[p].dies_to_win]
+    teams: list[str] = []
+    reasons: list[str] = []
+    werewolf_winners: list[str] = []
+    if tanners:
+        reasons.append("onw.verdict.tanner_dies")
+    if wolves:
+        if dead_wolves := [p for p in died if role[p].werewolf]:
+            teams.append("village")
+            reasons.append("onw.verdict.werewolf_executed" if any(p in executed for p in dead_wolves)
+                           else "onw.verdict.werewolf_shot")
+        elif tanners:
+            reasons.append("onw.verdict.tanner_denies")
+        else:
+            teams.append("werewolf")
+            werewolf_winners = wolves + minions
+            reasons.append("onw.verdict.werewolves_survive")
+    elif not died:
+        teams.append("village")
+        reasons.append("onw.verdict.no_werewolf_nobody_executed")
+    elif all(p in minions for p in died):  # [ruling 6]
+        teams.append("village")
+        reasons.append("onw.verdict.only_minions_die")
+    elif minions and not tanners:
+        teams.append("werewolf")
+        werewolf_winners = minions
+        reasons.append("onw.verdict.minion_wins")
+    elif not tanners:
+        reasons.append("onw.verdict.no_werewolf_someone_executed")
+    if tanners:
+        teams.append("tanner")
+    teams.sort(key=WINNING_TEAMS.index)
+    winners = {p for p in players if "village" in teams and role[p].team == "village"}
+    winners |= set(werewolf_winners) | set(tanners)
+    return Verdict(teams[0] if teams else "nobody", tuple(p for p in players if p in winners), reasons[0],
+                   tuple(teams), tuple(reasons), tuple(died))
