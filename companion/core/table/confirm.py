@@ -11,10 +11,9 @@ from companion.core.events import (
     Report,
     Say,
 )
+from companion.core.steps import Goto
 from companion.core.table.housekeeping import TableHousekeeping
-from companion.core.table.state import (
-    PLAYING,
-)
+from companion.core.table.state import IDLE, PLAYING
 
 
 class TableConfirm(TableHousekeeping):
@@ -30,14 +29,14 @@ class TableConfirm(TableHousekeeping):
         self.state.confirm = "step" if self.engine.can_undo else "game"
         return [Say(f"table.confirm_{self.state.confirm}")]
 
-    def _confirmed(self, _: Press) -> list[Output]:
+    def _confirmed(self, _: Press) -> list[Output] | Goto:
         what, self.state.confirm = self.state.confirm, None
         assert self.engine is not None
         if what == "step":
             return [Say("table.step_restarted"), *self.engine.restart_step()]
         game = self.state.game
         self._to_idle()
-        return [Report("game_abandoned", {"game": game}), Say("table.abandoned")]
+        return Goto(IDLE, [Report("game_abandoned", {"game": game}), Say("table.abandoned")])
 
     def _cancelled(self, _: Press) -> list[Output]:
         self.state.confirm = None

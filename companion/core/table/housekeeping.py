@@ -13,6 +13,7 @@ from companion.core.events import (
     Refusal,
     Say,
 )
+from companion.core.steps import Goto
 from companion.core.table.play import TablePlay
 from companion.core.table.state import (
     _OLD_KINDS,
@@ -27,7 +28,7 @@ from companion.core.table.state import (
 class TableHousekeeping(TablePlay):
     """The daemon's housekeeping inputs."""
 
-    def _housekeeping(self, inp: Housekeeping) -> list[Output]:
+    def _housekeeping(self, inp: Housekeeping) -> list[Output] | Goto:
         if inp.kind == "paired":  # a phone became this seat's page: a fact, in force at once
             return self._paired(str(inp.data.get("seat", "")))
         if inp.kind == NAMED:  # a page chose its player's display name: tonight's, the next game's record

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, fields
 from typing import Any, ClassVar
 
-from companion.core.engine import Goto, Step, Take
+from companion.core.engine import Goto, Step, StepError, Take
 from companion.core.events import (
     Drawn,
     Housekeeping,
@@ -80,11 +80,10 @@ class Table(TableConfirm):
         before = (copy.deepcopy(self.state), self.engine, list(self._undo))
         try:
             outputs = self._dispatch(inp)
-        except Refusal:
+        except (Refusal, StepError):  # a defect of the table leaves no trace either
             self.state, self.engine, self._undo = before
             raise
         return outputs
-
 
     @staticmethod
     def kind_of(inp: Input) -> str:
@@ -108,18 +107,30 @@ class Table(TableConfirm):
     def _dispatch(self, inp: Input) -> list[Output]:
         """The current phase's entry for the input's kind: its guard, then its
         handler, which may only move to a phase it declared (as the engines'
-        ``STEPS``, core/engine.py)."""
+        ``STEPS``, core/engine.py), in every build: by returning a ``Goto``
+        (the driver sets the phase), by going back to a snapshot taken before
+        (``back``: the phase comes with it), or, into and out of ``CONFIRM``,
+        by the question the state's ``confirm`` marks.  A handler that sets
+        the phase by hand, or leads where its entry does not say, raises
+        ``StepError`` and, like a refusal, leaves no trace."""
         kind, phase = self.kind_of(inp), self._phase
         take = self.PHASES[phase].takes.get(kind)
         if take is None:
             raise self._not_taken(phase, inp)
         if take.guard is not None and (refusal := take.guard(self, inp)) is not None:
             raise refusal
-        out = take.handler(self, inp)
-        assert not isinstance(out, Goto)  # the table's handlers set the phase themselves, checked below
-        if __debug__ and self._phase != phase and self._phase not in take.to:
-            raise AssertionError(f"Table: {phase} --{kind}--> {self._phase}, which its entry does not declare")
-        return out
+        state, was = self.state, self.state.phase
+        done = take.handler(self, inp)
+        if self.state is state and state.phase != was:
+            raise StepError(f"Table: the {kind} handler of {phase} set the phase to {state.phase} by hand; "
+                            f"return a Goto among its entry's (to={take.to})")
+        if isinstance(done, Goto):
+            if done.step is None:
+                raise StepError(f"Table: the {kind} handler of {phase} returned a Goto naming no phase")
+            self.state.phase = done.step  # the one place a phase is set
+        if self._phase != phase and self._phase not in take.to:
+            raise StepError(f"Table: {phase} --{kind}--> {self._phase}, which its entry does not declare")
+        return list(done.outputs) if isinstance(done, Goto) else done
 
     def _not_taken(self, phase: str, inp: Input) -> Refusal:
         """The phase's refusal for what it does not take."""

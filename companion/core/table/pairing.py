@@ -11,6 +11,7 @@ from companion.core.events import (
     Report,
     Say,
 )
+from companion.core.steps import Goto
 from companion.core.table.state import (
     PAGES_OFF,
     PAIRING,
@@ -31,7 +32,8 @@ class TablePairing(TableViews):
         return [*cls.pairing_lines(self.players, self.state.rules, opts),
                 Say("pairing.needed", {"game": f"game/{game}", "players": self.unpaired()})]
 
-    def _begin(self, back_to: TableState) -> list[Output]:
+    def _begin(self, back_to: TableState) -> Goto:
+        """The game begins: it plays once the driver has moved the phase."""
         st = self.state
         game = st.game or ""
         cls = self.games[game]
@@ -39,13 +41,12 @@ class TablePairing(TableViews):
         players = self.players
         st.games_started += 1
         self.engine = cls(Setup(tuple(players), tuple(st.rules), opts))
-        st.phase = PLAYING
         st.last = {"game": game, "rules": list(st.rules), "seats": list(st.seats)}
         self._undo = [back_to]
         st.result = None  # the next game has started: the last one's result is in the history
         st.record_names = display_names.record_names(st.seats, {i: self.name_of(i) for i in st.seats}, st.called)
         started = Report("game_started", {"game": game, "rules": list(st.rules), "players": players})
-        return [started, *self.engine.start()]
+        return Goto(PLAYING, [started, *self.engine.start()])
 
     def _check_pages(self, game: str) -> None:
         if self.games[game].needs_pages and self.pages == PAGES_OFF:
@@ -56,7 +57,7 @@ class TablePairing(TableViews):
         return Refusal("pairing.refuse.no_pages", f"{game} needs the players' phones: turn the web pages on",
                        game=f"game/{game}")
 
-    def _paired(self, seat: str) -> list[Output]:
+    def _paired(self, seat: str) -> list[Output] | Goto:
         st = self.state
         if not seat:
             raise Refusal("refuse.not_now", "a pairing names its seat")
@@ -68,4 +69,4 @@ class TablePairing(TableViews):
         if missing := self.unpaired():
             return [*out, Say("pairing.missing", {"players": missing})]
         back_to = self._undo.pop()
-        return [*out, Say("pairing.all_in"), *self._begin(back_to)]
+        return self._begin(back_to).after(*out, Say("pairing.all_in"))

@@ -15,6 +15,7 @@ from companion.core.events import (
     Submit,
     Tap,
 )
+from companion.core.steps import Goto
 from companion.core.table.result import result_view
 from companion.core.table.seating import TableSeating
 from companion.core.table.state import (
@@ -28,7 +29,7 @@ class TablePlay(TableSeating):
     """While a game plays."""
 
     # playing: everything goes to the engine, after the checks every game shares
-    def _to_engine(self, inp: Input) -> list[Output]:
+    def _to_engine(self, inp: Input) -> list[Output] | Goto:
         engine = self.engine
         if engine is None:
             if isinstance(inp, Submit):
@@ -55,7 +56,7 @@ class TablePlay(TableSeating):
             return self._unstart()
         outputs = engine.handle(inp)
         if engine.finished:
-            outputs += self._finish(engine, outputs)
+            return Goto(IDLE, outputs + self._finish(engine, outputs))
         return outputs
 
     def _unstarts(self) -> bool:
@@ -99,6 +100,6 @@ class TablePlay(TableSeating):
         st = self.state
         self.engine = None
         self._undo.clear()  # the start of the game is out of reach
-        st.phase, st.game, st.rules, st.seats = IDLE, None, [], []
+        st.game, st.rules, st.seats = None, [], []  # the driver moves the phase (``Goto(IDLE)``)
         st.record_names = {}
         st.apply_pending()

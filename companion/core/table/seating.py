@@ -13,6 +13,7 @@ from companion.core.events import (
     Say,
     Tap,
 )
+from companion.core.steps import Goto
 from companion.core.table.pairing import TablePairing
 from companion.core.table.state import (
     GATHERING,
@@ -38,7 +39,7 @@ class TableSeating(TablePairing):
     def _no_last_game(self, _: Press) -> Refusal | None:
         return None if self.state.last else Refusal("refuse.tap_game_card", "tap a game card to begin")
 
-    def _again(self, _: Press) -> list[Output]:
+    def _again(self, _: Press) -> Goto:
         last = self.state.last
         assert last is not None
         back_to = copy.deepcopy(self.state)
@@ -55,11 +56,11 @@ class TableSeating(TablePairing):
             return self._no_pages(game)
         return None
 
-    def _game_card(self, inp: Tap) -> list[Output]:
+    def _game_card(self, inp: Tap) -> Goto:
         st, game = self.state, inp.identity.split("/", 1)[1]
         self._undo.append(copy.deepcopy(st))
-        st.phase, st.game, st.rules, st.seats = GATHERING, game, [], []
-        return [Say("table.game_chosen", {"game": f"game/{game}"}), Say("table.tap_players")]
+        st.game, st.rules, st.seats = game, [], []
+        return Goto(GATHERING, [Say("table.game_chosen", {"game": f"game/{game}"}), Say("table.tap_players")])
 
     # gathering: rule cards, player cards in seat order, then next
     def _nothing_to_undo(self, _: Press) -> Refusal | None:
@@ -83,7 +84,7 @@ class TableSeating(TablePairing):
             return refusal
         return None
 
-    def _seated(self, _: Press) -> list[Output]:
+    def _seated(self, _: Press) -> Goto:
         return self._start(copy.deepcopy(self.state))
 
     def _rules_refusal(self, inp: Tap) -> Refusal | None:
@@ -115,7 +116,7 @@ class TableSeating(TablePairing):
         st.seats.append(inp.identity.partition("/")[2])
         return [Say("table.player_seated", {"player": self.player_name(inp.identity), "n": len(st.seats)})]
 
-    def _start(self, back_to: TableState) -> list[Output]:
+    def _start(self, back_to: TableState) -> Goto:
         """Start the game; ``back_to`` is the table before ``next``, where
         ``back`` returns while the game is as it started."""
         st = self.state
@@ -129,7 +130,6 @@ class TableSeating(TablePairing):
         cls.check_setup(players, st.rules, opts)
         self._check_pages(game)
         if cls.needs_pages and self.pages == PAGES_ON and self.unpaired():
-            st.phase = PAIRING  # seated and counted: the game starts when the last phone is paired
-            self._undo = [back_to]
-            return self._pairing_prompt()
+            self._undo = [back_to]  # seated and counted: the game starts when the last phone is paired
+            return Goto(PAIRING, self._pairing_prompt())
         return self._begin(back_to)
