@@ -66,6 +66,7 @@ class MadnessHourHandlers(MadnessHourBase):
     def _keep_card(self, _: Press) -> Goto:
         return Goto("explore", [Say("mh.girl.card_kept")], prompt=True)
 
+    # ------------------------------------------------------------ exploration
     def _turn_timer_refusal(self, inp: TimerFired) -> Refusal | None:
         n = self.state.turns
         return None if inp.name in (f"turn:{n}:warn", f"turn:{n}:up") else self._not_taken("timer", inp)
