@@ -27,7 +27,7 @@ from pathlib import Path
 from companion.games.one_night import Role, add_role
 
 add_role(Role("apprentice", "village", {"ultimate": 1}, {"ultimate": 5.5}, doppel="now",
-              lines=Path(__file__).parent / "apprentice_lines"))
+              lines=str(Path(__file__).parent / "apprentice_lines")))
 '''
 
 LINES = {

@@ -339,3 +339,46 @@ def test_item6_play_again_after_a_rename_that_makes_two_seats_one_name_is_refuse
     with pytest.raises(Refusal, match="blue is already seated"):
         t.handle(Tap("player/blue"))
     assert t.state.seats == ["red"] and t.id_of("blue") == "red"
+
+
+def test_finding_a_table_handler_that_sets_its_phase_by_hand_is_refused_in_every_build() -> None:
+    """The table's phase moves only where its phase table says: a handler that
+    sets the phase itself (even to a phase its entry declares) was only checked
+    under ``__debug__`` and only for the target; now it is a defect in every
+    build, and, like a refusal, it leaves no trace."""
+    from companion.core.engine import Step, StepError, Take
+    from companion.core.events import Tap
+    from companion.core.table import GATHERING, IDLE, Table
+    from companion.games import GAMES
+
+    def by_hand(table: Table, inp: Tap) -> list:
+        table.state.phase = GATHERING
+        return []
+
+    class HandSet(Table):
+        PHASES = {**Table.PHASES, IDLE: Step({**Table.PHASES[IDLE].takes, "game": Take(by_hand, (GATHERING,))})}
+
+    t = HandSet({g.game: g for g in GAMES})
+    with pytest.raises(StepError):
+        t.handle(Tap("game/seven-knights"))
+    assert t.state.phase == IDLE
+    assert Table({g.game: g for g in GAMES}).handle(Tap("game/seven-knights"))  # the real handler moves by Goto
+
+
+def test_no_table_module_sets_the_phase_but_the_driver() -> None:
+    """The phase table is the one place the table's phase changes: the only
+    assignment to a ``.phase`` in the table's modules is the driver's (the
+    ``StepError`` above catches the rest at run time; this, in a path no test walks)."""
+    import ast
+    from pathlib import Path
+
+    import companion.core.table as package
+
+    sets = []
+    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
+            sets += [f"{path.name}:{node.lineno}" for target in targets for part in ast.walk(target)
+                     if isinstance(part, ast.Attribute) and part.attr == "phase"]
+    assert [s.split(":")[0] for s in sets] == ["hub.py"]

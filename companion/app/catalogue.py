@@ -46,7 +46,7 @@ def line_folders(games: Iterable[type[Engine]] | None = None) -> tuple[Path, ...
     from voice.lines import LINES_DIR
 
     return (LINES_DIR, *game_line_folders(games).values(),
-            *dict.fromkeys(p for g in _games(games) for p in g.more_lines()))
+            *dict.fromkeys(Path(p) for g in _games(games) for p in g.more_lines()))
 
 
 def narrator(games: Iterable[type[Engine]] | None = None) -> Any:

@@ -12,186 +12,22 @@ The read side: ``public_view()`` is what everyone may see now (the public
 page), ``private_view(player)`` what that player alone may see, and
 ``legal(player)`` what the table (``None``) or that player may do now.
 
-One dispatch style for every game, the one source of what is legal: a
-class-level table ``STEPS``, step → ``Step(takes={input kind: Take(...)},
-refuse=(key, reason))``.  ``kind_of`` names an input's kind (``next``,
-``timer``, ``draw``, ``submit``, ``tap``; a game may split taps finer, as
-Seven Knights does into ``tile`` and ``player``, and refuse there what none of
-its steps could take); the base looks the kind up in the current step, asks
-the entry's ``guard`` (the refusal, or None) and only then calls its
-``handler`` with the value ``kind_of`` gave; a kind the step does not take
-gets ``_not_taken``: the step's own refusal.  Each entry also says where it
-leads (``to``), and the base moves the step there — the table is the one
-place a step changes (h11's ``_state.py``): one target, and the base goes
-there after the handler; several, and the handler may only *choose* one, by
-returning a ``Goto``.  A handler that sets the step itself, or chooses a
-target its entry does not declare, raises ``StepError`` in every build; the
-class check at import makes sure every handler is a callable and every
-target a step.  What a step is to the table is declared beside what it
-takes: its prompt, its lines after a restart, whom it waits for, its
-headline's countdown or count, closed eyes, the end.  ``legal()`` is derived
-from the same table: a button or a tap is offered when its kind is taken now
-and its guard lets it pass (``_offers``), a player's fields are the entries'
-``asks``; so what a page offers and what ``handle`` accepts cannot drift
-apart (tests/test_legal_perft.py walks every reachable state to check it).
-Why a table rather than one method per step: what a step takes, and where
-it leads, is then data read in one place (a diagram could be drawn from it),
-answerable without running anything (``accepts``, ``legal``); the handlers
-only do what they are for, and an input no step mentions is refused by one
-rule instead of a fall-through at the end of every handler.  Games that must
-refuse a stray input by what it is rather than by the step (a stale timer,
-another game's card) say so once, in their ``_not_taken``, around the base's.
+The step table it dispatches on (``STEPS``) is core/steps.py; the values it
+is given and gives back are core/contract.py (both re-exported here, where
+the games import them).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from companion.core.contract import Ask, Legal, Outcome, Result, Setup
 from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
+from companion.core.steps import Goto, Step, StepError, Take
 
-
-@dataclass(frozen=True)
-class Setup:
-    """What the table decided before the game started."""
-
-    players: tuple[str, ...]  # names in seat order, start player first
-    rules: tuple[str, ...] = ()  # rule cards tapped (``rules/advanced`` → "advanced")
-    options: Mapping[str, Any] = field(default_factory=dict)  # this game's config section
-    cards: tuple[str, ...] = ()  # its components tapped before the start (``Engine.setup_card``)
-
-
-@dataclass(frozen=True)
-class Ask:
-    """What a submit field takes: a whole number from ``low`` to ``high``, or
-    one of ``choices``; ``label`` is a narration key naming the field."""
-
-    label: str
-    low: int = 0
-    high: int = 0
-    choices: tuple[str, ...] = ()
-
-    def check(self, value: Any) -> str | None:
-        """Why ``value`` does not fit, or None."""
-        if self.choices:
-            return None if value in self.choices else f"must be one of {', '.join(self.choices)}"
-        if isinstance(value, bool) or not isinstance(value, int):
-            return "must be a whole number"
-        return None if self.low <= value <= self.high else f"must be from {self.low} to {self.high}"
-
-
-@dataclass(frozen=True)
-class Legal:
-    """What an audience may do now: the buttons that do something, the tag
-    identities a tap may carry (``player/*``-style patterns allowed), and
-    the fields a player may submit."""
-
-    buttons: tuple[str, ...] = ()
-    taps: tuple[str, ...] = ()
-    submits: Mapping[str, Ask] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Goto:
-    """What a handler returns to choose where its input leads, among the
-    targets its entry declares (``Take.to``): the step (None: the entry's
-    one target — a handler shared by steps), the outputs, and whether the
-    new step's prompt follows them (said once the step has moved, so it is
-    the new step's)."""
-
-    step: str | None = None
-    outputs: Sequence[Output] = ()
-    prompt: bool = False
-
-    def after(self, *before: Output) -> Goto:
-        """The same move, with ``before`` said first."""
-        return Goto(self.step, (*before, *self.outputs), self.prompt)
-
-
-class StepError(Exception):
-    """A handler that moved the step by hand, or to a step its entry does
-    not declare: a defect of the game, raised in every build."""
-
-
-Handler = Callable[[Any, Any], list[Output] | Goto]  # (engine, the value kind_of gave) -> outputs
-Guard = Callable[[Any, Any], Refusal | None]  # (engine, value) -> why it is refused now, or None
-
-
-@dataclass(frozen=True)
-class Take:
-    """How a step takes one input kind.
-
-    ``handler(engine, value)`` makes the outputs; ``guard(engine, value)``
-    says why the input is refused now (a ``Refusal``, or None), asked by the
-    base before the handler and by ``legal()`` — the one place of that
-    check; ``to`` names where the input leads: one step, and the base moves
-    there after the handler; several, and the handler chooses one by
-    returning a ``Goto`` (plain outputs stay — an entry that may stay lists
-    its own step among them); none, and it stays.  ``asks(engine, player)`` gives a submit kind's fields open to
-    ``player`` now (``legal(player).submits``).  ``blind``: the guard reads a
-    secret (a tile that may have slipped), so ``legal()`` offers the input
-    whatever the guard would say — the public page must not depend on it."""
-
-    handler: Handler
-    to: tuple[str, ...] = ()
-    guard: Guard | None = None
-    asks: Callable[[Any, str], Mapping[str, Ask]] | None = None
-    blind: bool = False
-
-
-Lines = Callable[[Any], list[Output]]  # (engine) -> outputs
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of a game: the input kinds it takes (each a ``Take``), and
-    the refusal (key, reason) for the kinds it does not take — for every
-    kind, or only for those in ``refuses``.  Beside them, what the step
-    is to the table, each a function of the engine: ``prompt`` (what it
-    waits for, said; default nothing), ``resume`` (said after a restart;
-    default the prompt), ``waits`` (whom it waits for: the public view's
-    ``whose_turn``; default nobody), ``headline`` (the headline's
-    ``timer``/``count`` while in it); ``quiet``: eyes are closed
-    (``eyes_closed``); ``final``: the game is over (``finished``)."""
-
-    takes: Mapping[str, Take] = field(default_factory=dict)
-    refuse: tuple[str, str] | None = None
-    refuses: tuple[str, ...] = ()
-    prompt: Lines | None = None
-    resume: Lines | None = None
-    waits: Callable[[Any], list[str]] | None = None
-    headline: Callable[[Any], Mapping[str, Any]] | None = None
-    quiet: bool = False
-    final: bool = False
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """Where a game's log says how it ended, for listeners outside the table
-    (Home Assistant's verdict entity, mqtt/homeassistant.py): the TABLE event
-    that carries it, the field naming the side that won and every value that
-    field takes; no field: the event itself is the verdict (``game_over``,
-    its ``winners`` in order)."""
-
-    event: str
-    field: str | None = None
-    values: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Result:
-    """A finished game, as the score history keeps it."""
-
-    totals: Mapping[str, int]  # every player, in seat order
-    winners: tuple[str, ...]
-    roles: Mapping[str, str] = field(default_factory=dict)  # player → role at the end, where a game has roles
-    # For a league (AGREED.md §2): the side each player finished on, where the game has
-    # sides ("knights"/"witch", "village"/"werewolf", "winners"/"losers"), and each
-    # player's finishing place, where the game ranks its winners (Demagogos' exits).
-    teams: Mapping[str, str] = field(default_factory=dict)
-    places: Mapping[str, int] = field(default_factory=dict)
+__all__ = ["Ask", "Engine", "Goto", "Legal", "Outcome", "Result", "Setup", "Step", "StepError", "Take"]
 
 
 class Engine:
@@ -230,8 +66,7 @@ class Engine:
     # that the shell (the MQTT link's Home Assistant entity) names no game.
     outcomes: ClassVar[tuple[Outcome, ...]] = ()
     STEPS: ClassVar[Mapping[str, Step]] = {}  # step -> what it takes (see the module's docstring)
-    # The lines that tell the time left on a countdown ("One minute left."): true when
-    # said, stale a second later, so a page shows its countdown, not them (one clock).
+    # The lines telling the time left ("One minute left."): a page shows its countdown instead (one clock).
     clock_lines: ClassVar[tuple[str, ...]] = ()
     not_now: ClassVar[str] = "refuse.not_now"  # the key where a step has no refusal of its own
     unknown_player: ClassVar[str] = "refuse.unknown_player"  # a player card of someone not in this game
@@ -276,9 +111,8 @@ class Engine:
         the table can set out while the phones pair.  Default: none."""
         return []
 
-    # The table may tap this game's components before the start (One Night's
-    # deck): each one is ``setup_card``'s to take or refuse, and the lot
-    # ``check_cards``' at ``next``; they reach the engine as ``Setup.cards``.
+    # The table may tap this game's components before the start (One Night's deck): each is
+    # ``setup_card``'s to take or refuse, the lot ``check_cards``' at ``next``; then ``Setup.cards``.
     setup_cards: ClassVar[bool] = False
 
     @classmethod

@@ -1,9 +1,9 @@
 """The table loop: inputs from the sources (reader, panel, pages) in, through the table and the
 active game, out through the outputs seam (runtime.outputs) to the sinks of each audience.  One
 thread runs it: sources only ``submit``; it journals every accepted input durably *before* any
-feedback, makes the games' secret draws (journaled the same way), keeps the timers, and on start
-replays the journal.  Pairing (runtime.pairing), notices (runtime.notices), the pages
-(runtime.pages) and play records (runtime.plays) hand back; none calls the loop.  No hardware,
+feedback, makes the games' secret draws (journaled the same way) and keeps the timers (both
+runtime.schedule), and on start replays the journal (runtime.replay).  Pairing, notices, the pages
+and play records (runtime.pairing, .notices, .pages, .plays) hand back; none calls the loop.  No hardware,
 voice or web import: the wiring subscribes those."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from companion.core import tags
 from companion.core.messages import PageInput, PairRequest, ReadSide
 from companion.core.table import NAMED, PLAYING, Table
 from companion.runtime.clock import Clock, EveningWatch, Record
-from companion.runtime.draws import Drawer, DrawError
+from companion.runtime.draws import Drawer
 from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal, JournalError
 from companion.runtime.notices import ReaderNotices, journal_notices
@@ -27,8 +27,9 @@ from companion.runtime.outputs import Narrate, Outputs
 from companion.runtime.pages import PageProjection
 from companion.runtime.pairing import PairingDesk
 from companion.runtime.plays import game_started, play_record
+from companion.runtime.replay import replay
 from companion.runtime.router import Router
-from companion.runtime.timers import Timers
+from companion.runtime.schedule import Schedule
 
 # An observer sees each step of the loop's work, on the loop's thread: ("event", item, None) as an
 # item leaves the inbox, ("input", inp, at) before an input is handled (``at``: a timer's due time),
@@ -37,7 +38,6 @@ from companion.runtime.timers import Timers
 Observer = Callable[[str, Any, Any], None]
 
 _STOP = object()
-TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much later
 
 
 class TableLoop:
@@ -58,10 +58,9 @@ class TableLoop:
         self.out = Outputs(table, router, narrate, clock, publish_as, journal.epoch, publishes)  # as: the MQTT table id
         self.desk = PairingDesk(table, narrate, clock.now, self.extra_players, pair_window_s)
         self.reader = ReaderNotices()
-        self.timers = Timers()
-        self.pages = PageProjection(table, narrate, self.read_side, ask=self.inbox.put, due=self._due_wall)
-        self._draw_retries: dict[str, ev.Draw] = {}  # a draw whose journal write failed, by retry timer
-        self._last_draw: ev.Draw | None = None  # the request behind the Drawn being handled
+        self.schedule = Schedule(table, clock, self.drawer, self._input, self.out.error)  # timers and draws
+        self.timers = self.schedule.timers
+        self.pages = PageProjection(table, narrate, self.read_side, ask=self.inbox.put, due=self.schedule.due_wall)
         self.times = Record(clock, journal.last_times())  # what the journal records: clock.Record
         self.evening = EveningWatch(self.times)
         self._game_start: float | None = None  # the table time (the journal's t) the game in progress began
@@ -127,12 +126,7 @@ class TableLoop:
 
     def fire_due(self, now: float) -> None:
         """Fire every timer due by ``now``, in order, each at its own due time."""
-        while self.timers.next_due() <= now:
-            due, name = self.timers.pop()
-            if name in self._draw_retries:
-                self._draw(self._draw_retries.pop(name), at=due)
-            else:
-                self._input(ev.TimerFired(name), at=due)
+        self.schedule.fire_due(now)
         self.out.activity(self.table.engine, bool(self.pending_timers()))
 
     def advance_to(self, t: float) -> None:
@@ -144,13 +138,8 @@ class TableLoop:
             self.pump()
         set_time(t)
 
-    def _due_wall(self) -> dict[str, float]:
-        """Each armed timer's wall-clock time: what a phone counts down to."""
-        now, wall = self.clock.now(), self.clock.wall()
-        return {name: wall + (due - now) for name, due in self.pending_timers().items()}
-
     def pending_timers(self) -> dict[str, float]:
-        return {name: due for name, due in self.timers.pending().items() if name not in self._draw_retries}
+        return self.schedule.pending()
 
     def _event(self, event: Any) -> None:
         if isinstance(event, PageInput):
@@ -240,13 +229,8 @@ class TableLoop:
             # Not durable, so not accepted: rebuild the table as the journal has it.
             self._game_start = game_start
             self._rebuild()
-            if isinstance(inp, ev.TimerFired):  # nobody can tap a timer again: try it again shortly
-                self.timers.arm(inp.name, now + TIMER_RETRY_S)
-                return self.out.error(f"{e}; timer {inp.name} will be tried again")
-            if isinstance(inp, ev.Drawn) and self._last_draw is not None:  # the engine still waits for it
-                self._draw_retries[retry := f"draw-retry:{inp.name}"] = self._last_draw
-                self.timers.arm(retry, now + TIMER_RETRY_S)
-                return self.out.error(f"{e}; draw {inp.name} will be tried again")
+            if (again := self.schedule.retry(inp, now)) is not None:  # a timer or a draw: tried again shortly
+                return self.out.error(f"{e}; {again}")
             self.out.error(f"{e}; the input was not taken, please tap again")
             return self._refuse(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), submit, named)
         self._observe("journaled", inp, time.perf_counter() - started)
@@ -293,15 +277,7 @@ class TableLoop:
                 self.out.game(out)  # a line, a private line, a report, a sound
         self.out.remember(o for o in outputs if isinstance(o, ev.Say))
         for request in draws:
-            self._draw(request, at=base)
-
-    def _draw(self, request: ev.Draw, at: float) -> None:
-        try:
-            value = self.drawer.draw(request, self.table.state.games_started)
-        except DrawError as e:
-            return self.out.error(str(e))
-        self._last_draw = request
-        return self._input(ev.Drawn(request.name, value), at=at)
+            self.schedule.draw(request, at=base)
 
     def _watch_clock(self, now: float) -> None:
         """A clock behind the journal is logged once; a new evening is begun once it is set."""
@@ -313,15 +289,8 @@ class TableLoop:
 
     def _rebuild(self) -> int:
         """Replay the journal into the table; returns inputs replayed."""
-        seq, cp = self.journal.checkpoint()
-        n = 0
-        for entry, result in self.table.replay(cp, self.journal.entries(after=seq)):
-            if isinstance(result, ev.Refusal):
-                self.out.error(f"journal input {entry.seq} no longer applies: {result.reason}")
-                continue
-            if game_started(result):
-                self._game_start = entry.t
-            n += 1
+        n, game_start = replay(self.table, self.journal, self.out.error)
+        self._game_start = self._game_start if game_start is None else game_start
         self.pages.changed()
         return n
 

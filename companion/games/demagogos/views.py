@@ -15,7 +15,9 @@ from companion.core.events import Output, Say
 from companion.games.demagogos.rules import DISASTER, SAGE
 
 if TYPE_CHECKING:
-    from companion.games.demagogos.engine import Demagogos
+    from companion.games.demagogos.cave import (
+        DemagogosCave as Demagogos,  # the engine below its step table: no import back up
+    )
 
 
 # ------------------------------------------------------------ the steps

@@ -15,7 +15,9 @@ from companion.core.countdown import next_point, spoken
 from companion.core.events import Output, Say
 
 if TYPE_CHECKING:
-    from companion.games.madness_hour.engine import MadnessHour
+    from companion.games.madness_hour.handlers import (
+        MadnessHourHandlers as MadnessHour,  # the engine below its step table: no import back up
+    )
 
 
 def public_view(game: MadnessHour) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 TEAMS = ("village", "werewolf", "tanner")
 
@@ -43,7 +42,7 @@ class Role:
     spoken: Mapping[str, str] = field(default_factory=dict)  # edition → its name there (``name.<spoken>``)
     # edition → other tags read there as this role's first card (ultimate's onw/robber/1)
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    lines: Path | None = None  # a folder of its lines (<lang>.yaml) outside the game's own
+    lines: str | None = None  # the path of a folder of its lines (<lang>.yaml) outside the game's own (no I/O here)
 
     @property
     def copies(self) -> int:

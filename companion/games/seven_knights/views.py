@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from companion.core.events import Output, Say
 
 if TYPE_CHECKING:
-    from companion.games.seven_knights.engine import SevenKnights
+    from companion.games.seven_knights.handlers import (
+        SevenKnightsHandlers as SevenKnights,  # the engine below its step table: no import back up
+    )
 
 
 def public_view(game: SevenKnights) -> dict[str, Any]:
