@@ -79,7 +79,7 @@ def test_a_healthy_pi_passes_everything() -> None:
     code, out = run_doctor(pi_env())
     assert code == 0, out
     assert not [x for x in out.splitlines() if x.startswith(("FAIL", "WARN"))]
-    assert out.endswith(" 0 WARN, 2 SKIP, 0 FAIL.\n")  # mqtt: not configured (the broker, its password file)
+    assert out.endswith(" 0 WARN, 3 SKIP, 0 FAIL.\n")  # no mqtt (the broker, its password file), no mirror
     assert line(out, "reader").startswith("OK")
     assert "RC-S380" in line(out, "reader")
     assert "LGPIOFactory" in line(out, "GPIO")
@@ -325,7 +325,7 @@ def test_finding_the_summary_counts_ok_warn_skip_and_fail_apart() -> None:
     assert out.getvalue().splitlines()[-1] == "3 checks: 1 OK, 1 WARN, 1 SKIP, 0 FAIL."
     code, out_text = run_doctor(pi_env())  # a healthy Pi without mqtt: configured
     assert code == 0 and "All checks passed" not in out_text
-    assert out_text.splitlines()[-1] == "11 checks: 9 OK, 0 WARN, 2 SKIP, 0 FAIL."
+    assert out_text.splitlines()[-1] == "12 checks: 9 OK, 0 WARN, 3 SKIP, 0 FAIL."
 
 
 # ------------------------------------------------------------ GPIO, user
