@@ -57,7 +57,7 @@ runpy.run_path({run!r}, run_name="__main__")
 """
 
 
-def test_item_bench_without_httpx_says_what_to_install_and_skips_the_web_part() -> None:
+def test_the_bench_without_httpx_says_what_to_install_and_skips_the_web_part() -> None:
     """Before: the web part died in the live table's feed with a bare AssertionError."""
     done = subprocess.run([sys.executable, "-c", HIDE_HTTPX.format(run=str(ROOT / "bench" / "run.py"))],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)

@@ -50,7 +50,7 @@ def test_bad_setting_names_file_line_and_problem(tmp_path: Path, text: str, line
     assert str(e.value).startswith(f"{p}:{line}: ")
 
 
-def test_d7_every_switch_reads_a_quoted_word_as_its_bare_yaml_boolean(tmp_path: Path) -> None:
+def test_every_switch_reads_a_quoted_word_as_its_bare_yaml_boolean(tmp_path: Path) -> None:
     """D7: one switch check for the whole config (core settings): the
     reader's beep, One Night's masking and mqtt's switches alike."""
     p = write(tmp_path, "reader:\n  beep: 'on'\ngames:\n  one-night:\n    masking: \"off\"\n"

@@ -205,7 +205,7 @@ def simulate(tmp_path: Path, lang: str, pretty: bool = False) -> str:
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_item2_a_fifth_game_in_a_folder_of_its_own_plays_through_simulate(quiz: type[Engine], tmp_path: Path,
+def test_a_fifth_game_in_a_folder_of_its_own_plays_through_simulate(quiz: type[Engine], tmp_path: Path,
                                                                           lang: str) -> None:
     log = [json.loads(line) for line in simulate(tmp_path, lang).splitlines()]
     said = {ev["key"]: ev["text"] for ev in log if ev["event"] == "say"}
@@ -230,7 +230,7 @@ def test_item2_a_fifth_game_in_a_folder_of_its_own_plays_through_simulate(quiz: 
     assert f"🔊 {reveal}" in pretty
 
 
-def test_item2_the_public_page_and_the_export_name_the_fifth_game_from_its_folder(quiz: type[Engine],
+def test_the_public_page_and_the_export_name_the_fifth_game_from_its_folder(quiz: type[Engine],
                                                                                    tmp_path: Path) -> None:
     live = LiveTable(tmp_path / "state", language="ja")
     try:
@@ -315,7 +315,7 @@ def test_finding_the_fifth_games_result_reaches_the_venues_league_and_home_assis
     assert kind == "right" and attrs["game"] == "quiz-night" and attrs["right"] == ["aki", "chie"]
 
 
-def test_item2_tags_check_knows_the_fifth_games_set(quiz: type[Engine], tmp_path: Path) -> None:
+def test_tags_check_knows_the_fifth_games_set(quiz: type[Engine], tmp_path: Path) -> None:
     parser = argparse.ArgumentParser(prog="companion tags")
     configure_parser(parser)
     store = SimulatedTagStore()
@@ -333,7 +333,7 @@ def test_item2_tags_check_knows_the_fifth_games_set(quiz: type[Engine], tmp_path
     assert "game/quiz-night" in sets["games"] and "rules/speed" in sets["cards"]
 
 
-def test_item2_no_file_of_the_project_knows_the_fifth_game(quiz: type[Engine]) -> None:
+def test_no_file_of_the_project_knows_the_fifth_game(quiz: type[Engine]) -> None:
     assert catalogue.folder(quiz).name == "quiz_night" and not catalogue.folder(quiz).is_relative_to(ROOT)
     here = Path(__file__).resolve()
     for path in [*ROOT.glob("companion/**/*"), *ROOT.glob("web/**/*"), *ROOT.glob("voice/**/*")]:
@@ -356,7 +356,7 @@ def _knowledge(game: type[Engine]) -> list[str]:
 
 
 @pytest.mark.parametrize("path", SHELL)
-def test_item2_the_shell_names_no_game(path: str) -> None:
+def test_the_shell_names_no_game(path: str) -> None:
     """Before: app.js had every game's names and steps (two names drifted),
     bgstats.py the export names, core/tags.py the game cards and rule cards,
     voice/lines two games' names and their rule cards' and roles' names."""
@@ -367,7 +367,7 @@ def test_item2_the_shell_names_no_game(path: str) -> None:
     assert not found, (path, found)
 
 
-def test_item2_each_games_names_are_its_own_lines_and_the_designers_titles() -> None:
+def test_each_games_names_are_its_own_lines_and_the_designers_titles() -> None:
     """The page names a game as the table says it: Demagogos' Trap and Seven
     Knights Bewitched as the designers' titles (デマゴーゴスの罠,
     ミュルマミウスの虜 — the seeds), no longer the page's drifted ones."""
@@ -385,7 +385,7 @@ def test_item2_each_games_names_are_its_own_lines_and_the_designers_titles() -> 
     assert games["ja"]["madness-hour"]["steps"]["discussion"] == "議論"
 
 
-def test_item2_the_pages_get_the_names_from_api_games(tmp_path: Path) -> None:
+def test_the_pages_get_the_names_from_api_games(tmp_path: Path) -> None:
     live = LiveTable(tmp_path, language="ja")
     try:
         with httpx.Client(base_url=live.url) as c:
@@ -398,7 +398,7 @@ def test_item2_the_pages_get_the_names_from_api_games(tmp_path: Path) -> None:
 
 
 
-def test_item2_step_labels_are_the_pages_never_rendered_into_the_voice_cache() -> None:
+def test_step_labels_are_the_pages_never_rendered_into_the_voice_cache() -> None:
     """A game's ``step.<game>.<step>`` lines label its steps on the pages; the
     prerender and the background fill render no WAV for them."""
     from voice.prerender import fixed_lines
@@ -413,7 +413,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
-def test_item2_the_page_names_the_fifth_game_and_its_steps_in_a_browser(quiz: type[Engine], tmp_path: Path) -> None:
+def test_the_page_names_the_fifth_game_and_its_steps_in_a_browser(quiz: type[Engine], tmp_path: Path) -> None:
     """The page's own script knows no game: its header names the fifth one
     and its step in the table's language, and tonight's totals name it."""
     sync_api = pytest.importorskip("playwright.sync_api")

@@ -1,4 +1,4 @@
-"""Each game is one folder and one line (issue 9): one dispatch style — the
+"""Each game is one folder and one line: one dispatch style — the
 step table in the Engine base — for all four engines, each game's tags only
 in its own package, each game's log events rendered by its own package."""
 

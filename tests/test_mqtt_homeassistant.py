@@ -702,7 +702,7 @@ def test_forget_says_when_the_broker_refuses_us(tmp_path: Path, capsys: pytest.C
     assert code != 0 and len(err.strip().splitlines()) == 1 and "refused" in err, err
 
 
-def test_d6_forget_reads_the_mqtt_settings_as_the_link_does(tmp_path: Path) -> None:
+def test_forget_reads_the_mqtt_settings_as_the_link_does(tmp_path: Path) -> None:
     """D6: forget builds the link's own ``LinkConfig`` from ``mqtt:`` (one
     reading of username, password_file and tls), the command line over it."""
     from companion.app import config

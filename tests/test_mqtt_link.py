@@ -175,7 +175,7 @@ def test_a_bad_mqtt_setting_names_file_line_and_problem(tmp_path: Path, text: st
     ("off", False), ('"off"', False), ("'on'", True), ("on", True), ('"Yes"', True), ("'false'", False),
 ])
 @pytest.mark.parametrize("switch", ["commands", "homeassistant"])
-def test_d7_a_quoted_off_in_mqtt_reads_like_the_bare_one(tmp_path: Path, switch: str, written: str,
+def test_a_quoted_off_in_mqtt_reads_like_the_bare_one(tmp_path: Path, switch: str, written: str,
                                                         means: bool) -> None:
     """D7: mqtt's switches use the config's one switch check (core settings),
     so a quoted "off" is the switch off, as YAML's bare off is; a word that

@@ -540,7 +540,7 @@ def test_vote_count_running_count_refusals_and_back() -> None:
 
 
 def test_tv_board_tally_is_the_count_as_said_aloud() -> None:
-    """The public view's tally (the TV board's, issue 21) holds what the count's
+    """The public view's tally (the TV board's) holds what the count's
     lines said, vote by vote — each vote's target and how many have voted — and
     nothing else: not who pointed at whom, no tally before the count begins."""
     table = at_reveal()

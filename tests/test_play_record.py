@@ -14,7 +14,7 @@ PLAY = FinishedPlay("madness-hour", ("basic",), ("Aki", "Bo"), ("red", "blue"), 
 WALL = 1_800_000_000.0  # 2027-01-15 08:00 UTC
 
 
-def test_item_play_record_its_length_is_table_time_and_its_date_the_start() -> None:
+def test_a_play_record_its_length_is_table_time_and_its_date_the_start() -> None:
     rec = play_record(PLAY, started=100.0, t=100.0 + 47 * 60, wall=WALL)
     assert rec["durationMin"] == 47
     assert rec["playDate"] == "2027-01-15 07:13:00"  # the end's wall less the length

@@ -95,7 +95,7 @@ def test_back_undoes_seating_one_by_one(table) -> None:
 
 @pytest.mark.parametrize("game", ["seven-knights", "one-night"])
 def test_back_right_after_next_with_too_few_players_returns_to_seating(table, game: str) -> None:
-    """Issue 8: ``next`` pressed with 3 of 4 players seated.  While the game
+    """``next`` pressed with 3 of 4 players seated.  While the game
     has taken no input, ``back`` returns to seating; the fourth player sits
     and the game starts with four."""
     table.tap(f"game/{game}", "player/red", "player/blue", "player/green")
@@ -316,7 +316,7 @@ def test_back_to_seating_survives_a_restart(make_table) -> None:
     assert again.last("game_started")["players"] == ["red", "blue", "green", "yellow"]
 
 
-def test_item6_play_again_after_a_rename_that_makes_two_seats_one_name_is_refused() -> None:
+def test_play_again_after_a_rename_that_makes_two_seats_one_name_is_refused() -> None:
     """The config refuses such names; a table handed them anyway (a journal's settings,
     a test) seats no second player answering to a seated name, not even by 'play again'."""
     from companion.core.events import Housekeeping, Press, Refusal, Tap

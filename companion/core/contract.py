@@ -70,7 +70,7 @@ class Result:
     totals: Mapping[str, int]  # every player, in seat order
     winners: tuple[str, ...]
     roles: Mapping[str, str] = field(default_factory=dict)  # player → role at the end, where a game has roles
-    # For a league (AGREED.md §2): the side each player finished on, where the game has
+    # For a league (docs/integrate/mqtt.md, a play's players): the side each player finished on, where the game has
     # sides ("knights"/"witch", "village"/"werewolf", "winners"/"losers"), and each
     # player's finishing place, where the game ranks its winners (Demagogos' exits).
     teams: Mapping[str, str] = field(default_factory=dict)

@@ -71,7 +71,7 @@ class TableViews(TableSeats):
                 "confirm": None, "play": {"step": step, "whose_turn": []}, "headline": {**NIGHT_HEADLINE, "step": step}}
 
     def headline(self, due: Mapping[str, float] | None = None) -> dict[str, Any]:
-        """What the table waits for now (the pages' headline, AGREED §1): the
+        """What the table waits for now (the pages' headline, docs/reference/pages.md): the
         step, whom (seat ids) or anyone, a count, the countdown's wall-clock
         deadline; by night the night screen's, the same for any deal."""
         st, engine = self.state, self.engine
