@@ -375,8 +375,9 @@ def daemon_rss_mb(tmp: Path, broker: str | None, taps: int = 40, web: bool = Tru
     try:
         for i in range(taps):
             start = d.mark()
-            d.send(f"tap {LANGS[i % 2]}")
-            d.response(start, 10)
+            d.send(LANGS[i % 2])  # a language card: accepted, said, published
+            if d.response(start, 10)[1] is None:
+                raise RuntimeError(f"the daemon did not answer {LANGS[i % 2]} within 10 s")
         time.sleep(0.5)
         for line in Path(f"/proc/{d.proc.pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
