@@ -262,12 +262,7 @@ class Mirror:
 
     def _fail(self, e: OSError) -> None:
         self.problem = f"journal mirror {self.folder}: {e.strerror or e}; the table goes on with the journal alone"
-        if self._f is not None:
-            try:
-                self._f.close()
-            except OSError:
-                pass
-            self._f = None
+        self._close_file()
         self.report(self.problem)
 
     def due(self, quiet: bool) -> list[Say]:
@@ -283,6 +278,10 @@ class Mirror:
             self._jobs.put(None)
             self._worker.join(5)
             self._worker = None
+        self._close_file()
+
+    def _close_file(self) -> None:
+        """Close the mirror's file; a device already gone cannot refuse it more."""
         if self._f is not None:
             try:
                 self._f.close()
