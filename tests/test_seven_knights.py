@@ -223,7 +223,7 @@ def test_rule_4_captain_witch_tile_wins_for_the_witch_team_at_once() -> None:
     engine = make()
     feed(engine, "witch")
     out = feed(engine, "next")
-    assert keys(out) == ["skb.captain.witch", "skb.verdict.witch.captain_witch", "skb.witch_team.prompt"]
+    assert keys(out) == ["skb.captain.witch", "skb.verdict.witch.captain_witch", "skb.witch_team.prompt_holder"]
     assert reports(out) == [{"event": "formation", "tiles": [], "excluded": [], "verdict": "witch"}]
     assert engine.state.step == "witch_team"
     refused(engine, "next", "skb.refuse.witch_holder_must_tap")  # its holder must tap
@@ -597,6 +597,25 @@ def test_finding_a_concession_is_scored_only_once_the_witch_holder_could_tap(rul
         if round_no < 3:
             feed(engine, "next")
     assert engine.finished
+
+
+@pytest.mark.parametrize(("rule", "n", "how"), [(rule, n, how) for rule, counts in PLAYER_COUNTS.items()
+                                                for n in counts for how in WITCH_TEAM_STEP if rule != "cooperative"])
+def test_finding_the_scoring_prompt_offers_nobody_only_where_the_witch_may_lie_aside(rule: str, n: int,
+                                                                                      how: str) -> None:
+    """DESIGN 4: "nobody: just next" holds only where the witch tile may lie in
+    the centre or aside; where it must lie in front of a player (every tile
+    dealt, the captain's own tile, laid with no centre tile) the prompt asks
+    for its holder and offers no "nobody" (worked out from the rules' table:
+    ``EVERY_TILE_DEALT``, ``NO_CENTRE``)."""
+    engine = make(n, (rule,))
+    if witch_team_step_expected(rule, n, how)[0] is not None:
+        return  # the script stops before scoring (the witch never dealt: special)
+    words = {"elect": [w for p in COLOURS[:n] for w in (p, "red")], "concede": ["red", "red"]}
+    out = feed(engine, *[w for word in WITCH_TEAM_STEP[how] for w in words.get(word, [word])])
+    in_front = ((rule, n) in EVERY_TILE_DEALT or how == "captain_witch"
+                or (how == "witch_laid_then_concede" and (rule, n) in NO_CENTRE))
+    assert keys(out)[-1] == ("skb.witch_team.prompt_holder" if in_front else "skb.witch_team.prompt")
 
 
 @pytest.mark.parametrize(("rule", "tiles", "holder_missing"), [

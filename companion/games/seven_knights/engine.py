@@ -180,7 +180,9 @@ class SevenKnights(SevenKnightsHandlers):
                          waits=views.the_captain),
         "witch_team": Step({"player": Take(_h._join_witch_team, (), _h._joined),
                             "next": Take(_h._score, ("captain_check", *SCORED), _h._holder_refusal)},
-                           prompt=lambda g: [Say("skb.witch_team.prompt")]),
+                           # "if there is nobody" only where nobody can be: the witch may lie aside or in the centre
+                           prompt=lambda g: [Say("skb.witch_team.prompt_holder" if g._witch_in_front()
+                                                 else "skb.witch_team.prompt")]),
         "captain_check": Step({"player": Take(_h._name_captain, ("witch_holder", *SCORED)),
                                "next": Take(_h._captain_not_bewitched, SCORED)},
                               prompt=lambda g: [Say("skb.captain_check.prompt")]),
