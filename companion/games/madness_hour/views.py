@@ -9,6 +9,7 @@ The Girl's card stays out of the public view until the verdict.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from companion.core.countdown import next_point, spoken
@@ -65,17 +66,25 @@ def vote_prompt(game: MadnessHour) -> list[Output]:
     return [Say("mh.vote.prompt", {"players": [p for p in game.living if p not in s.votes]})]
 
 
+def _still_to_tap(game: MadnessHour, done: Mapping[str, Any]) -> list[str]:
+    """The living investigators not yet in ``done``, or the one who tapped their card."""
+    s = game.state
+    return [s.pending] if s.pending else [p for p in game.living if p not in done]
+
+
+def _tapped(game: MadnessHour, done: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """How many living investigators are in ``done`` (taps everyone saw)."""
+    return {"count": {"done": len([p for p in game.living if p in done]), "of": len(game.living), "what": what}}
+
+
 def vote_waits(game: MadnessHour) -> list[str]:
     """The living investigators still to vote, or the one who tapped their card."""
-    s = game.state
-    return [s.pending] if s.pending else [p for p in game.living if p not in s.votes]
+    return _still_to_tap(game, game.state.votes)
 
 
 def vote_headline(game: MadnessHour) -> dict[str, Any]:
-    """The living investigators who have voted (taps everyone saw)."""
-    s = game.state
-    return {"count": {"done": len([p for p in game.living if p in s.votes]), "of": len(game.living),
-                      "what": "votes"}}
+    """The living investigators who have voted."""
+    return _tapped(game, game.state.votes, "votes")
 
 
 def ending_prompt(game: MadnessHour) -> list[Output]:
@@ -92,15 +101,12 @@ def ending_prompt(game: MadnessHour) -> list[Output]:
 
 def ending_waits(game: MadnessHour) -> list[str]:
     """The survivors still to show their state, or the one who tapped their card."""
-    s = game.state
-    return [s.pending] if s.pending else [p for p in game.living if p not in s.states]
+    return _still_to_tap(game, game.state.states)
 
 
 def ending_headline(game: MadnessHour) -> dict[str, Any]:
-    """The living investigators who have shown their state (taps everyone saw)."""
-    s = game.state
-    return {"count": {"done": len([p for p in game.living if p in s.states]), "of": len(game.living),
-                      "what": "states"}}
+    """The living investigators who have shown their state."""
+    return _tapped(game, game.state.states, "states")
 
 
 # After a restart: the same step; the discussion goes on from the last tick
