@@ -156,6 +156,7 @@ def pair_phone(chromium: Any, live: LiveTable, tv: Any, seat: str) -> Any:
     page.goto(live.url + "/")
     page.click(f"#seats button[data-seat={seat}]")
     sync_api.expect(page.locator("#status")).to_contain_text("Tap your player card")
+    live.await_pairing(seat)  # the page asked; the table has heard it
     tv.click(f'#components button[data-tap="player/{seat}"]')
     sync_api.expect(page.locator("#me")).to_be_visible()
     return page

@@ -254,6 +254,7 @@ def test_the_name_form_sends_its_field_alone_on_enter(tmp_path: Path) -> None:
                 page.goto(live.url + "/")
                 page.click("#seats button[data-seat=red]")
                 expect(page.locator("#status")).to_contain_text("Tap your player card")
+                live.await_pairing('red')  # the page asked; the table has heard it
                 page.click('#components button[data-tap="player/red"]')  # the virtual reader
                 expect(page.locator("#me")).to_be_visible()
                 expect(page.locator("label[for=name-input]")).to_have_text("Your name for the scores")

@@ -55,6 +55,7 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
             page.goto(live.url + "/")
             page.click(f"#seats button[data-seat={seat}]")
             expect(page.locator("#status")).to_contain_text("Tap your player card")
+            live.await_pairing(seat)  # the page asked; the table has heard it
             tv.click(f'#components button[data-tap="player/{seat}"]')  # the virtual reader: the card's tap
             expect(page.locator("#me")).to_be_visible()
             expect(page.locator("#status")).to_contain_text("page")
@@ -177,6 +178,7 @@ def test_a_phone_whose_seat_is_taken_over_or_whose_evening_ends_clears_its_priva
             page.goto(live.url + "/")
             page.click("#seats button[data-seat=red]")
             expect(page.locator("#status")).to_contain_text("Tap your player card")
+            live.await_pairing('red')  # the page asked; the table has heard it
             live.tap("player/red")
             expect(page.locator("#me")).to_be_visible()
             return page

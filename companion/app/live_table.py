@@ -55,6 +55,21 @@ class LiveTable:
             self.loop.submit(ButtonPressed(b))
             self.settle()
 
+    def await_pairing(self, seat: str, timeout: float = 5.0) -> None:
+        """Wait until the table holds a phone waiting for ``seat``'s card.  A page
+        says "tap your card" as it sends its request, before the table has heard
+        it: a tap in between would be the game's tap, not the pairing's."""
+        deadline = time.monotonic() + timeout
+        while True:
+            answer: list[bool] = []
+            done = threading.Event()
+            self.loop.call_soon(lambda: (answer.append(self.loop.desk.waiting(seat)), done.set()))
+            assert done.wait(5), "the loop did not answer"
+            if answer[0]:
+                return
+            assert time.monotonic() < deadline, f"no phone is waiting for {seat}'s card"
+            time.sleep(0.02)
+
     def settle(self) -> None:
         done = threading.Event()
         self.loop.call_soon(done.set)

@@ -75,6 +75,10 @@ class PairingDesk:
         self._waiting[seat] = (request, now + self.window_s)
         return [ShellSay((Say("pairing.tap_card", {"player": self.table.name_of(seat)}),))]
 
+    def waiting(self, seat: str) -> bool:
+        """Whether a phone waits for ``seat``'s card now (on the loop's thread)."""
+        return seat in self._waiting
+
     def failed(self, request: PairRequest, error: str, key: str, reason: str, say: bool = False) -> list[Out]:
         """Tell the waiting page why, in the table's language (and the table, ``say``)."""
         params = {"player": self.table.name_of(request.seat)}
