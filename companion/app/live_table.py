@@ -60,15 +60,22 @@ class LiveTable:
         says "tap your card" as it sends its request, before the table has heard
         it: a tap in between would be the game's tap, not the pairing's."""
         deadline = time.monotonic() + timeout
-        while True:
-            answer: list[bool] = []
-            done = threading.Event()
-            self.loop.call_soon(lambda: (answer.append(self.loop.desk.waiting(seat)), done.set()))
-            assert done.wait(5), "the loop did not answer"
-            if answer[0]:
-                return
+        while not self._on_loop(lambda: self.loop.desk.waiting(seat)):
             assert time.monotonic() < deadline, f"no phone is waiting for {seat}'s card"
             time.sleep(0.02)
+
+    def _on_loop(self, read: Any) -> Any:
+        """``read()`` run on the loop's thread (the table's state is the loop's alone)."""
+        answer: list[Any] = []
+        done = threading.Event()
+
+        def run() -> None:
+            answer.append(read())
+            done.set()
+
+        self.loop.call_soon(run)
+        assert done.wait(5), "the loop did not answer"
+        return answer[0]
 
     def settle(self) -> None:
         done = threading.Event()
