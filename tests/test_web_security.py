@@ -525,7 +525,7 @@ def test_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path: Path
 def test_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second() -> None:
     import errno
 
-    from web.guard import Doorman
+    from httpkit.guard import Doorman
 
     said: list[str] = []
     door = Doorman(None, frozenset(), said.append)
@@ -558,7 +558,7 @@ def test_a_page_token_that_is_no_ascii_is_a_403_not_a_500(live: LiveTable) -> No
 
 
 def test_the_address_a_request_arrived_on_is_the_pi_s_own() -> None:
-    from web.guard import Doorman
+    from httpkit.guard import Doorman
 
     door = Doorman(None, frozenset({"localhost"}), print)
     assert door.allows("192.168.1.20:8080", ("192.168.1.20", 8080))

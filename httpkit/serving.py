@@ -1,4 +1,4 @@
-"""uvicorn on a thread of its own, behind the door (web.guard): the table's
+"""uvicorn on a thread of its own, behind the door (httpkit.guard): the table's
 pages (web.server) and the venue's board (venue.server) are served the same way.
 
 The thread runs its loop under ``asyncio.Runner``.  At shutdown uvicorn gives
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from companion.core import threads
-from web.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, quiet_uvicorn
+from httpkit.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, quiet_uvicorn
 
 
 class Serving:
@@ -43,7 +43,7 @@ class Serving:
 
         # The door's protocol closes connections over MAX_CONNECTIONS at once and any
         # whose request has not arrived whole in time; uvicorn's own limits stand
-        # behind it (its 503 counts tasks too).  web.guard says why 128.
+        # behind it (its 503 counts tasks too).  httpkit.guard says why 128.
         quiet_uvicorn()
         config = uvicorn.Config(self.door, host=host, port=port, log_level="warning", access_log=False,
                                 lifespan="off", loop="asyncio", http=guarded_protocol(self.door),
