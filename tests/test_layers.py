@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import code_files
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ("companion", "hardware", "voice", "web", "mqtt", "venue", "httpkit")
 
@@ -36,7 +38,7 @@ def imports(path: Path) -> set[str]:
 
 
 def project_imports(folder: str) -> list[tuple[Path, str]]:
-    return [(path, mod) for path in sorted((ROOT / folder).rglob("*.py"))
+    return [(path, mod) for path in code_files(ROOT / folder)
             for mod in imports(path) if mod.split(".")[0] in PROJECT]
 
 
@@ -82,7 +84,7 @@ def test_each_game_imports_only_the_core_and_itself() -> None:
 def test_games_and_the_core_do_no_io_and_read_no_clock() -> None:
     banned = {"time", "datetime", "os", "socket", "sqlite3", "subprocess", "pathlib", "io", "random", "secrets"}
     for folder in ("companion/games", "companion/core"):
-        for path in (ROOT / folder).rglob("*.py"):
+        for path in code_files(ROOT / folder):
             mods = {m.split(".")[0] for m in imports(path)}
             extra = {"threading"} if path.name != "threads.py" else set()
             assert not mods & (banned | extra), (path.relative_to(ROOT).as_posix(), mods & banned)

@@ -24,7 +24,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-SCRIPT = ROOT / "examples" / "demagogos" / "10p.yaml"
+SCRIPT = ROOT / "companion" / "games" / "demagogos" / "examples" / "demagogos" / "10p.yaml"
 
 
 def measure(inputs: int, lang: str, connected: bool) -> dict[str, Any]:

@@ -32,7 +32,8 @@ def rebuild_times(script: str, lang: str) -> tuple[list[float], list[float]]:
     from companion.app.simulate import Simulation, load_script
     from companion.runtime.pages import legal_json
 
-    s = load_script(ROOT / "examples" / script)
+    (path,) = ROOT.glob(f"companion/games/*/examples/{script}")  # a game's scripts are in its folder
+    s = load_script(path)
     cfg = config.load([ROOT / "config" / "companion.yaml"], {**s.overrides, "language": lang})
     with tempfile.TemporaryDirectory() as state:
         sim = Simulation(cfg, Path(state), lambda e: None, draws=s.draws)

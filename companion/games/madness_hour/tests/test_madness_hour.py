@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import Table as SimTable
 
 from companion.app.simulate import load_script
 from companion.core.events import TABLE, Submit
 from companion.games.madness_hour import MadnessHour
+from conftest import Table as SimTable
+from conftest import example_script, example_scripts
 from voice.base import RecordingVoice
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = [ROOT / "examples" / "madness-hour.yaml", *sorted((ROOT / "examples" / "madness-hour").glob("*.yaml"))]
+ROOT = Path(__file__).resolve().parents[4]
+SCRIPTS = [example_script("madness-hour.yaml"), *example_scripts("madness-hour/*.yaml")]
 
 
 class Table(SimTable):

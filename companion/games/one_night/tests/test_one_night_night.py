@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_one_night import COLOURS, NEXT, Table, make
 
 from companion.core.engine import Setup
 from companion.core.events import (
@@ -24,6 +23,7 @@ from companion.core.events import (
     TimerFired,
 )
 from companion.games.one_night.engine import OneNight
+from companion.games.one_night.tests.test_one_night import COLOURS, NEXT, Table, make
 
 ROLE_ORDER = ["onw.seer.wake", "onw.werewolf.wake", "onw.thief.wake"]
 

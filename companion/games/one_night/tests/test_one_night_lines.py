@@ -17,7 +17,7 @@ from companion.games.one_night.night import night_script, turns
 from companion.games.one_night.roles import EDITIONS, ROLES, in_edition
 from companion.games.one_night.rules import Options
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 LINES = ROOT / "companion" / "games" / "one_night" / "lines"  # the game's own lines
 
 

@@ -1,6 +1,6 @@
 """A whole game of Demagogos' Trap in a real browser: six phones
 pair their seats by the virtual table's card taps (the game waits for the
-last), then the six-player example (examples/demagogos/6p.yaml: its draws
+last), then the six-player example (examples/demagogos/6p.yaml here: its draws
 fixed, its result worked out by hand under ``expect:``) is played from the
 pages — every bid, exchange, gift and VP bid on that player's own page, every
 box on the virtual table, every ``next`` on a page's controls.  Throughout,
@@ -22,10 +22,11 @@ from test_web_browser import browser, pytestmark, sync_api  # noqa: F401
 
 from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
+from conftest import example_script
 from web.pairing import RateLimit
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "examples" / "demagogos" / "6p.yaml"
+ROOT = Path(__file__).resolve().parents[4]
+SCRIPT = example_script("demagogos/6p.yaml")
 SHOTS = ROOT / "artifacts" / "web"
 PHONE = {"width": 360, "height": 780}
 TV = {"width": 1280, "height": 900}

@@ -19,8 +19,9 @@ from companion.games.one_night import OneNight
 from companion.games.one_night.night import called_roles
 from companion.games.one_night.roles import EDITIONS, ROLES, in_edition
 from companion.games.one_night.verdict import dead, verdict
+from conftest import example_script, example_scripts
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 SEATS = ("red", "blue", "green", "yellow", "purple")
 
 
@@ -256,7 +257,7 @@ def test_a_hunter_whose_vote_was_counted_shoots_without_being_asked() -> None:
 
 
 # ------------------------------------------------------------------ examples
-EXAMPLES = sorted((ROOT / "examples" / "one-night").glob("*.yaml"))
+EXAMPLES = example_scripts("one-night/*.yaml")
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
@@ -308,7 +309,7 @@ def test_the_export_records_each_players_final_role_and_the_edition(tmp_path: Pa
 
     from companion.app import scores
 
-    assert run_script(ROOT / "examples" / "one-night" / "ultimate-5p.yaml", state=tmp_path / "state",
+    assert run_script(example_script("one-night/ultimate-5p.yaml"), state=tmp_path / "state",
                       out=io.StringIO()) == 0
     out = io.StringIO()
     args = argparse.Namespace(state=tmp_path / "state", export="json", output=None, config=[])

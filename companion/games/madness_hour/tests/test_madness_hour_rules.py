@@ -361,7 +361,7 @@ def test_ruling_dead_at_the_ending_is_refused_for_a_voter_and_changes_nothing() 
 
 def test_ruling_the_setup_tells_the_girl_to_put_her_other_card_back_in_the_box_unseen() -> None:
     """The seed: もう１枚のカードは、箱にしまう — said in both languages."""
-    lines = Path(__file__).resolve().parent.parent / "companion" / "games" / "madness_hour" / "lines"
+    lines = Path(__file__).resolve().parents[4] / "companion" / "games" / "madness_hour" / "lines"
     en = yaml.safe_load((lines / "en.yaml").read_text())["mh.girl.card_prompt"]
     ja = yaml.safe_load((lines / "ja.yaml").read_text())["mh.girl.card_prompt"]
     assert "other Girl card back in the box unseen" in en

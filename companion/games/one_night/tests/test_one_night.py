@@ -152,7 +152,7 @@ def play(cards: dict[str, str], executed: list[str], n: int = 5) -> tuple[Table,
 
 def report(outputs: list[Output]) -> dict[str, Any]:
     """The verdict's first fields (the seed's); the editions' (deck, final roles,
-    the dead, the winning teams) are tests/test_one_night_editions.py's."""
+    the dead, the winning teams) are test_one_night_editions.py's."""
     (rep,) = [out for out in outputs if isinstance(out, Report) and out.event == "onw_result"]
     return {k: rep.fields[k] for k in ("executed", "winning_team", "winners")}
 

@@ -2,7 +2,7 @@
 fighters and the Girl pair their phones mid-game; each fighter sends
 strength, items and mystic items from a labelled form; each page shows its own
 numbers (the Girl's, the card the companion holds for her) and nobody else's;
-the verdict is the example's, worked out by hand (examples/madness-hour.yaml)."""
+the verdict is the example's, worked out by hand (examples/madness-hour.yaml here)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from test_demagogos_browser import TV, Game, pair_phone
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
 
 from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
+from companion.games.demagogos.tests.test_demagogos_browser import TV, Game, pair_phone
+from conftest import example_script
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "examples" / "madness-hour.yaml"
+ROOT = Path(__file__).resolve().parents[4]
+SCRIPT = example_script("madness-hour.yaml")
 PAGES = ("red", "blue", "yellow", "green")  # the three fighters and the Girl
 
 

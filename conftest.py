@@ -1,7 +1,10 @@
-"""Shared fixtures: a simulated table on a virtual clock, recording its log."""
+"""Shared fixtures: a simulated table on a virtual clock, recording its log;
+and where the example scripts are.  At the top of the tree so they reach both
+tests/ and each game's own tests (companion/games/<game>/tests/)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,39 @@ import pytest
 from companion.app import config
 from companion.app.simulate import Simulation
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent
+# The tests' shared helpers (privacy, venue_kit, the browser fixture in test_web_browser, …) are
+# imported by their module name, as pytest's default import mode puts tests/ on the path once it
+# imports a test there; put it there first, so a game's own tests reach them run alone too.
+sys.path.insert(0, str(ROOT / "tests"))
+
+# Each game's example scripts live in its folder, under the names they had in the old top-level
+# examples/ folder: companion/games/seven_knights/examples/seven-knights.yaml, …/demagogos/6p.yaml.
+EXAMPLE_DIRS = sorted(ROOT.glob("companion/games/*/examples"))
+
+
+def code_files(folder: Path) -> list[Path]:
+    """The Python files of ``folder``'s code: a game's own tests (its tests/ folder) drive the
+    whole table through the app, so the checks on the games' code (layers, no I/O, no hand-set
+    step) leave them out."""
+    return sorted(p for p in folder.rglob("*.py") if "tests" not in p.relative_to(folder).parts)
+
+
+def example_script(name: str) -> Path:
+    """The example script ``name`` ("one-night.yaml", "demagogos/6p.yaml") in its game's folder."""
+    found = [folder / name for folder in EXAMPLE_DIRS if (folder / name).is_file()]
+    assert len(found) == 1, f"no one example script {name}: {found}"
+    return found[0]
+
+
+def example_scripts(pattern: str = "**/*.yaml") -> list[Path]:
+    """Every example script matching ``pattern`` (relative to the games' examples folders)."""
+    return sorted((p for folder in EXAMPLE_DIRS for p in folder.glob(pattern)), key=example_name)
+
+
+def example_name(path: Path) -> str:
+    """A script's name relative to its examples folder ("seven-knights/basic-4p.yaml")."""
+    return next(path.relative_to(folder).as_posix() for folder in EXAMPLE_DIRS if path.is_relative_to(folder))
 
 
 class Table:

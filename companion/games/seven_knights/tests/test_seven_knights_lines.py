@@ -11,7 +11,11 @@ from typing import Any
 
 import pytest
 import yaml
-from test_seven_knights import (
+
+from companion.core.engine import Setup
+from companion.core.events import Refusal, Say
+from companion.games.seven_knights.engine import SevenKnights
+from companion.games.seven_knights.tests.test_seven_knights import (
     COLOURS,
     FULL_GAME,
     VERDICTS,
@@ -22,11 +26,7 @@ from test_seven_knights import (
     walk_to_the_witch_holder,
 )
 
-from companion.core.engine import Setup
-from companion.core.events import Refusal, Say
-from companion.games.seven_knights.engine import SevenKnights
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[4]
 # Every line the table may say: the shared file and each game's own (as the narrator reads them).
 EN = {k: v for f in (ROOT / "voice/lines/en.yaml", *sorted(ROOT.glob("companion/games/*/lines/en.yaml")))
       for k, v in yaml.safe_load(f.read_text(encoding="utf-8")).items()}

@@ -18,16 +18,17 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import Table as SimTable
 
 from companion.app.simulate import load_script
 from companion.core.events import TABLE, Submit
 from companion.core.messages import Event, seat_audience
 from companion.games.demagogos import Demagogos
+from conftest import Table as SimTable
+from conftest import example_script, example_scripts
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted((ROOT / "examples" / "demagogos").glob("*.yaml"))
-SIX = ROOT / "examples" / "demagogos" / "6p.yaml"
+ROOT = Path(__file__).resolve().parents[4]
+SCRIPTS = example_scripts("demagogos/*.yaml")
+SIX = example_script("demagogos/6p.yaml")
 SEATS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 PRIVATE_KEYS = {"dt.bid.taken", "dt.paid", "dt.role.sage", "dt.role.demagogue", "dt.sage.boxes",
                 "dt.demagogue.box", "dt.gift.sent", "dt.gift.received"}
