@@ -1,6 +1,6 @@
 """A real mosquitto broker on a free loopback port, in a directory of its
 own, never as a service: started, killed and restarted by whoever owns it —
-the MQTT tests (the ``broker`` fixture, tests/conftest.py), the fault
+the MQTT tests (the ``broker`` fixture, conftest.py), the fault
 campaign (qa/reliability/mqtt_faults.py) and the bench (qa/bench/mqtt_tables.py).
 """
 
