@@ -17,4 +17,4 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$pretty" ] && args+=("$pretty")
-exec .venv/bin/companion simulate "${script:-examples/seven-knights.yaml}" "${args[@]}"
+exec .venv/bin/companion simulate "${script:-companion/games/seven_knights/examples/seven-knights.yaml}" "${args[@]}"

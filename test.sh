@@ -21,8 +21,8 @@ fi
 # The [voice] extra too (Open JTalk, Piper), so the engine tests run; the espeak-ng-only path
 # is covered by tests that force the fallback (tests/test_voice_engines.py).
 EXTRAS=test,voice,reliability,docs source tools/setup-venv.sh
-.venv/bin/ruff check companion hardware voice web mqtt venue tests bench reliability
-.venv/bin/mypy companion web mqtt venue
+.venv/bin/ruff check companion hardware voice httpkit web mqtt venue tests qa conftest.py
+.venv/bin/mypy companion httpkit web mqtt venue
 # A crash in C code (an extension's thread, the interpreter's shutdown) prints every thread's
 # Python stack instead of a bare "Segmentation fault" (pytest's own handler ends with the session).
 PYTHONFAULTHANDLER=1 exec .venv/bin/python -m pytest "$@"

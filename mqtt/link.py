@@ -51,7 +51,7 @@ LINE_DOWN, LINE_UP = "mqtt.down", "mqtt.up"
 # long enough for the broker to have saved it (docs/integrate/mqtt.md: autosave_interval) and for
 # paho to notice a broker that died without a word (3 keepalives).  A time window
 # on the wall clock (acknowledged "lately") lost plays: a reconnection later than
-# the window, or one made by night, never sent them (reliability/mqtt_faults.py).
+# the window, or one made by night, never sent them (qa/reliability/mqtt_faults.py).
 CONFIRM_S = 3 * KEEPALIVE_S
 # The largest packet the table reads, told to the broker in CONNECT (MQTT 5's Maximum
 # Packet Size): a compliant broker never sends it anything larger (mosquitto drops such a

@@ -1,4 +1,4 @@
-"""The MQTT tests' broker: reliability/broker.py's real mosquitto, and a
+"""The MQTT tests' broker: qa/reliability/broker.py's real mosquitto, and a
 skip that says why where mosquitto is absent (CI installs it: test.sh)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from reliability import broker as _broker
-from reliability.broker import free_port
+from qa.reliability import broker as _broker
+from qa.reliability.broker import free_port
 
 __all__ = ["Broker", "free_port", "password_broker", "documented_broker", "needs_mosquitto_passwd", "USER", "PASSWORD"]
 

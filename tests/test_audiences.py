@@ -27,6 +27,7 @@ from companion.core.engine import Ask, Engine, Legal, Result
 from companion.core.events import TABLE, Draw, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, Tell
 from companion.core.messages import Event, seat_audience
 from companion.runtime.journal import Journal
+from conftest import example_script
 from voice.base import RecordingVoice
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -310,7 +311,7 @@ def test_a_resumed_table_asks_again_for_a_draw_the_cut_left_unmade(tmp_path: Pat
 def test_a_renamed_player_keeps_their_history_and_tonights_totals(tmp_path: Path) -> None:
     """Seats are ids (player/red → red); a name from the config is only how they
     are shown, so renaming red to aki between games keeps red's evening."""
-    overrides, steps, _ = load_script(ROOT / "examples" / "seven-knights.yaml")
+    overrides, steps, _ = load_script(example_script("seven-knights.yaml"))
     events: list[dict[str, Any]] = []
     for names in ({}, {"red": "aki"}):
         cfg = config.load([ROOT / "config" / "companion.yaml"], {**overrides, "players": {"names": names}})

@@ -1,4 +1,4 @@
-"""Bad files: the corpus in ``reliability/corpus`` (wrong types, unknown keys,
+"""Bad files: the corpus in ``qa/reliability/corpus`` (wrong types, unknown keys,
 broken YAML, latin-1 and UTF-16 files, duplicate keys, tabs, a directory, a
 huge file…) is refused with a ``ConfigError`` naming the file and the line,
 and none of it crashes the daemon: ``companion run --simulate`` with a bad
@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
 from companion.app import config  # noqa: E402
 from companion.app.config import ConfigError  # noqa: E402
 from companion.app.simulate import run_script  # noqa: E402
-from reliability.badfiles import (  # noqa: E402
+from qa.reliability.badfiles import (  # noqa: E402
     CONFIGS,
     CONFIGS_OK,
     CORPUS,
@@ -33,7 +33,7 @@ from reliability.badfiles import (  # noqa: E402
     make_huge,
     tag_map_config,
 )
-from reliability.proc import child_env, companion_cmd  # noqa: E402
+from qa.reliability.proc import child_env, companion_cmd  # noqa: E402
 
 
 def cases(entries: list[Bad]) -> list[object]:

@@ -1,4 +1,4 @@
-"""The benchmark suite runs (``bench/run.py --quick --json``) and ends with one
+"""The benchmark suite runs (``qa/bench/run.py --quick --json``) and ends with one
 JSON object holding every figure docs/develop/benchmarks.md names.  Nothing
 here is about how fast anything is: timings never fail a test."""
 
@@ -36,7 +36,7 @@ pytestmark = [
 def test_quick_benchmarks_end_with_every_figure_as_json() -> None:
     # ~70 s on a quiet machine since the modeled SD card's taps joined it, over 150 s with
     # both cores busy: the bound is for a hang, not a figure
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--json"],
+    done = subprocess.run([sys.executable, str(ROOT / "qa" / "bench" / "run.py"), "--quick", "--json"],
                           capture_output=True, text=True, timeout=420, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
@@ -59,7 +59,7 @@ runpy.run_path({run!r}, run_name="__main__")
 
 def test_the_bench_without_httpx_says_what_to_install_and_skips_the_web_part() -> None:
     """Before: the web part died in the live table's feed with a bare AssertionError."""
-    done = subprocess.run([sys.executable, "-c", HIDE_HTTPX.format(run=str(ROOT / "bench" / "run.py"))],
+    done = subprocess.run([sys.executable, "-c", HIDE_HTTPX.format(run=str(ROOT / "qa" / "bench" / "run.py"))],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Table
 
 from companion.app.simulate import load_script
 from companion.runtime.clock import VIRTUAL_EPOCH, Record, VirtualClock
 from companion.runtime.loop import TableLoop
+from conftest import Table, example_script
 
 ROOT = Path(__file__).resolve().parent.parent
-SIX = ROOT / "examples" / "demagogos" / "6p.yaml"
-ONE_NIGHT = ROOT / "examples" / "one-night.yaml"
+SIX = example_script("demagogos/6p.yaml")
+ONE_NIGHT = example_script("one-night.yaml")
 YEAR = 365 * 86400
 BEHIND = "the clock is behind the saved games"
 

@@ -9,6 +9,7 @@ import yaml
 
 from companion.app import config
 from companion.app.config import ConfigError
+from conftest import example_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -291,7 +292,7 @@ def test_the_six_player_demagogos_with_a_colliding_name_is_refused_at_load(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from companion.app.cli import main
 
-    lines = (ROOT / "examples" / "demagogos" / "6p.yaml").read_text().splitlines()
+    lines = example_script("demagogos/6p.yaml").read_text().splitlines()
     at = lines.index(next(s for s in lines if s.startswith("title:"))) + 1
     lines[at:at] = ["config:", "  players: {names: {red: blue}}"]
     p = write(tmp_path, "\n".join(lines) + "\n", "6p.yaml")

@@ -1,7 +1,7 @@
 """Kill the real daemon with SIGKILL at random instants and restart it: no
 accepted input lost or doubled, the same scores as an uninterrupted run, and
 a first line that says where the table is.  The short version of
-``python reliability/run.py`` (see ``reliability/crash.py`` for every check)."""
+``python qa/reliability/run.py`` (see ``qa/reliability/crash.py`` for every check)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from reliability.crash import CrashResult, crash_run, plan_kills  # noqa: E402
-from reliability.proc import Daemon, parse_event  # noqa: E402
-from reliability.scripts import Script, generate, press, tap  # noqa: E402
+from qa.reliability.crash import CrashResult, crash_run, plan_kills  # noqa: E402
+from qa.reliability.proc import Daemon, parse_event  # noqa: E402
+from qa.reliability.scripts import Script, generate, press, tap  # noqa: E402
 
 # 20 runs: Seven Knights (any rule set and player count) and One Night (fast
 # night), one or two SIGKILLs each; eight at a time, as they mostly wait (the
@@ -77,7 +77,7 @@ def _double_last_input(state: Path) -> None:
 
 def _kill_late(monkeypatch: pytest.MonkeyPatch) -> None:
     # One kill, after most of the script, so the journal has something to break.
-    monkeypatch.setattr("reliability.crash.plan_kills", lambda rng, steps, k: [(steps - 3, 0.0)])
+    monkeypatch.setattr("qa.reliability.crash.plan_kills", lambda rng, steps, k: [(steps - 3, 0.0)])
 
 
 def test_the_harness_notices_a_lost_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,8 +124,8 @@ def test_run_simulate_json_prints_only_json_lines_on_stdout(tmp_path: Path) -> N
 def test_a_restart_during_a_long_press_confirmation_says_so(tmp_path: Path) -> None:
     """Regression (found by the campaign, fixed in f95b2d9): the resume used to
     say the step while every tap was refused with 'press next to confirm'."""
-    from reliability.inproc import Runner
-    from reliability.scripts import Step
+    from qa.reliability.inproc import Runner
+    from qa.reliability.scripts import Step
 
     r = Runner(tmp_path)
     for step in [tap("game/seven-knights"), *(tap(f"player/{c}") for c in ("red", "blue", "green", "white")),
@@ -150,7 +150,7 @@ def test_generated_scripts_are_taken_as_the_generator_marks_them(tmp_path: Path,
     vote count), a mark that no longer holds would send a script down another
     path than the one written.  Every marked step is refused, every other one
     accepted."""
-    from reliability.inproc import run_script
+    from qa.reliability.inproc import run_script
 
     for seed in range(first, first + 20):
         script = generate(seed)

@@ -23,8 +23,8 @@ if str(ROOT) not in sys.path:
 
 from companion.runtime import backups  # noqa: E402
 from companion.runtime.journal import Journal  # noqa: E402
-from reliability.inproc import Runner, campaign_overrides, load_config  # noqa: E402
-from reliability.scripts import generate, tap  # noqa: E402
+from qa.reliability.inproc import Runner, campaign_overrides, load_config  # noqa: E402
+from qa.reliability.scripts import generate, tap  # noqa: E402
 
 PAGE = 4096
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Table
 from test_audiences import Auction
 from test_mqtt_link import Listener, delivered, online
 from test_mqtt_link import table as mqtt_table
@@ -29,9 +28,10 @@ from companion.core import display_names
 from companion.core.events import Housekeeping, Refusal
 from companion.core.table import NAMED, PAGES_ON
 from companion.core.table import Table as CoreTable
+from conftest import Table, example_script
 
 ROOT = Path(__file__).resolve().parent.parent
-SEVEN = ROOT / "examples" / "seven-knights.yaml"
+SEVEN = example_script("seven-knights.yaml")
 
 
 def named(seat: str, name: str) -> Housekeeping:
@@ -289,7 +289,7 @@ def test_the_name_form_sends_its_field_alone_on_enter(tmp_path: Path) -> None:
 def test_by_night_a_name_is_refused_to_its_page_alone_and_nothing_moves(tmp_path: Path) -> None:
     """One Night's night: the page is told "not during the night"; nothing is
     journaled, said, lit or shown (the public view is the night's, unchanged)."""
-    script = load_script(ROOT / "examples" / "one-night.yaml")
+    script = load_script(example_script("one-night.yaml"))
     t = Table(tmp_path, draws=script.draws, **script.overrides)
     try:
         table = t.sim.loop.table

@@ -23,8 +23,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from companion.runtime.journal import Journal, JournalError, _Tx  # noqa: E402
-from reliability.inproc import Runner, journaled  # noqa: E402
-from reliability.scripts import Step, generate, press, tap  # noqa: E402
+from qa.reliability.inproc import Runner, journaled  # noqa: E402
+from qa.reliability.scripts import Step, generate, press, tap  # noqa: E402
 
 
 class FaultyJournal(Journal):

@@ -13,10 +13,11 @@ import pytest
 import yaml
 
 from companion.app.simulate import run_script
+from conftest import example_name, example_script, example_scripts
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted((ROOT / "examples").rglob("*.yaml"))
-SK_SCRIPTS = sorted((ROOT / "examples" / "seven-knights").glob("*.yaml"))
+SCRIPTS = example_scripts()
+SK_SCRIPTS = example_scripts("seven-knights/*.yaml")
 
 # event → required fields and their types (the contract's "at least")
 CONTRACT: dict[str, dict[str, Any]] = {
@@ -83,7 +84,7 @@ def check_contract(events: list[dict[str, Any]]) -> None:
                 assert e["totals"] == sums, e
 
 
-@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT / "examples")))
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: str(example_name(p)))
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_every_script_keeps_the_contract(path: Path, lang: str) -> None:
     events = run(path, overrides={"language": lang})
@@ -130,4 +131,4 @@ def test_examples_are_up_to_date(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(mod, "OUT", tmp_path)
     mod.main()
     for made in tmp_path.glob("*.yaml"):
-        assert made.read_text() == (ROOT / "examples" / "seven-knights" / made.name).read_text(), made.name
+        assert made.read_text() == (example_script(f"seven-knights/{made.name}")).read_text(), made.name

@@ -27,7 +27,6 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-from conftest import Table
 from test_mqtt_homeassistant import fire
 
 import companion.games
@@ -37,6 +36,7 @@ from companion.app.simulate import run_script
 from companion.app.tags_cmd import configure_parser, run
 from companion.core.engine import Engine
 from companion.runtime.outbox import OutboxStore
+from conftest import Table
 from hardware.provision import SimTag, SimulatedTagStore
 from mqtt import homeassistant as ha
 from venue import league
@@ -336,13 +336,15 @@ def test_tags_check_knows_the_fifth_games_set(quiz: type[Engine], tmp_path: Path
 def test_no_file_of_the_project_knows_the_fifth_game(quiz: type[Engine]) -> None:
     assert catalogue.folder(quiz).name == "quiz_night" and not catalogue.folder(quiz).is_relative_to(ROOT)
     here = Path(__file__).resolve()
-    for path in [*ROOT.glob("companion/**/*"), *ROOT.glob("web/**/*"), *ROOT.glob("voice/**/*")]:
+    for path in [*ROOT.glob("companion/**/*"), *ROOT.glob("httpkit/**/*"), *ROOT.glob("web/**/*"),
+                 *ROOT.glob("voice/**/*")]:
         if path.is_file() and path != here and path.suffix in (".py", ".js", ".html", ".yaml"):
             assert "quiz" not in path.read_text(encoding="utf-8").lower(), path
 
 
 # ------------------------------------------------------ the shell names no game
 SHELL = ["companion/core/tags.py", *(f"web/{p.name}" for p in (ROOT / "web").glob("*.py")),
+         *(f"httpkit/{p.name}" for p in (ROOT / "httpkit").glob("*.py")),
          "web/static/app.js", "web/static/index.html", "web/static/tv.js", "web/static/tv.html",
          *(f"voice/{p.name}" for p in (ROOT / "voice").glob("*.py")), "voice/lines/en.yaml", "voice/lines/ja.yaml"]
 

@@ -1,6 +1,6 @@
 """Fuzz: hypothesis-generated table scripts — taps of every identity in
 ``companion.games.component_sets()`` and junk, buttons (hold too), waits,
-unplugs, across all games — keep every invariant of ``reliability.fuzz``:
+unplugs, across all games — keep every invariant of ``qa.reliability.fuzz``:
 nothing escapes, every refusal has a reason and changes nothing, scores move
 only with their events and add up, and the journal replays to the same state."""
 
@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from reliability.fuzz import check, mutated_games, random_script, table_scripts  # noqa: E402
-from reliability.inproc import load_config  # noqa: E402
-from reliability.scripts import Step  # noqa: E402
+from qa.reliability.fuzz import check, mutated_games, random_script, table_scripts  # noqa: E402
+from qa.reliability.inproc import load_config  # noqa: E402
+from qa.reliability.scripts import Step  # noqa: E402
 
 CFG = load_config()
 FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow,
@@ -92,7 +92,7 @@ ONW_START = [Step("tap", "game/one-night"), *(Step("tap", f"player/{c}") for c i
 def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> None:
     """Regression (fixed in f95b2d9): a timer was an undo point, so ``back`` in
     the vote count restored vote_at and the next count timer was refused as stale."""
-    from reliability.inproc import Runner
+    from qa.reliability.inproc import Runner
 
     r = Runner(tmp_path, CFG)
     try:
@@ -111,7 +111,7 @@ def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> N
 def test_back_during_the_discussion_does_not_stretch_it(tmp_path: Path) -> None:
     """Regression (fixed in f95b2d9): ``back`` undid the last minute tick, so a
     3-minute discussion ended after 4 minutes."""
-    from reliability.inproc import Runner, load_config
+    from qa.reliability.inproc import Runner, load_config
 
     cfg = load_config({"seed": 1, "games": {"one-night": {"window_s": 1, "pace": 0.25, "discussion_min": 3}}})
     r = Runner(tmp_path, cfg)

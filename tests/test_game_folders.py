@@ -21,6 +21,7 @@ from companion.games.madness_hour import MadnessHour
 from companion.games.one_night import OneNight
 from companion.games.one_night.roles import EDITIONS, ROLES, every_card, in_edition
 from companion.games.seven_knights import SevenKnights
+from conftest import code_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = ("red", "blue", "green", "yellow", "purple", "orange")
@@ -171,7 +172,7 @@ def test_no_game_sets_its_step_by_hand() -> None:
     ``.step`` anywhere in the games' code (the driver's ``StepError`` catches
     it at run time; this catches it in a path no test walks)."""
     by_hand = []
-    for path in sorted((ROOT / "companion" / "games").rglob("*.py")):
+    for path in code_files(ROOT / "companion" / "games"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             targets = (node.targets if isinstance(node, ast.Assign)
                        else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])

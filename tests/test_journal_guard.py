@@ -30,9 +30,9 @@ from companion.core.events import Press  # noqa: E402
 from companion.runtime import backups, journal_check, state_lock  # noqa: E402
 from companion.runtime.journal import SCHEMA_VERSION, Journal, JournalTooNew  # noqa: E402
 from companion.runtime.state_lock import StateLock, StateLocked  # noqa: E402
-from reliability.inproc import Runner  # noqa: E402
-from reliability.proc import child_env, companion_cmd  # noqa: E402
-from reliability.scripts import generate, press, tap  # noqa: E402
+from qa.reliability.inproc import Runner  # noqa: E402
+from qa.reliability.proc import child_env, companion_cmd  # noqa: E402
+from qa.reliability.scripts import generate, press, tap  # noqa: E402
 
 GATHER = [tap("game/seven-knights"), tap("player/red"), tap("player/blue"), tap("player/green")]
 

@@ -7,6 +7,8 @@
 - ``companion.games`` imports only the core (and each game only itself);
 - ``companion.runtime`` imports the core, never a game, the app or the shell;
 - the shell (``hardware``, ``voice``, ``web``, ``mqtt``) imports only the core;
+- ``httpkit``, the HTTP kit under the pages and the venue, imports only the
+  core: web and venue stand on it, it names neither;
 - ``companion.app`` is the one place that wires everything.
 Games and the core do no I/O and read no clock.
 """
@@ -18,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import code_files
+
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("companion", "hardware", "voice", "web", "mqtt", "venue")
+PROJECT = ("companion", "hardware", "voice", "web", "mqtt", "venue", "httpkit")
 
 
 def imports(path: Path) -> set[str]:
@@ -34,7 +38,7 @@ def imports(path: Path) -> set[str]:
 
 
 def project_imports(folder: str) -> list[tuple[Path, str]]:
-    return [(path, mod) for path in sorted((ROOT / folder).rglob("*.py"))
+    return [(path, mod) for path in code_files(ROOT / folder)
             for mod in imports(path) if mod.split(".")[0] in PROJECT]
 
 
@@ -43,7 +47,8 @@ def project_imports(folder: str) -> list[tuple[Path, str]]:
     ("companion/runtime", ("companion.core", "companion.runtime")),
     ("hardware", ("companion.core", "hardware")),
     ("voice", ("companion.core", "voice")),
-    ("web", ("companion.core", "web")),
+    ("web", ("companion.core", "httpkit", "web")),
+    ("httpkit", ("companion.core", "httpkit")),
     ("mqtt", ("companion.core", "mqtt")),
 ])
 def test_imports_run_one_way(folder: str, allowed: tuple[str, ...]) -> None:
@@ -56,17 +61,16 @@ def test_the_venue_names_the_games_only_from_its_command_and_their_manifests() -
     """The venue trusts no table: never the tables' MQTT builders (mqtt/) nor
     their runtime, only the core, the games' manifests (pure declarations:
     which events a table publishes and their fields — venue/schema.py checks
-    by them, an arrow pointing down, as the app's does), the pages' door
-    (web.guard), their event stream (web.sse, one SSE helper for both) and
-    their server's thread (web.serving: one way to run uvicorn and close its
-    loop); venue/cli.py, the command, reads the games' names from the app's
-    catalogue, lazily."""
+    by them, an arrow pointing down, as the app's does), and the HTTP kit
+    the pages stand on too (httpkit: the door, the one SSE helper, uvicorn on
+    its own thread), never the pages themselves; venue/cli.py, the command,
+    reads the games' names from the app's catalogue, lazily."""
     found = project_imports("venue")
     wrong = [(p.name, m) for p, m in found
-             if not m.startswith(("companion.core", "web.guard", "web.sse", "web.serving", "venue"))
+             if not m.startswith(("companion.core", "httpkit", "venue"))
              and not (p.name == "schema.py" and m == "companion.games")]
     assert wrong == [("cli.py", "companion.app.catalogue")], wrong
-    assert not [m for _, m in found if m.startswith(("companion.runtime", "mqtt"))]
+    assert not [m for _, m in found if m.startswith(("companion.runtime", "mqtt", "web"))]
 
 
 def test_each_game_imports_only_the_core_and_itself() -> None:
@@ -80,7 +84,7 @@ def test_each_game_imports_only_the_core_and_itself() -> None:
 def test_games_and_the_core_do_no_io_and_read_no_clock() -> None:
     banned = {"time", "datetime", "os", "socket", "sqlite3", "subprocess", "pathlib", "io", "random", "secrets"}
     for folder in ("companion/games", "companion/core"):
-        for path in (ROOT / folder).rglob("*.py"):
+        for path in code_files(ROOT / folder):
             mods = {m.split(".")[0] for m in imports(path)}
             extra = {"threading"} if path.name != "threads.py" else set()
             assert not mods & (banned | extra), (path.relative_to(ROOT).as_posix(), mods & banned)

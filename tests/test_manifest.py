@@ -17,6 +17,7 @@ from companion.core.engine import Outcome
 from companion.core.manifest import Event, Manifest, choice, describe, names, word
 from companion.games.one_night import OneNight
 from companion.games.seven_knights import SevenKnights
+from conftest import example_script
 from venue import schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +39,7 @@ def test_each_games_published_events_are_what_its_manifest_declares_and_a_venue_
     """A whole example played: every event the outbox publishes has exactly
     its declared fields, and the venue's checks (made from the manifests) take it."""
     out = io.StringIO()
-    assert run_script(ROOT / "examples" / EXAMPLES[game], out=out) == 0
+    assert run_script(example_script(EXAMPLES[game]), out=out) == 0
     log = [json.loads(line) for line in out.getvalue().splitlines()]
     declared = wire.events(companion.games.manifests())
     own = companion.games.manifest(companion.games.registry()[game]).published

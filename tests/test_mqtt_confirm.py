@@ -1,12 +1,12 @@
 """What a broker acknowledged is sent again until the broker has surely kept
-it (mqtt/link.py, ``CONFIRM_S``; found by the MQTT fault campaign, reliability/mqtt_faults.py).
+it (mqtt/link.py, ``CONFIRM_S``; found by the MQTT fault campaign, qa/reliability/mqtt_faults.py).
 
 mosquitto answers PUBACK before it saves to disk: killed in between, it forgets
 a message it acknowledged.  So an acknowledged row waits in ``outbox_sent`` and
 goes again at every new connection until the connection that acknowledged it
 has held ``CONFIRM_S``.  These tests drive the link's worker through a stand-in
 for paho's client (the same calls the link makes; the real client and broker are
-in tests/test_mqtt_link.py and the fault campaign, reliability/mqtt_faults.py),
+in tests/test_mqtt_link.py and the fault campaign, qa/reliability/mqtt_faults.py),
 so that a connection can be made by night, or dropped, exactly when the test says.
 Every wait is bounded; nothing asserts a timing."""
 

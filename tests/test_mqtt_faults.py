@@ -1,5 +1,5 @@
-"""The MQTT fault campaign's short version (reliability/mqtt_faults.py; the
-long one: ``python reliability/run.py --mqtt-runs N --mqtt-cuts N``): power
+"""The MQTT fault campaign's short version (qa/reliability/mqtt_faults.py; the
+long one: ``python qa/reliability/run.py --mqtt-runs N --mqtt-cuts N``): power
 cuts below SQLite with the broker away, and whole scripts with the broker and
 the daemon SIGKILLed at random — every kept play arrives once."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reliability import mqtt_faults, powercut
-from reliability.broker import MOSQUITTO
+from qa.reliability import mqtt_faults, powercut
+from qa.reliability.broker import MOSQUITTO
 
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed (test.sh installs it as root)")
 
@@ -30,7 +30,7 @@ def test_after_a_power_cut_the_outbox_holds_a_row_for_exactly_each_kept_play_and
     assert finished >= 1  # at least one cut came after a play was kept
 
 
-# Seeds whose runs lost plays before the campaign's broker could save (reliability/broker.py:
+# Seeds whose runs lost plays before the campaign's broker could save (qa/reliability/broker.py:
 # it dropped to a user that could not write its folder) — each kills both, several times.
 @pytest.mark.parametrize("seed", [101, 104, 106])
 def test_the_broker_and_the_daemon_killed_at_random_every_finished_play_arrives_once(

@@ -48,6 +48,7 @@ from companion.core.events import Drawn, Press, Refusal, Report
 from companion.core.table import Table
 from companion.games import GAMES, registry
 from companion.games.seven_knights import SevenKnights
+from conftest import example_scripts
 from mqtt import homeassistant as ha
 from tests.mosquitto import PASSWORD, USER, needs_mosquitto_passwd, password_broker
 from tests.test_legal_perft import PLAYERS, Node, inputs, two_vp_each
@@ -334,8 +335,8 @@ def reached() -> dict[str, tuple[set[str], list[dict[str, Any]]]]:
             steps |= passed
             add([json.loads(event_message(r)) for r in reports])
             if seed + 1 == FIRST:
-                for script in sorted([*(ROOT / "examples").glob(f"{game.game}.yaml"),
-                                      *(ROOT / "examples" / game.game).glob("*.yaml")]):
+                for script in sorted([*example_scripts(f"{game.game}.yaml"),
+                                      *example_scripts(f"{game.game}/*.yaml")]):
                     if wanted <= fired_types:
                         break
                     log = io.StringIO()

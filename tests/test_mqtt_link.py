@@ -22,7 +22,6 @@ from typing import Any
 
 import paho.mqtt.client as paho
 import pytest
-from conftest import Table
 from privacy import Secrets
 
 from companion.app import config
@@ -32,13 +31,14 @@ from companion.core.events import TABLE, Press
 from companion.core.messages import Event
 from companion.core.wire import published
 from companion.games import manifests
+from conftest import Table, example_script, example_scripts
 from mqtt import link as linkmod
 from mqtt import settings
 from tests.mosquitto import needs_mosquitto_passwd, password_broker
 
 PUBLISHED = published(manifests())  # what the outbox publishes: the table's events and the games' manifests'
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml")])
+SCRIPTS = sorted([*example_scripts("*.yaml"), *example_scripts("demagogos/*.yaml")])
 TID = "t1"
 
 
@@ -214,9 +214,9 @@ def test_the_table_id_defaults_to_the_host_name_made_safe() -> None:
 
 
 def test_without_a_broker_there_is_no_link_and_the_journal_writes_no_outbox_rows(tmp_path: Path) -> None:
-    t = Table(tmp_path, **load_script(ROOT / "examples" / "seven-knights.yaml").overrides)
+    t = Table(tmp_path, **load_script(example_script("seven-knights.yaml")).overrides)
     try:
-        play(t, load_script(ROOT / "examples" / "seven-knights.yaml"))
+        play(t, load_script(example_script("seven-knights.yaml")))
         assert "mqtt" not in t.sim.app.sinks and t.sim.loop.out.publish_as is None
         assert t.of("game_over") and outbox_rows(tmp_path) == 0
     finally:
@@ -311,7 +311,7 @@ def test_the_last_will_says_offline_when_the_daemon_is_killed(broker: Any, liste
 
 
 def test_events_and_plays_arrive_once_each_with_stable_ids(broker: Any, listener: Listener, tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     t = table(tmp_path, broker.address, script)
     try:
         listener.wait_for(online(listener))
@@ -341,7 +341,7 @@ def test_events_and_plays_arrive_once_each_with_stable_ids(broker: Any, listener
 
 def test_an_event_id_is_its_inputs_journal_seq_and_its_index_among_that_inputs_events(
         broker: Any, listener: Listener, tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     t = table(tmp_path, broker.address, script)
     try:
         listener.wait_for(online(listener))
@@ -362,7 +362,7 @@ def test_an_event_id_is_its_inputs_journal_seq_and_its_index_among_that_inputs_e
 
 def test_the_outbox_survives_the_broker_down_and_a_restart_and_delivers_every_row_once(
         broker: Any, tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     broker.stop()
     t = table(tmp_path, broker.address, script)  # the broker is down from the start
     try:
@@ -395,7 +395,7 @@ def test_a_message_whose_acknowledgement_was_lost_goes_again_after_a_restart_wit
     from old_broker import OldBroker
 
     lossy = OldBroker(broker, drop_pubacks=True)
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     t = table(tmp_path, lossy.address, script)
     try:
         listener.wait_for(online(listener))
@@ -423,7 +423,7 @@ def test_outbox_rows_are_salvaged_with_a_damaged_journal(blackhole: str, tmp_pat
     rows come through with the rest (none taken for a play, none lost)."""
     from test_journal_guard import _checkpointed, _garbage_at_page
 
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     t = table(tmp_path, blackhole, script)
     try:
         play(t, script)
@@ -465,7 +465,7 @@ def test_finding_plays_after_restoring_an_old_backup_are_published_with_ids_neve
     from companion.runtime.journal import Journal
     from venue import schema
 
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     table(tmp_path, blackhole, script).close()  # a journal with nothing yet: the backup to go back to
     journal = Journal(tmp_path / "journal.sqlite")
     backup = make_backup(journal, tmp_path / "start.sqlite")
@@ -497,7 +497,7 @@ def test_the_broker_going_away_mid_game_loses_nothing_and_doubles_nothing(broker
     # The listener (retrying each second) must be back on the restarted broker before the
     # table (each 3 s): a broker without persistence keeps nothing for a listener not yet there.
     monkeypatch.setattr(linkmod, "RECONNECT_S", (3, 3))
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     sub = Listener(broker)
     t = table(tmp_path, broker.address, script)
     try:
@@ -545,7 +545,7 @@ def test_a_wrong_or_unreadable_password_is_logged_and_the_table_plays_on(tmp_pat
     b = password_broker(tmp_path, readable)
     (tmp_path / "pw").write_text("wrong\n", encoding="utf-8")
     sub = Listener(b, user=("table", "s3cret"))
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     t = table(tmp_path / "s", b.address, script, username="table", password_file=str(tmp_path / "pw"))
     t2 = table(tmp_path / "s2", b.address, username="table", password_file=str(tmp_path / "missing"))
     try:
@@ -587,7 +587,7 @@ def test_a_broker_that_refuses_mqtt_5_is_spoken_to_in_3_1_1(broker: Any, listene
     from old_broker import OldBroker
 
     old = OldBroker(broker)
-    script = load_script(ROOT / "examples" / "madness-hour.yaml")
+    script = load_script(example_script("madness-hour.yaml"))
     t = table(tmp_path, old.address, script)
     try:
         listener.wait_for(online(listener))
@@ -652,7 +652,7 @@ def blackhole() -> Iterator[str]:
 
 
 def test_a_broker_that_never_answers_never_slows_a_tap(blackhole: str, tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     t = table(tmp_path, blackhole, script)
     try:
         for _, kind, value in script.steps:
@@ -691,7 +691,7 @@ def test_the_link_down_is_never_said_by_night_but_in_the_morning_and_back_once(
         broker: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(linkmod, "DOWN_AFTER_S", 0.3)
     monkeypatch.setattr(linkmod, "RECONNECT_S", (1, 1))
-    script = load_script(ROOT / "examples" / "one-night.yaml")
+    script = load_script(example_script("one-night.yaml"))
     sub = Listener(broker)
     t = table(tmp_path, broker.address, script, language="ja")
     try:
@@ -781,7 +781,7 @@ def test_every_message_on_the_broker_through_a_whole_game_holds_nothing_private(
 def _night_on_the_broker(state: Path, broker: Any, night_taps: list[str]) -> list[tuple[str, bytes]]:
     """One Night to the discussion, with ``night_taps`` at night (what a
     deal would make a player try); what the broker got, in order."""
-    s = load_script(ROOT / "examples" / "one-night.yaml")
+    s = load_script(example_script("one-night.yaml"))
     walk = BrokerWalk(state, broker, s)
     try:
         walk.run(s, night_taps)

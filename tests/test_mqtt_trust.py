@@ -20,6 +20,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from test_mqtt_link import TID, Listener, link, settle, table
 
+from conftest import example_script
 from mqtt import link as linkmod
 from tests.mosquitto import Broker, documented_broker
 
@@ -387,12 +388,12 @@ def test_finding_forget_with_an_empty_table_id_or_broker_refuses_and_touches_not
 def test_finding_on_a_full_disk_the_outbox_says_the_disk_is_full_not_cannot_rollback(tmp_path: Path) -> None:
     import sqlite3
 
-    from test_mqtt_link import ROOT, play
+    from test_mqtt_link import play
 
     from companion.app.simulate import load_script
     from companion.runtime.outbox import OutboxStore
 
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     t = table(tmp_path, "127.0.0.1:1", script)  # nobody listens: the plays wait in the outbox
     try:
         play(t, script)

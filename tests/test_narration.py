@@ -12,6 +12,7 @@ import pytest
 from companion.app import config
 from companion.app.catalogue import line_folders
 from companion.app.simulate import Simulation, load_script
+from conftest import example_scripts
 from voice.lines import Narrator, load_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +37,7 @@ def test_japanese_reading_is_kana_only_with_the_same_fields(key: str) -> None:
     assert fields(text) == fields(kana) == fields(load_lines("en", LINES)[key][0]), key
 
 
-@pytest.mark.parametrize("script", sorted((ROOT / "examples").rglob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("script", example_scripts(), ids=lambda p: p.name)
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_every_line_a_game_says_exists(script: Path, lang: str, tmp_path: Path) -> None:
     overrides, steps, _ = load_script(script)

@@ -13,10 +13,11 @@ from typing import Any
 from companion.app import config
 from companion.app.simulate import Simulation, load_script
 from companion.core.messages import ReadSide
+from conftest import example_script
 from web.live import WatchedReadSide
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "examples" / "demagogos" / "10p.yaml"
+SCRIPT = example_script("demagogos/10p.yaml")
 
 
 def count_pages(sim: Simulation) -> Counter[str]:
@@ -99,7 +100,7 @@ def test_projection_with_the_pages_off_nothing_is_rendered_per_input(tmp_path: P
     read side there rendered every seat's page after every input."""
     from companion.core.table import PAGES_OFF
 
-    s = load_script(ROOT / "examples" / "madness-hour.yaml")
+    s = load_script(example_script("madness-hour.yaml"))
     cfg = config.load([ROOT / "config" / "companion.yaml"], s.overrides)
     sim = Simulation(cfg, tmp_path, lambda e: None, draws=s.draws, pages=PAGES_OFF)
     try:

@@ -1,6 +1,6 @@
 """Nothing accepted is lost, proved: power cuts below SQLite and random damage, short
-versions of ``reliability/run.py --power-cuts N --damages N`` (the method is
-in reliability/powercut.py and reliability/corruption.py).  Plus the WAL
+versions of ``qa/reliability/run.py --power-cuts N --damages N`` (the method is
+in qa/reliability/powercut.py and qa/reliability/corruption.py).  Plus the WAL
 findings one by one: damage SQLite would skip without a word is reported, a
 power cut's torn tail is not mistaken for damage."""
 
@@ -20,8 +20,8 @@ if str(ROOT) not in sys.path:
 
 from companion.runtime.journal import read_only  # noqa: E402
 from companion.runtime.journal_check import wal_problem  # noqa: E402
-from reliability import corruption, powercut  # noqa: E402
-from reliability.inproc import Runner  # noqa: E402
+from qa.reliability import corruption, powercut  # noqa: E402
+from qa.reliability.inproc import Runner  # noqa: E402
 
 needs_apsw = pytest.mark.skipif(not powercut.available(), reason="APSW not installed (pip install .[reliability])")
 

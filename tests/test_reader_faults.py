@@ -21,9 +21,9 @@ if str(ROOT) not in sys.path:
 
 from companion.core.events import ReaderStatus, TagSeen  # noqa: E402
 from hardware.supervisor import Backoff, ReaderUnavailable, Supervisor  # noqa: E402
-from reliability.inproc import Runner, journaled, read_journal, same_input  # noqa: E402
-from reliability.proc import Daemon  # noqa: E402
-from reliability.scripts import Step, press, tap  # noqa: E402
+from qa.reliability.inproc import Runner, journaled, read_journal, same_input  # noqa: E402
+from qa.reliability.proc import Daemon  # noqa: E402
+from qa.reliability.scripts import Step, press, tap  # noqa: E402
 
 SETUP = [tap("game/seven-knights"), *(tap(f"player/{c}") for c in ("red", "blue", "green", "white", "black")),
          press("next"), tap("skb/knight/2"), press("next")]  # the captain's tile, confirmed → the formation

@@ -11,10 +11,11 @@ import pytest
 
 from companion.app import config
 from companion.app.simulate import Simulation, load_script
+from conftest import example_script
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = [ROOT / "examples" / "seven-knights.yaml", ROOT / "examples" / "one-night.yaml",
-           ROOT / "examples" / "madness-hour.yaml"]
+SCRIPTS = [example_script("seven-knights.yaml"), example_script("one-night.yaml"),
+           example_script("madness-hour.yaml")]
 
 
 def play(path: Path, state: Path, cut: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -52,7 +53,7 @@ def test_resume_after_every_step_gives_the_same_game(path: Path, tmp_path: Path)
 
 
 def test_resume_in_a_round_names_the_round_and_step(tmp_path: Path) -> None:
-    _, after = play(ROOT / "examples" / "seven-knights.yaml", tmp_path, cut=12)
+    _, after = play(example_script("seven-knights.yaml"), tmp_path, cut=12)
     keys = [e["key"] for e in after if e["event"] == "say"]
     assert keys[0] == "table.resumed_game"
     assert any(k.startswith("skb.resume") for k in keys[:4]), keys[:4]
@@ -61,7 +62,7 @@ def test_resume_in_a_round_names_the_round_and_step(tmp_path: Path) -> None:
 def test_resume_during_the_night_restarts_the_current_role(tmp_path: Path) -> None:
     """Killed during the werewolves' turn: their wake line comes again, and
     no role is skipped."""
-    path = ROOT / "examples" / "one-night.yaml"
+    path = example_script("one-night.yaml")
     _, steps, _ = load_script(path)
     cut = next(i for i, s in enumerate(steps) if s[1] == "wait") + 1  # after 20 s of night
     _, after = play(path, tmp_path, cut)
@@ -72,7 +73,7 @@ def test_resume_during_the_night_restarts_the_current_role(tmp_path: Path) -> No
 
 
 def test_scores_survive_restarts_between_games(tmp_path: Path) -> None:
-    path = ROOT / "examples" / "seven-knights.yaml"
+    path = example_script("seven-knights.yaml")
     play(path, tmp_path)
     plays, _ = play(path, tmp_path)  # a second game on the same journal
     assert len(plays) == 2 and plays[0]["players"] == plays[1]["players"]
@@ -115,7 +116,7 @@ def test_a_config_edit_takes_effect_from_the_next_game_and_the_replay_keeps_the_
 def test_a_start_long_after_the_last_input_begins_a_new_games_night(tmp_path: Path, monkeypatch) -> None:
     from companion.runtime.loop import TableLoop
 
-    path = ROOT / "examples" / "seven-knights.yaml"
+    path = example_script("seven-knights.yaml")
     play(path, tmp_path)  # a game on the virtual evening
     overrides, steps, _ = load_script(path)
     cfg = config.load([ROOT / "config" / "companion.yaml"], overrides)
@@ -138,7 +139,7 @@ def test_a_start_long_after_the_last_input_begins_a_new_games_night(tmp_path: Pa
 
 
 def test_a_restart_the_same_evening_keeps_tonights_totals(tmp_path: Path) -> None:
-    path = ROOT / "examples" / "seven-knights.yaml"
+    path = example_script("seven-knights.yaml")
     play(path, tmp_path)
     plays, _ = play(path, tmp_path)
     assert [p["evening"] for p in plays] == [1, 1]

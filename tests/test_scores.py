@@ -10,13 +10,14 @@ from pathlib import Path
 
 from companion.app.cli import main
 from companion.app.simulate import run_script
+from conftest import example_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def played(tmp_path: Path) -> Path:
     for script in ("seven-knights.yaml", "one-night.yaml"):
-        run_script(ROOT / "examples" / script, state=tmp_path, out=io.StringIO())
+        run_script(example_script(script), state=tmp_path, out=io.StringIO())
     return tmp_path
 
 

@@ -13,9 +13,10 @@ import pytest
 from companion.app import config
 from companion.app.simulate import Simulation, load_script
 from companion.core.events import Submit
+from conftest import example_script
 
 ROOT = Path(__file__).resolve().parent.parent
-DT6 = ROOT / "examples" / "demagogos" / "6p.yaml"
+DT6 = example_script("demagogos/6p.yaml")
 
 
 def play(tmp_path: Path, script: Path, until: int | None = None, lang: str = "en") -> Simulation:
@@ -103,7 +104,7 @@ def test_a_refused_submit_tells_its_reason_in_the_table_s_language_to_that_page_
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("script", ["demagogos/6p.yaml", "demagogos/10p.yaml", "madness-hour.yaml"])
 def test_every_page_line_of_whole_games_is_a_line_never_a_key(tmp_path: Path, script: str, lang: str) -> None:
-    s = load_script(ROOT / "examples" / script)
+    s = load_script(example_script(script))
     cfg = config.load([ROOT / "config" / "companion.yaml"], {**s.overrides, "language": lang})
     sim = Simulation(cfg, tmp_path, lambda e: None, draws=s.draws)
     seen: set[str] = set()
@@ -128,7 +129,7 @@ def test_every_page_line_of_whole_games_is_a_line_never_a_key(tmp_path: Path, sc
 
 
 def test_madness_hour_the_battle_page_shows_the_fighter_s_own_numbers(tmp_path: Path) -> None:
-    script = ROOT / "examples" / "madness-hour.yaml"
+    script = example_script("madness-hour.yaml")
     after = step_index(script, lambda k, v: isinstance(v, Submit) and v.player == "blue" and v.field == "mystic") + 1
     sim = play(tmp_path, script, after)
     try:

@@ -1,6 +1,6 @@
 """The whole venue: a whole venue evening replayed.
 
-Three tables, two games each, played by real simulated tables (examples/),
+Three tables, two games each, played by real simulated tables (the games' examples),
 their plays and table events published as contract messages (docs/integrate/mqtt.md) by
 plain paho clients to a real mosquitto, with every play sent twice, two
 events repeated and a dozen bad messages mixed in.  The venue's league is

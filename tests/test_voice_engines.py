@@ -5,7 +5,7 @@ volume obeyed; a missing engine falls back to espeak-ng, and says so.
 A test for an engine that is not installed here skips (CI installs the
 ``voice`` extra, so there they run); the fallback tests force the missing
 case, so the espeak-ng-only path is tested everywhere.  Only a small sample
-is rendered here; ``bench/voice_engines.py`` renders the whole cache.
+is rendered here; ``qa/bench/voice_engines.py`` renders the whole cache.
 """
 
 from __future__ import annotations

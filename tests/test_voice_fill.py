@@ -60,10 +60,9 @@ def test_the_loop_says_when_the_table_runs_on_the_clock_and_which_game_is_played
 
 
 def test_the_wiring_feeds_the_fill_gate_from_the_router(tmp_path, lines_dir):
-    from conftest import ROOT
-
     from companion.app import config
     from companion.app.simulate import Simulation
+    from conftest import ROOT
 
     cfg = config.load([ROOT / "config" / "companion.yaml"])
     sim = Simulation(cfg, tmp_path / "state", lambda ev: None, voice=voice_on(tmp_path, QuickTone(), lines_dir))

@@ -24,8 +24,8 @@ from companion.runtime import wal_keeper
 from companion.runtime.clock import VirtualClock
 from companion.runtime.journal import Journal
 from hardware.sim_reader import SimulatedReader
-from reliability.inproc import Runner
-from reliability.scripts import generate, press, tap
+from qa.reliability.inproc import Runner
+from qa.reliability.scripts import generate, press, tap
 from voice.base import RecordingVoice
 
 WAL_HEADER = 32

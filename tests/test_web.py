@@ -28,6 +28,7 @@ from companion.app import config
 from companion.app.live_table import Feed, LiveTable
 from companion.app.web_app import resolve_listen
 from companion.core.events import Submit
+from conftest import example_script
 from web.pairing import COOKIE, Pairings, RateLimit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -334,7 +335,7 @@ def test_one_night_plays_carry_each_players_final_role(tmp_path: Path) -> None:
     from companion.runtime.journal import Journal
     from web.bgstats import PUSH, push_url, record
 
-    script = load_script(ROOT / "examples" / "one-night.yaml")
+    script = load_script(example_script("one-night.yaml"))
     sim = Simulation(config.load([ROOT / "config" / "companion.yaml"], script.overrides), tmp_path, lambda e: None)
     for _, kind, value in script.steps:
         sim.step(kind, value)

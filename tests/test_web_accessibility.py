@@ -2,7 +2,7 @@
 ``axe-playwright-python``) finds no serious or critical violation on any page —
 a real table's public page, the simulation's virtual table, a phone paired with
 a seat, a phone not paired — in English and in Japanese, in every phase of every
-game: each example script (examples/) is played on a table serving its pages,
+game: each example script (companion/games/*/examples/) is played on a table serving its pages,
 and at each phase the table has not shown before, every page catches up with it
 and is audited.  Then what axe cannot see: controls at 3:1 against the page,
 the virtual table after the page's own content in keyboard order, ``hold``
@@ -29,6 +29,7 @@ from companion.app import config
 from companion.app.simulate import Simulation, load_script
 from companion.app.web_app import start_web
 from companion.core.table import PAGES_ON
+from conftest import example_script
 from web.live import WatchedReadSide
 from web.pairing import RateLimit
 
@@ -57,10 +58,10 @@ PAGES = (
     Page("tv", "/tv", {"width": 1920, "height": 1080}),
 )
 GAMES = {  # each game's example, played to its end: every phase it passes is audited
-    "seven-knights": ROOT / "examples" / "seven-knights.yaml",
-    "one-night": ROOT / "examples" / "one-night.yaml",
-    "madness-hour": ROOT / "examples" / "madness-hour.yaml",
-    "demagogos": ROOT / "examples" / "demagogos" / "6p.yaml",
+    "seven-knights": example_script("seven-knights.yaml"),
+    "one-night": example_script("one-night.yaml"),
+    "madness-hour": example_script("madness-hour.yaml"),
+    "demagogos": example_script("demagogos/6p.yaml"),
 }
 
 # Has the page drawn the table as the read side has it now (its ``state``, and a paired

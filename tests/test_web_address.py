@@ -15,6 +15,7 @@ import pytest
 from companion.app import config
 from companion.app.simulate import Simulation, load_script
 from companion.app.web_app import spoken_address, start_web
+from conftest import example_script
 from voice.ja import kana_numbers, spelled
 from voice.lines import load_lines
 
@@ -81,7 +82,7 @@ def test_spelled_letters_are_read_by_open_jtalk_as_written() -> None:
 
 
 def test_a_restart_in_the_night_does_not_say_it(tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "one-night.yaml")
+    script = load_script(example_script("one-night.yaml"))
     night = next(i for i, (_, kind, _v) in enumerate(script.steps) if kind == "wait")  # night has fallen
     first = run(tmp_path, script.steps[:night + 1], script.overrides)
     assert len(said(first)) == 1  # before the game: said

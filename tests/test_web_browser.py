@@ -21,6 +21,7 @@ from test_web_privacy import Walk
 
 from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
+from conftest import example_script
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +102,7 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_scoreboard_screenshots_phone_and_tv(browser: Any, tmp_path: Path, lang: str) -> None:
     expect = sync_api.expect
-    s = load_script(ROOT / "examples" / "seven-knights.yaml")
+    s = load_script(example_script("seven-knights.yaml"))
     walk = Walk(tmp_path, {**s.overrides, "language": lang}, s.draws, virtual=False)  # a real table's page
     try:
         for _, kind, value in s.steps[:-1]:  # the last round scored, before the game's end

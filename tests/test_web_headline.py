@@ -17,12 +17,13 @@ from companion.app import config
 from companion.app.live_table import Feed, LiveTable
 from companion.app.simulate import Simulation, load_script
 from companion.runtime.clock import VIRTUAL_EPOCH
+from conftest import example_script
 from web.live import WatchedReadSide
 from web.pairing import RateLimit
 
 ROOT = Path(__file__).resolve().parent.parent
-DT6 = ROOT / "examples" / "demagogos" / "6p.yaml"
-ONW = ROOT / "examples" / "one-night.yaml"
+DT6 = example_script("demagogos/6p.yaml")
+ONW = example_script("one-night.yaml")
 HEADLINE_KEYS = {"step", "waiting_for", "anyone", "count", "deadline", "night"}
 
 
@@ -210,13 +211,13 @@ def test_a_press_from_a_seat_the_table_does_not_wait_for_is_refused_aloud(tmp_pa
 
 
 def test_the_result_stays_across_a_restart_until_the_next_game(tmp_path: Path) -> None:
-    sim, s = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")
+    sim, s = simulation(tmp_path, example_script("seven-knights.yaml"))
     for _, kind, value in s.steps:
         sim.step(kind, value)
     result = sim.loop.read_side.public()["result"]
     assert result["players"][0]["winner"]
     sim.close()
-    again, _ = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")  # the daemon restarted
+    again, _ = simulation(tmp_path, example_script("seven-knights.yaml"))  # the daemon restarted
     try:
         assert again.loop.read_side.public()["result"] == result
         again.step("tap", "game/seven-knights")
@@ -258,7 +259,7 @@ def test_a_press_by_night_on_a_japanese_table_is_japanese(tmp_path: Path) -> Non
 
 
 def test_a_long_press_of_back_keeps_the_step_and_says_what_the_table_waits_for(tmp_path: Path) -> None:
-    sim, s = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")
+    sim, s = simulation(tmp_path, example_script("seven-knights.yaml"))
     try:
         play_until(sim, s, lambda sim: (sim.loop.read_side.public().get("play") or {}).get("step") == "quest")
         sim.step("hold", "back")

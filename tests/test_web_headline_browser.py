@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from test_demagogos_browser import PHONE, TV, pair_phone
 from test_web import pair
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
 from test_web_headline import DT6, play_until, simulation
@@ -23,6 +22,8 @@ from companion.app import config
 from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
 from companion.app.web_app import start_web
+from companion.games.demagogos.tests.test_demagogos_browser import PHONE, TV, pair_phone
+from conftest import example_script
 from web.pairing import COOKIE, RateLimit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +61,7 @@ def test_the_discussion_countdown_moves_on_the_phone(browser: Any, tmp_path: Pat
     """Madness Hour's climax: the minute's discussion counts down on the page,
     from the deadline the table gives (its wall clock), second by second."""
     expect = sync_api.expect
-    script = load_script(ROOT / "examples" / "madness-hour.yaml")
+    script = load_script(example_script("madness-hour.yaml"))
     live = LiveTable(tmp_path, draws=script.draws, web={"pair_window_s": 5})
     try:
         for _, kind, value in script.steps:
@@ -228,11 +229,11 @@ def test_a_next_that_ends_the_trading_for_everyone_is_confirmed_first(browser: A
 
 def test_the_result_is_on_the_page_after_a_restart(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
-    sim, s = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")
+    sim, s = simulation(tmp_path, example_script("seven-knights.yaml"))
     for _, kind, value in s.steps:
         sim.step(kind, value)
     sim.close()
-    again, _ = simulation(tmp_path, ROOT / "examples" / "seven-knights.yaml")  # the daemon restarted
+    again, _ = simulation(tmp_path, example_script("seven-knights.yaml"))  # the daemon restarted
     web = start_web(again.app, config.load([ROOT / "config" / "companion.yaml"], s.overrides or None), "127.0.0.1", 0)
     try:
         page = opened(browser, web.address, PHONE)

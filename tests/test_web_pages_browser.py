@@ -14,7 +14,6 @@ import httpx
 import pytest
 import yaml
 from test_audiences import Auction
-from test_demagogos_browser import PHONE, TV, pair_phone, wait_until
 from test_web import pair
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
 
@@ -22,11 +21,13 @@ from companion.app import config
 from companion.app.live_table import LiveTable
 from companion.app.simulate import Simulation, load_script
 from companion.app.web_app import start_web
+from companion.games.demagogos.tests.test_demagogos_browser import PHONE, TV, pair_phone, wait_until
+from conftest import example_script
 from web.live import WatchedReadSide
 from web.pairing import RateLimit
 
 ROOT = Path(__file__).resolve().parent.parent
-DT6 = ROOT / "examples" / "demagogos" / "6p.yaml"
+DT6 = example_script("demagogos/6p.yaml")
 
 
 def opened(browser: Any, url: str, viewport: dict[str, int]) -> Any:  # noqa: F811
@@ -201,7 +202,7 @@ def rows(page: Any) -> list[list[str]]:
 
 def test_seven_knights_result_winners_first_with_rounds_and_chart(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
-    sim, web = finished(tmp_path, ROOT / "examples" / "seven-knights.yaml")
+    sim, web = finished(tmp_path, example_script("seven-knights.yaml"))
     try:
         page = result_page(browser, web)
         expect(page.locator("#game")).to_have_text("Last game: Seven Knights Bewitched")  # not "No game yet"
@@ -223,7 +224,7 @@ def test_the_result_view_says_between_games_once_and_names_its_columns(browser: 
     """The phase's name ("Between games") stood above the headline that begins
     with it ("Between games: tap a game card."); the result's name column had
     no heading (a screen reader read an empty header)."""
-    sim, web = finished(tmp_path, ROOT / "examples" / "one-night.yaml", lang=lang)
+    sim, web = finished(tmp_path, example_script("one-night.yaml"), lang=lang)
     try:
         page = result_page(browser, web)
         sync_api.expect(page.locator("#headline")).to_contain_text(between)
@@ -253,7 +254,7 @@ def test_a_fresh_table_asks_for_a_game_card_once(browser: Any, tmp_path: Path, p
 
 def test_one_night_result_executed_roles_and_the_winning_team(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
-    sim, web = finished(tmp_path, ROOT / "examples" / "one-night.yaml", lang="ja")
+    sim, web = finished(tmp_path, example_script("one-night.yaml"), lang="ja")
     try:
         page = result_page(browser, web)
         verdict = page.locator("#verdict li")
@@ -270,7 +271,7 @@ def test_one_night_result_executed_roles_and_the_winning_team(browser: Any, tmp_
 
 def test_madness_hour_result_the_girl_s_card_and_who_won(browser: Any, tmp_path: Path) -> None:  # noqa: F811
     expect = sync_api.expect
-    sim, web = finished(tmp_path, ROOT / "examples" / "madness-hour.yaml")
+    sim, web = finished(tmp_path, example_script("madness-hour.yaml"))
     try:
         page = result_page(browser, web)
         expect(page.locator("#verdict li").first).to_have_text("Green, the Girl, was the evil god.")

@@ -30,11 +30,12 @@ from companion.app.simulate import Simulation, load_script
 from companion.app.web_app import start_web
 from companion.core.events import TABLE, Submit
 from companion.core.messages import Event
+from conftest import example_script, example_scripts
 from web.live import WatchedReadSide
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml"),
-                  *(ROOT / "examples" / "one-night").glob("*.yaml")])  # the editions: new roles
+SCRIPTS = sorted([*example_scripts("*.yaml"), *example_scripts("demagogos/*.yaml"),
+                  *example_scripts("one-night/*.yaml")])  # the editions: new roles
 PUBLIC = ("/", "/tv", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
 SERVER_KEYS = ("version", "address", "now", "verdict", "clock")  # what the pages add to the read side's public snapshot
 
@@ -190,7 +191,7 @@ def test_sealed_bids_tells_and_a_seats_refusals_stay_off_the_public_pages(tmp_pa
 def test_a_gift_makes_no_public_push_and_leaves_no_public_trace(tmp_path: Path) -> None:
     """Demagogos' gifts are the giver's and receiver's business (rules, *who may
     know what*): the public feed must not even tick when one is made."""
-    s = load_script(ROOT / "examples" / "demagogos" / "6p.yaml")
+    s = load_script(example_script("demagogos/6p.yaml"))
     walk = Walk(tmp_path, s.overrides, s.draws)
     try:
         gifts = 0
@@ -211,7 +212,7 @@ def test_a_gift_makes_no_public_push_and_leaves_no_public_trace(tmp_path: Path) 
 
 def _demagogos_in_the_cave(tmp_path: Path) -> Walk:
     """A walk of Demagogos' six-player script up to the cave: every seat holds gems and a role."""
-    s = load_script(ROOT / "examples" / "demagogos" / "6p.yaml")
+    s = load_script(example_script("demagogos/6p.yaml"))
     walk = Walk(tmp_path, s.overrides, s.draws)
     for _, kind, value in s.steps:
         walk.step(kind, value)

@@ -15,6 +15,7 @@ from companion.app import config
 from companion.app.simulate import Simulation, load_script
 from companion.app.web_app import start_web
 from companion.core.events import Submit
+from conftest import example_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,7 +31,7 @@ def play(s: Simulation) -> dict[str, Any]:
 
 
 def test_seven_knights_rounds_survive_a_restart_and_the_page_shows_the_same_rows(tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     s, log = sim(tmp_path, script.overrides, script.draws)
     steps = list(script.steps)
     cut = next(i for i, (_, kind, value) in enumerate(steps) if (kind, value) == ("wait", 300))  # round 3
@@ -63,7 +64,7 @@ def test_seven_knights_rounds_survive_a_restart_and_the_page_shows_the_same_rows
 def test_a_scored_round_is_final_back_keeps_its_row(tmp_path: Path) -> None:
     """The row is the game's state: back is refused once the round is scored,
     and the row stays (as the scores spoken stay)."""
-    script = load_script(ROOT / "examples" / "seven-knights.yaml")
+    script = load_script(example_script("seven-knights.yaml"))
     s, log = sim(tmp_path, script.overrides, script.draws)
     try:
         for _, kind, value in script.steps:
@@ -81,13 +82,13 @@ def test_a_scored_round_is_final_back_keeps_its_row(tmp_path: Path) -> None:
 
 
 def test_demagogos_rounds_are_the_vp_gained_each_round(tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "demagogos" / "6p.yaml")
+    script = load_script(example_script("demagogos/6p.yaml"))
     s, _ = sim(tmp_path, script.overrides, script.draws)
     try:
         for _, kind, value in script.steps[:-1]:  # the last box ends the game (and the play)
             s.step(kind, value)
         rows = play(s)["rounds"]
-        expect = yaml.safe_load((ROOT / "examples" / "demagogos" / "6p.yaml").read_text())["expect"]
+        expect = yaml.safe_load((example_script("demagogos/6p.yaml")).read_text())["expect"]
         assert [r["points"] for r in rows] == expect["points"][:3]  # worked out by hand in the script
     finally:
         s.close()
@@ -111,7 +112,7 @@ def _turns(sc: Any, until: int | None) -> list[tuple[str, list[str], bool]]:
 
 
 def test_one_night_names_nobody_by_night_and_everyone_by_day() -> None:
-    seen = _turns(load_script(ROOT / "examples" / "one-night.yaml"), None)
+    seen = _turns(load_script(example_script("one-night.yaml")), None)
     assert any(closed for _, _, closed in seen)  # the script does play a night
     assert all(turn == [] for step, turn, closed in seen if closed or step == "night")
     players = next(turn for step, turn, _ in seen if step == "discussion")
@@ -119,7 +120,7 @@ def test_one_night_names_nobody_by_night_and_everyone_by_day() -> None:
 
 
 def test_seven_knights_turn_is_the_start_player_then_the_voters_then_the_captain() -> None:
-    seen = _turns(load_script(ROOT / "examples" / "seven-knights.yaml"), None)
+    seen = _turns(load_script(example_script("seven-knights.yaml")), None)
     first = dict((step, turn) for step, turn, _ in reversed(seen))  # the first time each step is seen
     assert first["quest"] == ["red"]  # red holds the start marker
     assert first["command"] == ["red"] or first["command"] == []  # no election counted: captain unknown
@@ -144,7 +145,7 @@ def test_seven_knights_recommendation_waits_for_those_yet_to_recommend(tmp_path:
 
 
 def test_madness_hour_turn_is_the_explorer_called() -> None:
-    seen = _turns(load_script(ROOT / "examples" / "madness-hour.yaml"), None)
+    seen = _turns(load_script(example_script("madness-hour.yaml")), None)
     explore = [turn for step, turn, _ in seen if step == "explore" and turn]
     assert explore and all(len(t) == 1 for t in explore)
     assert len({t[0] for t in explore}) >= 2  # the turn moves round the table
@@ -152,7 +153,7 @@ def test_madness_hour_turn_is_the_explorer_called() -> None:
 
 
 def test_demagogos_turn_everyone_to_bid_then_the_explorer_in_the_cave(tmp_path: Path) -> None:
-    script = load_script(ROOT / "examples" / "demagogos" / "6p.yaml")
+    script = load_script(example_script("demagogos/6p.yaml"))
     s, _ = sim(tmp_path, script.overrides, script.draws)
     try:
         steps = iter(script.steps)

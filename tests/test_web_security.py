@@ -38,6 +38,7 @@ from companion.app import config
 from companion.app.live_table import LiveTable
 from companion.core.events import Housekeeping
 from companion.core.messages import PairRequest
+from conftest import example_script
 from web.pairing import COOKIE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,7 +150,7 @@ def test_the_first_phone_asking_holds_the_seat_s_window(live: LiveTable) -> None
 def _one_night_at_the_reveal(gate: Gate) -> None:
     from companion.app.simulate import load_script
 
-    script = load_script(ROOT / "examples" / "one-night.yaml")
+    script = load_script(example_script("one-night.yaml"))
     for _, kind, value in script.steps:
         if kind == "tap" and value == "player/red" and gate.sim.loop.table.state.phase == "playing":
             return  # the reveal's first tap: the game takes red's card now
@@ -479,7 +480,7 @@ def test_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path: Path
         # a whole game, to its end: its backup is written and its end pushed to the open page
         from companion.app.simulate import load_script
 
-        script = load_script(ROOT / "examples" / "seven-knights" / "basic-4p.yaml")
+        script = load_script(example_script("seven-knights/basic-4p.yaml"))
         assert proc.stdin is not None
         proc.stdin.write("".join(f"{value}\n" for _, _, value in script.steps))
         proc.stdin.flush()
@@ -525,7 +526,7 @@ def test_a_flood_of_half_sent_requests_is_dropped_and_logged_once(tmp_path: Path
 def test_out_of_descriptors_at_accept_is_one_line_not_a_traceback_a_second() -> None:
     import errno
 
-    from web.guard import Doorman
+    from httpkit.guard import Doorman
 
     said: list[str] = []
     door = Doorman(None, frozenset(), said.append)
@@ -558,7 +559,7 @@ def test_a_page_token_that_is_no_ascii_is_a_403_not_a_500(live: LiveTable) -> No
 
 
 def test_the_address_a_request_arrived_on_is_the_pi_s_own() -> None:
-    from web.guard import Doorman
+    from httpkit.guard import Doorman
 
     door = Doorman(None, frozenset({"localhost"}), print)
     assert door.allows("192.168.1.20:8080", ("192.168.1.20", 8080))

@@ -1,13 +1,13 @@
-"""web/sse.py: the one server-sent-events helper of the table's pages and the
+"""httpkit/sse.py: the one server-sent-events helper of the table's pages and the
 venue's board (one place for it: the venue once had a copy of the pages' stream)."""
 
 from __future__ import annotations
 
 import asyncio
 
+from httpkit import sse
 from venue import server as venue_server
 from web import server as web_server
-from web import sse
 
 
 def test_the_pages_and_the_venue_stream_with_the_one_sse_helper() -> None:

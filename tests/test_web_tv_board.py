@@ -25,6 +25,7 @@ from test_web_privacy import Walk, secrets_kept
 
 from companion.app.live_table import LiveTable
 from companion.app.simulate import load_script
+from conftest import example_script
 from web.pairing import RateLimit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,7 +146,7 @@ def scores(page: Any) -> dict[str, str]:
 def test_tv_board_shows_the_step_and_totals_then_the_result(browser: Any, tmp_path: Path,  # noqa: F811
                                                              viewport: dict[str, int]) -> None:
     expect = sync_api.expect
-    s = load_script(ROOT / "examples" / "seven-knights.yaml")
+    s = load_script(example_script("seven-knights.yaml"))
     board = Board(browser, tmp_path, s.overrides, s.draws, viewport)
     page = board.page
     try:
@@ -188,7 +189,7 @@ def test_tv_board_names_a_player_by_the_display_name_their_page_chose(browser: A
     from companion.core.events import Housekeeping
     from companion.core.table import NAMED
 
-    s = load_script(ROOT / "examples" / "seven-knights.yaml")
+    s = load_script(example_script("seven-knights.yaml"))
     board = Board(browser, tmp_path, s.overrides, s.draws)
     try:
         steps = iter(s.steps)
@@ -203,7 +204,7 @@ def test_tv_board_names_a_player_by_the_display_name_their_page_chose(browser: A
 
 
 def test_tv_board_cave_grid_fills_as_boxes_open(browser: Any, tmp_path: Path) -> None:  # noqa: F811
-    s = load_script(ROOT / "examples" / "demagogos" / "6p.yaml")
+    s = load_script(example_script("demagogos/6p.yaml"))
     board = Board(browser, tmp_path, s.overrides, s.draws)
     page = board.page
     try:
@@ -240,7 +241,7 @@ def test_tv_board_vote_tally_fills_as_votes_come_in(browser: Any, tmp_path: Path
     if game == "one-night":
         steps, overrides, draws = ONW_COUNT, {"seed": 3, "games": {"one-night": {"discussion_min": 2}}}, None
     else:
-        s = load_script(ROOT / "examples" / "madness-hour.yaml")
+        s = load_script(example_script("madness-hour.yaml"))
         steps, overrides, draws = [(k, v) for _, k, v in s.steps], s.overrides, s.draws
     board = Board(browser, tmp_path, overrides, draws)
     page = board.page
@@ -275,7 +276,7 @@ def test_tv_board_vote_tally_fills_as_votes_come_in(browser: Any, tmp_path: Path
 
 
 def test_tv_board_night_screen_is_the_same_for_two_deals(browser: Any, tmp_path: Path) -> None:  # noqa: F811
-    s = load_script(ROOT / "examples" / "one-night.yaml")
+    s = load_script(example_script("one-night.yaml"))
     night = s.steps[:s.steps.index(next(st for st in s.steps if st[1] == "wait")) + 2]  # into the night
     shots: dict[int, list[tuple[str, bytes]]] = {}
     black: dict[int, str] = {}

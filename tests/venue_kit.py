@@ -14,6 +14,8 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from conftest import example_script
+
 ROOT = Path(__file__).resolve().parent.parent
 LOG_EVENTS = ("round_scored", "game_over", "formation", "onw_result", "mh_result", "dt_exit")
 
@@ -58,12 +60,12 @@ def state(table: str, **kw: Any) -> dict[str, Any]:
 
 
 def simulate(script: str, start_wall: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A finished play of examples/``script`` on a simulated table whose clock
+    """A finished play of the example ``script`` (conftest.example_script) on a simulated table whose clock
     says ``start_wall`` when it begins, and its table events (wall times)."""
     from companion.app import config as configmod
     from companion.app.simulate import Simulation, load_script
 
-    overrides, steps, draws = load_script(ROOT / "examples" / script)
+    overrides, steps, draws = load_script(example_script(script))
     cfg = configmod.load(list(configmod.shipped_paths()), overrides)
     events: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="venue-sim-") as tmp:

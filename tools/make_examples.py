@@ -1,5 +1,5 @@
 """Write a Seven Knights table script for every rule set at every allowed
-player count (examples/seven-knights/), each with the result the spec
+player count (companion/games/seven_knights/examples/seven-knights/), each with the result the spec
 predicts under ``expect:``.
 
 The expectations (``EXPECTED``) were worked out by hand from the spec's
@@ -20,7 +20,7 @@ import yaml
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 ALLOWED = {"basic": range(4, 9), "special": range(3, 5), "advanced": range(4, 8), "cooperative": range(4, 8)}
-OUT = Path(__file__).resolve().parent.parent / "examples" / "seven-knights"
+OUT = Path(__file__).resolve().parent.parent / "companion" / "games" / "seven_knights" / "examples" / "seven-knights"
 WITCH = "skb/witch"
 
 

@@ -85,7 +85,7 @@ chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
     /opt/companion/.venv/bin/pip install ".[pi]"
     # RPi.GPIO refuses to be imported off a real Pi (it reads /proc/cpuinfo): found, not imported.
     /opt/companion/.venv/bin/python -c "import importlib.util, platform, gpiozero, nfc, yaml, pyttsx3; assert importlib.util.find_spec(\"RPi.GPIO\") and importlib.util.find_spec(\"lgpio\"); print(\"imports ok on\", platform.machine())"
-    /opt/companion/.venv/bin/companion simulate examples/seven-knights.yaml > /tmp/game.jsonl
+    /opt/companion/.venv/bin/companion simulate companion/games/seven_knights/examples/seven-knights.yaml > /tmp/game.jsonl
     grep -c "\"accepted\"" /tmp/game.jsonl | sed "s/^/accepted inputs: /"
     grep -q "\"game_over\"" /tmp/game.jsonl && echo "a whole game played on aarch64"
     /opt/companion/.venv/bin/companion doctor --skip reader --skip audio --skip gpio --skip user || true

@@ -1,6 +1,6 @@
 """Refresh the pictures of the pages in docs/web/ (listed in docs/web/README.md), on purpose.
 
-Each example script (examples/) is played on a table on simulated hardware and
+Each example script (companion/games/*/examples/) is played on a table on simulated hardware and
 virtual time serving its pages — the same table tests/test_web_accessibility.py
 audits — and at the moments below a page is photographed in Debian's chromium
 (Playwright), in English and in Japanese: fixed scripts, seeds and draws,

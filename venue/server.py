@@ -3,7 +3,7 @@ the season's league), ``GET /api/venue`` (all of it as JSON) and
 ``GET /api/venue/events`` (SSE: ``table`` when a table changed, ``league``
 when a play arrived).
 
-In front of it stands the table's own door (``web.guard``): only the
+In front of it stands the table's own door (``httpkit.guard``): only the
 machine's own names in ``Host`` (a rebound web site reads nothing), small
 bodies, a bounded number of connections each sending its request in time.
 Everything shown came through ``venue.schema``; the page sets it as text,
@@ -24,9 +24,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from web.guard import Doorman, own_names
-from web.serving import Serving
-from web.sse import sse, stream
+from httpkit.guard import Doorman, own_names
+from httpkit.serving import Serving
+from httpkit.sse import sse, stream
 
 LANGS = ("en", "ja")
 # A TV that stopped reading is let go past this many pushes: its stream ends, it reconnects and

@@ -8,7 +8,7 @@ back the way a tap does, through ``inbox.submit``.
 What leaves here for anyone (``/``, ``/api/table``, ``/api/events``) is built
 only from the read side's public snapshot and events whose audience is the
 table; a seat's events and snapshot go only to the page holding that seat's
-secret (``web.pairing``).  Before any of it, the door (``web.guard``) lets in
+secret (``web.pairing``).  Before any of it, the door (``httpkit.guard``) lets in
 only the Pi's own names, bodies of a few KiB and a bounded number of
 connections, each request arriving in time.
 
@@ -51,12 +51,12 @@ from companion.core.messages import (
     Wants,
 )
 from companion.core.table import NAMED
+from httpkit.guard import Doorman, own_names
+from httpkit.serving import Serving
+from httpkit.sse import sse, stream
 from web.bgstats import ExportGame, push_url, record
-from web.guard import Doorman, own_names
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
-from web.serving import Serving
-from web.sse import sse, stream
 
 SSE_QUEUE = 256  # messages a slow page may fall behind before it is dropped (it reconnects)
 ANSWER_S = 5.0  # how long a control waits in the table's inbox before it is withdrawn ("too late")
@@ -140,7 +140,7 @@ class WebServer:
             *(extra(self) if extra else []),
         ]
         self.app = Starlette(routes=routes)
-        # What uvicorn serves: the door (Host, body size) in front of the pages (web.guard)
+        # What uvicorn serves: the door (Host, body size) in front of the pages (httpkit.guard)
         self.door = Doorman(self.app, own_names(host, hosts), self.report)
         # uvicorn on its thread, and the one way onto its loop (``serving.hand_over``)
         self.serving = Serving(self.door)

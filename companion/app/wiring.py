@@ -192,7 +192,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     before this call (the voice) already reports into it; ``pages``: are the
     players' pages served (``on``, ``off``) or does a script stand for them
     (``assumed``; core.table); ``journal_class``: the journal's (a modeled
-    SD card, bench/tap_feedback.py)."""
+    SD card, qa/bench/tap_feedback.py)."""
     from companion.app import catalogue
     from companion.games import manifests, registry
 

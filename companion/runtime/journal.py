@@ -130,7 +130,7 @@ class Journal:
 
     def _connect(self) -> sqlite3.Connection:
         """The read-write connection (the power-cut campaign swaps in one
-        through a crash-simulating VFS: reliability/powercut.py)."""
+        through a crash-simulating VFS: qa/reliability/powercut.py)."""
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per input.
         db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         db.text_factory = _text

@@ -109,7 +109,7 @@ async function post(path, body) {
   } catch (e) { offline(true); return { ok: false, text: t("unreachable") }; }  // the daemon is down
   let data = {};
   try { data = await r.json(); } catch (e) { data = { ok: false, reason: r.statusText }; }
-  // the door's refusals (web.guard): 421 has no body, 413 its own code; each said in the page's words
+  // the door's refusals (httpkit.guard): 421 has no body, 413 its own code; each said in the page's words
   if (r.status === 421) data = { ok: false, error: "wrong_host" };
   else if (r.status === 413) data = { ...data, ok: false, error: "too_big" };
   else if (!r.ok && !data.error && !data.text) data = { ...data, ok: false, error: "refused" };

@@ -6,7 +6,7 @@ cards each edition's box holds of it, where it wakes in each edition's night
 verdict counts it, the tags it is read from, and the folder of its lines
 (its names and its night lines in every language; the game's own roles have
 theirs in the game's ``lines/``).  Adding a role is one ``register`` of one
-entry (tests/test_one_night_roles.py adds one from a module of its own).
+entry (its tests/test_one_night_roles.py adds one from a module of its own).
 
 Line keys a role's entry implies (``<p>`` is the edition's prefix: ``onw``
 for ``jinrou``, ``onw.ultimate`` for ``ultimate``): ``name.<id>`` (and

@@ -1,1 +1,0 @@
-"""The benchmark suite: ``python bench/run.py [--quick] [--json]`` (see bench/README.md)."""

@@ -1,0 +1,1 @@
+"""Demagogos' Trap's own tests (pytest finds them through pyproject's testpaths)."""

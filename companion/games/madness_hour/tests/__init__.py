@@ -1,0 +1,1 @@
+"""Madness Hour's own tests (pytest finds them through pyproject's testpaths)."""

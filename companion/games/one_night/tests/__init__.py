@@ -1,0 +1,1 @@
+"""One Night's own tests (pytest finds them through pyproject's testpaths)."""

@@ -1,0 +1,1 @@
+"""Seven Knights' own tests (pytest finds them through pyproject's testpaths)."""

@@ -1,0 +1,133 @@
+"""Shared fixtures: a simulated table on a virtual clock, recording its log;
+and where the example scripts are.  At the top of the tree so they reach both
+tests/ and each game's own tests (companion/games/<game>/tests/)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.app import config
+from companion.app.simulate import Simulation
+
+ROOT = Path(__file__).resolve().parent
+# The tests' shared helpers (privacy, venue_kit, the browser fixture in test_web_browser, …) are
+# imported by their module name, as pytest's default import mode puts tests/ on the path once it
+# imports a test there; put it there first, so a game's own tests reach them run alone too.
+sys.path.insert(0, str(ROOT / "tests"))
+
+# Each game's example scripts live in its folder, under the names they had in the old top-level
+# examples/ folder: companion/games/seven_knights/examples/seven-knights.yaml, …/demagogos/6p.yaml.
+EXAMPLE_DIRS = sorted(ROOT.glob("companion/games/*/examples"))
+
+
+def code_files(folder: Path) -> list[Path]:
+    """The Python files of ``folder``'s code: a game's own tests (its tests/ folder) drive the
+    whole table through the app, so the checks on the games' code (layers, no I/O, no hand-set
+    step) leave them out."""
+    return sorted(p for p in folder.rglob("*.py") if "tests" not in p.relative_to(folder).parts)
+
+
+def example_script(name: str) -> Path:
+    """The example script ``name`` ("one-night.yaml", "demagogos/6p.yaml") in its game's folder."""
+    found = [folder / name for folder in EXAMPLE_DIRS if (folder / name).is_file()]
+    assert len(found) == 1, f"no one example script {name}: {found}"
+    return found[0]
+
+
+def example_scripts(pattern: str = "**/*.yaml") -> list[Path]:
+    """Every example script matching ``pattern`` (relative to the games' examples folders)."""
+    return sorted((p for folder in EXAMPLE_DIRS for p in folder.glob(pattern)), key=example_name)
+
+
+def example_name(path: Path) -> str:
+    """A script's name relative to its examples folder ("seven-knights/basic-4p.yaml")."""
+    return next(path.relative_to(folder).as_posix() for folder in EXAMPLE_DIRS if path.is_relative_to(folder))
+
+
+class Table:
+    """A Simulation plus its event log, with small helpers for tests."""
+
+    def __init__(self, state: Path, *, voice: Any = None, draws: dict[str, Any] | None = None,
+                 **overrides: Any) -> None:
+        self.state = state
+        self.events: list[dict[str, Any]] = []
+        cfg = config.load([ROOT / "config" / "companion.yaml"], overrides or None)
+        self.sim = Simulation(cfg, state, self.events.append, voice=voice, draws=draws)
+
+    def tap(self, *identities: str) -> None:
+        for i in identities:
+            self.sim.step("tap", i)
+
+    def press(self, *buttons: str) -> None:
+        for b in buttons:
+            self.sim.step("press", b)
+
+    def do(self, kind: str, value: Any) -> None:
+        self.sim.step(kind, value)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["event"] == kind]
+
+    def keys(self) -> list[str]:
+        return [e["key"] for e in self.of("say")]
+
+    def last(self, kind: str) -> dict[str, Any]:
+        return self.of(kind)[-1]
+
+    def mark(self) -> int:
+        return len(self.events)
+
+    def since(self, mark: int, kind: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.events[mark:] if kind is None or e["event"] == kind]
+
+    def close(self) -> None:
+        self.sim.close()
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Iterator[Table]:
+    t = Table(tmp_path)
+    yield t
+    t.close()
+
+
+@pytest.fixture
+def make_table(tmp_path: Path) -> Iterator[Any]:
+    made: list[Table] = []
+
+    def make(**overrides: Any) -> Table:
+        t = Table(tmp_path, **overrides)
+        made.append(t)
+        return t
+    yield make
+    for t in made:
+        t.close()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Any]:
+    """A real mosquitto on a free loopback port, anonymous, for this test only
+    (tests/mosquitto.py; skips saying why where mosquitto is absent)."""
+    from tests.mosquitto import Broker
+
+    b = Broker(tmp_path / "broker").start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def readable() -> Iterator[Path]:
+    """A folder the broker can read files from: run as root, mosquitto drops
+    to its own user, which cannot enter pytest's private tmp_path."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="companion-mqtt-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
