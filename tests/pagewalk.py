@@ -445,14 +445,15 @@ class Evening:
         if not caught:
             self.fail("controls", f"{self.where()}: the pages did not catch up with the table")
             return
-        seen = self.version()
+        seen, now = self.version(), self.now()  # the present the pages have caught up with
         before = time.time()
         drawn = {name: page.evaluate(PROBE, HISTORY) for name, page in self.pages().items()}
         after = time.time()
         self.spent["probe"] = self.spent.get("probe", 0) + after - before
         public = self.public()
-        if public["version"] != seen[0]:
-            return  # the table moved under the reading: the next step reads again
+        self.live.settle()  # a timer's move under the reading has reached the pages' snapshot by now
+        if self.version() != seen or self.now() != now:
+            return  # the table moved under the reading (a timer): the next step reads again
         present = strings(public, set())
         for seat in self.phones:
             present |= strings(self.live.loop.read_side.private(seat), set())
@@ -521,16 +522,21 @@ class Evening:
     def night_snapshot(self, played: Played) -> None:
         """Each page by night, once it has drawn the table's present: its visible text
         and enabled controls, kept when new."""
+        seen = self.version()
         if not self.catch_up():
             return  # the table moved on meanwhile (the next turn, or the day)
+        snaps = {}
         for name, page in self.pages().items():
             if name.startswith("phone:") and name.removeprefix("phone:") not in self.game.seats:  # type: ignore[union-attr]
                 continue
             drawn = page.evaluate(PROBE, HISTORY)
-            snap = json.dumps([[t["text"] for t in drawn["texts"]], drawn["controls"]], ensure_ascii=False)
-            seen = played.night.setdefault(name, [])
-            if snap not in seen:
-                seen.append(snap)
+            snaps[name] = json.dumps([[t["text"] for t in drawn["texts"]], drawn["controls"]], ensure_ascii=False)
+        if self.version() != seen or not self.now()["night"]:
+            return  # read while the table moved (the day may have come): not a night's snapshot
+        for name, snap in snaps.items():
+            kept = played.night.setdefault(name, [])
+            if snap not in kept:
+                kept.append(snap)
 
     def close(self) -> None:
         for page in self.pages().values():
