@@ -78,7 +78,9 @@ def evening(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         print("\npage walk:")
         for gid, p in walk.played.items():
             print(f"  {gid}: {p.steps} inputs {p.inputs}, {len(p.states)} states (phase, step, round), "
-                  f"{p.audits} audits, finished={p.finished}, {p.seconds:.1f} s")
+                  f"{p.audits} audits, finished={p.finished}, {p.seconds:.1f} s"
+                  + (f", by night {len(p.night)} pages, {sorted({len(v) for v in p.night.values()})} snapshots each"
+                     if p.night else ""))
         print(f"  the evening: {total:.1f} s; the checks' parts: "
               + ", ".join(f"{k} {v:.1f} s" for k, v in walk.spent.items()))
         for (prop, gid), what in sorted(walk.found.items()):
