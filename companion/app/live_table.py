@@ -25,9 +25,11 @@ from web.live import WatchedReadSide
 
 class LiveTable:
     def __init__(self, state: Path, games: dict[str, Any] | None = None, virtual: bool = True,
-                 draws: dict[str, Any] | None = None, **overrides: Any) -> None:
-        cfg = config.load([config.SHIPPED],
-                          {"panel": {"backend": "mock"}, "seed": 3, **overrides})
+                 draws: dict[str, Any] | None = None, game_settings: dict[str, Any] | None = None,
+                 **overrides: Any) -> None:
+        # ``game_settings``: the config's ``games:`` section (``games`` names the game classes)
+        cfg = config.load([config.SHIPPED], {"panel": {"backend": "mock"}, "seed": 3, **overrides,
+                                             **({"games": game_settings} if game_settings else {})})
         self.events: list[dict[str, Any]] = []
         voice = make_voice({**cfg, "voice": {**cfg["voice"], "backend": "silent"}}, True, sys.stderr, print)
         self.app = build(cfg, clock=RealClock(), log=self.events.append, voice=voice,
