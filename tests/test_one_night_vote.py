@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from test_one_night import BACK, CARDS, NEXT, Table, at_reveal, refusal, report
 
 from companion.app import config
@@ -339,3 +340,55 @@ def test_a_deck_of_every_role_is_counted_on_the_board() -> None:
         engine = OneNight(Setup(players[:n], rules, {}, tuple(cards)))
         shown = [p["role"] for k, p in engine.board() if k.startswith("onw.board.deck_role")]
         assert sorted(shown) == sorted(set(deck))
+
+
+# ------------------------------------------------------------- downstream
+def test_finding_two_tanners_who_die_are_two_teams_of_one_in_the_league() -> None:
+    """The tanner is alone (rules, *Who wins* 1: each tanner who dies wins):
+    with the doppelganger a second tanner, the league rates each as a side of
+    its own, not the two as one team."""
+    from venue import league
+
+    cards = ("onw/doppelganger/1", "onw/tanner/1", "onw/werewolf/1", "onw/werewolf/2", "onw/seer/1",
+             "onw/robber/1", "onw/troublemaker/1", "onw/villager/1")
+    table = Table(OneNight(Setup(("red", "blue", "green", "yellow", "purple"), ("ultimate",), {}, cards)))
+    table._apply(table.engine.start())
+    table.feed(NEXT)
+    table.run_until("discussion")
+    table.feed(NEXT)
+    table.run_until("count")
+    for voter, choice in {"red": "blue", "blue": "red", "green": "red", "yellow": "blue", "purple": "green"}.items():
+        vote(table, voter, choice)  # red 2, blue 2: both executed
+    table.tap("player/red", "onw/tanner/1", "player/blue", "onw/doppelganger/1", "onw/tanner/1",
+              "player/green", "onw/werewolf/1", "player/yellow", "onw/seer/1", "player/purple", "onw/villager/1")
+    table.feed(NEXT)
+    result = table.engine.result()
+    assert set(result.winners) == {"red", "blue"}
+    # as the outbox sends the play to the venue
+    players = [{"name": p, "seat": p, "winner": p in result.winners, "team": result.teams.get(p), "place": None}
+               for p in table.engine.players]
+    sides, ranks = league.sides(players, "teams")
+    assert sorted(s for s, r in zip(sides, ranks, strict=True) if r == 1) == [[0], [1]]  # red alone, blue alone
+
+
+def test_the_bg_stats_export_records_every_players_final_role_of_every_role(tmp_path: Path) -> None:
+    from companion.runtime.journal import Journal
+    from web.bgstats import record
+
+    for name in ("ultimate-10p-phones", "jinrou-7p-phones"):
+        path = ROOT / "examples" / "one-night" / f"{name}.yaml"
+        script = load_script(path)
+        sim = Simulation(config.load([ROOT / "config" / "companion.yaml"], script.overrides), tmp_path / name,
+                         lambda e: None, draws=script.draws)
+        try:
+            for _, kind, value in script.steps:
+                sim.step(kind, value)
+        finally:
+            sim.close()
+        journal = Journal(tmp_path / name / "journal.sqlite", readonly=True)
+        try:
+            (played,) = journal.plays()
+        finally:
+            journal.close()
+        final = yaml.safe_load(path.read_text())["expect"]["onw_result"]["final_roles"]
+        assert {p["name"]: p["role"] for p in record(played)["players"]} == final

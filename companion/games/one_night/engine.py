@@ -182,8 +182,10 @@ class OneNight(Reveal):
         if v is None:
             raise RuntimeError("the game is not finished")
         roles = self.final_roles()
+        # a tanner is a team of one (each tanner who dies wins): no team, so a
+        # league rates each as a side alone, never two tanners as one team
         return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles,
-                      teams={p: acting(r).team for p, r in roles.items()})
+                      teams={p: acting(r).team for p, r in roles.items() if not acting(r).dies_to_win})
 
     # ------------------------------------------------------------------ deal
     def _nightfall(self, _: Press) -> list[Output]:
