@@ -126,6 +126,16 @@ def test_a_phone_vote_may_change_until_the_count_and_back_never_takes_it() -> No
     assert table.power_cut().engine.state.executed == ["blue"]  # the journal holds the submits: replayed
 
 
+def test_a_phone_vote_after_its_players_card_was_tapped_frees_the_table_for_the_next() -> None:
+    table = at_reveal()
+    table.tap("player/red")  # red's card: the pointing or the role card would follow
+    vote(table, "red", "blue")  # red votes on the phone instead
+    assert table.engine.state.pending is None
+    assert table.engine.prompt() == [Say("onw.count.waiting", {"n": 1, "count": 5})]
+    table.tap("player/blue", "player/green")
+    assert table.engine.state.votes == {"blue": "green"}
+
+
 def test_a_vote_for_oneself_or_nobody_at_the_table_is_refused_on_that_phone() -> None:
     table = voting()
     for value in ("red", "pink", 3):

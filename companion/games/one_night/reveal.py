@@ -233,6 +233,8 @@ class Reveal(Engine):
         """Sealed, acknowledged on that phone only; the last vote in closes the
         count (once the call's "three!" is said: the count step)."""
         self.sealed.setdefault("vote", {})[inp.player] = inp.value
+        if self.state.pending == inp.player:  # their card was tapped for the pointing: the phone voted instead
+            self.state.pending = None
         out: list[Output] = [Tell(inp.player, "onw.vote.taken", {"player": inp.value}, {"vote": inp.value})]
         if self.state.step != "count" or self._to_vote():
             return out
