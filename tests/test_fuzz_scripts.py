@@ -103,7 +103,7 @@ def test_back_during_the_vote_count_does_not_stall_the_game(tmp_path: Path) -> N
         r.wait(0.6)  # "one"
         r.step(Step("press", "back"))
         r.wait(60.0)
-        assert r.sim.loop.table.engine.state.step == "reveal"
+        assert r.sim.loop.table.engine.state.step == "count"  # the count, after the vote
     finally:
         r.close()
 

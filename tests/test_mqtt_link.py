@@ -38,7 +38,8 @@ from tests.mosquitto import needs_mosquitto_passwd, password_broker
 
 PUBLISHED = published(manifests())  # what the outbox publishes: the table's events and the games' manifests'
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted([*example_scripts("*.yaml"), *example_scripts("demagogos/*.yaml")])
+SCRIPTS = sorted([*example_scripts("*.yaml"), *example_scripts("demagogos/*.yaml"),
+                  *example_scripts("one-night/*.yaml")])  # both editions, every role, phone votes
 TID = "t1"
 
 

@@ -166,7 +166,7 @@ def test_a_pending_pairing_never_takes_a_tap_the_game_would_take(tmp_path: Path)
     try:
         _one_night_at_the_reveal(gate)
         assert gate.sim.loop.table.engine is not None
-        assert gate.sim.loop.table.engine.public_view()["step"] == "reveal"
+        assert gate.sim.loop.table.engine.public_view()["step"] == "count"  # the count: the table takes taps
         gate.sim.loop.submit(PairRequest("red", "stranger"))  # a stranger's phone asks for red
         gate.sim.loop.pump()
         mark = len(gate.events)

@@ -123,6 +123,13 @@ class Engine:
         raise Refusal("refuse.not_before_start", "seat the players first, then press next")
 
     @classmethod
+    def setup_board(cls, rules: Sequence[str], options: Mapping[str, Any],
+                    cards: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        """The cards tapped before the start as the public board's lines (a
+        deck being built is public: each tap was said aloud)."""
+        return []
+
+    @classmethod
     def check_cards(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any],
                     cards: Sequence[str]) -> None:
         """Raise ``Refusal`` if the cards tapped before the start cannot be

@@ -122,8 +122,15 @@ class TableViews(TableSeats):
         return self.engine.page(name)
 
     def board(self) -> list[tuple[str, dict[str, Any]]]:
-        """The game's public lines (keys and params), ``public_view`` labelled."""
-        return self.engine.board() if self.engine is not None else []
+        """The game's public lines (keys and params), ``public_view`` labelled;
+        before the start, the cards tapped so far (a deck being built)."""
+        if self.engine is not None:
+            return self.engine.board()
+        st, game = self.state, self.state.game or ""
+        if st.phase == GATHERING and st.cards and game in self.games:
+            options = dict(self.settings["options"]).get(game, {})
+            return self.games[game].setup_board(st.rules, options, st.cards)
+        return []
 
     def legal(self, player_id: str | None = None) -> Legal:
         """What the table (``None``) or one seated player may do now: the

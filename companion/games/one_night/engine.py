@@ -7,9 +7,12 @@ Steps, and what each takes (everything else is refused and changes nothing):
                 (``night:<role>:wake|sleep``, ``night:morning``); eyes closed:
                 every tap and button is refused, the script never reacts
     discussion  timer ``discussion`` (a tick each minute and at each warning), `next` ends early
-    vote        timers ``vote:1`` … ``vote:3`` (the count) → reveal
-    reveal      optionally first the vote count: each player's ``player/<name>`` then the
-                ``player/<name>`` they point at; then each ``player/<name>`` then that
+    vote        timers ``vote:1`` … ``vote:3`` (one, two, three!) → count; a phone's
+                sealed ``vote`` (submit) from the call on
+    count       optionally the vote count: each player's ``player/<name>`` then the
+                ``player/<name>`` they point at, or their phone's ``vote``; once every
+                player has voted, the count → reveal; a first role card shown skips it
+    reveal      each ``player/<name>`` then that
                 player's final ``onw/<role>/<n>``; once all have, the executed players'
                 ``player/<name>`` (unless counted), then `next` → done (or hunter);
                 the doppelganger's holder shows ``onw/doppelganger/1``, then any
@@ -34,6 +37,7 @@ from companion.core.engine import Ask, Goto, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     CancelTimer,
     Drawn,
+    Input,
     Output,
     Press,
     Refusal,
@@ -54,6 +58,7 @@ from companion.games.one_night.rules import (
     minutes_line,
     options_from,
     settings_for,
+    tapped_deck,
     tapped_lines,
     warning_line,
 )
@@ -111,6 +116,12 @@ class OneNight(Reveal):
         deck_for(len(players), opts)
 
     @classmethod
+    def setup_board(cls, rules: Sequence[str], options: Mapping[str, Any],
+                    cards: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        """The deck as tapped so far, on every page while it is built."""
+        return views.deck_lines(options_from(options, rules).edition, tapped_deck(cards))
+
+    @classmethod
     def check_cards(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any],
                     cards: Sequence[str]) -> None:
         """The tapped deck (none: the edition's default) for these players:
@@ -153,13 +164,28 @@ class OneNight(Reveal):
     def public_view(self) -> dict[str, Any]:
         return views.public_view(self)  # the read side is views.py's
 
+    def board(self) -> list[tuple[str, dict[str, Any]]]:
+        return views.board(self)
+
+    def private_view(self, player: str) -> dict[str, Any]:
+        return views.private_view(self, player)
+
+    def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
+        return views.page(self, player)
+
+    def public_label(self, inp: Input) -> str:
+        label = self._vote_label(inp)
+        return inp.label if label is None else label
+
     def result(self) -> Result:
         v = self.state.verdict
         if v is None:
             raise RuntimeError("the game is not finished")
         roles = self.final_roles()
+        # a tanner is a team of one (each tanner who dies wins): no team, so a
+        # league rates each as a side alone, never two tanners as one team
         return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles,
-                      teams={p: acting(r).team for p, r in roles.items()})
+                      teams={p: acting(r).team for p, r in roles.items() if not acting(r).dies_to_win})
 
     # ------------------------------------------------------------------ deal
     def _nightfall(self, _: Press) -> list[Output]:
@@ -275,7 +301,15 @@ class OneNight(Reveal):
         said = Say(f"onw.vote.{VOTE_COUNT[at - 1]}")
         if at < len(VOTE_COUNT):
             return [said, SetTimer(f"vote:{at + 1}", self.opts.count_s * self.opts.pace)]
-        return Goto("reveal", [said], prompt=True)
+        if not self._to_vote():  # every phone has voted: the count, at once
+            return Goto("reveal", [said, *self._close_count()], prompt=True)
+        return Goto("count", [said], prompt=True)
+
+    def undo_scope(self, state: Any) -> Any:
+        """The count and the reveal are one scope for ``back``: the tap that
+        closes the count, or the first card shown, moves to the reveal and
+        may still be taken back."""
+        return "reveal" if state.step in ("count", "reveal") else state.step
 
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, value: Any) -> Refusal:
@@ -313,14 +347,21 @@ class OneNight(Reveal):
                             "the discussion is on: press next to end it; cards are shown after the vote"),
                            prompt=lambda g: [Say("onw.discussion.prompt")], resume=views.resume_discussion,
                            waits=views.everyone, headline=views.discussion_headline),
-        "vote": Step({"timer": Take(_count, ("vote", "reveal"), _count_refusal)},
+        "vote": Step({"timer": Take(_count, ("vote", "count", "reveal"), _count_refusal),
+                      "submit": Take(Reveal._phone_vote, (), Reveal._phone_vote_refusal, asks=Reveal._vote_asks)},
                      ("onw.refuse.counting", "wait for the count, then point"),
-                     resume=views.resume_vote, waits=views.everyone, headline=views.vote_headline),
+                     prompt=lambda g: [Say("onw.vote.prompt")], resume=views.resume_vote, waits=views.to_vote, headline=views.vote_headline),
+        "count": Step({"next": Take(Reveal._reveal_done, ("hunter", "done"), Reveal._reveal_incomplete),
+                       "tap": Take(Reveal._count_tap, ("count", "reveal"), Reveal._reveal_refusal),
+                       "submit": Take(Reveal._phone_vote, ("count", "reveal"), Reveal._phone_vote_refusal,
+                                      asks=Reveal._vote_asks)},
+                      ("onw.refuse.reveal", "tap your player card, then your role card"),
+                      prompt=views.reveal_prompt, resume=views.resume_reveal,
+                      waits=views.count_waits, headline=views.vote_headline),
         "reveal": Step({"next": Take(Reveal._reveal_done, ("hunter", "done"), Reveal._reveal_incomplete),
                         "tap": Take(Reveal._reveal_tap, (), Reveal._reveal_refusal)},
                        ("onw.refuse.reveal", "tap your player card, then your role card"),
-                       prompt=views.reveal_prompt,
-                       resume=lambda g: [Say("onw.resume.reveal", {"players": list(g.state.revealed)}), *g.prompt()],
+                       prompt=views.reveal_prompt, resume=views.resume_reveal,
                        waits=views.reveal_waits, headline=views.reveal_headline),
         "hunter": Step({"tap": Take(Reveal._hunter_shot, ("hunter", "done"), Reveal._hunter_refusal)},
                        ("onw.refuse.hunter", "tap the card of the player the hunter voted for"),

@@ -1,15 +1,23 @@
-"""One Night's reveal: the optional vote count, each player's final card
-(the doppelganger's holder shows the role it copied), the executed, a dead
+"""One Night's count and reveal: the optional vote count (the pointing,
+tapped, and the votes sealed on the phones), each player's final card (the
+doppelganger's holder shows the role it copied), the executed, a dead
 hunter's vote, then the verdict — the handlers ``engine``'s step table names
-for the steps ``reveal`` and ``hunter``.
+for the steps ``vote``, ``count``, ``reveal`` and ``hunter``.
+
+A phone vote (``submit`` of ``vote``) lives in ``sealed["vote"]`` (which the
+table's ``back`` never touches) until every player has voted, by phone or by
+the table's taps; then all are counted as the pointing is.  Who has voted is
+public (the count says "3 of 5 have voted"), for whom never before the count:
+nothing a phone vote changes is public but that count, and a changed vote
+changes nothing public at all.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from companion.core.engine import Engine, Goto
-from companion.core.events import Output, Press, Refusal, Report, Say, Tap
+from companion.core.engine import Ask, Engine, Goto
+from companion.core.events import Input, Output, Press, Refusal, Report, Say, Submit, Tap, Tell
 from companion.games.one_night.roles import card_of, role_of, spoken
 from companion.games.one_night.rules import count_votes, most_executed
 from companion.games.one_night.verdict import Verdict, hunters_to_ask, verdict
@@ -18,7 +26,7 @@ from companion.games.one_night.verdict import dead as verdict_dead
 
 @dataclass
 class OneNightState:
-    step: str = "deal"  # deal | night | discussion | vote | reveal | done
+    step: str = "deal"  # deal | night | discussion | vote | count | reveal | hunter | done
     jitter_ms: list[int] | None = None  # the night's secret draw, once made
     night_at: int = -1  # the last night beat played
     left_s: float = 0.0  # discussion time left at the last discussion timer
@@ -103,8 +111,10 @@ class Reveal(Engine):
         return self._role_card(inp.identity)
 
     def _counting(self) -> bool:
-        """Is the optional vote count under way (begun, not finished)?"""
-        return bool(self.state.votes) and not self.state.counted
+        """Is the optional vote count under way (begun, not finished)?  A vote
+        tapped or cast on a phone begins it: then every player votes before a
+        card is shown."""
+        return bool(self._voted()) and not self.state.counted
 
     def _player_card_refusal(self, player: str) -> Refusal | None:
         s, missing = self.state, self._missing()
@@ -115,11 +125,14 @@ class Reveal(Engine):
             if s.revealed or s.counted:  # the count is only before the first card is shown
                 return Refusal("onw.refuse.role_card_expected", f"tap {s.pending}'s role card first",
                                player=s.pending)
+            if s.pending in self._phone_votes():  # their vote is in: the pair would be a second one
+                return Refusal("onw.refuse.already_voted", f"{s.pending} has voted already",
+                               player=s.pending, n=len(self._to_vote()))
             return None
         if missing:
-            if self._counting() and player in s.votes:
+            if self._counting() and player in self._voted():
                 return Refusal("onw.refuse.already_voted", f"{player} has voted already",
-                               player=player, n=len(self.players) - len(s.votes))
+                               player=player, n=len(self._to_vote()))
             if player in s.revealed:
                 # Revealing twice, or an executed player tapped too early: both wait for the others.
                 return Refusal("onw.refuse.already_revealed",
@@ -151,22 +164,96 @@ class Reveal(Engine):
 
     def _vote_for(self, choice: str) -> list[Output]:
         """The second card of a pair before the first reveal: the pending
-        player points at ``choice``.  Once every player has voted, the count
-        decides the executed (a tie executes all tied; one vote each, nobody)."""
+        player points at ``choice``.  Once every player has voted (here or on
+        a phone), the count decides the executed."""
         s = self.state
         voter, s.pending = s.pending, None
         assert voter is not None
         s.votes[voter] = choice
         out: list[Output] = [Say("onw.count.recorded", {"player": choice,
-                                                        "n": len(s.votes), "count": len(self.players)})]
-        if len(s.votes) < len(self.players):
+                                                        "n": len(self._voted()), "count": len(self.players)})]
+        if self._to_vote():
             return out
+        return [*out, *self._close_count(), *self.prompt()]  # the reveal's: the state tells
+
+    def _close_count(self) -> list[Output]:
+        """Every player has voted: the phones' sealed votes join the pointing
+        the table tapped, and the count decides the executed (a tie executes
+        all tied; one vote each, nobody).  The phones' votes are said as the
+        totals each player got, never who voted for whom."""
+        s = self.state
+        phones = {p: c for p, c in self._phone_votes().items() if p not in s.votes}
+        s.votes.update(phones)
         s.counted = True
         s.executed = count_votes(self.players, s.votes)
+        out: list[Output] = []
+        if phones:
+            got = {p: n for p in self.players if (n := list(s.votes.values()).count(p))}
+            out += [Say("onw.count.total_one" if n == 1 else "onw.count.total", {"player": p, "n": n})
+                    for p, n in got.items()]
         if not s.executed:
-            return [*out, Say("onw.count.everyone_tied"), *self.prompt()]
+            return [*out, Say("onw.count.everyone_tied")]
         top = sum(1 for c in s.votes.values() if c == s.executed[0])
-        return [*out, Say("onw.count.executed", {"players": list(s.executed), "n": top}), *self.prompt()]
+        key = "onw.count.executed" if len(s.executed) > 1 else "onw.count.executed_one"
+        return [*out, Say(key, {"players": list(s.executed), "n": top})]
+
+    # ------------------------------------------------------------ phone votes
+    def _phone_votes(self) -> dict[str, str]:
+        return dict(self.sealed.get("vote", {}))
+
+    def _voted(self) -> list[str]:
+        """Who has voted, by the table's taps or on a phone (seat order): public."""
+        phones = self._phone_votes() if self.state.step in ("vote", "count") or self.state.counted else {}
+        return [p for p in self.players if p in self.state.votes or p in phones]
+
+    def _to_vote(self) -> list[str]:
+        voted = self._voted()
+        return [p for p in self.players if p not in voted]
+
+    def _vote_asks(self, player: str) -> dict[str, Ask]:
+        """A phone's vote, from the call until the count or the first card
+        shown: any other player; changed freely until then.  Not for a player
+        whose pointing the table tapped."""
+        if player in self.state.votes or player not in self.players:
+            return {}
+        return {"vote": Ask("onw.field.vote", choices=tuple(p for p in self.players if p != player))}
+
+    def _phone_vote_refusal(self, inp: Submit) -> Refusal | None:
+        asks = self._vote_asks(inp.player)
+        if inp.field != "vote":
+            return Refusal("onw.refuse.submit_not_now", f"{inp.field} is not taken now")
+        if "vote" not in asks:
+            return Refusal("onw.refuse.already_voted", f"{inp.player} has voted already",
+                           player=inp.player, n=len(self._to_vote()))
+        if problem := asks["vote"].check(inp.value):
+            return Refusal("onw.refuse.vote_choice", f"the vote {problem}")
+        return None
+
+    def _phone_vote(self, inp: Submit) -> list[Output] | Goto:
+        """Sealed, acknowledged on that phone only; the last vote in closes the
+        count (once the call's "three!" is said: the count step)."""
+        self.sealed.setdefault("vote", {})[inp.player] = inp.value
+        if self.state.pending == inp.player:  # their card was tapped for the pointing: the phone voted instead
+            self.state.pending = None
+        out: list[Output] = [Tell(inp.player, "onw.vote.taken", {"player": inp.value}, {"vote": inp.value})]
+        if self.state.step != "count" or self._to_vote():
+            return out
+        return Goto("reveal", [*out, *self._close_count()], prompt=True)
+
+    def _vote_label(self, inp: Input) -> str | None:
+        """A changed phone vote is that phone's business alone (its acceptance
+        is not public, so the pages show no trace of it); a first one is
+        public as the count's "3 of 5 have voted" is."""
+        if isinstance(inp, Submit) and inp.field == "vote" and inp.player in self._phone_votes():
+            return ""
+        return None
+
+    def _count_tap(self, inp: Tap) -> list[Output] | Goto:
+        """A tap of the count: once the count is closed, or a first card shown
+        (the table skips the count), it is the reveal."""
+        out = self._reveal_tap(inp)
+        s = self.state
+        return Goto("reveal", out) if s.counted or s.revealed or s.copying else out
 
     def _role_card_refusal(self, card: str) -> Refusal | None:
         s, card = self.state, card_of(card, self.edition)
@@ -190,7 +277,7 @@ class Reveal(Engine):
                            card=card, role=role_of(card))
         if self._counting():
             return Refusal("onw.refuse.votes_incomplete", "finish the vote count first",
-                           n=len(self.players) - len(s.votes), player=s.pending)
+                           n=len(self._to_vote()), player=s.pending)
         return None
 
     def _role_card(self, card: str) -> list[Output]:

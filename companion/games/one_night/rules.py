@@ -199,9 +199,14 @@ def tapped_problem(players: int, edition: Edition, cards: Sequence[str]) -> Refu
     return None
 
 
+def tapped_deck(cards: Sequence[str]) -> dict[str, int]:
+    """The deck (role → count, announce order) the tapped ``cards`` make."""
+    return _ordered(Counter(role_of(c) for c in cards))
+
+
 def tapped_lines(edition: str, cards: Sequence[str]) -> list[Say]:
     """The deck as it is tapped, counted aloud: every card of it by name."""
-    deck = _ordered(Counter(role_of(c) for c in cards))
+    deck = tapped_deck(cards)
     return [Say("onw.deck.tapped", {"role": roles.spoken(role_of(cards[-1]), edition), "cards": len(cards),
                                     "deck": [roles.spoken(r, edition) for r, n in deck.items() for _ in range(n)]})]
 

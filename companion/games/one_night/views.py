@@ -8,11 +8,13 @@ state changes only in ``engine``'s handlers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from companion.core.countdown import next_point, spoken
 from companion.core.events import CancelTimer, Output, Say, SetTimer, Sound
 from companion.games.one_night.night import turn_start
+from companion.games.one_night.roles import spoken as spoken_role
 
 if TYPE_CHECKING:
     from companion.games.one_night.engine import OneNight
@@ -21,21 +23,80 @@ if TYPE_CHECKING:
 def public_view(game: OneNight) -> dict[str, Any]:
     """The step and whom the table waits for.  By night nobody: naming the
     role called would give the night's order (and so the deck's) away.
-    Once the table counts the pointing, the tally as it was said: the votes
-    each player got and how many have voted (the TV board's); never who
-    pointed at whom, which no line says.  The edition and the deck (role →
-    count) for the whole game: the table chose them, and they were said."""
+    While the vote is open, the tally: the votes each player got as the
+    pointing was said, how many have voted and who still has to (a phone's
+    vote is counted in, never whom it is for); after the count, the votes
+    each player got.  The executed once the table knows them.  The edition
+    and the deck (role → count) for the whole game: the table chose them,
+    and they were said."""
     s = game.state
     view: dict[str, Any] = {"step": s.step, "whose_turn": game.waiting(),
                             "edition": game.edition, "deck": dict(game.deck)}  # public: the table chose it
-    if s.votes:  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
+    voted = game._voted()
+    if voted or s.step == "count":  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
         view["tally"] = {"for": {p: n for p in game.players if (n := list(s.votes.values()).count(p))},
-                         "done": len(s.votes), "of": len(game.players)}
+                         "done": len(voted), "of": len(game.players), "still": game._to_vote()}
+    if s.executed:  # said aloud as the count or the taps decided it: kept to the end, and in the result
+        view["executed"] = game._executed()
+    if s.verdict is not None:
+        view["dead"] = list(s.verdict.dead)
     return view
+
+
+def board(game: OneNight) -> list[tuple[str, dict[str, Any]]]:
+    """The public view as lines for every page and the TV: the deck in play,
+    the tally and who still has to vote, the executed."""
+    view = public_view(game)
+    lines = deck_lines(game.edition, game.deck)
+    if (tally := view.get("tally")) is not None:
+        lines += [("onw.board.votes_for_one" if n == 1 else "onw.board.votes_for", {"player": p, "n": n})
+                  for p, n in tally["for"].items()]
+        lines.append(("onw.board.voted", {"n": tally["done"], "count": tally["of"]}))
+        if tally["still"]:
+            lines.append(("onw.board.to_vote", {"players": tally["still"]}))
+    if game.state.counted and not game.state.executed:
+        lines.append(("onw.board.nobody_executed", {}))
+    if view.get("executed"):
+        lines.append(("onw.board.executed", {"players": view["executed"]}))
+    if shot := [p for p in view.get("dead", []) if p not in view.get("executed", [])]:
+        lines.append(("onw.board.shot", {"players": shot}))
+    return lines
+
+
+def deck_lines(edition: str, deck: Mapping[str, int]) -> list[tuple[str, dict[str, Any]]]:
+    """The roles in play, as the deal said them: how many cards, then each role and its count."""
+    return [("onw.board.deck", {"cards": sum(deck.values())}),
+            *(("onw.board.deck_role_one" if n == 1 else "onw.board.deck_role",
+               {"role": spoken_role(role, edition), "count": n})
+              for role, n in deck.items())]
+
+
+def private_view(game: OneNight, player: str) -> dict[str, Any]:
+    """A player's own phone vote, while it may change and once counted."""
+    vote = game._phone_votes().get(player)
+    if vote is None or not (game.state.step in ("vote", "count") or game.state.counted):
+        return {}
+    return {"vote": vote, "open": not game.state.counted}
+
+
+def page(game: OneNight, player: str) -> list[tuple[str, dict[str, Any]]]:
+    view = private_view(game, player)
+    if not view:
+        return []
+    return [("onw.page.vote_open" if view["open"] else "onw.page.vote", {"player": view["vote"]})]
 
 
 def everyone(game: OneNight) -> list[str]:
     return list(game.players)
+
+
+def to_vote(game: OneNight) -> list[str]:
+    """The vote waits for who has not voted yet (who has is public, never for whom)."""
+    return game._to_vote()
+
+
+def count_waits(game: OneNight) -> list[str]:
+    return [game.state.pending] if game.state.pending else game._to_vote()
 
 
 def reveal_waits(game: OneNight) -> list[str]:
@@ -43,6 +104,7 @@ def reveal_waits(game: OneNight) -> list[str]:
 
 
 def reveal_prompt(game: OneNight) -> list[Output]:
+    """The count's and the reveal's prompt (the state tells which is asked)."""
     s = game.state
     if s.pending:
         if game._counting():
@@ -51,13 +113,19 @@ def reveal_prompt(game: OneNight) -> list[Output]:
             return [Say("onw.reveal.card_or_vote", {"player": s.pending})]
         return [Say("onw.reveal.role_card", {"player": s.pending})]
     if game._counting():
-        return [Say("onw.count.waiting", {"n": len(s.votes), "count": len(game.players)})]
+        return [Say("onw.count.waiting", {"n": len(game._voted()), "count": len(game.players)})]
     missing = [p for p in game.players if p not in s.revealed]
+    if s.step == "count" and not s.counted:  # the count closing says the reveal's prompt
+        return [Say("onw.count.prompt", {"players": game._to_vote()})]
     if missing and not s.revealed and not s.counted:
         return [Say("onw.reveal.prompt.first", {"players": missing})]
     if missing:
         return [Say("onw.reveal.prompt", {"players": missing})]
     return [Say("onw.reveal.all_counted" if s.counted else "onw.reveal.executed_prompt")]
+
+
+def resume_reveal(game: OneNight) -> list[Output]:
+    return [Say("onw.resume.reveal", {"players": list(game.state.revealed)}), *game.prompt()]
 
 
 def discussion_headline(game: OneNight) -> dict[str, Any]:
@@ -68,9 +136,8 @@ def discussion_headline(game: OneNight) -> dict[str, Any]:
 
 
 def vote_headline(game: OneNight) -> dict[str, Any]:
-    """Once the table counts the pointing (at the reveal), the votes so far."""
-    s = game.state
-    return {"count": {"done": len(s.votes), "of": len(game.players), "what": "votes"}} if game._counting() else {}
+    """The vote and the count count who has voted (tapped or on a phone), never for whom."""
+    return {"count": {"done": len(game._voted()), "of": len(game.players), "what": "votes"}}
 
 
 def reveal_headline(game: OneNight) -> dict[str, Any]:

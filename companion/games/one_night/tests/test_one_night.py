@@ -130,7 +130,7 @@ def at_reveal(n: int = 5, **options: Any) -> Table:
     table.feed(NEXT)
     table.run_until("discussion")
     table.feed(NEXT)
-    table.run_until("reveal")
+    table.run_until("count")
     return table
 
 
@@ -245,7 +245,7 @@ def test_seven_players_reveal_with_one_centre_card() -> None:
 # ----------------------------------------------------------------------- reveal
 def test_reveal_prompts_for_each_player_then_the_executed() -> None:
     table = at_reveal()
-    assert table.engine.prompt() == [Say("onw.reveal.prompt.first", {"players": list(CARDS)})]
+    assert table.engine.prompt() == [Say("onw.count.prompt", {"players": list(CARDS)})]  # the count first
     assert table.said(table.tap("player/green")) == ["onw.reveal.card_or_vote"]  # a vote may follow
     out = table.tap("onw/seer/1")
     assert [(o.key, dict(o.params)) for o in out if isinstance(o, Say)] == [
@@ -373,16 +373,16 @@ def test_rule_day_4_refuses_an_executed_set_the_vote_cannot_produce(n: int, most
 
 
 
-@pytest.mark.parametrize("where", ["deal", "discussion", "vote", "reveal", "done"])
+@pytest.mark.parametrize("where", ["deal", "discussion", "vote", "count", "done"])
 def test_refuse_cards_of_another_game_wherever_they_are_not_taken(where: str) -> None:
     table = Table.started()
     if where != "deal":
         table.feed(NEXT)
         table.run_until("discussion")
-    if where in ("vote", "reveal", "done"):
+    if where in ("vote", "count", "done"):
         table.feed(NEXT)
-    if where in ("reveal", "done"):
-        table.run_until("reveal")
+    if where in ("count", "done"):
+        table.run_until("count")
     if where == "done":
         for player, card in CARDS.items():
             table.tap(f"player/{player}", card)
@@ -407,7 +407,7 @@ def test_refuse_what_each_timed_step_does_not_take() -> None:
     assert refusal(table, NEXT).key == "onw.refuse.counting"
     assert refusal(table, "player/red").key == "onw.refuse.counting"
     assert refusal(table, TimerFired("vote:2")).key == "onw.refuse.stale_timer"
-    table.run_until("reveal")
+    table.run_until("count")
     assert refusal(table, TimerFired("vote:3")).key == "onw.refuse.stale_timer"
     for player, card in CARDS.items():
         table.tap(f"player/{player}", card)
@@ -470,10 +470,10 @@ def test_resume_in_the_vote_restarts_the_count() -> None:
     table.advance(2.5)  # "one" said
     resumed = table.power_cut()
     assert resumed.says(resumed.t) == [(resumed.t, "onw.resume.vote"), (resumed.t, "onw.vote.call")]
-    resumed.run_until("reveal")
+    resumed.run_until("count")
     assert [k for _, k in resumed.says(44.5)][2:] == ["onw.vote.one", "onw.vote.two", "onw.vote.three",
-                                                  "onw.reveal.prompt.first"]
-    assert resumed.power_cut().engine.state.step == "reveal"  # the journal, with "one" twice, replays
+                                                  "onw.count.prompt"]
+    assert resumed.power_cut().engine.state.step == "count"  # the journal, with "one" twice, replays
 
 
 def test_resume_when_finished_repeats_the_verdict() -> None:
@@ -501,7 +501,7 @@ def reveal_all(table: Table) -> list[Output]:
 
 @pytest.mark.parametrize(("votes", "executed", "line"), [
     ({"red": "blue", "blue": "green", "green": "blue", "yellow": "blue", "purple": "green"},
-     ["blue"], "onw.count.executed"),  # blue 3, green 2: most votes
+     ["blue"], "onw.count.executed_one"),  # blue 3, green 2: most votes
     ({"red": "blue", "blue": "green", "green": "blue", "yellow": "green", "purple": "red"},
      ["blue", "green"], "onw.count.executed"),  # blue 2, green 2: a tie executes both
     ({"red": "blue", "blue": "green", "green": "yellow", "yellow": "purple", "purple": "red"},
@@ -544,7 +544,7 @@ def test_tv_board_tally_is_the_count_as_said_aloud() -> None:
     lines said, vote by vote — each vote's target and how many have voted — and
     nothing else: not who pointed at whom, no tally before the count begins."""
     table = at_reveal()
-    assert "tally" not in table.engine.public_view()
+    assert table.engine.public_view()["tally"] == {"for": {}, "done": 0, "of": 5, "still": list(CARDS)}
     votes = {"red": "blue", "blue": "green", "green": "blue", "yellow": "blue", "purple": "green"}
     got: dict[str, int] = {}
     for voter, choice in votes.items():
@@ -552,10 +552,11 @@ def test_tv_board_tally_is_the_count_as_said_aloud() -> None:
         (said,) = [dict(o.params) for o in out if isinstance(o, Say) and o.key == "onw.count.recorded"]
         got[said["player"]] = got.get(said["player"], 0) + 1
         tally = table.engine.public_view()["tally"]
-        assert tally == {"for": got, "done": said["n"], "of": said["count"]}
+        still = [p for p in CARDS if p not in list(votes)[:said["n"]]]  # who still has to vote: names only
+        assert tally == {"for": got, "done": said["n"], "of": said["count"], "still": still}
     assert set(json_keys(table.engine.public_view())) == {"step", "whose_turn", "tally", "for", "done", "of",
-                                                            "blue", "green", "edition", "deck",
-                                                            *table.engine.deck}  # the deck: public
+                                                            "still", "blue", "green", "edition", "deck",
+                                                            "executed", *table.engine.deck}  # the deck: public
 
 
 def json_keys(node: Any) -> list[str]:

@@ -157,11 +157,11 @@ def discussion(**options: Any) -> Table:
 def test_discussion_says_its_length_warns_and_calls_the_vote() -> None:
     table = discussion()  # starts at 42 s, 3 minutes
     assert table.log[-2][1] == Say("onw.discussion.start", {"minutes": 3})
-    table.run_until("reveal")
+    table.run_until("count")
     assert table.says(43) == [
         (162, "onw.discussion.one_minute_left"), (212, "onw.discussion.seconds_left"),
         (222, "onw.discussion.time_up"), (222, "onw.vote.call"),
-        (224, "onw.vote.one"), (225, "onw.vote.two"), (226, "onw.vote.three"), (226, "onw.reveal.prompt.first"),
+        (224, "onw.vote.one"), (225, "onw.vote.two"), (226, "onw.vote.three"), (226, "onw.count.prompt"),
     ]
 
 
@@ -182,7 +182,7 @@ def test_next_ends_the_discussion_early() -> None:
     out = table.feed(NEXT)
     assert out[:2] == [CancelTimer("discussion"), Say("onw.discussion.ended")]
     assert table.engine.state.step == "vote" and "discussion" not in table.timers
-    table.run_until("reveal")
+    table.run_until("count")
     assert table.t == 72 + 4
 
 
