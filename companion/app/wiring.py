@@ -219,7 +219,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     loop = TableLoop(table, journal, clock, narrate=catalogue.narrator(games.values()), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
-                     on_game_end=backups, on_round_end=backups.round_end,
+                     after_input=backups.after_input,
                      read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
                      inbox=inbox, publish_as=mqtt_settings.table_id(cfg) if mqtt_settings.enabled(cfg) else None,
@@ -247,7 +247,7 @@ def _mirror(journal: Journal, folder: Path, loop: TableLoop) -> None:
     mirror.report = loop.report_error
     mirror.open(journal.db, journal.epoch)
     journal.mirror = mirror
-    loop.held_back.append(mirror.due)
+    loop.held_back.add(mirror.due)
 
 
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],

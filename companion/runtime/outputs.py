@@ -26,7 +26,7 @@ from typing import Any
 
 from companion.core.events import LOG, TABLE, Housekeeping, Output, Refusal, Report, Say, Sound, Submit, Tell
 from companion.core.messages import Command, CommandName, Event, seat_audience
-from companion.core.table import Table
+from companion.core.table import NAMED, Table
 from companion.runtime import outbox
 from companion.runtime.journal import Letters
 
@@ -202,6 +202,13 @@ class Outputs:
         self.emit("rejected", line=line, input=label, reason=refusal.reason)
         self.command("feedback", {"ok": False})
         self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
+
+    def refuse(self, label: Any, refusal: Refusal, inp: Any) -> None:
+        """A refused input's verdict: a page's display name to that page alone
+        (``named``), a submit to its player's page, anything else as the table refuses."""
+        if isinstance(inp, Housekeeping) and inp.kind == NAMED:
+            return self.named(inp, refusal)
+        return self.reject(label, refusal, inp if isinstance(inp, Submit) else None)
 
     def named(self, inp: Housekeeping, refusal: Refusal | None = None) -> None:
         """A page's display name (``named`` housekeeping): its verdict goes to
