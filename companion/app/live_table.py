@@ -37,7 +37,7 @@ class LiveTable:
         self.reader, _panel = simulated(self.app)
         self.loop = self.app.loop
         self.loop.start()
-        self.reader.start(self.loop.submit)
+        self.reader.start(self.loop.inbox)
         self.thread = threads.spawn("test-loop", self.loop.run, stop=self.loop.stop)
         self.web = start_web(self.app, cfg, "127.0.0.1", 0, virtual=self.reader if virtual else None)
         self.url = self.web.address.rstrip("/")
@@ -63,7 +63,11 @@ class LiveTable:
         while True:
             answer: list[bool] = []
             done = threading.Event()
-            self.loop.call_soon(lambda: (answer.append(self.loop.desk.waiting(seat)), done.set()))
+
+            def ask(answer: list[bool] = answer, done: threading.Event = done) -> None:  # on the loop's thread
+                answer.append(self.loop.desk.waiting(seat))
+                done.set()
+            self.loop.submit(ask)
             assert done.wait(5), "the loop did not answer"
             if answer[0]:
                 return
@@ -72,7 +76,7 @@ class LiveTable:
 
     def settle(self) -> None:
         done = threading.Event()
-        self.loop.call_soon(done.set)
+        self.loop.submit(done.set)
         assert done.wait(5), "the loop did not answer"
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ that must keep out of the table's way).
 
 The shell (speaker, panel, pages) knows only these values and the small
 protocols below: ``Device`` (a ``Sink`` that says what it ``wants`` and can
-``close``) to receive, ``Inbox`` to send inputs back.
+``close``) to receive, ``Inbox`` to send inputs back: one shape each way.
 """
 
 from __future__ import annotations
@@ -153,8 +153,20 @@ class Device(Sink, Protocol):
 
 
 class Inbox(Protocol):
-    """Where a source hands the loop its inputs, from any thread: a tag seen,
-    a button, a player's ``Submit``, a pairing request."""
+    """Where every input source hands the loop what it has, from any thread,
+    and the one thing a source is given to reach the table: the reader
+    (``start(inbox)``), the panel, the pages and the MQTT link (each made with
+    it).  One shape for every source, as every output is a ``Device``: a new
+    source needs no new seam in the loop or the wiring, and a test stands in
+    for the table with any object that has ``submit`` (runtime.inbox.Inbox is
+    a queue that has).  What may be submitted:
+
+    - an input: ``TagSeen``, ``ReaderStatus``, ``ButtonPressed``, a page's
+      ``PageInput`` (its ``Submit``, button or display name) or ``PairRequest``;
+    - ``ShellError``: something the source survived, for the log;
+    - ``Aside``: a line the source has for the table (never by night);
+    - a callable: run on the loop's thread, after what is queued — how a
+      source reads the table (the link's state) without a lock."""
 
     def submit(self, item: Any) -> None: ...
 

@@ -69,23 +69,8 @@ class TableLoop:
         self.held_back = HeldBack(self.reader.due)  # the parts' lines kept quiet by night, told after
 
     def submit(self, item: Any) -> None:
-        """From any thread: a TagSeen, ReaderStatus, ButtonPressed, ShellError, Submit, PairRequest."""
+        """From any thread: what a source submits (``self.inbox``, core.messages.Inbox)."""
         self.inbox.put(item)
-
-    def call_soon(self, fn: Callable[[], Any]) -> None:
-        """From any thread: run ``fn`` on the loop's thread, after what is queued."""
-        self.inbox.put(fn)
-
-    def announce(self, key: str, params: Mapping[str, Mapping[str, Any]]) -> None:
-        """From any thread: a shell's line (the pages' address), its params by language
-        (a host name is spelled in katakana in Japanese); never at night, not repeated,
-        an aside: no page shows it in place of the game's line."""
-        self.call_soon(lambda: self.out.shell_say([ev.Say(key, dict(params.get(self.table.lang) or params["en"]))],
-                                                  aside=True))
-
-    def report_error(self, message: str) -> None:
-        """From any thread: log something the shell survived."""
-        self.inbox.report_error(message)
 
     def stop(self) -> None:
         self.inbox.put(_STOP)
@@ -158,6 +143,9 @@ class TableLoop:
             self.out.send(self.reader.status(event, self.out.quiet))
         elif isinstance(event, ev.ShellError):
             self.out.error(event.message)
+        elif isinstance(event, ev.Aside):  # its params by language
+            params = event.params.get(self.table.lang) or event.params["en"]
+            self.out.shell_say([ev.Say(event.key, dict(params))], aside=True)
         elif callable(event):
             event()
         else:
