@@ -40,6 +40,9 @@ class Event:
     audience: str  # TABLE | LOG | seat_audience(id)
     fields: Mapping[str, Any]  # the log event: {"t", "event", ...}, JSON-ready
     line: Any = None  # the rendered line of a ``say`` or ``tell``
+    # A verdict (``accepted``, ``rejected``) of a page's control: that ``PageInput``'s
+    # id, which its page waits for; not a log field (the log and the broker never see it).
+    answers: str | None = None
 
     @property
     def name(self) -> str:
@@ -88,10 +91,15 @@ class Claim:
 
 @dataclass(frozen=True)
 class PageInput:
-    """A page's control (a button, a submit) that its page waits for: the
-    loop handles ``item`` only if it takes ``claim`` before the page withdraws."""
+    """A page's control (a button, a submit, a display name) that its page
+    waits for: the loop handles ``item`` only if it takes ``claim`` before the
+    page withdraws, and its verdict answers ``id`` (``Event.answers``), given
+    by the page's server and unique among those in flight.  So a page is
+    answered by its own input's verdict, never by another's of the same name
+    (the panel's next, another seat's bid) whatever the order they come in."""
 
     item: Any
+    id: str = ""
     claim: Claim = field(default_factory=Claim)
 
 

@@ -129,7 +129,7 @@ class TableLoop:
             if not event.claim.take():  # its page stopped waiting and was told nothing was done
                 label = getattr(event.item, "label", None) or getattr(event.item, "name", None)
                 return self.out.error(f"a page's {label or type(event.item).__name__} came too late: not applied")
-            event = event.item
+            self.out.answering, event = event.id, event.item  # its verdict answers that page
         self._observe("event", event)
         if isinstance(event, ev.ButtonPressed):
             self._press(event)
@@ -150,6 +150,7 @@ class TableLoop:
             event()
         else:
             self.out.error(f"unknown event {event!r} ignored")
+        self.out.answering = None  # answered, or nothing to answer
         self.out.activity(self.table.engine, bool(self.pending_timers()))
 
     def _press(self, pressed: ev.ButtonPressed) -> None:

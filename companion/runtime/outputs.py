@@ -66,6 +66,9 @@ class Outputs:
         # in the language of the moment.
         self.last_says: list[Say] = []
         self._activity: dict[str, Any] | None = None  # as last told (``activity``)
+        # The id of the page's control being handled (``PageInput``, set by the loop):
+        # the first verdict emitted answers it (``Event.answers``), and only that one.
+        self.answering: str | None = None
 
     @property
     def quiet(self) -> bool:
@@ -74,8 +77,11 @@ class Outputs:
 
     # ------------------------------------------------------------ the seam
     def emit(self, event: str, audience: str = TABLE, line: Any = None, **fields: Any) -> None:
+        answers = None
+        if event in ("accepted", "rejected"):
+            answers, self.answering = self.answering, None
         self.router.publish(Event(audience, {"t": round(self.clock.now() - self._t0, 3), "event": event,
-                                             **fields}, line))
+                                             **fields}, line, answers))
 
     def error(self, message: str) -> None:
         self.emit("error", LOG, message=message)
