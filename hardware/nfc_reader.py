@@ -27,7 +27,7 @@ from typing import Any
 
 from companion.core import settings
 from companion.core.settings import Field
-from hardware.base import Emit, TagSeen
+from hardware.base import Emit, Inbox, TagSeen
 from hardware.supervisor import RETRY_S, Backoff, ReaderUnavailable, Supervisor
 
 log = logging.getLogger(__name__)
@@ -316,8 +316,8 @@ class NfcReader:
     def connected(self) -> bool | None:
         return self.supervisor.connected
 
-    def start(self, emit: Emit) -> None:
-        self.supervisor.start(emit)
+    def start(self, inbox: Inbox) -> None:
+        self.supervisor.start(inbox.submit)
 
     def close(self) -> None:
         self.supervisor.stop()

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from companion.core import settings, threads
+from companion.core.events import ButtonPressed
+from companion.core.messages import Inbox
 from companion.core.settings import Field, Problem, Section
 
 BUTTON_NAMES = ("next", "back", "repeat")
@@ -128,9 +130,10 @@ class _ButtonState:
 
 
 class Panel:
-    """Buttons call ``on_button(name)`` from gpiozero's threads (the loop's
-    queue makes that safe); names are ``next``, ``back``, ``repeat`` and
-    ``hold-back``.  ``led``/``beep`` are requests from the loop.
+    """A source like every other (``companion.core.messages.Inbox``): each
+    button is submitted to ``inbox`` as a ``ButtonPressed`` from gpiozero's
+    threads (the loop's queue makes that safe); names are ``next``, ``back``,
+    ``repeat`` and ``hold-back``.  ``led``/``beep`` are requests from the loop.
 
     Debouncing: an edge less than ``bounce_s`` after the last accepted edge
     of the same button is contact bounce and is ignored.  ``next`` and
@@ -138,7 +141,7 @@ class Panel:
     ``hold-back`` once held ``hold_back_s``), so a hold never also undoes.
     """
 
-    def __init__(self, on_button: Callable[[str], None], pins: PanelPins = PanelPins(),
+    def __init__(self, inbox: Inbox, pins: PanelPins = PanelPins(),
                  pin_factory: Any = None, bounce_s: float | None = None,
                  hold_back_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         from gpiozero import LED, Button, Buzzer  # lazy: start-up cost only where used
@@ -147,7 +150,7 @@ class Panel:
         self.factory = pin_factory
         self.bounce_s = float(bounce_s or 0.0)
         self.hold_back_s = float(hold_back_s)
-        self._on_button = on_button
+        self._inbox = inbox
         self._clock = clock
         self._lock = threading.Lock()
         # close() against the output worker: a request is applied whole before
@@ -180,12 +183,12 @@ class Panel:
             raise
 
     @classmethod
-    def from_config(cls, on_button: Callable[[str], None], config: PanelConfig | Mapping[str, Any] | None,
+    def from_config(cls, inbox: Inbox, config: PanelConfig | Mapping[str, Any] | None,
                     pin_factory: Any = None) -> Panel:
         """``config``: as the config loader made it, or a plain mapping (checked here)."""
         if not isinstance(config, PanelConfig):
             config = PanelConfig.from_dict(config)
-        return cls(on_button, config.pins, pin_factory=pin_factory, bounce_s=config.bounce_s,
+        return cls(inbox, config.pins, pin_factory=pin_factory, bounce_s=config.bounce_s,
                    hold_back_s=config.hold_back_s)
 
     # ------------------------------------------------------------ buttons
@@ -208,7 +211,7 @@ class Panel:
                 st.last_edge = now
                 report += self._release(name, st)
         for r in report:
-            self._on_button(r)
+            self._inbox.submit(ButtonPressed(r))
 
     @staticmethod
     def _release(name: str, st: _ButtonState) -> list[str]:
@@ -224,7 +227,7 @@ class Panel:
             if not st.down or st.held:
                 return
             st.held = True
-        self._on_button(HOLD_BACK)
+        self._inbox.submit(ButtonPressed(HOLD_BACK))
 
     # ------------------------------------------------------------ outputs
     # LED and buzzer requests come from the table loop, which must never wait

@@ -11,15 +11,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from companion.core.messages import Inbox
 from hardware.panel import Panel, PanelPins, mock_factory
 
 
 class SimulatedPanel(Panel):
-    def __init__(self, on_button: Callable[[str], None], pins: PanelPins | None = None,
+    def __init__(self, inbox: Inbox, pins: PanelPins | None = None,
                  pin_factory: Any = None, bounce_s: float | None = None,
                  hold_back_s: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._hold_reported = threading.Event()
-        super().__init__(on_button, pins or PanelPins(), pin_factory=pin_factory or mock_factory(), bounce_s=bounce_s,
+        super().__init__(inbox, pins or PanelPins(), pin_factory=pin_factory or mock_factory(), bounce_s=bounce_s,
                          hold_back_s=hold_back_s, clock=clock)
 
     def _held_back(self) -> None:

@@ -17,7 +17,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-from hardware.base import Emit, ReaderEvent, ReaderStatus, TagSeen
+from hardware.base import Emit, Inbox, ReaderEvent, ReaderStatus, TagSeen
 from hardware.supervisor import Backoff, ReaderUnavailable, Supervisor
 
 NAME = "simulated reader"
@@ -110,8 +110,8 @@ class SimulatedReader:
         """Plugged in (the page's virtual reader shows it)."""
         return self.connection.plugged
 
-    def start(self, emit: Emit) -> None:
-        self._emit = emit
+    def start(self, inbox: Inbox) -> None:
+        self._emit = inbox.submit
         self.connection.closed = False
         self.supervisor.start(self._report)
         self._await(lambda: self._status is not None)  # where it stands is said before start returns

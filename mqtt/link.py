@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from companion.core import threads
-from companion.core.events import TABLE, ButtonPressed
-from companion.core.messages import Event, Message, wants
+from companion.core.events import TABLE, Aside, ButtonPressed, ShellError
+from companion.core.messages import Event, Inbox, Message, wants
 from mqtt import noise, settings, topics
 
 DOWN_AFTER_S = 10.0  # the broker away (or never reached) this long: the table is told, once
@@ -116,20 +116,16 @@ class LinkConfig:
 class MqttLink:
     """``wants``/``receive``/``close``: the Device.  ``view``: the table
     (read on the loop's thread); ``outbox``: the journal's, on a connection
-    of its own; ``submit``: the loop's inbox (commands arrive as panel
-    presses); ``call_soon``: runs a callable on the loop's thread;
-    ``announce``: a shell line at the table (loop.announce: never by night);
-    ``report``: a line for the log."""
+    of its own; ``inbox``: the loop's, as every source has it
+    (core.messages.Inbox): commands arrive there as panel presses, the
+    table's state is read by a callable run on the loop's thread, the link's
+    line for the table is an ``Aside`` (never by night), its log lines ``ShellError``s."""
 
     wants = wants(TABLE)
 
-    def __init__(self, conf: LinkConfig, *, view: TableView, outbox: Outbox, submit: Callable[[Any], None],
-                 call_soon: Callable[[Callable[[], Any]], None],
-                 announce: Callable[[str, Mapping[str, Mapping[str, Any]]], None],
-                 report: Callable[[str], None], client_factory: Callable[..., Any] | None = None,
-                 down_after_s: float | None = None) -> None:
-        self.conf, self.view, self.outbox = conf, view, outbox
-        self.submit, self.call_soon, self.announce, self.report = submit, call_soon, announce, report
+    def __init__(self, conf: LinkConfig, *, view: TableView, outbox: Outbox, inbox: Inbox,
+                 client_factory: Callable[..., Any] | None = None, down_after_s: float | None = None) -> None:
+        self.conf, self.view, self.outbox, self.inbox = conf, view, outbox, inbox
         self.down_after_s = DOWN_AFTER_S if down_after_s is None else down_after_s
         self._lock = threading.Lock()  # guards the few fields both sides touch; never held over I/O
         self._wake, self._stopping = threading.Event(), threading.Event()
@@ -163,7 +159,7 @@ class MqttLink:
         self._connect_hooks: list[Callable[[Any], None]] = []
         self._hooked = False  # the hooks ran for the connection there is now
         self._subscriptions: list[_Subscription] = []
-        self._lines = noise.Lines(report)  # the link's log lines, at a bounded rate by kind
+        self._lines = noise.Lines(self.report)  # the link's log lines, at a bounded rate by kind
         self._presses = noise.Bucket(noise.COMMANDS_BURST, noise.COMMANDS_PER_S)  # paho's thread only
         self.client: Any = None
         self._factory = client_factory or paho_client
@@ -171,7 +167,11 @@ class MqttLink:
         self._start_client()
         self._worker = threads.spawn("mqtt-link", self._run, stop=self._stop_worker)
         self._scheduled = True  # the first state, once the loop runs (a restart mid-night says nothing)
-        self.call_soon(self.snapshot)
+        self.inbox.submit(self.snapshot)
+
+    def report(self, message: str) -> None:
+        """From any thread: a line for the table's log."""
+        self.inbox.submit(ShellError(message))
 
     # ------------------------------------------------------ for the package
     def on_connected(self, hook: Callable[[Any], None]) -> None:
@@ -205,10 +205,10 @@ class MqttLink:
     # ------------------------------------------------------ the loop's thread
     def receive(self, message: Message) -> None:
         """A table event: the state may have changed.  Read it once the
-        input's outputs are all out (``call_soon``), not per event."""
+        input's outputs are all out (a callable in the inbox), not per event."""
         if isinstance(message, Event) and not self._scheduled:
             self._scheduled = True
-            self.call_soon(self.snapshot)
+            self.inbox.submit(self.snapshot)
 
     def snapshot(self) -> None:
         """On the loop's thread: the public view into the next ``state``."""
@@ -228,7 +228,7 @@ class MqttLink:
         with self._lock:
             key, self._owed = self._owed, None
         if key is not None:
-            self.announce(key, {"en": {}})
+            self.inbox.submit(Aside(key, {"en": {}}))
 
     # --------------------------------------------------------- paho's thread
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
@@ -282,7 +282,7 @@ class MqttLink:
             self._note(f"mqtt: ignored {button}: commands came faster than {noise.COMMANDS_BURST} at once, "
                        f"then {noise.COMMANDS_PER_S:g} a second", kind="ignored commands")
             return
-        self.submit(ButtonPressed(button))  # the inbox journals it like a press of the panel's button
+        self.inbox.submit(ButtonPressed(button))  # journaled like a press of the panel's button
 
     # --------------------------------------------------------- the worker
     def _run(self) -> None:
@@ -377,7 +377,7 @@ class MqttLink:
             with self._lock:
                 # "back" cancels a "down" the night kept the table from hearing: nothing to say
                 self._owed = None if self._owed is not None and self._owed != owed else owed
-            self.call_soon(self._tell)
+            self.inbox.submit(self._tell)
 
     # --------------------------------------------------------- the client
     def _start_client(self) -> None:
@@ -535,15 +535,11 @@ def tls_context(tls: Mapping[str, Any]) -> Any:
     return context
 
 
-def make_link(cfg: Mapping[str, Any], *, view: TableView, outbox: Outbox, submit: Callable[[Any], None],
-              call_soon: Callable[[Callable[[], Any]], None],
-              announce: Callable[[str, Mapping[str, Mapping[str, Any]]], None],
-              report: Callable[[str], None], **kwargs: Any) -> MqttLink:
+def make_link(cfg: Mapping[str, Any], *, view: TableView, outbox: Outbox, inbox: Inbox, **kwargs: Any) -> MqttLink:
     """The link for a loaded config (``mqtt.broker`` set): what the wiring
     makes, and a fault campaign may make the same way."""
     conf, problem = LinkConfig.from_cfg(cfg)
     for line in (problem, settings.password_file_exposed(cfg)):
         if line is not None:
-            report(line if line.startswith("mqtt: ") else f"mqtt: {line}")
-    return MqttLink(conf, view=view, outbox=outbox, submit=submit, call_soon=call_soon, announce=announce,
-                    report=report, **kwargs)
+            inbox.submit(ShellError(line if line.startswith("mqtt: ") else f"mqtt: {line}"))
+    return MqttLink(conf, view=view, outbox=outbox, inbox=inbox, **kwargs)

@@ -162,7 +162,7 @@ class Evening:
             except BaseException as e:  # handed back to the walk
                 answer.append(e)
             done.set()
-        self.live.loop.call_soon(run)
+        self.live.loop.submit(run)
         assert done.wait(10), "the loop did not answer"
         if isinstance(answer[0], BaseException):
             raise answer[0]

@@ -654,7 +654,8 @@ def test_a_reader_beside_the_daemon_never_makes_the_next_tap_wait(tmp_path: Path
     r = Runner(state)
     reported: list[str] = []
     try:
-        r.sim.loop.on_game_end = backups.GameEndBackups(r.sim.app.journal, reported.append, background=True)
+        r.sim.loop.after_input = backups.GameEndBackups(r.sim.app.journal, reported.append,
+                                                         background=True).after_input
         steps = generate(40, games=["seven-knights"]).steps
         for step in steps[:-1]:
             r.run(step)

@@ -31,6 +31,15 @@ OK = SimpleNamespace(is_failure=False, value=0)
 EVENT = f"companion/{TID}/event"
 
 
+class RunsCallables:
+    """The loop's inbox as this link needs it: what is to run on the loop's
+    thread runs at once; a command, a line for the table or the log is dropped."""
+
+    def submit(self, item: Any) -> None:
+        if callable(item):
+            item()
+
+
 class Client:
     """paho's client as the link uses it: what is published is kept in order."""
 
@@ -75,8 +84,7 @@ class Rig:
         self.client = Client()
         self.view = View(night)
         conf = linkmod.LinkConfig(TID, "127.0.0.1", 1)
-        self.link = linkmod.MqttLink(conf, view=self.view, outbox=self.store, submit=lambda _i: None,
-                                     call_soon=lambda f: f(), announce=lambda *_: None, report=lambda _m: None,
+        self.link = linkmod.MqttLink(conf, view=self.view, outbox=self.store, inbox=RunsCallables(),
                                      client_factory=lambda *_: self.client)
 
     def connect(self) -> None:

@@ -19,6 +19,7 @@ import ndef
 import pytest
 
 from companion.core.tags import identify, valid_uid
+from companion.runtime.inbox import Inbox
 from hardware.base import ReaderStatus, TagSeen
 from hardware.nfc_emulation import (
     EmulatedTag,
@@ -59,10 +60,10 @@ def reader(emulator: Type3Emulator) -> Iterator[Any]:
     def _start(**config: Any) -> queue.Queue[Any]:
         settings = {"device": emulator.path, "targets": ["212F"], "poll_s": 0.05,
                     "debounce_s": 0.2, **config}
-        q: queue.Queue[Any] = queue.Queue()
+        q = Inbox()  # a queue a source submits into
         r = NfcReader(settings)
         started.append(r)
-        r.start(q.put)
+        r.start(q)
         status = take(q)
         assert status == ReaderStatus(True, f"Linux IP-Stack on {emulator.path}") or \
             (isinstance(status, ReaderStatus) and status.connected), status
@@ -204,9 +205,9 @@ def test_two_tags_in_turn_are_two_reports(emulator, reader):
 
 def test_stop_is_prompt_with_a_tag_on_the_reader(emulator):
     emulator.place(text_tag("player/red"))
-    q: queue.Queue[Any] = queue.Queue()
+    q = Inbox()  # a queue a source submits into
     r = NfcReader({"device": emulator.path, "targets": ["212F"], "poll_s": 0.05})
-    r.start(q.put)
+    r.start(q)
     assert take(q).connected
     assert isinstance(take(q), TagSeen)
     started = time.monotonic()
@@ -263,10 +264,10 @@ class QuickWait:
 
 def start_unpluggable(emulator: Type3Emulator, plug: Plug, wait: QuickWait) -> tuple[NfcReader,
                                                                                      queue.Queue[Any]]:
-    q: queue.Queue[Any] = queue.Queue()
+    q = Inbox()  # a queue a source submits into
     r = NfcReader({"device": emulator.path, "targets": ["212F"], "poll_s": 0.05,
                    "retry_s": [1, 8]}, frontend_factory=unpluggable(plug), wait=wait)
-    r.start(q.put)
+    r.start(q)
     return r, q
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+
+from companion.core.events import ButtonPressed
 
 pytest.importorskip("gpiozero")
 
@@ -30,9 +33,11 @@ class Recorder:
         self.names: list[str] = []
         self.changed = threading.Condition()
 
-    def __call__(self, name: str) -> None:
+    def submit(self, item: Any) -> None:
+        """The panel's inbox: each button as the loop would get it."""
+        assert isinstance(item, ButtonPressed) and item.seat is None
         with self.changed:
-            self.names.append(name)
+            self.names.append(item.name)
             self.changed.notify_all()
 
     def wait_for(self, predicate: Callable[[list[str]], bool], timeout: float = 3.0) -> bool:
@@ -225,7 +230,7 @@ def test_led_and_beep_requests_never_wait_for_the_hardware(panel: SimulatedPanel
 def test_pins_follow_the_config() -> None:
     factory = mock_factory()
     section = {"pins": {"next": 23, "back": 24, "repeat": 25, "ready": 26, "ok": 12, "error": 4, "buzzer": 5}}
-    p = Panel.from_config(lambda n: None, section, pin_factory=factory)
+    p = Panel.from_config(Recorder(), section, pin_factory=factory)
     try:
         assert p.buttons["next"].pin.info.name == "GPIO23"
         assert p.leds["error"].pin.info.name == "GPIO4"

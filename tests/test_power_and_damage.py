@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from companion.runtime.journal import read_only  # noqa: E402
-from companion.runtime.journal_check import wal_problem  # noqa: E402
+from companion.runtime.wal_format import wal_problem  # noqa: E402
 from qa.reliability import corruption, powercut  # noqa: E402
 from qa.reliability.inproc import Runner  # noqa: E402
 

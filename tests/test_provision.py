@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -367,7 +368,7 @@ def test_check_all_expects_every_set(cli):
 def test_taps_on_the_store_reach_an_attached_simulated_reader():
     seen: list[Any] = []
     reader = SimulatedReader()
-    reader.start(seen.append)
+    reader.start(SimpleNamespace(submit=seen.append))
     store = SimulatedTagStore(reader=reader)
     (a,) = store.blank(1)
     store.tap(a.uid)

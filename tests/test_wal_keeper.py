@@ -131,7 +131,7 @@ def test_the_daemon_folds_a_quiet_tables_wal_on_a_thread_of_its_own(tmp_path: Pa
                 journal_path=path, background_backups=True)
     try:
         app.loop.start()
-        app.reader.start(app.loop.submit)
+        app.reader.start(app.loop.inbox)
         reader = simulated(app)[0]
         for identity in ("game/seven-knights", "player/red", "player/blue"):
             reader.present(text=identity)

@@ -27,7 +27,7 @@ from test_audiences import Auction
 from companion.app import config
 from companion.app.live_table import Feed, LiveTable
 from companion.app.web_app import resolve_listen
-from companion.core.events import Submit
+from companion.core.events import ButtonPressed, Submit
 from conftest import example_script
 from web.pairing import COOKIE, Pairings, RateLimit
 
@@ -425,3 +425,63 @@ def test_finding_a_server_restarted_under_an_open_page_leaves_the_process_to_exi
     done = subprocess.run([sys.executable, "-c", RESTART_THEN_EXIT, str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (0, "closed\n"), done.stderr[-2000:]
+
+
+def _in_flight(live: LiveTable, client: httpx.Client, path: str, body: dict[str, Any],
+               queued: int) -> tuple[threading.Thread, list[httpx.Response]]:
+    """Post ``body`` from ``client`` while the loop is held, and return once the
+    table's inbox holds ``queued`` items (the post's among them): in flight."""
+    answer: list[httpx.Response] = []
+    tok = token(client)
+    posting = threading.Thread(target=lambda: answer.append(
+        client.post(path, json=body, headers={"X-CSRF-Token": tok}, timeout=10)))
+    posting.start()
+    for _ in range(250):
+        if live.loop.inbox.qsize() >= queued:
+            break
+        threading.Event().wait(0.02)
+    assert live.loop.inbox.qsize() >= queued, "the page's control never reached the table"
+    return posting, answer
+
+
+def _hold(live: LiveTable) -> threading.Event:
+    """Keep the loop busy (a slow card, say) until the event is set."""
+    held, release = threading.Event(), threading.Event()
+    live.loop.submit(lambda: (held.set(), release.wait(10)))
+    assert held.wait(5)
+    return release
+
+
+def test_finding_a_pages_press_is_answered_by_its_own_verdict_not_by_the_panels(live: LiveTable) -> None:
+    """A page's control took the first verdict of any input of its name: the
+    panel's next, queued just before the page's, answered the page ("accepted":
+    the game began), and the page's own refusal reached no one.  Each control
+    now carries an id and is answered by it."""
+    live.tap("game/auction", "player/red", "player/blue")  # seated: next begins the game
+    with httpx.Client(base_url=live.url) as red:
+        assert pair(live, red, "red").status_code == 200
+        release = _hold(live)
+        live.loop.submit(ButtonPressed("next"))  # the panel's, queued first: the game begins
+        posting, answer = _in_flight(live, red, "/api/press", {"button": "next"}, queued=2)
+        release.set()
+        posting.join(10)
+        verdicts = [e for e in live.events if e["event"] in ("accepted", "rejected") and e.get("input") == "next"]
+        assert [e["event"] for e in verdicts[-2:]] == ["accepted", "rejected"]
+        assert answer[0].status_code == 409, answer[0].json()  # red's own next came in the bidding: not now
+        assert answer[0].json()["reason"] == "not now"
+
+
+def test_two_submits_of_the_same_field_in_flight_each_get_their_own_answer(live: LiveTable) -> None:
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as red, httpx.Client(base_url=live.url) as blue:
+        assert pair(live, red, "red").status_code == 200
+        assert pair(live, blue, "blue").status_code == 200
+        release = _hold(live)
+        first, red_answer = _in_flight(live, red, "/api/submit", {"field": "bid", "value": 9}, queued=1)
+        second, blue_answer = _in_flight(live, blue, "/api/submit", {"field": "bid", "value": 3}, queued=2)
+        release.set()
+        first.join(10)
+        second.join(10)
+        assert red_answer[0].status_code == 409 and "bid" in red_answer[0].json()["reason"]  # out of range
+        assert blue_answer[0].status_code == 200 and blue_answer[0].json()["ok"] is True
+        assert red.get("/api/me").json()["bid"] is None and blue.get("/api/me").json()["bid"] == 3

@@ -190,7 +190,7 @@ def test_a_phone_whose_seat_is_taken_over_or_whose_evening_ends_clears_its_priva
         expect(old.locator("#status")).to_contain_text("no longer a seat's page")
         expect(new.locator("#me")).to_be_visible()
         live.press("back", "back", "back")  # between games, where an evening may begin
-        live.loop.call_soon(lambda: live.loop._input(Housekeeping("new-evening")))
+        live.loop.submit(lambda: live.loop._input(Housekeeping("new-evening")))
         live.settle()
         expect(new.locator("#me")).to_be_hidden()
         expect(new.locator("#status")).to_contain_text("no longer a seat's page")

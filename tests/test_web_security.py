@@ -218,7 +218,7 @@ def test_a_pairing_ends_with_its_evening(live: LiveTable, tmp_path: Path) -> Non
         stored = (tmp_path / "pages.json").read_text()
         live.press("back", "back", "back")  # back between games, where an evening may begin
         # a new evening, as a start six hours after the last input begins one
-        live.loop.call_soon(lambda: live.loop._input(Housekeeping("new-evening")))
+        live.loop.submit(lambda: live.loop._input(Housekeeping("new-evening")))
         live.settle()
         assert live.loop.table.state.evening == 2
         r = phone.get("/api/me")
@@ -324,7 +324,7 @@ def test_a_control_the_busy_table_did_not_answer_is_not_applied(
         tok = token(c)
         monkeypatch.setattr(web.server, "ANSWER_S", 0.5)  # how long a page waits (the code before read this)
         live.web.answer_s = 0.5
-        live.loop.call_soon(lambda: time.sleep(1.5))  # the loop is busy (a slow card write, say)
+        live.loop.submit(lambda: time.sleep(1.5))  # the loop is busy (a slow card write, say)
         r = c.post("/api/submit", json={"field": "bid", "value": 3}, headers={"X-CSRF-Token": tok})
         assert r.status_code == 504
         live.settle()  # the loop is free again, and has seen the withdrawn bid

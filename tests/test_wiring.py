@@ -79,7 +79,7 @@ def test_a_new_device_is_one_plan_and_closes_with_the_app(tmp_path: Path) -> Non
     try:
         assert list(app.sinks) == ["log", "speaker", "panel", "ring"]  # no WAV cache here: no fill gate
         app.loop.start()
-        app.reader.start(app.loop.submit)
+        app.reader.start(app.loop.inbox)
         app.loop.pump()
         for tag in ("game/seven-knights", "player/red", "skb/knight/1"):  # the last one: not yet
             simulated(app)[0].present(text=tag)
@@ -122,7 +122,7 @@ def test_app_close_closes_the_reader_then_each_device_last_attached_first(tmp_pa
                 journal_path=tmp_path / "journal.sqlite", devices=[*DEVICES, *plans])
     app.loop.start()
     before = set(threading.enumerate())  # another test's reader may still be winding down
-    reader.start(app.loop.submit)
+    reader.start(app.loop.inbox)
     supervising = [t for t in threading.enumerate()
                    if t.name == "simulated reader-supervisor" and t not in before]
     assert len(supervising) == 1
@@ -140,7 +140,7 @@ def test_closing_the_app_kills_no_thread(tmp_path: Path, monkeypatch: pytest.Mon
     app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
                 journal_path=tmp_path / "journal.sqlite")
     app.loop.start()
-    app.reader.start(app.loop.submit)
+    app.reader.start(app.loop.inbox)
     reader, panel = simulated(app)
     for i in range(30):
         reader.present(text="player/red" if i % 2 else "skb/knight/1")  # refusals: the error LED, a long beep

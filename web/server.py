@@ -74,15 +74,6 @@ class _Client:
     sent: Any = None  # a seat's page: the private snapshot it has (pushed again only when it changed)
 
 
-@dataclass
-class _Waiting:
-    """A control posted by a page, waiting for the loop's accepted/rejected."""
-    input: str
-    seat: str | None
-    fieldname: str | None
-    future: asyncio.Future[dict[str, Any]]
-
-
 class WebServer:
     """The pages.  ``history()`` returns the finished plays (the journal's,
     read-only); ``extra`` adds routes (the virtual table in a simulation);
@@ -113,7 +104,7 @@ class WebServer:
         self.pairings = Pairings(store, evening=lambda: self.read_side.public().get("evening"))
         self.pair_limit = RateLimit(5, 60.0, now)  # attempts per client address per minute
         self._clients: list[_Client] = []
-        self._waiting: list[_Waiting] = []
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}  # a control's id → its verdict to come
         self._pending_pairs: dict[str, asyncio.Future[Command]] = {}  # nonce → the loop's answer
         self.leds: dict[str, bool] = {}
         # The last line said: a public event the page shows again after a
@@ -202,24 +193,16 @@ class WebServer:
             self._send(None, sse("feedback", {"ok": bool(command.args["ok"])}))
 
     def _answer(self, message: Event, fields: dict[str, Any]) -> None:
-        """The loop answers inputs in the order they arrive: the first control
-        waiting for this input's name takes this verdict."""
-        if fields.get("event") not in ("accepted", "rejected"):
-            return
-        for w in self._waiting:
-            if w.input != fields.get("input") or w.future.done():
-                continue
-            if w.input == "submit" and (fields.get("field") != w.fieldname
-                                        or message.audience not in (TABLE, LOG, f"player:{w.seat}")):
-                continue
-            if w.input == "name" and message.audience != f"player:{w.seat}":
-                continue  # a display name's verdict goes to its own seat's page alone
-            self._waiting.remove(w)
-            spoken = message.line  # a refusal said aloud: the sentence the room heard (outputs.reject)
-            w.future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
-                                 "key": fields.get("key", getattr(spoken, "key", None)),
-                                 "text": fields.get("text", getattr(spoken, "text", None))})
-            return
+        """A verdict that answers a page's control carries that control's id
+        (``Event.answers``, whatever its audience): the control waiting under
+        that id takes it, and no other does."""
+        future = self._waiting.pop(message.answers, None) if message.answers is not None else None
+        if future is None or future.done():
+            return  # no page's control, or its page stopped waiting
+        spoken = message.line  # a refusal said aloud: the sentence the room heard (outputs.reject)
+        future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
+                           "key": fields.get("key", getattr(spoken, "key", None)),
+                           "text": fields.get("text", getattr(spoken, "text", None))})
 
     def _public_changed(self) -> bool:
         """Has the public snapshot changed since the last push?  (Counted here,
@@ -456,7 +439,7 @@ class WebServer:
         button = body.get("button") if isinstance(body, dict) else None
         if button not in BUTTONS:
             return _error(400, "no_button", "next, back or repeat")
-        return await self._control(str(button), None, None, ButtonPressed(str(button), self._seat(request)))
+        return await self._control(ButtonPressed(str(button), self._seat(request)))
 
     async def api_submit(self, request: Request) -> Response:
         body = await self._control_body(request)
@@ -469,7 +452,7 @@ class WebServer:
         if not (_plain(value) or (isinstance(value, dict) and 0 < len(value) <= 4
                                   and all(isinstance(k, str) and _plain(v) for k, v in value.items()))):
             return _error(400, "bad_submit", "a number, a choice, or a small form of them (a gift)")
-        return await self._control("submit", seat, body["field"], Submit(str(seat), body["field"], value))
+        return await self._control(Submit(str(seat), body["field"], value))
 
     async def api_name(self, request: Request) -> Response:
         """The paired seat's display name (``{"name": "Aki"}``): journaled by the
@@ -483,29 +466,29 @@ class WebServer:
         name = body.get("name") if isinstance(body, dict) else None
         if not isinstance(name, str):
             return _error(400, "bad_name", "a display name (a short text)")
-        return await self._control("name", seat, None, Housekeeping(NAMED, {"seat": str(seat), "name": name}))
+        return await self._control(Housekeeping(NAMED, {"seat": str(seat), "name": name}))
 
-    async def _control(self, name: str, seat: str | None, fieldname: str | None, item: Any) -> Response:
-        """Submit ``item`` the way a tap goes, and answer with the table's verdict:
-        accepted only once journaled, refused with the reason.  A control the
-        busy table has not taken within ``answer_s`` is withdrawn, and the page
-        told so: what the page is told is what happened."""
-        waiting = _Waiting(name, seat, fieldname, asyncio.get_running_loop().create_future())
-        self._waiting.append(waiting)
-        control = PageInput(item)
+    async def _control(self, item: Any) -> Response:
+        """Submit ``item`` the way a tap goes, under an id of its own, and answer
+        with the table's verdict for that id: accepted only once journaled,
+        refused with the reason.  A control the busy table has not taken within
+        ``answer_s`` is withdrawn, and the page told so: what the page is told
+        is what happened."""
+        control = PageInput(item, secrets.token_urlsafe(12))
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[control.id] = future
         self.inbox.submit(control)
         try:
             try:
-                verdict = await asyncio.wait_for(asyncio.shield(waiting.future), self.answer_s)
+                verdict = await asyncio.wait_for(asyncio.shield(future), self.answer_s)
             except TimeoutError:
                 if control.claim.withdraw():
                     return _error(504, "too_late", "the table was busy: nothing was done; try again")
-                verdict = await asyncio.wait_for(waiting.future, TAKEN_S)  # taken: its verdict is coming
+                verdict = await asyncio.wait_for(future, TAKEN_S)  # taken: its verdict is coming
         except TimeoutError:
             return _error(504, "no_answer", "the table took it but has not answered; look at the table")
         finally:
-            if waiting in self._waiting:
-                self._waiting.remove(waiting)
+            self._waiting.pop(control.id, None)
         return JSONResponse(verdict, status_code=200 if verdict["ok"] else 409)
 
     # --------------------------------------------------------------- running

@@ -23,6 +23,7 @@ from companion.app import config as configmod
 from companion.app import wiring
 from companion.app.wiring import App, build
 from companion.core import tags, threads
+from companion.core.events import Aside
 from companion.core.table import PAGES_OFF, PAGES_ON
 from companion.core.tags import printable
 from companion.runtime.clock import RealClock
@@ -93,22 +94,22 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
 
     loop.start()
-    reader.start(loop.submit)
+    reader.start(inbox)
     if unserved is not None:  # said at the table too: a game that needs the phones is refused at its card
         (host, port), why = unserved
         message = f"the table's pages are off: they could not listen on {host}:{port} ({why})"
-        loop.report_error(message)
+        inbox.report_error(message)
         print(f"companion: {message}", file=sys.stderr, flush=True)
-        loop.announce("web.off", {"en": {"port": port}})
+        inbox.submit(Aside("web.off", {"en": {"port": port}}))
     if listen is not None:  # after start(): the first page already sees the replayed table
         try:
             web = start_web(app, cfg, *listen, virtual=reader if args.simulate else None, sock=listener)
             print(f"companion: the table's pages are at {web.address}", file=human, flush=True)
         except OSError as e:  # a taken port must not keep the table from playing
-            loop.report_error(str(e))
+            inbox.report_error(str(e))
             print(f"companion: {e}", file=sys.stderr, flush=True)
     sdnotify.ready()
-    wiring.start_voice_fill(app, cfg["language"], loop.report_error)
+    wiring.start_voice_fill(app, cfg["language"], inbox.report_error)
     if args.simulate and not args.no_input:
         # Blocked reading the terminal, it cannot be asked to stop: it ends with the process.
         threads.spawn("terminal", terminal, app, stopping, out=human, screen=screen,

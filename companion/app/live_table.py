@@ -39,7 +39,7 @@ class LiveTable:
         self.reader, _panel = simulated(self.app)
         self.loop = self.app.loop
         self.loop.start()
-        self.reader.start(self.loop.submit)
+        self.reader.start(self.loop.inbox)
         self.thread = threads.spawn("test-loop", self.loop.run, stop=self.loop.stop)
         self.web = start_web(self.app, cfg, "127.0.0.1", 0, virtual=self.reader if virtual else None)
         self.url = self.web.address.rstrip("/")
@@ -75,13 +75,13 @@ class LiveTable:
             answer.append(read())
             done.set()
 
-        self.loop.call_soon(run)
+        self.loop.submit(run)
         assert done.wait(5), "the loop did not answer"
         return answer[0]
 
     def settle(self) -> None:
         done = threading.Event()
-        self.loop.call_soon(done.set)
+        self.loop.submit(done.set)
         assert done.wait(5), "the loop did not answer"
 
     def close(self) -> None:

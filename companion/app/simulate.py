@@ -150,7 +150,7 @@ class Simulation:
         self.reader, self.panel = simulated(self.app)
         self.loop = self.app.loop
         self.loop.start()
-        self.reader.start(self.loop.submit)
+        self.reader.start(self.loop.inbox)
         self.loop.pump()
 
     def step(self, kind: str, value: Any) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from companion.app import config as configmod
 from companion.app.wiring import App, state_dir
+from companion.core.events import Aside
 
 PI_PORT = 8080  # `listen: auto` on a Pi
 
@@ -110,7 +111,7 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
 
         components = [i for ids in component_sets(games).values() for i in ids]
         extra = virtual_routes(virtual, app.panel, components)
-    server = WebServer(app.loop.read_side, app.loop, plays_reader(app.journal.path), host, port,
+    server = WebServer(app.loop.read_side, app.loop.inbox, plays_reader(app.journal.path), host, port,
                        pair_window_s=cfg["web"]["pair_window_s"], address=address(host, port), extra=extra,
                        store=app.journal.path.parent / "pages.json",  # the pairings outlive a restart
                        games=catalogue.page_games(lines, games), export=catalogue.export_games(lines, games),
@@ -121,8 +122,8 @@ def start_web(app: App, cfg: dict[str, Any], host: str, port: int, *, virtual: A
     def recall() -> None:  # the line in force, said before the pages were up (a restart's)
         line = app.loop.out.instruction()
         server.recall(line.text if line else None, line.key if line else None)
-    app.loop.call_soon(recall)
-    app.loop.announce("web.address", spoken_address(host, port if port else server.port))
+    app.loop.submit(recall)
+    app.loop.submit(Aside("web.address", spoken_address(host, port if port else server.port)))
     return server
 
 

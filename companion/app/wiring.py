@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from companion.app import config as configmod
 from companion.core import threads, wire
-from companion.core.events import ButtonPressed, Say
+from companion.core.events import Say
 from companion.core.messages import Device, ReadSide
 from companion.core.table import PAGES_ASSUMED, Table
 from companion.runtime.backups import GameEndBackups
@@ -120,8 +120,7 @@ def _mqtt_link(parts: Parts) -> Device | None:
 
     loop = parts.loop
     link = make_link(parts.cfg, view=loop.table, outbox=OutboxStore(loop.journal.path, loop.journal.connection),
-                     submit=loop.submit, call_soon=loop.call_soon, announce=loop.announce,
-                     report=loop.report_error)
+                     inbox=loop.inbox)
     if parts.cfg["mqtt"]["homeassistant"]:
         _home_assistant(link, parts)
     return link
@@ -177,7 +176,7 @@ def recording_voice() -> Voice:
 
 
 def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: Reader,
-          panel_factory: Callable[[Callable[[str], None]], Panel] | None = None,
+          panel_factory: Callable[[Inbox], Panel] | None = None,
           journal_path: Path | None = None, draws: Mapping[str, Any] | None = None,
           games: Mapping[str, Any] | None = None, background_backups: bool = False,
           read_side: ReadSide | None = None, inbox: Inbox | None = None,
@@ -212,14 +211,13 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     # The inbox comes first, so each part is handed its way in as it is built.
     inbox = inbox if inbox is not None else Inbox()
     backups = GameEndBackups(journal, inbox.report_error, background=background_backups)
-    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg),
-                                     lambda name: inbox.submit(ButtonPressed(name)))
+    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), inbox)
     if panel_error:
         inbox.report_error(panel_error)
     loop = TableLoop(table, journal, clock, narrate=catalogue.narrator(games.values()), router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
-                     on_game_end=backups, on_round_end=backups.round_end,
+                     after_input=backups.after_input,
                      read_side=read_side, pair_window_s=cfg["web"]["pair_window_s"],
                      notices=[(Say(n.key, n.params) if n.key else None, n.message) for n in notices],
                      inbox=inbox, publish_as=mqtt_settings.table_id(cfg) if mqtt_settings.enabled(cfg) else None,
@@ -244,10 +242,10 @@ def _mirror(journal: Journal, folder: Path, loop: TableLoop) -> None:
     from companion.runtime.mirror import Mirror
 
     mirror = Mirror(folder)
-    mirror.report = loop.report_error
+    mirror.report = loop.inbox.report_error
     mirror.open(journal.db, journal.epoch)
     journal.mirror = mirror
-    loop.held_back.append(mirror.due)
+    loop.held_back.add(mirror.due)
 
 
 def make_voice(cfg: dict[str, Any], simulate: bool, out: TextIO, on_error: Callable[[str], None],
@@ -316,8 +314,7 @@ def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: FillGate
 
 
 
-def _make_panel(factory: Callable[[Callable[[str], None]], Panel],
-                on_button: Callable[[str], None]) -> tuple[Panel, str | None]:
+def _make_panel(factory: Callable[[Inbox], Panel], inbox: Inbox) -> tuple[Panel, str | None]:
     """The configured panel; off a Pi (or with its pins taken) a panel on
     gpiozero's MockFactory instead, so the table still runs on taps alone."""
     import warnings
@@ -325,15 +322,15 @@ def _make_panel(factory: Callable[[Callable[[str], None]], Panel],
     try:
         with warnings.catch_warnings():  # gpiozero warns per factory it tries; the error below says it all
             warnings.simplefilter("ignore")
-            return factory(on_button), None
+            return factory(inbox), None
     except Exception as e:  # gpiozero raises a zoo of BadPinFactory/PinInUse/OSError here
         from hardware.panel import Panel, mock_factory
 
-        panel = Panel(on_button, pin_factory=mock_factory())
+        panel = Panel(inbox, pin_factory=mock_factory())
         return panel, f"panel unavailable ({type(e).__name__}: {e}); running without buttons and LEDs"
 
 
-def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Panel]:
+def _default_panel(cfg: dict[str, Any]) -> Callable[[Inbox], Panel]:
     from dataclasses import replace
 
     from hardware.panel import PanelConfig
@@ -341,14 +338,14 @@ def _default_panel(cfg: dict[str, Any]) -> Callable[[Callable[[str], None]], Pan
     mock = cfg["panel"]["backend"] == "mock"
     pcfg = PanelConfig.from_checked(cfg["panel"])
 
-    def make(on_button: Callable[[str], None]) -> Panel:
+    def make(inbox: Inbox) -> Panel:
         if not mock:
             from hardware.panel import Panel
 
-            return Panel.from_config(on_button, pcfg)
+            return Panel.from_config(inbox, pcfg)
         from hardware.sim_panel import SimulatedPanel
 
         # Mock pins are driven by software with no contact bounce, and a
         # simulated long press should not cost seconds of real time.
-        return SimulatedPanel.from_config(on_button, replace(pcfg, bounce_s=None, hold_back_s=0.05))
+        return SimulatedPanel.from_config(inbox, replace(pcfg, bounce_s=None, hold_back_s=0.05))
     return make

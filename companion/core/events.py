@@ -292,3 +292,14 @@ class ShellError:
     reported from any thread; the loop logs it as an ``error`` event."""
 
     message: str
+
+
+@dataclass(frozen=True)
+class Aside:
+    """A line the shell has for the table (the pages' address, the venue's
+    link lost), ``params`` by language (a host name is spelled in katakana in
+    Japanese): never said by night, never repeated, and no page shows it in
+    place of the game's line."""
+
+    key: str
+    params: Mapping[str, Mapping[str, Any]]

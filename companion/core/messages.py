@@ -16,7 +16,7 @@ that must keep out of the table's way).
 
 The shell (speaker, panel, pages) knows only these values and the small
 protocols below: ``Device`` (a ``Sink`` that says what it ``wants`` and can
-``close``) to receive, ``Inbox`` to send inputs back.
+``close``) to receive, ``Inbox`` to send inputs back: one shape each way.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ class Event:
     audience: str  # TABLE | LOG | seat_audience(id)
     fields: Mapping[str, Any]  # the log event: {"t", "event", ...}, JSON-ready
     line: Any = None  # the rendered line of a ``say`` or ``tell``
+    # A verdict (``accepted``, ``rejected``) of a page's control: that ``PageInput``'s
+    # id, which its page waits for; not a log field (the log and the broker never see it).
+    answers: str | None = None
 
     @property
     def name(self) -> str:
@@ -88,10 +91,15 @@ class Claim:
 
 @dataclass(frozen=True)
 class PageInput:
-    """A page's control (a button, a submit) that its page waits for: the
-    loop handles ``item`` only if it takes ``claim`` before the page withdraws."""
+    """A page's control (a button, a submit, a display name) that its page
+    waits for: the loop handles ``item`` only if it takes ``claim`` before the
+    page withdraws, and its verdict answers ``id`` (``Event.answers``), given
+    by the page's server and unique among those in flight.  So a page is
+    answered by its own input's verdict, never by another's of the same name
+    (the panel's next, another seat's bid) whatever the order they come in."""
 
     item: Any
+    id: str = ""
     claim: Claim = field(default_factory=Claim)
 
 
@@ -153,8 +161,20 @@ class Device(Sink, Protocol):
 
 
 class Inbox(Protocol):
-    """Where a source hands the loop its inputs, from any thread: a tag seen,
-    a button, a player's ``Submit``, a pairing request."""
+    """Where every input source hands the loop what it has, from any thread,
+    and the one thing a source is given to reach the table: the reader
+    (``start(inbox)``), the panel, the pages and the MQTT link (each made with
+    it).  One shape for every source, as every output is a ``Device``: a new
+    source needs no new seam in the loop or the wiring, and a test stands in
+    for the table with any object that has ``submit`` (runtime.inbox.Inbox is
+    a queue that has).  What may be submitted:
+
+    - an input: ``TagSeen``, ``ReaderStatus``, ``ButtonPressed``, a page's
+      ``PageInput`` (its ``Submit``, button or display name) or ``PairRequest``;
+    - ``ShellError``: something the source survived, for the log;
+    - ``Aside``: a line the source has for the table (never by night);
+    - a callable: run on the loop's thread, after what is queued — how a
+      source reads the table (the link's state) without a lock."""
 
     def submit(self, item: Any) -> None: ...
 

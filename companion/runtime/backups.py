@@ -12,10 +12,11 @@ import stat
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from companion.core.events import ROUND_SCORED, Output, Report
 from companion.runtime.journal import (
     Journal,
     checkpoint_without_waiting,
@@ -170,8 +171,8 @@ def after_round(journal: Journal) -> Path:
 
 
 class GameEndBackups:
-    """``after_game`` for the loop's ``on_game_end`` (and ``after_round``
-    for its ``on_round_end``: ``round_end``): inline on the journal's
+    """``after_game`` when a game ends, ``after_round`` when a round is
+    scored and the game goes on (``after_input``, the loop's): inline on the journal's
     own connection (simulations: deterministic, and a crash VFS sees every
     write), or — the daemon — on a thread with connections of its own, so a
     slow SD card's fsyncs never hold up the next tap.  Failures are reported,
@@ -180,6 +181,14 @@ class GameEndBackups:
     def __init__(self, journal: Journal, report: Callable[[str], None], *, background: bool) -> None:
         self.journal, self.report, self.background = journal, report, background
         self._lock = threading.Lock()  # one backup at a time
+
+    def after_input(self, outputs: Sequence[Output], game_ended: bool) -> None:
+        """After each accepted input's outputs are out: which backup, if any, is
+        due is decided here (a game's end, its result heard; a scored round)."""
+        if game_ended:
+            self()
+        elif any(isinstance(o, Report) and o.event == ROUND_SCORED for o in outputs):
+            self.round_end()
 
     def __call__(self) -> None:
         if self.background:

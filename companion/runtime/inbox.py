@@ -1,8 +1,9 @@
-"""The loop's inbox: one queue every source puts into, from any thread.
+"""The loop's inbox: one queue every source puts into, from any thread
+(``submit``: the ``companion.core.messages.Inbox`` every source is handed).
 
 It is made before the loop and before any part, so that the composition root
 (companion.app.wiring) can hand each part its way in when the part is built
-(the voice's error callback, the panel's buttons, the backups' errors),
+(the panel, the pages, the MQTT link, the voice's and the backups' errors),
 instead of late-binding them to a loop that does not exist yet.
 """
 
@@ -18,8 +19,7 @@ class Inbox(queue.Queue[Any]):
     """The loop takes from it on its own thread; anything may put."""
 
     def submit(self, item: Any) -> None:
-        """A TagSeen, ReaderStatus, ButtonPressed, ShellError, a player's
-        ``Submit`` from their page, or a pairing request."""
+        """An input, a ``ShellError``, an ``Aside`` or a callable (core.messages.Inbox)."""
         self.put(item)
 
     def report_error(self, message: str) -> None:

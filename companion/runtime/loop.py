@@ -3,8 +3,9 @@ active game, out through the outputs seam (runtime.outputs) to the sinks of each
 thread runs it: sources only ``submit``; it journals every accepted input durably *before* any
 feedback, makes the games' secret draws (journaled the same way) and keeps the timers (both
 runtime.schedule), and on start replays the journal (runtime.replay).  Pairing, notices, the pages
-and play records (runtime.pairing, .notices, .pages, .plays) hand back; none calls the loop.  No hardware,
-voice or web import: the wiring subscribes those."""
+and play records (runtime.pairing, .notices, .pages, .plays) hand back; none calls the loop.  What
+follows an input is each part's to decide: a line held back by night (notices.HeldBack), a backup
+(backups: ``after_input``).  No hardware, voice or web import: the wiring subscribes those."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from companion.runtime.clock import Clock, EveningWatch, Record
 from companion.runtime.draws import Drawer
 from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal, JournalError
-from companion.runtime.notices import ReaderNotices, journal_notices
+from companion.runtime.notices import HeldBack, ReaderNotices, journal_notices
 from companion.runtime.outbox import TABLE_ONLY
 from companion.runtime.outputs import Narrate, Outputs
 from companion.runtime.pages import PageProjection
@@ -45,8 +46,7 @@ class TableLoop:
                  drawer: Drawer | None = None, read_side: ReadSide | None = None,
                  tag_map: Mapping[str, str] | None = None, extra_players: Iterable[str] = (),
                  extra_identities: Iterable[str] = (), pair_window_s: float = 30.0,
-                 on_game_end: Callable[[], None] | None = None,
-                 on_round_end: Callable[[], None] | None = None,
+                 after_input: Callable[[list[ev.Output], bool], None] | None = None,
                  notices: Iterable[tuple[ev.Say | None, str]] = (), inbox: Inbox | None = None,
                  publish_as: str | None = None, publishes: frozenset[str] = TABLE_ONLY) -> None:
         self.table, self.journal, self.clock, self.router, self.narrate = table, journal, clock, router, narrate
@@ -64,30 +64,13 @@ class TableLoop:
         self.times = Record(clock, journal.last_times())  # what the journal records: clock.Record
         self.evening = EveningWatch(self.times)
         self._game_start: float | None = None  # the table time (the journal's t) the game in progress began
-        self.on_game_end = on_game_end  # after a game's result is heard (backups)
-        self.on_round_end = on_round_end  # after a round's points are heard and the game goes on (backups)
+        self.after_input = after_input  # (outputs, a game ended) once they are out: the backups decide
         self.notices = list(notices)  # what start() tells the table about the journal (a recovery)
-        # A part's line held back while eyes are closed (``due(quiet)``: the journal's mirror lost), told after.
-        self.held_back: list[Callable[[bool], list[Any]]] = []
+        self.held_back = HeldBack(self.reader.due)  # the parts' lines kept quiet by night, told after
 
     def submit(self, item: Any) -> None:
-        """From any thread: a TagSeen, ReaderStatus, ButtonPressed, ShellError, Submit, PairRequest."""
+        """From any thread: what a source submits (``self.inbox``, core.messages.Inbox)."""
         self.inbox.put(item)
-
-    def call_soon(self, fn: Callable[[], Any]) -> None:
-        """From any thread: run ``fn`` on the loop's thread, after what is queued."""
-        self.inbox.put(fn)
-
-    def announce(self, key: str, params: Mapping[str, Mapping[str, Any]]) -> None:
-        """From any thread: a shell's line (the pages' address), its params by language
-        (a host name is spelled in katakana in Japanese); never at night, not repeated,
-        an aside: no page shows it in place of the game's line."""
-        self.call_soon(lambda: self.out.shell_say([ev.Say(key, dict(params.get(self.table.lang) or params["en"]))],
-                                                  aside=True))
-
-    def report_error(self, message: str) -> None:
-        """From any thread: log something the shell survived."""
-        self.inbox.report_error(message)
 
     def stop(self) -> None:
         self.inbox.put(_STOP)
@@ -146,7 +129,7 @@ class TableLoop:
             if not event.claim.take():  # its page stopped waiting and was told nothing was done
                 label = getattr(event.item, "label", None) or getattr(event.item, "name", None)
                 return self.out.error(f"a page's {label or type(event.item).__name__} came too late: not applied")
-            event = event.item
+            self.out.answering, event = event.id, event.item  # its verdict answers that page
         self._observe("event", event)
         if isinstance(event, ev.ButtonPressed):
             self._press(event)
@@ -160,10 +143,14 @@ class TableLoop:
             self.out.send(self.reader.status(event, self.out.quiet))
         elif isinstance(event, ev.ShellError):
             self.out.error(event.message)
+        elif isinstance(event, ev.Aside):  # its params by language
+            params = event.params.get(self.table.lang) or event.params["en"]
+            self.out.shell_say([ev.Say(event.key, dict(params))], aside=True)
         elif callable(event):
             event()
         else:
             self.out.error(f"unknown event {event!r} ignored")
+        self.out.answering = None  # answered, or nothing to answer
         self.out.activity(self.table.engine, bool(self.pending_timers()))
 
     def _press(self, pressed: ev.ButtonPressed) -> None:
@@ -188,14 +175,6 @@ class TableLoop:
             return self.out.send(self.desk.settled(proof))
         return self._input(ev.Tap(identity))
 
-    def _refuse(self, public: Any, refusal: ev.Refusal, submit: ev.Submit | None,
-                named: ev.Housekeeping | None) -> None:
-        """A refused input's verdict: a page's display name to that page alone
-        (``Outputs.named``), anything else as the table refuses (``reject``)."""
-        if named is not None:
-            return self.out.named(named, refusal)
-        return self.out.reject(public, refusal, submit)
-
     def _input(self, inp: ev.Input, at: float | None = None) -> None:
         """One input through the table; ``at`` is a timer's scheduled time,
         from which the timers it sets are measured (so schedules don't drift)."""
@@ -215,7 +194,7 @@ class TableLoop:
                 return None  # a timer the game no longer wants (its step moved on)
             if isinstance(inp, ev.Drawn):
                 return self.out.error(f"draw {inp.name} refused: {refusal.reason}")
-            return self._refuse(public, refusal, submit, named)
+            return self.out.refuse(public, refusal, inp)
         finished, t, wall, game_start = self.table.finished, self.times.t(now), self.times.wall(now), self._game_start
         self._game_start = t if game_started(outputs) else game_start
         play = None if finished is None else (self.table.state.evening, finished.game,
@@ -232,7 +211,7 @@ class TableLoop:
             if (again := self.schedule.retry(inp, now)) is not None:  # a timer or a draw: tried again shortly
                 return self.out.error(f"{e}; {again}")
             self.out.error(f"{e}; the input was not taken, please tap again")
-            return self._refuse(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), submit, named)
+            return self.out.refuse(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), inp)
         self._observe("journaled", inp, time.perf_counter() - started)
         self.times.recorded(now, wall)
         self.evening.played = self.evening.played or finished is not None
@@ -245,14 +224,9 @@ class TableLoop:
         if submit is not None or not isinstance(inp, (ev.TimerFired, ev.Drawn, ev.Housekeeping)):
             self.out.accept(public, submit)
         self._outputs(outputs, base=now)
-        self.out.send(self.reader.due(self.out.quiet))  # a change the night kept quiet
-        for due in self.held_back:
-            self.out.send(due(self.out.quiet))
-        if checkpoint is not None and self.on_game_end is not None:
-            self.on_game_end()
-        elif self.on_round_end is not None and any(isinstance(o, ev.Report) and o.event == ev.ROUND_SCORED
-                                                   for o in outputs):
-            self.on_round_end()
+        self.out.send(self.held_back.due(self.out.quiet))
+        if self.after_input is not None:
+            self.after_input(outputs, checkpoint is not None)
         self._refresh_pages()
         self._observe("done", inp)
         return None
@@ -306,8 +280,7 @@ class TableLoop:
         if self.evening.new_at_start(self.clock.wall()):
             self._input(ev.Housekeeping("new-evening"))
         self.out.send(journal_notices(self.notices))
-        for due in self.held_back:
-            self.out.send(due(self.out.quiet))
+        self.out.send(self.held_back.due(self.out.quiet))
         self._outputs(self.table.resume(), base=self.clock.now())
         self._refresh_pages()
         self.out.activity(self.table.engine, bool(self.pending_timers()))

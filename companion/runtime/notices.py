@@ -1,11 +1,12 @@
 """What the table is told about itself rather than about the game: the
-reader coming and going, and at start what the journal's checks found (a
-recovery).  Each returns ``Out`` values for ``Outputs.send``; none calls the loop.
+reader coming and going, a part's line held back by night (the journal's
+mirror lost), and at start what the journal's checks found (a recovery).
+Each returns ``Out`` values for ``Outputs.send``; none calls the loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from companion.core.events import LOG, ReaderStatus, Say
 from companion.core.messages import Command
@@ -38,6 +39,22 @@ class ReaderNotices:
         key = "reader.back" if self.connected else "reader.missing" if self._announced is None else "reader.lost"
         self._announced = self.connected
         return [Say(key)]
+
+
+class HeldBack:
+    """The lines the parts hold back while eyes are closed, each told once
+    the night is over: ``due(quiet)`` after every input and at start.  A
+    part adds its own ``due`` (the reader's notices are there from the
+    start; the wiring adds the journal's mirror's)."""
+
+    def __init__(self, *parts: Callable[[bool], Sequence[Out]]) -> None:
+        self.parts = list(parts)
+
+    def add(self, due: Callable[[bool], Sequence[Out]]) -> None:
+        self.parts.append(due)
+
+    def due(self, quiet: bool) -> list[Out]:
+        return [out for due in self.parts for out in due(quiet)]
 
 
 def journal_notices(notices: Iterable[tuple[Say | None, str]]) -> list[Out]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from companion.core.events import LOG, TABLE, Housekeeping, Output, Refusal, Report, Say, Sound, Submit, Tell
 from companion.core.messages import Command, CommandName, Event, seat_audience
-from companion.core.table import Table
+from companion.core.table import NAMED, Table
 from companion.runtime import outbox
 from companion.runtime.journal import Letters
 
@@ -66,6 +66,9 @@ class Outputs:
         # in the language of the moment.
         self.last_says: list[Say] = []
         self._activity: dict[str, Any] | None = None  # as last told (``activity``)
+        # The id of the page's control being handled (``PageInput``, set by the loop):
+        # the first verdict emitted answers it (``Event.answers``), and only that one.
+        self.answering: str | None = None
 
     @property
     def quiet(self) -> bool:
@@ -74,8 +77,11 @@ class Outputs:
 
     # ------------------------------------------------------------ the seam
     def emit(self, event: str, audience: str = TABLE, line: Any = None, **fields: Any) -> None:
+        answers = None
+        if event in ("accepted", "rejected"):
+            answers, self.answering = self.answering, None
         self.router.publish(Event(audience, {"t": round(self.clock.now() - self._t0, 3), "event": event,
-                                             **fields}, line))
+                                             **fields}, line, answers))
 
     def error(self, message: str) -> None:
         self.emit("error", LOG, message=message)
@@ -202,6 +208,13 @@ class Outputs:
         self.emit("rejected", line=line, input=label, reason=refusal.reason)
         self.command("feedback", {"ok": False})
         self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
+
+    def refuse(self, label: Any, refusal: Refusal, inp: Any) -> None:
+        """A refused input's verdict: a page's display name to that page alone
+        (``named``), a submit to its player's page, anything else as the table refuses."""
+        if isinstance(inp, Housekeeping) and inp.kind == NAMED:
+            return self.named(inp, refusal)
+        return self.reject(label, refusal, inp if isinstance(inp, Submit) else None)
 
     def named(self, inp: Housekeeping, refusal: Refusal | None = None) -> None:
         """A page's display name (``named`` housekeeping): its verdict goes to

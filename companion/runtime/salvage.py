@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from companion.runtime.journal import Journal, read_only
-from companion.runtime.journal_check import DB_ERRORS, committed_frames
+from companion.runtime.journal_check import DB_ERRORS
 from companion.runtime.page_scan import scan
+from companion.runtime.wal_format import committed_frames
 
 Rows = dict[str, dict[Any, tuple[Any, ...]]]  # table → row id (the outbox's: its place) → the other columns
 _COLUMNS = {"meta": "key, value", "inputs": "t, wall, input", "plays": "seq, session, game, play",

@@ -88,7 +88,7 @@ def one_night(state: Path, listeners: Sequence[Callable[[Any], None]] = ()) -> l
 
     loop.observers.append(observe)
     loop.start()
-    reader.start(loop.submit)
+    reader.start(loop.inbox)
     thread = threading.Thread(target=loop.run, kwargs={"tick": lambda: None}, name="table-loop", daemon=True)
     thread.start()
     try:

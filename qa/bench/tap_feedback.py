@@ -102,7 +102,7 @@ class TimedVoice:
 
 @dataclass
 class Barrier:
-    """Reached by the loop after everything submitted before it (``call_soon``)."""
+    """Reached by the loop after everything submitted before it (a callable submitted)."""
 
     done: threading.Event = field(default_factory=threading.Event)
     step: str | None = None
@@ -190,7 +190,7 @@ class ThreadedTable:
             barrier.timers = self.loop.pending_timers()
             barrier.done.set()
 
-        self.loop.call_soon(reached)
+        self.loop.submit(reached)
         if not barrier.done.wait(TIMEOUT_S):
             raise RuntimeError("the table loop did not come back")
         return barrier
