@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from test_web_accessibility import GAMES, PHONE, Page, Table
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
@@ -51,14 +52,18 @@ def measured(table: Table, page: Any) -> dict[str, Any]:
     return dict(page.evaluate(MEASURE))
 
 
+ROUND = {"en": "Round {n}", "ja": "第{n}ラウンド"}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
 def test_finding_the_tv_fills_the_screen_with_no_small_text_at_every_phase_of_every_game(
-        browser: Any, tmp_path: Path) -> None:  # noqa: F811
+        browser: Any, tmp_path: Path, lang: str) -> None:  # noqa: F811
     """The middle was scaled to 0.65 with a quarter of the screen empty, the cave's
     captions at 16 px and "On the table" at 22 px (unreadable at 3 m), half the
     screen empty during One Night, no round number in Demagogos, no deck."""
     problems: list[str] = []
     for game in GAMES:
-        table = table_of(browser, tmp_path, game, "en", tv=Page("tv", "/tv", HD))
+        table = table_of(browser, tmp_path, game, lang, tv=Page("tv", "/tv", HD))
         seen: set[str] = set()
 
         def look(table: Table) -> None:
@@ -84,7 +89,7 @@ def test_finding_the_tv_fills_the_screen_with_no_small_text_at_every_phase_of_ev
             play = public.get("play") or {}
             if isinstance(play.get("round"), int):  # the round the game is in, on the board
                 got = tv.locator("#round").all_inner_texts()
-                if got != [f"Round {play['round']}"]:
+                if got != [ROUND[lang].format(n=play["round"])]:
                     problems.append(f"{phase}: round {play['round']} shown as {got}")
             for role, n in (play.get("deck") or {}).items():  # One Night: the roles in play, each with its count
                 got = tv.locator(f"#deck li[data-role={role}]").all_inner_texts()

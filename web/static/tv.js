@@ -43,7 +43,8 @@ const who = (name) => {
 };
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
-const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;
+// a game's step by its label; the table's own phases (gathering, pairing) by the board's words
+const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || (step in T.en ? t(step) : step);
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) k === "text" ? (e.textContent = v) : e.setAttribute(k, v);
