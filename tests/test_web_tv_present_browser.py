@@ -66,7 +66,7 @@ def test_finding_the_tv_fills_the_screen_with_no_small_text_at_every_phase_of_ev
         table = table_of(browser, tmp_path, game, lang, tv=Page("tv", "/tv", HD))
         seen: set[str] = set()
 
-        def look(table: Table) -> None:
+        def look(table: Table, seen: set[str] = seen) -> None:
             phase = table.phase()
             if phase in seen:
                 return
