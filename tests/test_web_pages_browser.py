@@ -263,7 +263,7 @@ def test_one_night_result_executed_roles_and_the_winning_team(browser: Any, tmp_
         expect(verdict).to_have_text(said)  # executed, the winning team, the winners: as said
         expect(page.locator("#verdict")).to_contain_text("処刑")
         table = {r[1].rstrip(" ★"): r[3] for r in rows(page)}
-        assert table == {"青": "怪盗", "緑": "村人", "紫": "占い師", "赤": "人狼", "黄": "人狼"}  # each final role
+        assert table == {"青": "怪盗", "緑": "村人", "紫": "占い師", "赤": "人狼", "黄色": "人狼"}  # each final role
     finally:
         web.stop()
         sim.close()

@@ -432,7 +432,7 @@ def test_tv_board_follows_the_headline_contract(browser: Any, tmp_path: Path) ->
         live.web.public_state = with_headline  # type: ignore[method-assign]
         page = open_board(browser, live.url)
         expect(page.locator("#turn")).to_have_text("Whose turn: Blue")
-        expect(page.locator("#scores tr.turn")).to_have_count(0)  # no totals in this game: tonight's, none yet
+        expect(page.locator("#scores tr.turn")).to_have_text(re.compile("Blue"))  # the players: the seat waited for, marked
         extra["headline_text"] = "Blue, tap the Girl's card."
         live.tap("lang/ja")  # any public change: a new snapshot on the feed
         expect(page.locator("#turn")).to_have_text("Blue, tap the Girl's card.")

@@ -65,7 +65,7 @@ const T = {
         name_set: "保存しました。次のゲームから記録の名前は{name}です。", name_now: "いま: {name}",
         bad_name: "卓が読み取れませんでした。再読み込みしてください。",
         leds: { ready: "準備", ok: "成功", error: "エラー" },
-        colours: { red: "赤", blue: "青", green: "緑", yellow: "黄", purple: "紫", orange: "橙", white: "白", black: "黒" } },
+        colours: { red: "赤", blue: "青", green: "緑", yellow: "黄色", purple: "紫", orange: "オレンジ", white: "白", black: "黒" } },
 };
 // The games' names and their steps' labels, by language: the server's
 // (/api/games, from each game's own folder); this page names no game itself.

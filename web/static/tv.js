@@ -12,18 +12,25 @@ const T = {
         pair: "Scan to pair your phone", missing: "Still to pair:", scores: "Scores", tonight: "Tonight",
         total: "Total", place: "Place", role: "Final role", result: "Result", of: "{n} of {m} have voted",
         closed: "closed", min_left: "{n} minutes left", one_min_left: "1 minute left", under_min: "under a minute left",
-        keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…",
+        keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…", round: "Round {n}",
+        deck: "Roles in play", players: "Players", captain: "Captain", start_player: "Starts", girl: "The Girl",
+        dead: "Dead", exited: "Out, won",
         idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
   ja: { no_game: "まだゲームはありません", last_game: "前のゲーム: {game}", turn: "手番: {who}",
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
         pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
         total: "合計", place: "順位", role: "最後の役職", result: "結果", of: "{m}人中{n}人が投票",
         closed: "未開封", min_left: "残り{n}分", one_min_left: "残り1分", under_min: "残り1分未満",
-        keep: "生かす", kill: "殺す", offline: "再接続中…",
+        keep: "生かす", kill: "殺す", offline: "再接続中…", round: "第{n}ラウンド",
+        deck: "使う役職", players: "プレイヤー", captain: "隊長", start_player: "最初の手番", girl: "少女",
+        dead: "死亡", exited: "勝ち抜け",
         idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ", pairing: "スマホのペアリング", playing: "プレイ中" },
 };
 // What a box held, shown by a sign as well as its words (never by colour alone)
 const SIGN = { treasure: "★", empty: "○", disaster: "✖" };
+// What a game's view makes public about a player, by the view's key: a name (the captain) or a list of names
+// (the dead), each shown by its word beside the player; the points a game keeps (``vp``) as its totals
+const MARKS = ["captain", "start_player", "girl", "dead", "exited"];
 let state = {}, GAMES = {}, NAMES = {}, lang = "en", drawn = false, skew = 0;  // skew: the table's clock − ours (s)
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const fill = (s, args) => s.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
@@ -36,7 +43,8 @@ const who = (name) => {
 };
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
-const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;
+// a game's step by its label; the table's own phases (gathering, pairing) by the board's words
+const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || (step in T.en ? t(step) : step);
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) k === "text" ? (e.textContent = v) : e.setAttribute(k, v);
@@ -75,19 +83,44 @@ function render() {
   $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : sentence ? "" : t(state.phase || "idle");
   $("step").hidden = !$("step").textContent;
   $("turn").textContent = sentence;
+  // the round the game is in, where its view counts rounds (One Night has one: none said)
+  const round = (state.play || {}).round;
+  if (show("round", Number.isInteger(round))) $("round").textContent = fill(t("round"), { n: round });
   countdown(h.deadline ?? null);
   said();
-  renderTally(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
+  renderTally(); renderDeck(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
   place(); fit();
 }
 
-// The QR code stands under the scores, or in the wide column when nothing else is
-// there (a game played with no phones yet): room the height would not otherwise have
+// The screen is the board's.  What a game always has stands in its own column (the
+// vote, the deck, the cave, a result to the left; the players to the right); the other
+// panels (the table's lines, the QR code) each go to the column with less in it, so
+// neither has an empty half; a column with nothing in it gives its room to the other,
+// and the last panel of a column takes the height left (no empty foot).
+const MOVABLE = ["lines-section", "pair-section"];
 function place() {
-  const [wide, side] = document.querySelectorAll("#day > main > .col");
-  const pair = $("pair-section");
-  const to = [...wide.children].some((e) => e !== pair && !e.hidden) ? side : wide;
-  if (pair.parentElement !== to) to.append(pair);
+  const main = document.querySelector("#day > main");
+  const cols = [...main.querySelectorAll(".col")];
+  main.style.setProperty("--fit", "1");  // measured at full size
+  main.classList.remove("one");
+  cols.forEach((c) => { c.hidden = false; });
+  main.querySelectorAll(".grow").forEach((e) => e.classList.remove("grow"));  // measured at their own height
+  const used = (col) => [...col.children].filter((e) => !e.hidden && !MOVABLE.includes(e.id))
+    .reduce((h, e) => h + e.offsetHeight, 0);
+  const height = cols.map(used);
+  for (const id of MOVABLE) {
+    const e = $(id);
+    if (e.hidden) continue;
+    const i = height[0] <= height[1] ? 0 : 1;
+    cols[i].append(e);
+    height[i] += e.offsetHeight;
+  }
+  for (const col of cols) {
+    const shown = [...col.children].filter((e) => !e.hidden);
+    col.hidden = !shown.length;
+    if (shown.length) shown[shown.length - 1].classList.add("grow");
+  }
+  main.classList.toggle("one", cols.some((c) => c.hidden));
 }
 
 // A TV cannot scroll: the header and the last line said keep their size, and what
@@ -179,6 +212,14 @@ function renderTally() {
   show("tally-section", true);
 }
 
+// One Night's deck (``deck``: role → cards), public: the table chose it before the deal
+function renderDeck() {
+  const deck = (state.play || {}).deck;
+  if (!show("deck-section", !!deck && Object.keys(deck).length > 0)) return;
+  $("deck").replaceChildren(...Object.entries(deck).map(([role, n]) => el("li", { "data-role": role },
+    el("span", { class: "name", text: who(role) }), el("span", { class: "n", text: `×${n}` }))));
+}
+
 // A cave of boxes (``boxes``, ``opened``): one box a cell, opened or not; an opened box shows what it
 // held (a sign and the game's own line for it: by whom, the gems), as the table saw it.
 function renderCave() {
@@ -237,24 +278,38 @@ function renderPairing() {
   $("missing").replaceChildren(...missing.map((s) => el("li", { "data-seat": s.id, text: who(s.name) })));
 }
 
-// Totals: the game's own while it plays (its view's totals), else tonight's standings, highest first
+// The players: while a game plays, every seat with what its view makes public about them (its totals,
+// the captain, the dead…) and whose turn it is; between games tonight's standings — the evening's, every
+// game's totals summed, highest first (a tie in the order the table keeps: the same after a restart)
 function renderScores() {
-  const play = state.play || {};
+  const play = state.play;
   const turn = new Set(headline().waiting);
   const table = $("scores"); table.replaceChildren();
-  let rows = [], title = t("scores");
-  if (play.totals) rows = (state.seats || []).map((s) => [s.name, play.totals[s.name] ?? 0]);
-  else {  // the game being played, or the one just finished: tonight's standings in it
-    const tonight = (state.tonight || {})[state.game || (state.result || {}).game] || {};
-    rows = Object.entries(tonight).sort((a, b) => b[1] - a[1]); title = t("tonight");
+  let rows = [], title = t("scores"), points = true;
+  if (play) {
+    const totals = play.totals || play.vp;
+    points = !!totals;
+    rows = (state.seats || []).map((s) => [s.name, totals ? totals[s.name] ?? 0 : null]);
+    if (!points) title = t("players");
+  } else if (Object.keys(state.tonight || {}).length) {
+    const evening = new Map();
+    for (const totals of Object.values(state.tonight)) {
+      for (const [name, n] of Object.entries(totals)) evening.set(name, (evening.get(name) || 0) + n);
+    }
+    rows = [...evening.entries()].sort((a, b) => b[1] - a[1]); title = t("tonight");
+  } else if (state.phase === "gathering") {  // seated for the next game: who is at the table (pairing: the QR's list)
+    rows = (state.seats || []).map((s) => [s.name, null]); title = t("players"); points = false;
   }
   $("scores-title").textContent = title;
   if (!show("scores-section", rows.length > 0)) return;
-  table.append(el("tr", {}, el("th", { text: "", scope: "col" }), el("th", { text: t("total"), scope: "col" })));
+  const marks = (name) => MARKS.filter((k) => play && (play[k] === name || (Array.isArray(play[k]) && play[k].includes(name))));
+  table.append(el("tr", {}, el("th", { text: "", scope: "col" }),
+    ...(points ? [el("th", { text: t("total"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
   for (const [name, n] of rows) {
     const mine = turn.has(name);
     table.append(el("tr", mine ? { class: "turn", "aria-current": "true" } : {}, el("td", { text: (mine ? "▸ " : "") + who(name) }),
-      el("td", { text: String(n) })));
+      ...(points ? [el("td", { text: String(n) })] : []),
+      el("td", { class: "marks", text: marks(name).map(t).join(" · ") })));
   }
 }
 

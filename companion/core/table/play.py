@@ -90,11 +90,13 @@ class TablePlay(TableSeating):
         standing = st.standings.setdefault(game, {})
         for seat, name in zip(st.seats, names, strict=True):
             standing[seat] = standing.get(seat, 0) + result.totals.get(name, 0)
-        tonight = {self.name_of(i): n for i, n in standing.items()}
+            if seat not in st.standing_order:
+                st.standing_order.append(seat)
+        tonight = self.tonight()[game]
         self._to_idle()
-        ranked = sorted(tonight.items(), key=lambda kv: -kv[1])
+        # said: the evening's totals (every game tonight), as the pages' "Tonight" shows them
         return [Report("session_scores", {"game": game, "totals": tonight}),  # the contract's name for it
-                Say("table.standings", {"scores": ranked}), Say("table.again")]
+                Say("table.standings", {"scores": self.evening_ranking()}), Say("table.again")]
 
     def _to_idle(self) -> None:
         st = self.state

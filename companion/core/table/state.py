@@ -36,6 +36,9 @@ class TableState:
     games_started: int = 0
     last: dict[str, Any] | None = None  # the last game's set-up, for "next: play again"
     standings: dict[str, dict[str, int]] = field(default_factory=dict)  # per game: id → total tonight
+    # The seats (ids) in the order they first finished a game tonight: the standings' order,
+    # kept as a list because the checkpoint's JSON sorts a dict's keys (a restart would reorder them)
+    standing_order: list[str] = field(default_factory=list)
     confirm: str | None = None  # "step" | "game" while a long-press of back waits for next
     # The game settings in force (per-game options, player names), as the
     # journal's configure inputs set them; None: the constructor's (tests).
@@ -65,7 +68,7 @@ class TableState:
             self.settings = pending["configure"]  # seats are ids: a rename keeps "play again"
         if "new-evening" in pending:
             self.evening += 1
-            self.standings = {}
+            self.standings, self.standing_order = {}, []
             self.paired = []  # tonight's phones pair again
             self.called = {}  # and tonight's display names go with them (the pages choose again)
 

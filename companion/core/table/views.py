@@ -39,8 +39,7 @@ class TableViews(TableSeats):
             "phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
             "seats": self._seats_view(),
             "evening": st.evening,
-            "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
-                        for game, totals in st.standings.items()},
+            "tonight": self.tonight(),
             "confirm": st.confirm,
         }
         if self.engine is not None:
@@ -49,6 +48,24 @@ class TableViews(TableSeats):
             view["result"] = self.result
         view["headline"] = self.headline(due)
         return view
+
+    def _order(self) -> list[str]:
+        """Tonight's seats (ids) in the order they first finished a game: the same before
+        and after a restart (a checkpoint older than the order: its ids sorted, after)."""
+        known = self.state.standing_order
+        rest = sorted({i for totals in self.state.standings.values() for i in totals} - set(known))
+        return [*known, *rest]
+
+    def tonight(self) -> dict[str, dict[str, int]]:
+        """Each game's totals tonight (name → total), game by game as first played, the seats in ``_order``."""
+        order = self._order()
+        return {game: {self.name_of(i): totals[i] for i in order if i in totals}
+                for game, totals in self.state.standings.items()}
+
+    def evening_ranking(self) -> list[tuple[str, int]]:
+        """The evening's totals (every game's summed), highest first; a tie in ``_order``."""
+        summed = {i: sum(t.get(i, 0) for t in self.state.standings.values()) for i in self._order()}
+        return sorted(((self.name_of(i), n) for i, n in summed.items()), key=lambda kv: -kv[1])
 
     def _seats_view(self) -> list[dict[str, Any]]:
         """The seats as every page shows them: id, engine name, whether paired,
@@ -66,8 +83,7 @@ class TableViews(TableSeats):
         return {"phase": st.phase, "lang": st.lang, "game": st.game, "rules": list(st.rules),
                 "seats": self._seats_view(),
                 "evening": st.evening,
-                "tonight": {game: {self.name_of(i): n for i, n in totals.items()}
-                            for game, totals in st.standings.items()},
+                "tonight": self.tonight(),
                 "confirm": None, "play": {"step": step, "whose_turn": []}, "headline": {**NIGHT_HEADLINE, "step": step}}
 
     def headline(self, due: Mapping[str, float] | None = None) -> dict[str, Any]:
