@@ -208,7 +208,10 @@ function renderTally() {
     show("tally-section", false);
     return;
   }
+  // who still has to vote, as the table's line names them (names only: never for whom)
+  const still = (state.board || []).find((l) => l.key.endsWith(".board.to_vote"));
   $("tally-count").textContent = count ? fill(t("of"), { n: count.done, m: count.of }) : "";
+  $("tally-still").textContent = still ? still.text : "";
   show("tally-section", true);
 }
 
@@ -259,9 +262,13 @@ function renderResult() {
   $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
 }
 
+// The board lines a panel of its own draws from the view (the cave's boxes, the victory points,
+// One Night's deck and tally): the "on the table" panel leaves them out, so nothing is said twice.
+const PANELLED = /\.box\.|\.vp$|\.boxes$|\.board\.(deck|votes_for|voted|to_vote)/;
+
 // The game's other public lines (its board: bids in, an auction, role results)
 function renderLines() {
-  const lines = (state.board || []).filter((l) => !l.key.includes(".box.") && !l.key.endsWith(".vp") && !l.key.endsWith(".boxes"));
+  const lines = (state.board || []).filter((l) => !PANELLED.test(l.key));
   $("lines").replaceChildren(...lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
   show("lines-section", lines.length > 0);
 }
