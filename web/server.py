@@ -52,6 +52,7 @@ from companion.core.messages import (
 )
 from companion.core.table import NAMED
 from web.bgstats import ExportGame, push_url, record
+from web.game_log import GameLog
 from web.guard import Doorman, own_names
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
@@ -124,6 +125,10 @@ class WebServer:
         self.now: dict[str, Any] = {"line": None, "key": None}
         self._said_since_push = False
         self._phase: Any = None
+        # The game log: every line said to the table in the game being played, newest first
+        # (web.game_log); ``_playing``: which game the last public push showed (None: none)
+        self.log = GameLog()
+        self._playing: Any = None
         # What each feed was last sent, and how many times the public side has
         # changed: a page is pushed a snapshot only when what it may see changed,
         # so a private event (a gift) makes no public push — its timing would tell.
@@ -168,18 +173,23 @@ class WebServer:
             return
         fields = dict(message.fields)
         self._answer(message, fields)
+        if fields.get("event") == "accepted":  # an input's lines follow: a new game's first are these
+            self.log.taken()
         if message.audience == TABLE:
-            self._track(fields)
+            self._track(message, fields)
             self._send(None, sse("event", fields))
         elif message.audience.startswith("player:"):
             self._send(message.audience.removeprefix("player:"), sse("event", fields))
         # LOG events are seen only to answer a waiting control (a refusal at night); never sent
 
-    def _track(self, fields: dict[str, Any]) -> None:
+    def _track(self, message: Event, fields: dict[str, Any]) -> None:
         # an aside (the pages' address, said at start) is not the game's line: it never replaces it
         if fields.get("event") == "say" and not fields.get("aside"):
             self.now = {"line": fields.get("text"), "key": fields.get("key")}
             self._said_since_push = True
+            line = message.line
+            self.log.add(fields.get("key"), str(fields.get("text", "")), fields.get("lang"),
+                         getattr(line, "params", None))
 
     def recall(self, text: str | None, key: str | None) -> None:
         """The line in force when the pages start (``Outputs.instruction``: what
@@ -188,6 +198,8 @@ class WebServer:
         def put() -> None:  # the pages just started: one opening now is sent it with the table
             if self.now["line"] is None and text is not None:
                 self.now = {"line": text, "key": key}
+            if not len(self.log) and text is not None:  # the game log too: its newest line, the one in force
+                self.log.add(key, text)
         self.serving.hand_over(put)
 
     def _command(self, command: Command) -> None:
@@ -240,7 +252,12 @@ class WebServer:
             if not self._said_since_push:  # the table moved on without a word: the last line is the past
                 self.now = {"line": None, "key": None}
             self._said_since_push = False
-            phase = self.read_side.public().get("phase")
+            public = self.read_side.public()
+            phase = public.get("phase")
+            playing = None if phase == "idle" else public.get("game")
+            if playing is not None and playing != self._playing:
+                self.log.new_game()
+            self._playing = playing
             if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
                 self._send(None, sse("history", [public_play(p, self.export) for p in self.history()]))
             self._phase = phase
@@ -271,6 +288,10 @@ class WebServer:
     def public_state(self, history: bool = True) -> dict[str, Any]:
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
+        lang = str(state.get("lang", "en"))
+        narrate = self.narrate
+        render = (lambda key, params, to: str(narrate.render(key, params, to).text)) if narrate is not None else None
+        state["log"] = self.log.lines(lang, render)
         if (state.get("headline") or {}).get("deadline"):  # a countdown runs: counted on the table's clock
             state["clock"] = self.clock()
         if state.get("result"):  # the read side's result stays as it is; its words beside it
