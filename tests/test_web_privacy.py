@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "examples" / "demagogos").glob("*.yaml"),
                   *(ROOT / "examples" / "one-night").glob("*.yaml")])  # the editions: new roles
 PUBLIC = ("/", "/tv", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
-SERVER_KEYS = ("version", "address", "now", "verdict", "clock")  # what the pages add to the read side's public snapshot
+SERVER_KEYS = ("version", "address", "now", "log", "verdict", "clock")  # what the pages add to the read side's public snapshot
 
 
 def _play(snapshot: dict[str, Any]) -> Any:
