@@ -30,7 +30,7 @@ def test_finding_the_phone_says_what_it_may_do_as_a_sentence_and_names_its_seat_
     space before its colon (in Japanese too)."""
     expect = sync_api.expect
     for lang, seat, sentence in (("en", "Your seat: Red", "Or press Back."),
-                                 ("ja", "あなたの席：赤", "または戻るを押します。")):
+                                 ("ja", "あなたの席：赤", "または戻るを押せます。")):
         table = table_of(browser, tmp_path / lang, "demagogos", lang, red=Page("red", "/", PHONE, seat="red"))
         try:
             play_until(table, step_is("role_auction"))

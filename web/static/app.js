@@ -55,7 +55,7 @@ const T = {
         girl: "少女のカード", escaped: "脱出",
         too_late: "卓が忙しく、何もしませんでした。もう一度どうぞ。", no_answer: "卓は受け取りましたが、まだ答えがありません。卓を見てください。",
         log: "ゲームの記録", your_turn: "あなたの番です。", may_nothing: "今この画面ですることはありません。",
-        may_press: "{buttons}を押せます。", or_press: "または{buttons}を押します。", or: "か",
+        may_press: "{buttons}を押せます。", or_press: "または{buttons}を押せます。", or: "か",
         reveal: "長押しで秘密を見る", revealed: "指を離すと隠れます", lost: "負け", won: "勝ち",
         ends_in: "残り {time}", yes_next: "はい、進める",
         csrf: "このページは古くなっています。再読み込みしてください。", not_paired: "先にこの端末を席とペアリングしてください。",
