@@ -129,6 +129,7 @@ class WebServer:
         # (web.game_log); ``_playing``: which game the last public push showed (None: none)
         self.log = GameLog()
         self._playing: Any = None
+        self._log_lang: Any = None  # the language the feed last sent the whole log in
         # What each feed was last sent, and how many times the public side has
         # changed: a page is pushed a snapshot only when what it may see changed,
         # so a private event (a gift) makes no public push — its timing would tell.
@@ -255,13 +256,16 @@ class WebServer:
             public = self.read_side.public()
             phase = public.get("phase")
             playing = None if phase == "idle" else public.get("game")
+            # the whole log goes with a snapshot only when a page cannot follow it from the
+            # lines on the feed: a new game emptied it, a language card reads it again
+            whole = playing is not None and playing != self._playing or public.get("lang") != self._log_lang
             if playing is not None and playing != self._playing:
                 self.log.new_game()
-            self._playing = playing
+            self._playing, self._log_lang = playing, public.get("lang")
             if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
                 self._send(None, sse("history", [public_play(p, self.export) for p in self.history()]))
             self._phase = phase
-            self._send(None, sse("table", self.public_state(history=False)))
+            self._send(None, sse("table", self.public_state(history=False, log=whole)))
         for client in list(self._clients):
             if client.seat is not None:  # a seat's page hears only of its own changes
                 private = self.read_side.private(client.seat)
@@ -285,13 +289,15 @@ class WebServer:
             client.queue.put_nowait(None)
 
     # ---------------------------------------------------------- public pages
-    def public_state(self, history: bool = True) -> dict[str, Any]:
+    def public_state(self, history: bool = True, log: bool = True) -> dict[str, Any]:
+        """``log``: with the whole game log (a page that connects now; a snapshot after
+        which the lines it followed on the feed are not the log, ``_push_snapshots``)."""
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
-        lang = str(state.get("lang", "en"))
-        narrate = self.narrate
-        render = (lambda key, params, to: str(narrate.render(key, params, to).text)) if narrate is not None else None
-        state["log"] = self.log.lines(lang, render)
+        if log:
+            narrate = self.narrate
+            render = (lambda key, params, to: str(narrate.render(key, params, to).text)) if narrate else None
+            state["log"] = self.log.lines(str(state.get("lang", "en")), render)
         if (state.get("headline") or {}).get("deadline"):  # a countdown runs: counted on the table's clock
             state["clock"] = self.clock()
         if state.get("result"):  # the read side's result stays as it is; its words beside it

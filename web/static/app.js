@@ -687,8 +687,9 @@ function listen() {
   // lost: the bar at once; the browser reconnects by itself (the server's retry: 1 s),
   // and a feed the browser gave up on (CLOSED) is opened again here
   source.onerror = () => { offline(true); if (source.readyState === EventSource.CLOSED) setTimeout(listen, 1000); };
-  source.addEventListener("table", (e) => { const history = state.history; took(JSON.parse(e.data));
-    if (!state.history) state.history = history; render(); });
+  // a snapshot brings the game log only when the lines on the feed are not it (a new game, another language)
+  source.addEventListener("table", (e) => { const { history, log } = state; took(JSON.parse(e.data));
+    if (!state.history) state.history = history; if (!state.log) state.log = log; render(); });
   source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
   // Every line the table says is the page's line: a refusal or a repeat changes
   // no snapshot, but the room heard it.
