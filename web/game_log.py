@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 KEEP = 200  # lines kept: a long game's whole log; a page scrolls it
@@ -24,6 +24,7 @@ class Logged:
     text: str
     lang: str | None
     params: Mapping[str, Any]
+    read: dict[str, str] = field(default_factory=dict)  # its text in another language, once rendered
 
 
 class GameLog:
@@ -51,7 +52,9 @@ class GameLog:
         for line in reversed(self._lines):
             text = line.text
             if line.lang not in (None, lang) and line.key and render is not None:
-                text = render(line.key, line.params, lang)
+                if lang not in line.read:
+                    line.read[lang] = render(line.key, line.params, lang)
+                text = line.read[lang]
             out.append({"key": line.key, "text": text})
         return out
 

@@ -294,10 +294,11 @@ class WebServer:
         which the lines it followed on the feed are not the log, ``_push_snapshots``)."""
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
-        if log:
+        if log:  # no game yet (or one abandoned, no result): no game's log, whatever the idle table said
             narrate = self.narrate
             render = (lambda key, params, to: str(narrate.render(key, params, to).text)) if narrate else None
-            state["log"] = self.log.lines(str(state.get("lang", "en")), render)
+            gamed = state.get("phase") != "idle" or bool(state.get("result"))
+            state["log"] = self.log.lines(str(state.get("lang", "en")), render) if gamed else []
         if (state.get("headline") or {}).get("deadline"):  # a countdown runs: counted on the table's clock
             state["clock"] = self.clock()
         if state.get("result"):  # the read side's result stays as it is; its words beside it

@@ -172,10 +172,27 @@ function render() {
 // ``log``; a line said since comes on the feed).  Never a line told to one seat: those
 // are that seat's (its status, its page).  A log, not "the line in force": the headline
 // and the countdown are the present.
+// Drawn whole only when the server sent it whole (a new game, another language); a line
+// said since is one more item on top (a snapshot after every tap redraws nothing of it).
+const LOG_KEEP = 200;  // the server's (web.game_log.KEEP)
+let logDrawn = null;  // the log as last drawn
+const logLine = (line) => el("li", { "data-key": line.key || "", text: line.text });
 function renderLog() {
   const lines = state.log || [];
-  $("log").replaceChildren(...lines.map((line) => el("li", { "data-key": line.key || "", text: line.text })));
+  if (lines !== logDrawn) $("log").replaceChildren(...lines.map(logLine));
+  logDrawn = lines;
   $("log-section").hidden = !lines.length;
+}
+function logged(line) {
+  if (state.phase === "idle" && !state.result) return;  // no game yet: no game's log (the server's too)
+  const drawn = (state.log || null) === logDrawn;  // what is on the page is the log so far
+  state.log = [line, ...(state.log || [])].slice(0, LOG_KEEP);
+  if (night()) return;  // drawn with the day (``render``)
+  if (!drawn) return renderLog();
+  $("log").prepend(logLine(line));
+  if ($("log").childElementCount > LOG_KEEP) $("log").lastElementChild.remove();
+  logDrawn = state.log;
+  $("log-section").hidden = false;
 }
 
 // The discussion's countdown: the table gives the wall-clock time it ends, and its
@@ -696,7 +713,7 @@ function listen() {
   source.addEventListener("event", (e) => { const ev = JSON.parse(e.data);
     if (ev.event !== "say" || ev.aside) return;  // an aside (the address) is not the game's line
     state.now = { ...(state.now || {}), line: ev.text, key: ev.key };
-    state.log = [{ key: ev.key, text: ev.text }, ...(state.log || [])]; if (!night()) renderLog(); });
+    logged({ key: ev.key, text: ev.text }); });
   source.addEventListener("leds", (e) => { ledsNow = JSON.parse(e.data); leds(ledsNow); });
   source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
 }
