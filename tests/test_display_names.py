@@ -257,6 +257,7 @@ def test_the_name_form_sends_its_field_alone_on_enter(tmp_path: Path) -> None:
                 live.await_pairing('red')  # the page asked; the table has heard it
                 page.click('#components button[data-tap="player/red"]')  # the virtual reader
                 expect(page.locator("#me")).to_be_visible()
+                page.click("#name-section summary")  # folded during a game (the step's controls first): opened
                 expect(page.locator("label[for=name-input]")).to_have_text("Your name for the scores")
                 page.fill("#submits input[name=bid]", "3")
                 journaled = inputs(tmp_path)

@@ -63,7 +63,7 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
             phones[seat] = page
         red, blue = phones["red"], phones["blue"]
         said = [e["text"] for e in live.events if e["event"] == "say"][-1]
-        expect(tv.locator("#line")).to_have_text(said)  # the last line the room heard
+        expect(tv.locator("#log li").first).to_have_text(said)  # the last line the room heard, atop the game log
         # a refusal shows its reason; nothing changes
         red.fill("#submits input[name=bid]", "9")
         red.click("#submits button")
@@ -73,7 +73,7 @@ def test_two_phones_pair_play_and_the_scoreboard_follows(browser: Any, tmp_path:
         red.click("#submits button")
         expect(red.locator("#status")).to_have_text("Auc.Bid_taken")  # taken: the table's own word for it
         expect(red.locator("#status")).to_have_class(re.compile("ok"))
-        expect(tv.locator("#line")).to_have_text("")  # the table moved on without a word: that line is the past
+        expect(tv.locator("header")).not_to_contain_text(said)  # the header is the present; the log, the past
         blue.fill("#submits input[name=bid]", "2")
         blue.click("#submits button")
         expect(tv.locator("#step")).to_contain_text("done")  # live, over SSE: nobody reloaded
@@ -137,14 +137,14 @@ def test_the_virtual_table_has_the_panels_buttons_back_held_and_the_readers_cabl
         expect(page.locator("#turn")).to_have_text("Whose turn: Red")  # the start player leads the quest
         expect(page.locator("#scores tr.turn")).to_have_text(re.compile("Red"))  # and is marked on the board
         page.click("#panel button[data-panel=repeat]")
-        expect(page.locator("#line")).not_to_have_text("")
+        expect(page.locator("#log li")).not_to_have_count(0)
         # back held past the panel's hold time: the table asks to confirm leaving the game
         back = page.locator("#panel button[data-panel=back]")
         back.hover()
         page.mouse.down()
         page.wait_for_timeout(int(live.app.panel.hold_back_s * 1000) + 300)
         page.mouse.up()
-        expect(page.locator("#line")).to_contain_text("abandon", ignore_case=True, timeout=10_000)
+        expect(page.locator("#log li").first).to_contain_text("abandon", ignore_case=True, timeout=10_000)
         assert any(e["event"] == "accepted" and e.get("input") == "hold-back" for e in live.events)
         page.click("#panel button[data-panel=back]")  # a plain press: "no", the game goes on
         expect(page.locator("#step")).to_contain_text("quest")

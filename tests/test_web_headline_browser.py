@@ -40,7 +40,7 @@ def four_knights(tmp_path: Path) -> LiveTable:
     return live
 
 
-def test_the_headline_is_the_table_s_state_and_the_last_line_stands_beside_it(browser: Any,  # noqa: F811
+def test_the_headline_is_the_table_s_state_and_the_game_log_stands_beside_it(browser: Any,  # noqa: F811
                                                                                     tmp_path: Path) -> None:
     expect = sync_api.expect
     live = four_knights(tmp_path)
@@ -49,9 +49,10 @@ def test_the_headline_is_the_table_s_state_and_the_last_line_stands_beside_it(br
         page = opened(browser, live.url + "/", PHONE)
         expect(page.locator("#headline")).to_have_text("Waiting for red.")  # the quest: the start player
         said = [e["text"] for e in live.events if e["event"] == "say"][-1]
-        expect(page.locator("#line")).to_have_text(said)
-        live.tap("lang/en")  # "English narration.": said, beside the headline, which stays
-        expect(page.locator("#line")).to_have_text("English narration.")
+        expect(page.locator("#log li").first).to_have_text(said)
+        live.tap("lang/en")  # "English narration.": said, atop the game log, beside the headline, which stays
+        expect(page.locator("#log li").first).to_have_text("English narration.")
+        expect(page.locator("#log li").nth(1)).to_have_text(said)  # the line before it, kept below
         expect(page.locator("#headline")).to_have_text("Waiting for red.")
     finally:
         live.close()
@@ -154,7 +155,7 @@ def test_a_paired_phone_shows_its_seat_and_its_turn_first(browser: Any, tmp_path
         assert swatch == "rgb(74, 144, 226)"
         # the quest waits for red: red's page says "your turn" and what red may do; blue's does not
         expect(red.locator("#me-turn")).to_have_text("Your turn.")
-        expect(red.locator("#me-may")).to_have_text("You may now: press Next, press Back.")
+        expect(red.locator("#me-may")).to_have_text("You may press Next or Back.")
         expect(blue.locator("#me-turn")).to_be_hidden()
         expect(blue.locator("#me-may")).to_have_text("Nothing to do on this page now.")
         # a confirmation fades away instead of piling up

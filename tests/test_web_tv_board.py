@@ -426,8 +426,8 @@ def test_tv_board_follows_the_headline_contract(browser: Any, tmp_path: Path) ->
                                     "deadline": None, "night": False}
         extra: dict[str, Any] = {"headline_text": ""}  # the table's own sentence: none yet, the board's own
 
-        def with_headline(history: bool = True) -> dict[str, Any]:
-            return {**public_state(history), "headline": dict(headline), **extra}
+        def with_headline(history: bool = True, **more: Any) -> dict[str, Any]:  # (``log``: the game log's)
+            return {**public_state(history, **more), "headline": dict(headline), **extra}
 
         live.web.public_state = with_headline  # type: ignore[method-assign]
         page = open_board(browser, live.url)

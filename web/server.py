@@ -55,6 +55,7 @@ from httpkit.guard import Doorman, own_names
 from httpkit.serving import Serving
 from httpkit.sse import sse, stream
 from web.bgstats import ExportGame, push_url, record
+from web.game_log import GameLog
 from web.live import WatchedReadSide
 from web.pairing import COOKIE, COOKIE_AGE_S, Pairings, RateLimit
 
@@ -115,6 +116,11 @@ class WebServer:
         self.now: dict[str, Any] = {"line": None, "key": None}
         self._said_since_push = False
         self._phase: Any = None
+        # The game log: every line said to the table in the game being played, newest first
+        # (web.game_log); ``_playing``: which game the last public push showed (None: none)
+        self.log = GameLog()
+        self._playing: Any = None
+        self._log_lang: Any = None  # the language the feed last sent the whole log in
         # What each feed was last sent, and how many times the public side has
         # changed: a page is pushed a snapshot only when what it may see changed,
         # so a private event (a gift) makes no public push — its timing would tell.
@@ -159,18 +165,23 @@ class WebServer:
             return
         fields = dict(message.fields)
         self._answer(message, fields)
+        if fields.get("event") == "accepted":  # an input's lines follow: a new game's first are these
+            self.log.taken()
         if message.audience == TABLE:
-            self._track(fields)
+            self._track(message, fields)
             self._send(None, sse("event", fields))
         elif message.audience.startswith("player:"):
             self._send(message.audience.removeprefix("player:"), sse("event", fields))
         # LOG events are seen only to answer a waiting control (a refusal at night); never sent
 
-    def _track(self, fields: dict[str, Any]) -> None:
+    def _track(self, message: Event, fields: dict[str, Any]) -> None:
         # an aside (the pages' address, said at start) is not the game's line: it never replaces it
         if fields.get("event") == "say" and not fields.get("aside"):
             self.now = {"line": fields.get("text"), "key": fields.get("key")}
             self._said_since_push = True
+            line = message.line
+            self.log.add(fields.get("key"), str(fields.get("text", "")), fields.get("lang"),
+                         getattr(line, "params", None))
 
     def recall(self, text: str | None, key: str | None) -> None:
         """The line in force when the pages start (``Outputs.instruction``: what
@@ -179,6 +190,8 @@ class WebServer:
         def put() -> None:  # the pages just started: one opening now is sent it with the table
             if self.now["line"] is None and text is not None:
                 self.now = {"line": text, "key": key}
+            if not len(self.log) and text is not None:  # the game log too: its newest line, the one in force
+                self.log.add(key, text)
         self.serving.hand_over(put)
 
     def _command(self, command: Command) -> None:
@@ -223,11 +236,19 @@ class WebServer:
             if not self._said_since_push:  # the table moved on without a word: the last line is the past
                 self.now = {"line": None, "key": None}
             self._said_since_push = False
-            phase = self.read_side.public().get("phase")
+            public = self.read_side.public()
+            phase = public.get("phase")
+            playing = None if phase == "idle" else public.get("game")
+            # the whole log goes with a snapshot only when a page cannot follow it from the
+            # lines on the feed: a new game emptied it, a language card reads it again
+            whole = playing is not None and playing != self._playing or public.get("lang") != self._log_lang
+            if playing is not None and playing != self._playing:
+                self.log.new_game()
+            self._playing, self._log_lang = playing, public.get("lang")
             if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
                 self._send(None, sse("history", [public_play(p, self.export) for p in self.history()]))
             self._phase = phase
-            self._send(None, sse("table", self.public_state(history=False)))
+            self._send(None, sse("table", self.public_state(history=False, log=whole)))
         for client in list(self._clients):
             if client.seat is not None:  # a seat's page hears only of its own changes
                 private = self.read_side.private(client.seat)
@@ -251,9 +272,16 @@ class WebServer:
             client.queue.put_nowait(None)
 
     # ---------------------------------------------------------- public pages
-    def public_state(self, history: bool = True) -> dict[str, Any]:
+    def public_state(self, history: bool = True, log: bool = True) -> dict[str, Any]:
+        """``log``: with the whole game log (a page that connects now; a snapshot after
+        which the lines it followed on the feed are not the log, ``_push_snapshots``)."""
         state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
                  "now": self.now}
+        if log:  # no game yet (or one abandoned, no result): no game's log, whatever the idle table said
+            narrate = self.narrate
+            render = (lambda key, params, to: str(narrate.render(key, params, to).text)) if narrate else None
+            gamed = state.get("phase") != "idle" or bool(state.get("result"))
+            state["log"] = self.log.lines(str(state.get("lang", "en")), render) if gamed else []
         if (state.get("headline") or {}).get("deadline"):  # a countdown runs: counted on the table's clock
             state["clock"] = self.clock()
         if state.get("result"):  # the read side's result stays as it is; its words beside it

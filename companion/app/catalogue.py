@@ -86,7 +86,9 @@ def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
     a field that cannot be taken back (``confirm.<game>.<field>`` lines, a
     ``.one`` variant for an amount of 1; ``{to}``, ``{gems}``, ``{n}`` filled there).
     ``clock``: the keys of its lines that tell the time left (``Engine.clock_lines``):
-    a page shows its countdown instead of them while one runs."""
+    a page shows its countdown instead of them while one runs.  ``no_points``: a side
+    wins with no totals to rank the rest by (``Engine.no_points``): a page lists
+    each player as won or lost, never "place 4"."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for lang in langs:
         out[lang] = {}
@@ -97,7 +99,8 @@ def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
             confirm = {k.removeprefix(prefix): _text(lines, lang, k) for k in sorted(keys)}
             out[lang][g.game] = {"name": name(lines, g.game, lang), "steps": steps,
                                  **({"confirm": confirm} if confirm else {}),
-                                 **({"clock": list(g.clock_lines)} if g.clock_lines else {})}
+                                 **({"clock": list(g.clock_lines)} if g.clock_lines else {}),
+                                 **({"no_points": True} if g.no_points else {})}
     return out
 
 

@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 const CSRF = document.querySelector('meta[name="csrf"]').content;
 const T = {
   en: { scores: "Scores", seats: "Seats", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
-        your_seat: "Your seat", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
+        your_seat: "Your seat: ", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         unpaired: "This phone is no longer a seat's page: pair it again.",
@@ -18,11 +18,13 @@ const T = {
         chart_summary: "After round {n}: {totals}.", on: "on", off: "off",
         yes: "Yes, send", cancel: "Cancel", range: "Enter a number from {low} to {high}.", offline: "Reconnecting…",
         unreachable: "The table cannot be reached: nothing was sent.", result: "Result", last_game: "Last game: {game}",
-        place: "Place", player: "Player", executed: "Executed", nobody: "nobody", role: "Final role", team: "Winning team",
+        place: "Place", outcome: "Result", player: "Player", executed: "Executed", nobody: "nobody", role: "Final role", team: "Winning team",
         girl: "The Girl's card", escaped: "Escaped",
         too_late: "The table was busy: nothing was done; try again.", no_answer: "The table took it but has not answered; look at the table.",
-        said: "Last said:", your_turn: "Your turn.", may: "You may now: {what}.", may_nothing: "Nothing to do on this page now.",
-        press: "press {button}", send_what: "send {field}", ends_in: "Ends in {time}", yes_next: "Yes, go on",
+        log: "Game log", your_turn: "Your turn.", may_nothing: "Nothing to do on this page now.",
+        may_press: "You may press {buttons}.", or_press: "Or press {buttons}.", or: " or ",
+        reveal: "Hold to see your secrets", revealed: "Let go to hide them", lost: "lost", won: "won",
+        ends_in: "Ends in {time}", yes_next: "Yes, go on",
         csrf: "This page is out of date: reload it.", not_paired: "Pair this phone with a seat first.",
         too_many: "Too many attempts from this phone: wait a minute.", too_big: "That was too large for the table to take.",
         wrong_host: "This page was not opened from the table's own address: open it again from the QR code.",
@@ -30,14 +32,14 @@ const T = {
         no_button: "The table could not read that: reload the page.", no_seat: "Pick a seat at the table.",
         timeout: "No card was tapped in time: try again.", refused: "The table refused that.",
         busy: "Another phone is pairing: try again in a moment.", not_saved: "The table could not save that: try again.",
-        display_name: "Your name for the scores", set_name: "Save name", name_empty: "Type a name first.",
+        display_name: "Your name for the scores", your_name: "Your name", set_name: "Save name", name_empty: "Type a name first.",
         name_set: "Saved: the next game's scores call you {name}.", name_now: "Now: {name}",
         bad_name: "The table could not read that: reload the page.",
         leds: { ready: "ready", ok: "ok", error: "error" },
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
-        your_seat: "あなたの席", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
+        your_seat: "あなたの席：", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         unpaired: "この端末はもう席の画面ではありません。もう一度ペアリングしてください。",
@@ -49,11 +51,13 @@ const T = {
         chart_summary: "{n}ラウンド後: {totals}。", on: "点灯", off: "消灯",
         yes: "はい、送る", cancel: "やめる", range: "{low}から{high}までの数を入れてください。", offline: "再接続中…",
         unreachable: "卓につながりません。何も送られていません。", result: "結果", last_game: "前のゲーム: {game}",
-        place: "順位", player: "プレイヤー", executed: "処刑", nobody: "なし", role: "最後の役職", team: "勝ったチーム",
+        place: "順位", outcome: "勝敗", player: "プレイヤー", executed: "処刑", nobody: "なし", role: "最後の役職", team: "勝ったチーム",
         girl: "少女のカード", escaped: "脱出",
         too_late: "卓が忙しく、何もしませんでした。もう一度どうぞ。", no_answer: "卓は受け取りましたが、まだ答えがありません。卓を見てください。",
-        said: "最後の読み上げ:", your_turn: "あなたの番です。", may: "今できること: {what}。", may_nothing: "今この画面ですることはありません。",
-        press: "{button}を押す", send_what: "{field}を送る", ends_in: "残り {time}", yes_next: "はい、進める",
+        log: "ゲームの記録", your_turn: "あなたの番です。", may_nothing: "今この画面ですることはありません。",
+        may_press: "{buttons}を押せます。", or_press: "または{buttons}を押せます。", or: "か",
+        reveal: "長押しで秘密を見る", revealed: "指を離すと隠れます", lost: "負け", won: "勝ち",
+        ends_in: "残り {time}", yes_next: "はい、進める",
         csrf: "このページは古くなっています。再読み込みしてください。", not_paired: "先にこの端末を席とペアリングしてください。",
         too_many: "この端末からの試行が多すぎます。1分待ってください。", too_big: "大きすぎて卓が受け取れません。",
         wrong_host: "卓のアドレスから開かれたページではありません。QRコードから開き直してください。",
@@ -61,7 +65,7 @@ const T = {
         no_button: "卓が読み取れませんでした。再読み込みしてください。", no_seat: "卓の席を選んでください。",
         timeout: "時間内にカードがタッチされませんでした。もう一度どうぞ。", refused: "卓が受け付けませんでした。",
         busy: "別の端末がペアリング中です。少し待ってもう一度どうぞ。", not_saved: "卓が保存できませんでした。もう一度どうぞ。",
-        display_name: "記録に残す名前", set_name: "名前を保存", name_empty: "先に名前を入れてください。",
+        display_name: "記録に残す名前", your_name: "あなたの名前", set_name: "名前を保存", name_empty: "先に名前を入れてください。",
         name_set: "保存しました。次のゲームから記録の名前は{name}です。", name_now: "いま: {name}",
         bad_name: "卓が読み取れませんでした。再読み込みしてください。",
         leds: { ready: "準備", ok: "成功", error: "エラー" },
@@ -156,7 +160,7 @@ function render() {
   $("step").hidden = between;
   $("headline").textContent = state.headline_text || "";
   $("turn").textContent = whoseTurn();
-  said();
+  renderLog();
   $("address").textContent = state.address || "";
   tickCountdown();
   if (ledsLang !== lang) leds(ledsNow);  // the virtual table's, drawn again in another language
@@ -164,14 +168,31 @@ function render() {
   renderControls();
 }
 
-// The last line the table said, as the server keeps it (``now``; a line said since comes
-// on the feed).  A line that told the time left (``clock`` lines, the game's) is not
-// shown under a running countdown: said a minute ago, it is no longer true — one clock.
-function said() {
-  const now = state.now || {};
-  const stale = !!headline().deadline && (gameInfo(state.game).clock || []).includes(now.key);
-  $("line").textContent = (!stale && now.line) || "";
-  $("said").hidden = !$("line").textContent;
+// The game log: what the table said to everyone in this game, newest first (the server's
+// ``log``; a line said since comes on the feed).  Never a line told to one seat: those
+// are that seat's (its status, its page).  A log, not "the line in force": the headline
+// and the countdown are the present.
+// Drawn whole only when the server sent it whole (a new game, another language); a line
+// said since is one more item on top (a snapshot after every tap redraws nothing of it).
+const LOG_KEEP = 200;  // the server's (web.game_log.KEEP)
+let logDrawn = null;  // the log as last drawn
+const logLine = (line) => el("li", { "data-key": line.key || "", text: line.text });
+function renderLog() {
+  const lines = state.log || [];
+  if (lines !== logDrawn) $("log").replaceChildren(...lines.map(logLine));
+  logDrawn = lines;
+  $("log-section").hidden = !lines.length;
+}
+function logged(line) {
+  if (state.phase === "idle" && !state.result) return;  // no game yet: no game's log (the server's too)
+  const drawn = (state.log || null) === logDrawn;  // what is on the page is the log so far
+  state.log = [line, ...(state.log || [])].slice(0, LOG_KEEP);
+  if (night()) return;  // drawn with the day (``render``)
+  if (!drawn) return renderLog();
+  $("log").prepend(logLine(line));
+  if ($("log").childElementCount > LOG_KEEP) $("log").lastElementChild.remove();
+  logDrawn = state.log;
+  $("log-section").hidden = false;
 }
 
 // The discussion's countdown: the table gives the wall-clock time it ends, and its
@@ -226,12 +247,13 @@ function renderResult() {
   $("result-title").textContent = `${t("result")} · ${gameName(res.game)}`;
   if (!state.game) $("game").textContent = t("last_game").replace("{game}", gameName(res.game));
   const roles = res.players.some((p) => p.role);
+  const teams = !!gameInfo(res.game).no_points;  // a side wins, no totals: each player won or lost, no places
   const words = state.verdict || { lines: [], roles: {} };  // the server's: the verdict as said, the roles named
   const table = $("result"); table.replaceChildren();
-  table.append(el("tr", {}, el("th", { text: t("place") }), el("th", { text: t("player") }), el("th", { text: t("total") }),
+  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place") }), el("th", { text: t("player") }), el("th", { text: t("total") }),
     ...(roles ? [el("th", { text: t("role") })] : [])));
   for (const p of res.players) {
-    table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
+    table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: teams ? t(p.winner ? "won" : "lost") : String(p.place) }),
       el("td", { text: who(p.name) + (p.winner ? " ★" : "") }), el("td", { text: String(p.total) }),
       ...(roles ? [el("td", { text: words.roles[p.name] || p.role || "" })] : [])));
   }
@@ -393,37 +415,69 @@ async function pair(seat, name) {
 
 function renderMe() {
   $("me").hidden = !me;
+  $("name-section").hidden = !me;
   if (!me) return;
   const seat = (state.seats || []).find((s) => s.id === me.seat);
   const name = seat ? seat.name : me.seat;
   $("me-seat").textContent = who(name);
   $("name-now").textContent = seat && seat.called ? t("name_now").replace("{name}", seat.called) : "";
+  if (nameOpened === null) {  // open on a phone not yet named, between games; folded in a game (the controls first)
+    nameOpened = !(seat && seat.called) && state.phase !== "playing"; $("name-section").open = nameOpened;
+  }
   $("me-swatch").style.background = PALETTE[name] || OTHERS[0];  // the colour beside the name, never instead of it
   $("me").classList.toggle("my-turn", myTurn());
   $("me-turn").hidden = !myTurn();
   $("me-turn").textContent = t("your_turn");
   $("me-may").textContent = mayDo();
+  $("me-may").hidden = !$("me-may").textContent;
   renderMeView(); renderSubmits();
 }
 
-// What this phone may do now, in words: the fields it may send, the buttons it may press.
+let nameOpened = null;  // the name form, as first drawn on this page (then the player's to fold)
+// What this phone may do now, in words: the forms are the list of what it may send (each
+// labelled); after them, the buttons it may press ("Or press Next."), or that there is nothing.
 function mayDo() {
-  const what = Object.values((me.legal && me.legal.submits) || {}).map((ask) => t("send_what").replace("{field}", ask.text || ask.label));
-  const buttons = pressable();
-  for (const b of ["next", "back"]) if (buttons.has(b)) what.push(t("press").replace("{button}", t(b)));
-  return what.length ? t("may").replace("{what}", what.join(lang === "ja" ? "、" : ", ")) : t("may_nothing");
+  const fields = Object.keys((me.legal && me.legal.submits) || {}).length;
+  const buttons = ["next", "back"].filter((b) => pressable().has(b)).map(t);
+  if (!buttons.length) return fields ? "" : t("may_nothing");
+  return t(fields ? "or_press" : "may_press").replace("{buttons}", buttons.join(t("or")));
 }
 
-// The seat's own page: the game's lines for what this player alone knows,
-// already in the table's language (the game's ``page``, dt.page.* / mh.page.*).
+// The seat's own page: the game's lines for what this player alone knows, already in
+// the table's language (the game's ``page``, dt.page.* / mh.page.*), in the game's order.
+// What the step asks (``.now.`` lines) is shown; the rest is the seat's secret (role, boxes,
+// gems, bids), face down until the button above is held (a lit phone shows no one else).
 function renderMeView() {
-  const view = $("me-view"); view.replaceChildren();
-  for (const line of me.page || []) view.append(el("p", { "data-key": line.key, text: line.text }));
-  if ((me.page || []).length) return;
-  for (const [k, v] of Object.entries(me)) {  // a game that gives no lines (a test's engine)
-    if (["seat", "legal", "page", "night"].includes(k)) continue;
-    view.append(el("p", { text: `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}` }));
+  const view = $("me-view");
+  const lines = (me.page || []).map((line) => el("p", { "data-key": line.key, text: line.text,
+    ...(line.key.includes(".now.") ? {} : { class: "secret" }) }));
+  if (!lines.length) {  // a game that gives no lines (a test's engine): its view as it is, but nothing empty
+    for (const [k, v] of Object.entries(me)) {
+      const empty = v === null || v === "" || (typeof v === "object" && !Object.keys(v).length);
+      if (["seat", "legal", "page", "night"].includes(k) || empty) continue;
+      lines.push(el("p", { text: `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}` }));
+    }
   }
+  view.replaceChildren(...lines);
+  $("reveal").hidden = !view.querySelector(".secret");
+  reveal(revealing);
+}
+// Held (a pointer, or Space/Enter on the button) the secret shows; let go, it is hidden again.
+let revealing = false;
+function reveal(on) {
+  revealing = on;
+  $("me-view").classList.toggle("sealed", !on);
+  $("reveal").setAttribute("aria-expanded", String(on));
+  $("reveal").textContent = t(on ? "revealed" : "reveal");
+}
+{
+  const b = $("reveal"), hide = () => reveal(false);
+  b.addEventListener("pointerdown", (e) => { e.preventDefault(); b.setPointerCapture?.(e.pointerId); reveal(true); });
+  for (const ev of ["pointerup", "pointercancel", "lostpointercapture", "blur"]) b.addEventListener(ev, hide);
+  b.addEventListener("keydown", (e) => { if (e.key === " " || e.key === "Enter") { e.preventDefault(); reveal(true); } });
+  b.addEventListener("keyup", (e) => { if (e.key === " " || e.key === "Enter") hide(); });
+  b.addEventListener("contextmenu", (e) => e.preventDefault());  // a long press is the hold, not a menu
+  document.addEventListener("visibilitychange", hide);
 }
 
 // One form a field this player may send now, each its own <form>: Enter submits
@@ -650,14 +704,16 @@ function listen() {
   // lost: the bar at once; the browser reconnects by itself (the server's retry: 1 s),
   // and a feed the browser gave up on (CLOSED) is opened again here
   source.onerror = () => { offline(true); if (source.readyState === EventSource.CLOSED) setTimeout(listen, 1000); };
-  source.addEventListener("table", (e) => { const history = state.history; took(JSON.parse(e.data));
-    if (!state.history) state.history = history; render(); });
+  // a snapshot brings the game log only when the lines on the feed are not it (a new game, another language)
+  source.addEventListener("table", (e) => { const { history, log } = state; took(JSON.parse(e.data));
+    if (!state.history) state.history = history; if (!state.log) state.log = log; render(); });
   source.addEventListener("history", (e) => { state.history = JSON.parse(e.data); render(); });
   // Every line the table says is the page's line: a refusal or a repeat changes
   // no snapshot, but the room heard it.
   source.addEventListener("event", (e) => { const ev = JSON.parse(e.data);
     if (ev.event !== "say" || ev.aside) return;  // an aside (the address) is not the game's line
-    state.now = { ...(state.now || {}), line: ev.text, key: ev.key }; said(); });
+    state.now = { ...(state.now || {}), line: ev.text, key: ev.key };
+    logged({ key: ev.key, text: ev.text }); });
   source.addEventListener("leds", (e) => { ledsNow = JSON.parse(e.data); leds(ledsNow); });
   source.addEventListener("feedback", (e) => { const ok = JSON.parse(e.data).ok; document.body.dataset.feedback = ok ? "ok" : "error"; });
 }

@@ -95,11 +95,11 @@ class Game:
             # said aloud (a tap's refusal is the table's), and the page flashes the error and
             # shows the line: nothing public changed, but the room heard it
             sync_api.expect(self.tv.locator("body")).to_have_attribute("data-feedback", "error")
-            sync_api.expect(self.tv.locator("#line")).to_have_text(self.said()[-1])
+            sync_api.expect(self.tv.locator("#log li").first).to_have_text(self.said()[-1])
             self.refused.append(("table", self.said()[-1]))
             self.press("repeat")  # the instruction again: heard, and so shown, though nothing changed
             self.live.settle()
-            sync_api.expect(self.tv.locator("#line")).to_have_text(self.said()[-1])
+            sync_api.expect(self.tv.locator("#log li").first).to_have_text(self.said()[-1])
 
     def press(self, button: str) -> None:
         # a page may press next/back only where the table waits for its seat or for anyone
@@ -145,7 +145,13 @@ class Game:
                 assert text not in public, f"the public page shows {seat}'s secret: {text!r}"
         engine = self.live.loop.table.engine
         if engine is not None and engine.state.step in BEFORE_ROUND_END and self.live.loop.table.lang == "en":
-            assert "sage" not in public and "demagogue" not in public  # the roles are told at the round's end
+            # the roles are told at the round's end: none on the page but in the game log, which
+            # keeps what was said aloud at the end of the rounds before (this round's roles: never)
+            now = self.tv.evaluate("""() => { const log = document.getElementById('log'); log.hidden = true;
+              const text = document.body.innerText; log.hidden = false; return text; }""")
+            assert "sage" not in now and "demagogue" not in now
+            said = {e["key"] for e in self.live.events if e["event"] == "say"}  # (in the language now)
+            assert set(self.tv.locator("#log li").evaluate_all("(lis) => lis.map((li) => li.dataset.key)")) <= said
 
     def me(self, seat: str) -> str:
         return str(self.phones[seat].locator("#me-view").inner_text())
@@ -196,7 +202,7 @@ def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: P
             phones[seat] = pair_phone(browser, live, tv, seat)
             if seat != seats[-1]:
                 assert live.loop.table.engine is None  # not before the last phone
-                expect(tv.locator("#line")).to_contain_text("Still to pair")
+                expect(tv.locator("#log li").first).to_contain_text("Still to pair")
                 expect(tv.locator(f"#seats button[data-seat={seat}]")).to_have_class("paired")
         expect(tv.locator("#step")).to_contain_text("role auction")  # the last phone started it
         game = Game(live, tv, phones)
@@ -238,7 +244,7 @@ def test_a_whole_six_player_game_from_six_paired_pages(browser: Any, tmp_path: P
                 shots = "ja"
             elif at == (1, "cave", 1) and shots == "ja":  # the first box opened, said in Japanese
                 expect(tv.locator("html")).to_have_attribute("lang", "ja")
-                expect(tv.locator("#line")).to_contain_text("続けるなら")
+                expect(tv.locator("#log li").first).to_contain_text("続けるなら")
                 expect(phones["red"].locator("#me-view")).to_contain_text("このラウンドの役職：賢者")
                 shoot(game, "ja")
                 game.tap("lang/en")
