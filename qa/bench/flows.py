@@ -86,7 +86,7 @@ def one_night(window_s: float = 10.0) -> list[Step]:
         ("until", "discussion"),
         ("tap", "onw/seer/1"),  # rejected: cards after the vote
         ("press", "next"),  # end the discussion early
-        ("until", "reveal"),
+        ("until", "count"),  # the vote called: the table counts, or the cards are shown
         ("tap", "onw/thief/1"),  # rejected: player card first
         *[s for p, c in zip(ONW_PLAYERS, cards, strict=True) for s in (("tap", f"player/{p}"), ("tap", c))],
         ("tap", "onw/villager/4"),  # rejected: not in this deck
