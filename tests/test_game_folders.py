@@ -5,6 +5,7 @@ in its own package, each game's log events rendered by its own package."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -297,3 +298,26 @@ def test_pretty_names_no_game_and_no_games_event() -> None:
         assert f"companion.games.{game.__module__.split('.')[2]}" not in source
         for kind in game.shows:
             assert f'"{kind}"' not in source
+
+
+PER_STEP = re.compile(r"\bstep\s*(==|!=|\bin\b|\bnot in\b)")
+
+
+def test_the_games_ask_which_step_they_are_in_at_most_ten_times_each_with_its_reason() -> None:
+    """What a step prompts, whom it waits for and what it shows are declared
+    beside it in the step table; a game's code asks "which step is this?"
+    only where the step table cannot say it, and says why beside the check
+    (a comment on its line or one of the two above)."""
+    checks, silent = [], []
+    for path in code_files(ROOT / "companion" / "games"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            code = line.split("#", 1)[0]
+            if not PER_STEP.search(code):
+                continue
+            where = f"{path.relative_to(ROOT)}:{i + 1}"
+            checks.append(where)
+            if not any("#" in near for near in lines[max(0, i - 2):i + 1]):
+                silent.append(where)
+    assert len(checks) <= 10, checks
+    assert silent == [], silent

@@ -309,7 +309,7 @@ class OneNight(Reveal):
         """The count and the reveal are one scope for ``back``: the tap that
         closes the count, or the first card shown, moves to the reveal and
         may still be taken back."""
-        return "reveal" if state.step in ("count", "reveal") else state.step
+        return "reveal" if state.step in ("count", "reveal") else state.step  # two steps, one scope (why: above)
 
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, value: Any) -> Refusal:

@@ -203,6 +203,7 @@ class Reveal(Engine):
 
     def _voted(self) -> list[str]:
         """Who has voted, by the table's taps or on a phone (seat order): public."""
+        # a phone vote is a vote only once the vote is called (and, counted, for the rest of the game)
         phones = self._phone_votes() if self.state.step in ("vote", "count") or self.state.counted else {}
         return [p for p in self.players if p in self.state.votes or p in phones]
 
@@ -236,6 +237,7 @@ class Reveal(Engine):
         if self.state.pending == inp.player:  # their card was tapped for the pointing: the phone voted instead
             self.state.pending = None
         out: list[Output] = [Tell(inp.player, "onw.vote.taken", {"player": inp.value}, {"vote": inp.value})]
+        # before "three!" the vote is not yet called: the last phone vote closes only an open count
         if self.state.step != "count" or self._to_vote():
             return out
         return Goto("reveal", [*out, *self._close_count()], prompt=True)

@@ -33,7 +33,8 @@ def public_view(game: OneNight) -> dict[str, Any]:
     view: dict[str, Any] = {"step": s.step, "whose_turn": game.waiting(),
                             "edition": game.edition, "deck": dict(game.deck)}  # public: the table chose it
     voted = game._voted()
-    if voted or s.step == "count":  # the count, as each vote was said aloud: "A vote for red: 2 of 5 have voted"
+    # the count, as each vote was said aloud ("A vote for red: 2 of 5 have voted"); at the count even when 0 of 5
+    if voted or s.step == "count":
         view["tally"] = {"for": {p: n for p in game.players if (n := list(s.votes.values()).count(p))},
                          "done": len(voted), "of": len(game.players), "still": game._to_vote()}
     if s.executed:  # said aloud as the count or the taps decided it: kept to the end, and in the result
@@ -74,6 +75,7 @@ def deck_lines(edition: str, deck: Mapping[str, int]) -> list[tuple[str, dict[st
 def private_view(game: OneNight, player: str) -> dict[str, Any]:
     """A player's own phone vote, while it may change and once counted."""
     vote = game._phone_votes().get(player)
+    # a phone vote is shown from the call to the end of the game (after the count, as counted)
     if vote is None or not (game.state.step in ("vote", "count") or game.state.counted):
         return {}
     return {"vote": vote, "open": not game.state.counted}
