@@ -20,9 +20,10 @@ the games import them).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from companion.core.before_start import BeforeStart
 from companion.core.contract import Ask, Legal, Outcome, Result, Setup
 from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.core.steps import Goto, Step, StepError, Take
@@ -30,7 +31,7 @@ from companion.core.steps import Goto, Step, StepError, Take
 __all__ = ["Ask", "Engine", "Goto", "Legal", "Outcome", "Result", "Setup", "Step", "StepError", "Take"]
 
 
-class Engine:
+class Engine(BeforeStart):
     """Base class of the rule engines.
 
     Subclasses set the class attributes (``STEPS`` among them), keep all
@@ -93,48 +94,6 @@ class Engine:
         self._final = False  # an input has been made final: the start is out of reach
 
     # ------------------------------------------------------- for subclasses
-    @classmethod
-    def check_setup(cls, players: Sequence[str], rules: Sequence[str],
-                    options: Mapping[str, Any]) -> None:
-        """Raise ``Refusal`` if the game cannot start with these players and
-        rule cards.  The default checks the player count."""
-        n = len(players)
-        if not cls.min_players <= n <= cls.max_players:
-            raise Refusal("refuse.player_count",
-                          f"{cls.game} needs {cls.min_players} to {cls.max_players} players, not {n}",
-                          count=n, low=cls.min_players, high=cls.max_players)
-
-    @classmethod
-    def pairing_lines(cls, players: Sequence[str], rules: Sequence[str],
-                      options: Mapping[str, Any]) -> list[Output]:
-        """Lines said with the pairing prompt of a game that needs pages: what
-        the table can set out while the phones pair.  Default: none."""
-        return []
-
-    # The table may tap this game's components before the start (One Night's deck): each is
-    # ``setup_card``'s to take or refuse, the lot ``check_cards``' at ``next``; then ``Setup.cards``.
-    setup_cards: ClassVar[bool] = False
-
-    @classmethod
-    def setup_card(cls, rules: Sequence[str], options: Mapping[str, Any], cards: Sequence[str],
-                   card: str) -> list[Output]:
-        """What is said when ``card`` is tapped before the start (``cards``:
-        those tapped so far); raise ``Refusal`` to refuse it."""
-        raise Refusal("refuse.not_before_start", "seat the players first, then press next")
-
-    @classmethod
-    def setup_board(cls, rules: Sequence[str], options: Mapping[str, Any],
-                    cards: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
-        """The cards tapped before the start as the public board's lines (a
-        deck being built is public: each tap was said aloud)."""
-        return []
-
-    @classmethod
-    def check_cards(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any],
-                    cards: Sequence[str]) -> None:
-        """Raise ``Refusal`` if the cards tapped before the start cannot be
-        played by these players (checked at ``next``)."""
-
     @classmethod
     def more_lines(cls) -> tuple[Any, ...]:
         """Folders of lines (``pathlib.Path``, each with ``<lang>.yaml``) that parts of the
