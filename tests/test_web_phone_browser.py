@@ -134,3 +134,24 @@ def test_finding_a_two_team_game_s_losers_lost_rather_than_placed(browser: Any, 
             assert lost in firsts and won in firsts
         finally:
             closed(table)
+
+
+def test_finding_a_passing_acknowledgement_leaves_with_its_language(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The page walk saw red's phone still read "✓ 次へ" from a Japanese game
+    once the table had gone over to English: a status fades after 4 s, and a
+    language card within them left it standing in the language just left."""
+    expect = sync_api.expect
+    table = table_of(browser, tmp_path, "demagogos", "en", red=Page("red", "/", PHONE, seat="red"))
+    try:
+        play_until(table, step_is("role_auction"))
+        red = page_of(table, "red")
+        form = red.locator('#submits form[data-field="bid"]')
+        form.locator("input[name=bid]").fill("1")
+        form.locator('button[data-field="bid"]').click()
+        expect(red.locator("#status.ok")).not_to_have_text("")  # the bid's acknowledgement, in English
+        table.sim.step("tap", "lang/ja")
+        expect(red.locator("#me-head")).to_contain_text("あなたの席")  # the page is in Japanese now
+        status = red.locator("#status").inner_text()
+        assert not any(c.isascii() and c.isalpha() for c in status), status
+    finally:
+        closed(table)

@@ -693,6 +693,10 @@ function leds(state) {
 
 // A snapshot, and the table's clock when it was sent: the countdown counts on the table's time.
 function took(s) {
+  // a passing acknowledgement in the language just left ("✓ 次へ" on an English table) goes with it
+  if (state && state.lang && s.lang !== state.lang && $("status").classList.contains("ok")) {
+    clearTimeout(statusTimer); $("status").textContent = ""; $("status").className = "";
+  }
   state = s;
   if (typeof s.clock === "number") skew = s.clock - Date.now() / 1000;
 }
