@@ -78,7 +78,10 @@ CAUGHT_UP = """([want, mine]) => {
   const keys = (o, acc) => { if (o && typeof o === "object")
     for (const [k, v] of Object.entries(o)) { acc.add(k); keys(v, acc); } return acc; };
   const canon = (v) => JSON.stringify(v === undefined ? null : v, [...keys(v, new Set())].sort());
-  for (const k of Object.keys(want)) if (k !== "clock" && canon(state[k]) !== canon(want[k])) return false;
+  // the game log as its lines read (the page keeps what the feed said, the snapshot what the server kept)
+  const norm = (k, v) => (k === "log" ? (v || []).map((l) => l.text) : v);
+  for (const k of Object.keys(want))
+    if (k !== "clock" && canon(norm(k, state[k])) !== canon(norm(k, want[k]))) return false;
   if (mine === null) return true;
   if (typeof me === "undefined" || !me) return false;
   for (const k of Object.keys(mine)) if (canon(me[k]) !== canon(mine[k])) return false;
