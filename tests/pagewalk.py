@@ -15,7 +15,6 @@ import fnmatch
 import json
 import random
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -156,20 +155,7 @@ class Evening:
     # ------------------------------------------------------------ the table
     def on_loop(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` on the loop's thread (the table is the loop's alone)."""
-        answer: list[Any] = []
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                answer.append(fn())
-            except BaseException as e:  # handed back to the walk
-                answer.append(e)
-            done.set()
-        self.live.loop.submit(run)
-        assert done.wait(10), "the loop did not answer"
-        if isinstance(answer[0], BaseException):
-            raise answer[0]
-        return answer[0]
+        return self.live.on_loop(fn, timeout=10)
 
     def fail(self, prop: str, what: str) -> None:
         assert self.game is not None

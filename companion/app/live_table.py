@@ -62,27 +62,32 @@ class LiveTable:
         says "tap your card" as it sends its request, before the table has heard
         it: a tap in between would be the game's tap, not the pairing's."""
         deadline = time.monotonic() + timeout
-        while not self._on_loop(lambda: self.loop.desk.waiting(seat)):
+        while not self.on_loop(lambda: self.loop.desk.waiting(seat)):
             assert time.monotonic() < deadline, f"no phone is waiting for {seat}'s card"
             time.sleep(0.02)
 
-    def _on_loop(self, read: Any) -> Any:
-        """``read()`` run on the loop's thread (the table's state is the loop's alone)."""
+    def on_loop(self, read: Any, timeout: float = 5.0) -> Any:
+        """``read()`` run on the loop's thread (the table's state is the loop's
+        alone); what it raises is raised here."""
         answer: list[Any] = []
         done = threading.Event()
 
         def run() -> None:
-            answer.append(read())
+            try:
+                answer.append(read())
+            except BaseException as e:  # handed back to the caller's thread
+                answer.append(e)
             done.set()
 
         self.loop.submit(run)
-        assert done.wait(5), "the loop did not answer"
+        assert done.wait(timeout), "the loop did not answer"
+        if isinstance(answer[0], BaseException):
+            raise answer[0]
         return answer[0]
 
     def settle(self) -> None:
-        done = threading.Event()
-        self.loop.submit(done.set)
-        assert done.wait(5), "the loop did not answer"
+        """Wait until the loop has handled everything submitted so far."""
+        self.on_loop(lambda: None)
 
     def close(self) -> None:
         self.web.stop()
