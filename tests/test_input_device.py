@@ -57,7 +57,7 @@ def test_a_new_input_device_is_one_plan_and_its_press_is_the_tables(tmp_path: Pa
     try:
         assert list(app.sinks)[-1] == "pedal"
         app.loop.start()
-        app.reader.start(app.loop.submit)
+        app.reader.start(app.loop)
         app.loop.pump()
         reader, panel = simulated(app)
         (pedal,) = pedals
