@@ -51,7 +51,7 @@ def katakana(s: str) -> str:
 
 def fold(kana: str) -> str:
     """Katakana as Open JTalk says it, without the spellings that sound alike."""
-    k = re.sub(r"[、。，．！？!?・「」：:\s’'…]", "", katakana(kana))
+    k = re.sub(r"[、。，．！？!?・「」（）：:\s’'…]", "", katakana(kana))
     k = k.replace("ヲ", "オ").replace("ヅ", "ズ").replace("ヂ", "ジ")
     k = re.sub(f"([{E_ROW}])[イー]", r"\1", k)
     k = re.sub(f"([{O_ROW}])[ウー]", r"\1", k)
