@@ -146,6 +146,20 @@ def test_by_night_the_public_api_and_every_seat_s_are_the_same_for_any_deal(tmp_
     assert seen[0] == seen[1]  # byte for byte
 
 
+def test_finding_the_public_version_counts_the_tables_changes_not_the_feeds_pushes() -> None:
+    """On a slow machine the serving thread may read two changes of the public
+    snapshot as one: counted there, a night's version told how busy the machine
+    was (CI saw 10 against 9 for two deals).  The read side counts them, on the
+    loop's thread, and a private change alone moves nothing public."""
+    side = WatchedReadSide()
+    side.update({"step": "deal"}, {})
+    side.update({"step": "deal"}, {"red": {"page": ["your card"]}})
+    side.update({"step": "night"}, {})
+    side.update({"step": "night"}, {"red": {"page": []}})
+    assert side.public_versioned() == (2, {"step": "night"})
+    assert side.version == 4
+
+
 def test_by_night_a_phone_is_sent_the_same_feed_for_any_deal(tmp_path: Path) -> None:
     """No extra push for a deal's stray tap or press: each seat's feed and the
     public one carry the same messages through the night's first beat."""

@@ -121,11 +121,10 @@ class WebServer:
         self.log = GameLog()
         self._playing: Any = None
         self._log_lang: Any = None  # the language the feed last sent the whole log in
-        # What each feed was last sent, and how many times the public side has
-        # changed: a page is pushed a snapshot only when what it may see changed,
+        # Which public snapshot the feed last carried (the read side counts its
+        # changes): a page is pushed a snapshot only when what it may see changed,
         # so a private event (a gift) makes no public push — its timing would tell.
-        self.public_version = 0
-        self._public_sent: dict[str, Any] = read_side.public()  # what a page connecting now is sent
+        self.public_version = read_side.public_versioned()[0]
         routes = [
             Route("/", self.page), Route("/seat", self.page), Route("/tv", self.tv), Route("/static/{name}", self.static),
             Route("/qr.svg", self.qr), Route("/api/table", self.api_table), Route("/api/events", self.api_events),
@@ -217,26 +216,17 @@ class WebServer:
                            "key": fields.get("key", getattr(spoken, "key", None)),
                            "text": fields.get("text", getattr(spoken, "text", None))})
 
-    def _public_changed(self) -> bool:
-        """Has the public snapshot changed since the last push?  (Counted here,
-        not by the read side's version, which every private change moves too.)"""
-        public = self.read_side.public()
-        if public == self._public_sent:
-            return False
-        self._public_sent = public
-        self.public_version += 1
-        return True
-
     def _push_snapshots(self) -> None:
         if self.pairings.new_evening():  # every pairing ended with its evening: their private feeds too
             for client in list(self._clients):
                 if client.seat is not None:
                     self._put(client, None)
-        if self._public_changed():
+        version, public = self.read_side.public_versioned()
+        if version != self.public_version:  # what a page may see changed since the last push
+            self.public_version = version
             if not self._said_since_push:  # the table moved on without a word: the last line is the past
                 self.now = {"line": None, "key": None}
             self._said_since_push = False
-            public = self.read_side.public()
             phase = public.get("phase")
             playing = None if phase == "idle" else public.get("game")
             # the whole log goes with a snapshot only when a page cannot follow it from the
@@ -248,7 +238,7 @@ class WebServer:
             if phase != self._phase and self._phase == "playing":  # a game ended (or was abandoned): a new play
                 self._send(None, sse("history", [public_play(p, self.export) for p in self.history()]))
             self._phase = phase
-            self._send(None, sse("table", self.public_state(history=False, log=whole)))
+            self._send(None, sse("table", self.public_state(history=False, log=whole, seen=(version, public))))
         for client in list(self._clients):
             if client.seat is not None:  # a seat's page hears only of its own changes
                 private = self.read_side.private(client.seat)
@@ -272,10 +262,13 @@ class WebServer:
             client.queue.put_nowait(None)
 
     # ---------------------------------------------------------- public pages
-    def public_state(self, history: bool = True, log: bool = True) -> dict[str, Any]:
+    def public_state(self, history: bool = True, log: bool = True,
+                     seen: tuple[int, dict[str, Any]] | None = None) -> dict[str, Any]:
         """``log``: with the whole game log (a page that connects now; a snapshot after
-        which the lines it followed on the feed are not the log, ``_push_snapshots``)."""
-        state = {**self.read_side.public(), "version": self.public_version, "address": self.address,
+        which the lines it followed on the feed are not the log, ``_push_snapshots``).
+        ``seen``: the public snapshot, with its version, to show (default: the latest)."""
+        version, public = seen or self.read_side.public_versioned()
+        state = {**public, "version": version, "address": self.address,
                  "now": self.now}
         if log:  # no game yet (or one abandoned, no result): no game's log, whatever the idle table said
             narrate = self.narrate

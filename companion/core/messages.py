@@ -185,7 +185,11 @@ class ReadSide:
     never sees half an update and never makes the loop wait."""
 
     def __init__(self) -> None:
-        self._snapshot: tuple[int, dict[str, Any], dict[str, dict[str, Any]]] = (0, {}, {})
+        # (version, public version, public, private): the public version moves
+        # only when the public snapshot changed, counted here on the loop's thread
+        # so that it depends on the inputs alone and never on how a reader's
+        # thread happened to batch the changes it saw (by night, a deal's count).
+        self._snapshot: tuple[int, int, dict[str, Any], dict[str, dict[str, Any]]] = (0, 0, {}, {})
         # Which seats' pages are read (the web server knows: the seats with a
         # phone); None: every seat's, as a simulation or a test reads them.
         # Called on the loop's thread: it must only read, never wait.
@@ -202,17 +206,23 @@ class ReadSide:
         return None if self.watching is None else self.watching()
 
     def update(self, public: dict[str, Any], private: Mapping[str, dict[str, Any]]) -> None:
-        self._snapshot = (self._snapshot[0] + 1, public, dict(private))
+        version, public_version, last_public, _ = self._snapshot
+        moved = public_version + (public != last_public)
+        self._snapshot = (version + 1, moved, public, dict(private))
 
     @property
     def version(self) -> int:
         return self._snapshot[0]
 
     def public(self) -> dict[str, Any]:
-        return self._snapshot[1]
+        return self._snapshot[2]
+
+    def public_versioned(self) -> tuple[int, dict[str, Any]]:
+        """The public snapshot and how many times it has changed, read together."""
+        return self._snapshot[1], self._snapshot[2]
 
     def private(self, player_id: str) -> dict[str, Any]:
-        return self._snapshot[2].get(player_id, {})
+        return self._snapshot[3].get(player_id, {})
 
 
 __all__ = ["ALL", "LOG", "TABLE", "Claim", "Command", "CommandName", "Device", "Event", "Inbox", "Message",
