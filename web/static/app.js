@@ -603,7 +603,9 @@ async function loadMe() {
     // What the table tells this seat is the word of the moment, fading like any confirmation:
     // what stays is the seat's state now, its page's lines (your role, boxes, gems, bid),
     // so nothing of a closed auction or an earlier game lingers on a lit phone.
-    if (ev.event === "tell") { told = ev; status(ev.text, true); }
+    // The seat's feed and the table's are two streams: a word told in the language the table
+    // has just left can come after the snapshot that changed it, and stays unsaid here.
+    if (ev.event === "tell") { told = ev; if (!(state && state.lang && ev.lang && ev.lang !== state.lang)) status(ev.text, true); }
     else if (ev.event === "rejected") status(refusal(ev), false);
   });
   // the server ends a seat's feed when the seat is no longer this phone's (another phone
