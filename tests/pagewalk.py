@@ -44,6 +44,9 @@ MINUTES_JA = re.compile(r"(?:残り|あと)\s*(\d+)\s*分(?!未満|を切)")
 UNDER_JA = re.compile(r"1分(?:を)?(?:切|未満)")
 WORDS = {"one": 1, "a": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 STRIDE = 6  # within one step, the pages are checked every STRIDE inputs (every step change always)
+# A game whose pages fall behind this many times is left there: each costs a page's
+# whole wait, and one such failure already fails the walk (a red run stays short).
+GIVE_UP = 3
 SLACK_S = 2.5  # a page's second and the walk's own reading of it
 
 
@@ -70,22 +73,23 @@ PROBE = """(history) => {
   return { texts: out, controls: controls.sort(), lang: document.documentElement.lang };
 }"""
 
-# Has the page drawn the read side's present: the public snapshot and, on a paired
-# phone, the seat's private one (its lines and its legal inputs)?
-CAUGHT_UP = """([want, mine]) => {
-  if (typeof state === "undefined") return true;
+# What the page has not yet drawn of the read side's present: the public snapshot's
+# keys and, on a paired phone, the seat's private ones ("me.…": its lines and legal inputs).
+# ``unkept``: the keys the page does not keep (the clock, which it counts itself; the
+# game log on the TV, which shows none).
+BEHIND = """([want, mine, unkept]) => {
+  if (typeof state === "undefined") return [];
   const keys = (o, acc) => { if (o && typeof o === "object")
     for (const [k, v] of Object.entries(o)) { acc.add(k); keys(v, acc); } return acc; };
   const canon = (v) => JSON.stringify(v === undefined ? null : v, [...keys(v, new Set())].sort());
   // the game log as its lines read (the page keeps what the feed said, the snapshot what the server kept)
   const norm = (k, v) => (k === "log" ? (v || []).map((l) => l.text) : v);
-  for (const k of Object.keys(want))
-    if (k !== "clock" && canon(norm(k, state[k])) !== canon(norm(k, want[k]))) return false;
-  if (mine === null) return true;
-  if (typeof me === "undefined" || !me) return false;
-  for (const k of Object.keys(mine)) if (canon(me[k]) !== canon(mine[k])) return false;
-  return true;
+  const behind = Object.keys(want).filter((k) => !unkept.includes(k) && canon(norm(k, state[k])) !== canon(norm(k, want[k])));
+  if (mine === null) return behind;
+  if (typeof me === "undefined" || !me) return [...behind, "me"];
+  return [...behind, ...Object.keys(mine).filter((k) => canon(me[k]) !== canon(mine[k])).map((k) => "me." + k)];
 }"""
+CAUGHT_UP = f"(args) => ({BEHIND})(args).length === 0"
 
 
 @dataclass
@@ -111,6 +115,7 @@ class Played:
     inputs: dict[str, int] = field(default_factory=dict)  # how each input went: phone, table, panel
     night: dict[str, list[str]] = field(default_factory=dict)  # page → its distinct snapshots by night
     audits: int = 0
+    behind: int = 0  # checks at which the pages did not catch up with the table
 
 
 def strings(obj: Any, out: set[str]) -> set[str]:
@@ -151,6 +156,7 @@ class Evening:
         self.sent: set[tuple[Any, ...]] = set()  # (step, seat, field) sent in the current step
         self.sent_in: tuple[Any, ...] = ()
         self.spent: dict[str, float] = {}  # seconds in each part of the checks (the report's budget)
+        self.behind = ""  # which page was behind in what, when the pages last did not catch up
 
     # ------------------------------------------------------------ the table
     def on_loop(self, fn: Callable[[], Any]) -> Any:
@@ -206,6 +212,9 @@ class Evening:
             if here != checked or since >= STRIDE or now["night"]:  # the budget: every step, and every few inputs
                 self.check(played)
                 checked, since = here, 0
+            if played.behind >= GIVE_UP:
+                self.fail("controls", f"{self.where()}: left after {GIVE_UP} checks whose pages did not catch up")
+                break
             if now["phase"] != "playing":
                 played.finished = True
                 break
@@ -410,12 +419,13 @@ class Evening:
             ok = True
             for name, page in self.pages().items():
                 seat = name.removeprefix("phone:") if name.startswith("phone:") else None
-                mine = None
+                mine, unkept = None, ["clock"] if seat else ["clock", "log"]
                 if seat in self.paired():
                     mine = {k: v for k, v in self.live.loop.read_side.private(seat).items() if k != "seat"}
                 try:  # polled every 30 ms: an animation frame comes late on a loaded machine
-                    page.wait_for_function(CAUGHT_UP, arg=[public, mine], timeout=4000, polling=30)
+                    page.wait_for_function(CAUGHT_UP, arg=[public, mine, unkept], timeout=4000, polling=30)
                 except Exception:  # noqa: BLE001 - the table moved on, or the page is behind: asked again
+                    self.behind = f"{name} behind in {', '.join(page.evaluate(BEHIND, [public, mine, unkept])) or '-'}"
                     ok = False
                     break
             if ok and self.version() == version:
@@ -432,7 +442,8 @@ class Evening:
         caught = self.catch_up()
         self.spent["catch_up"] = self.spent.get("catch_up", 0) + time.perf_counter() - t0
         if not caught:
-            self.fail("controls", f"{self.where()}: the pages did not catch up with the table")
+            played.behind += 1
+            self.fail("controls", f"{self.where()}: the pages did not catch up with the table ({self.behind})")
             return
         seen, now = self.version(), self.now()  # the present the pages have caught up with
         before = time.time()
