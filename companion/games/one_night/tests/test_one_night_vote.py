@@ -265,7 +265,7 @@ def test_finding_the_roles_in_play_are_on_the_board_for_the_whole_game() -> None
     assert [(k, p["role"], p["count"]) for k, p in board[1:1 + len(deck)]] == [
         ("onw.board.deck_role" if n > 1 else "onw.board.deck_role_one", role, n) for role, n in deck.items()]
     assert [text(k, p) for k, p in board[:3]] == ["In play, 7 cards:", "Villager ×3", "Werewolf ×2"]
-    assert [text(k, p, "ja") for k, p in board[:3]] == ["使う役職（7枚）：", "村人×3", "人狼×2"]
+    assert [text(k, p, "ja") for k, p in board[:3]] == ["使う役職（7枚）：", "村人3枚", "人狼2枚"]
     deal = Table.started()
     assert deal.engine.board()[:1 + len(deck)] == board[:1 + len(deck)]  # from the deal on
 
