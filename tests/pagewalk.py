@@ -156,7 +156,6 @@ class Evening:
         self.sent: set[tuple[Any, ...]] = set()  # (step, seat, field) sent in the current step
         self.sent_in: tuple[Any, ...] = ()
         self.spent: dict[str, float] = {}  # seconds in each part of the checks (the report's budget)
-        self.behind = ""  # which page was behind in what, when the pages last did not catch up
 
     # ------------------------------------------------------------ the table
     def on_loop(self, fn: Callable[[], Any]) -> Any:
@@ -411,8 +410,10 @@ class Evening:
     def pages(self) -> dict[str, Any]:
         return {"tv": self.tv, **{f"phone:{s}": p for s, p in self.phones.items()}}
 
-    def catch_up(self) -> bool:
-        """Every page has drawn the table's present (the table may move on meanwhile: asked again)."""
+    def catch_up(self) -> str | None:
+        """Wait until every page has drawn the table's present (the table may move on
+        meanwhile: asked again); None once they have, else which page was behind in what."""
+        behind = "the table kept moving"
         for _ in range(4):
             version = self.version()
             public = self.public()
@@ -425,12 +426,12 @@ class Evening:
                 try:  # polled every 30 ms: an animation frame comes late on a loaded machine
                     page.wait_for_function(CAUGHT_UP, arg=[public, mine, unkept], timeout=4000, polling=30)
                 except Exception:  # noqa: BLE001 - the table moved on, or the page is behind: asked again
-                    self.behind = f"{name} behind in {', '.join(page.evaluate(BEHIND, [public, mine, unkept])) or '-'}"
+                    behind = f"{name} behind in {', '.join(page.evaluate(BEHIND, [public, mine, unkept])) or '-'}"
                     ok = False
                     break
             if ok and self.version() == version:
-                return True
-        return False
+                return None
+        return behind
 
     def check(self, played: Played) -> None:
         now = self.now()
@@ -439,11 +440,11 @@ class Evening:
             self.night_snapshot(played)
             return
         t0 = time.perf_counter()
-        caught = self.catch_up()
+        behind = self.catch_up()
         self.spent["catch_up"] = self.spent.get("catch_up", 0) + time.perf_counter() - t0
-        if not caught:
+        if behind is not None:
             played.behind += 1
-            self.fail("controls", f"{self.where()}: the pages did not catch up with the table ({self.behind})")
+            self.fail("controls", f"{self.where()}: the pages did not catch up with the table ({behind})")
             return
         seen, now = self.version(), self.now()  # the present the pages have caught up with
         before = time.time()
@@ -523,7 +524,7 @@ class Evening:
         """Each page by night, once it has drawn the table's present: its visible text
         and enabled controls, kept when new."""
         seen = self.version()
-        if not self.catch_up():
+        if self.catch_up() is not None:
             return  # the table moved on meanwhile (the next turn, or the day)
         snaps = {}
         for name, page in self.pages().items():
