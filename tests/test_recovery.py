@@ -29,17 +29,23 @@ PAGE = 4096
 
 
 def played(state: Path, games: int = 1, more: int = 0) -> list[tuple[Any, ...]]:
-    """``games`` whole Seven Knights games, then ``more`` steps of the next
-    (they are in the WAL only: the game's end folded it); the journal's inputs."""
-    r = Runner(state)
-    try:
-        for g in range(games):
-            for step in generate(40 + g, games=["seven-knights"], wrong=0).steps:
+    """``games`` whole Seven Knights games, then ``more`` steps of the next,
+    in a child that then exits as a kill leaves it (nothing closed: the WAL,
+    which holds the ``more`` steps, and its index stay); the journal's inputs."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            r = Runner(state)
+            for g in range(games):
+                for step in generate(40 + g, games=["seven-knights"], wrong=0).steps:
+                    r.run(step)
+            for step in generate(40 + games, games=["seven-knights"], wrong=0).steps[:more]:
                 r.run(step)
-        for step in generate(40 + games, games=["seven-knights"], wrong=0).steps[:more]:
-            r.run(step)
-    finally:
-        r.close()
+        except BaseException:
+            os._exit(3)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
     return inputs_of(state / "journal.sqlite")
 
 
@@ -49,6 +55,14 @@ def inputs_of(path: Path) -> list[tuple[Any, ...]]:
         return db.execute("SELECT seq, t, wall, input FROM inputs ORDER BY seq").fetchall()
     finally:
         db.close()
+
+
+def folded(path: Path) -> None:
+    """The WAL folded into the main file and gone: damage to the main file is read."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    assert not Path(f"{path}-wal").exists()
 
 
 def started(state: Path) -> tuple[list[tuple[Any, ...]], list[str], list[str]]:
@@ -170,6 +184,7 @@ def test_finding_a_damaged_page_size_field_is_not_trusted(tmp_path: Path, claime
     state = tmp_path / "state"
     held = played(state, games=2)
     shutil.rmtree(state / "backups")
+    folded(state / "journal.sqlite")
     with open(state / "journal.sqlite", "r+b") as f:
         f.seek(16)
         f.write(struct.pack(">H", claimed))
@@ -205,6 +220,7 @@ def test_finding_a_wal_claiming_a_huge_database_is_bounded(tmp_path: Path) -> No
                if struct.unpack(">I", data[32 + k * (24 + PAGE) + 4:32 + k * (24 + PAGE) + 8])[0])
     _reframe(data, last, 1 << 31)
     wal.write_bytes(bytes(data))
+    os.truncate(state / "journal.sqlite", 0)  # and the main file lost: the salvage reads the WAL
     got, _keys, messages = started(state)
     assert got == held, messages
 
@@ -219,8 +235,8 @@ def test_finding_rows_that_are_not_inputs_are_quarantined_after_a_recovery(tmp_p
     db = sqlite3.connect(path)
     db.execute("UPDATE inputs SET input=?, t=-1e12, wall=0 WHERE seq=3", ("\0" * 40,))
     db.commit()
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
+    folded(path)
     with open(path, "r+b") as f:
         f.write(b"\0" * 16)  # the file's magic gone: recovered page by page
     got, keys, messages = started(state)
