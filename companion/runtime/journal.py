@@ -57,6 +57,9 @@ TABLES_SINCE = {"quarantine": 1, "outbox": 2, "outbox_sent": 2}
 # carry it (runtime.outbox), so a receiver that keeps ids never drops a new play as
 # one it has already seen.
 EPOCH = "epoch"
+# Every journal is written with this page size (set before its first page): a
+# salvage tries it before the size a damaged header claims (page_scan, wal_format).
+PAGE_SIZE = 4096
 
 
 def new_epoch(db: sqlite3.Connection) -> str:
@@ -114,6 +117,7 @@ class Journal:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = self._open()
+        self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a no-op on a journal that has pages
         self.db.execute("PRAGMA journal_mode=WAL")
         # FULL: each COMMIT is fsynced to the WAL before it returns — the durability
         # the table relies on ("nothing accepted is ever lost, not even on power loss").

@@ -24,6 +24,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from companion.runtime.journal import PAGE_SIZE
+
 TABLE_LEAF = 0x0D
 MAX_OVERFLOW_PAGES = 4096  # a chain longer than any row we write is damage (or a loop)
 
@@ -36,24 +38,28 @@ def scan(path: Path) -> dict[str, dict[Any, tuple[Any, ...]]]:
         data = path.read_bytes()
     except OSError:
         return rows
-    size, usable = _geometry(data)
     checkpoints: list[tuple[int, str]] = []
-    for base in range(0, len(data) - size + 1, size):
-        for rowid, values in _leaf_rows(data, base, size, usable):
-            _place(rows, checkpoints, rowid, values)
+    for size, usable in _geometries(data):  # rows read at the first geometry win (_place keeps the first)
+        for base in range(0, len(data) - size + 1, size):
+            for rowid, values in _leaf_rows(data, base, size, usable):
+                _place(rows, checkpoints, rowid, values)
     if checkpoints:
         rows["checkpoint"][1] = max(checkpoints)
     return rows
 
 
-def _geometry(data: bytes) -> tuple[int, int]:
-    """(page size, usable bytes per page) from the header; 4096 when page 1 is lost."""
+def _geometries(data: bytes) -> list[tuple[int, int]]:
+    """(page size, usable bytes per page) to read the file with: first as
+    every journal is written (``PAGE_SIZE``, no reserved bytes) — a damaged
+    page-size field read as 512 or 8192 lost most rows — then as the header
+    says, if it says otherwise."""
+    mine = (PAGE_SIZE, PAGE_SIZE)
     if data[:16] == b"SQLite format 3\x00" and len(data) >= 100:
         (raw,) = struct.unpack(">H", data[16:18])
         size = 65536 if raw == 1 else raw
-        if 512 <= size <= 65536 and not size & (size - 1):
-            return size, size - data[20]
-    return 4096, 4096
+        if 512 <= size <= 65536 and not size & (size - 1) and (size, size - data[20]) != mine:
+            return [mine, (size, size - data[20])]
+    return [mine]
 
 
 def _leaf_rows(data: bytes, base: int, size: int, usable: int) -> list[tuple[int, list[Any]]]:

@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from companion.runtime.journal import Journal, read_only
+from companion.runtime.journal import PAGE_SIZE, Journal, read_only
 from companion.runtime.journal_check import DB_ERRORS
 from companion.runtime.page_scan import scan
 from companion.runtime.wal_format import committed_frames
@@ -44,7 +44,8 @@ def salvage(main: Path, wal: Path | None = None) -> Rows:
             # hand: what SQLite would read, even where the main file lost its header.
             patched = Path(tmp) / "patched.sqlite"
             shutil.copyfile(copy, patched)
-            size, pages, db_pages = committed_frames(wal.read_bytes())
+            main_pages = patched.stat().st_size // PAGE_SIZE
+            size, pages, db_pages = committed_frames(wal.read_bytes(), main_pages)
             with open(patched, "r+b") as f:
                 for pgno, image in sorted(pages.items()):
                     f.seek((pgno - 1) * size)

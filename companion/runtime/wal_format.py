@@ -11,8 +11,10 @@ import struct
 import sys
 from pathlib import Path
 
+from companion.runtime.journal import PAGE_SIZE
 
-def wal_problem(wal: Path, page_size: int = 4096) -> str | None:
+
+def wal_problem(wal: Path, page_size: int = PAGE_SIZE) -> str | None:
     """Damage SQLite would silently step over in a write-ahead log.  SQLite
     reads frames up to the first one whose checksum fails and drops the rest
     without a word: right after a power cut that is an unfinished write
@@ -82,34 +84,61 @@ def wal_problem(wal: Path, page_size: int = 4096) -> str | None:
     return None
 
 
-def committed_frames(data: bytes) -> tuple[int, dict[int, bytes], int]:
-    """What SQLite would take from a WAL: (page size, page number → its
-    newest committed image, database size in pages at the last commit) —
-    the frames up to the last commit frame before the first bad one."""
+def committed_frames(data: bytes, main_pages: int = 0) -> tuple[int, dict[int, bytes], int]:
+    """What the WAL's committed frames hold: (page size, page number → its
+    newest committed image, database size in pages at the last commit).
+
+    More than SQLite would take, for a salvage: each frame is read by its own
+    checksum, chained from the frame before it (its stored sum), so a damaged
+    frame costs that frame, not every frame after it; a damaged 32-byte
+    header costs nothing — its page size is not trusted over the journal's
+    own (``PAGE_SIZE``), its byte order is tried both ways, and the
+    generation's salts are the first frame's that checks out.  Only frames of
+    a transaction whose commit frame checks out are taken (the rest were never
+    acknowledged).  What a frame may claim is bounded by what the files hold:
+    a database grows at most a page a frame beyond ``main_pages``."""
     if len(data) < 32:
-        return 4096, {}, 0
-    magic, _version, size, _ckpt, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
-    if magic not in (0x377F0682, 0x377F0683) or not (512 <= size <= 65536 and not size & (size - 1)):
-        return 4096, {}, 0
-    order = ">" if magic & 1 else "<"
-    if _wal_sum(data[:24], order, 0, 0) != (c1, c2):
-        return size, {}, 0
-    frame, at, s = 24 + size, 32, (c1, c2)
+        return PAGE_SIZE, {}, 0
+    magic, _version, size, *_ = struct.unpack(">8I", data[:32])
+    sizes = [PAGE_SIZE] + ([size] if size != PAGE_SIZE and 512 <= size <= 65536 and not size & (size - 1) else [])
+    orders = [">" if magic & 1 else "<"] if magic in (0x377F0682, 0x377F0683) else [">", "<"]
+    best: tuple[int, dict[int, bytes], int] = (PAGE_SIZE, {}, 0)
+    for page in sizes:
+        for order in orders:
+            pages, db_pages = _frames_read(data, page, order, main_pages)
+            if len(pages) > len(best[1]):
+                best = (page, pages, db_pages)
+    return best
+
+
+def _frames_read(data: bytes, size: int, order: str, main_pages: int) -> tuple[dict[int, bytes], int]:
+    frame = 24 + size
+    n = (len(data) - 32) // frame
+    limit = main_pages + n
+    stored = struct.unpack(">2I", data[24:32])
+    # The first frame chains from the header's sum: the one stored, or (its
+    # last 8 bytes damaged) the one its first 24 bytes give.
+    seeds = {stored, _wal_sum(data[:24], order, 0, 0)}
+    salts: tuple[int, ...] | None = None
     pages: dict[int, bytes] = {}
     pending: dict[int, bytes] = {}
     db_pages = 0
-    while at + frame <= len(data):
+    for k in range(n):
+        at = 32 + k * frame
         pgno, commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", data[at:at + 24])
-        s = _wal_sum(data[at + 24:at + frame], order, *_wal_sum(data[at:at + 8], order, *s))
-        if (fs1, fs2) != (salt1, salt2) or s != (fc1, fc2):
-            break
+        good = (salts is None or (fs1, fs2) == salts) and 1 <= pgno <= limit and any(
+            _wal_sum(data[at + 24:at + frame], order, *_wal_sum(data[at:at + 8], order, *s)) == (fc1, fc2)
+            for s in seeds)
+        seeds = {(fc1, fc2)}  # the next frame chains from this one's stored sum, good or not
+        if not good:  # its transaction's other frames still count: each holds whole rows (see salvage)
+            continue
+        salts = (fs1, fs2)
         pending[pgno] = data[at + 24:at + frame]
         if commit:
             pages.update(pending)
             pending.clear()
-            db_pages = commit
-        at += frame
-    return size, pages, db_pages
+            db_pages = min(commit, limit)  # a claim past what the files hold is not believed
+    return pages, db_pages
 
 
 def _shm_frames(shm: Path, salts: tuple[int, ...] | None) -> tuple[int, int] | None:
