@@ -20,9 +20,9 @@ if str(ROOT) not in sys.path:
 
 from companion.runtime import backups  # noqa: E402
 from companion.runtime.journal import Journal  # noqa: E402
-from companion.runtime.journal_guard import open_journal  # noqa: E402
 from companion.runtime.wal_format import _wal_sum  # noqa: E402
 from qa.reliability.inproc import Runner  # noqa: E402
+from qa.reliability.recovery_kills import killed_at, start  # noqa: E402
 from qa.reliability.scripts import generate  # noqa: E402
 
 PAGE = 4096
@@ -66,54 +66,11 @@ def folded(path: Path) -> None:
 
 
 def started(state: Path) -> tuple[list[tuple[Any, ...]], list[str], list[str]]:
-    """One start the production way: (inputs, what was said, the log's errors)."""
-    journal, notices = open_journal(state / "journal.sqlite")
-    try:
-        return (journal.db.execute("SELECT seq, t, wall, input FROM inputs ORDER BY seq").fetchall(),
-                [n.key for n in notices if n.key], [n.message for n in notices])
-    finally:
-        journal.close()
+    """One start the production way: (inputs, what was said, the log's lines)."""
+    return start(state)
 
 
 # ------------------------------------------------------- a recovery killed
-_FILE_STEPS = ("rename", "replace", "unlink", "link", "fsync", "truncate")
-
-
-def _killed_at(state: Path, k: int) -> bool:
-    """Start on ``state`` in a child killed (``os._exit``: nothing flushed,
-    nothing closed) just before its ``k``-th file operation; True if the
-    start finished before reaching it."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        count = [0]
-
-        def counted(real: Any) -> Any:
-            def step(*a: Any, **kw: Any) -> Any:
-                count[0] += 1
-                if count[0] == k:
-                    os._exit(9)
-                return real(*a, **kw)
-            return step
-
-        for name in _FILE_STEPS:
-            setattr(os, name, counted(getattr(os, name)))
-        import tempfile
-        import traceback
-
-        tempfile.tempdir = str(state.parent)  # a kill leaves the salvage's copies here, not in /tmp
-        try:
-            journal, _ = open_journal(state / "journal.sqlite")
-            journal.close()
-        except BaseException:
-            traceback.print_exc()
-            os._exit(3)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    assert code in (0, 9), f"the start raised (exit {code}) with a kill at step {k}"
-    return code == 0
-
-
 def test_finding_a_recovery_killed_at_any_step_is_finished_or_said_at_the_next_start(tmp_path: Path) -> None:
     """A damaged journal (a page of garbage in the main file, inputs in its
     WAL past the last backup) is recovered by a start killed at each of its
@@ -132,7 +89,7 @@ def test_finding_a_recovery_killed_at_any_step_is_finished_or_said_at_the_next_s
     for k in range(1, 80):
         state = tmp_path / f"kill-{k}"
         shutil.copytree(pristine, state)
-        if _killed_at(state, k):
+        if killed_at(state, k, started):
             break
         got, keys, messages = started(state)
         assert got == want, (k, messages)

@@ -41,25 +41,38 @@ def backup_dir(journal_path: Path) -> Path:
 
 
 def backups(journal_path: Path) -> list[Path]:
-    """Backups of this journal, the one holding the most inputs first."""
+    """Backups of this journal, newest first by what they hold, never by
+    file time (a clock set back a day made each new backup the "oldest", and
+    rotation deleted it as it was made): those of the journal's own epoch
+    first (after a restore, the earlier line's hold more inputs but are not
+    this journal's past), each group by its last input's number, in its name."""
     folder = backup_dir(journal_path)
     try:
         found = [(int(m.group(2)), p) for p in folder.iterdir() if (m := _BACKUP_NAME.match(p.name))]
     except OSError:
         return []
-    return [p for _, p in sorted(found, key=lambda sp: (sp[0], sp[1].stat().st_mtime), reverse=True)]
+    mine = epoch_at(journal_path) if len(found) > 1 else None
+    # The name's time breaks a tie between two of one input (a round's end, then the game's).
+    return [p for _, _, p in sorted(((mine is not None and epoch_at(p) == mine, seq, p) for seq, p in found),
+                                    key=lambda x: (x[0], x[1], x[2].name), reverse=True)]
 
 
 def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None, *,
-                         look_only: bool = False, epoch: str | None = None) -> Path | None:
+                         look_only: bool = False, epoch: str | None = None,
+                         seen: list[tuple[int, str | None]] | None = None) -> Path | None:
     """The backup recovery would use.  Every backup is checked (a few small
     files): damaged ones are set aside (renamed, never deleted) and reported
     — unless ``look_only`` (doctor).  ``epoch``: only a backup of that epoch
     (runtime.journal.EPOCH) counts — one made before a restore is not the
-    restored journal's past."""
+    restored journal's past.  ``seen`` gets (the last input's number its name
+    gives, its epoch if it can be read) of each, damaged ones too: how far
+    the journal went, for a recovery to count what it lost."""
     best = None
     for candidate in backups(journal_path):
         problem = backup_problem(candidate)
+        m = _BACKUP_NAME.match(candidate.name)
+        if seen is not None and m:
+            seen.append((int(m.group(2)), epoch_at(candidate) if candidate.is_file() else None))
         if problem is None:
             if best is None and (epoch is None or epoch_at(candidate) == epoch):
                 best = candidate
@@ -116,11 +129,9 @@ def rotate(journal_path: Path) -> list[Path]:
     """Keep the newest BACKUPS_KEPT automatic backups and the newest one of
     each of the NIGHTS_KEPT nights before; manual backups stay.  Returns
     what was removed (superseded copies, not damage: those are kept)."""
-    # Newest by when it was made, not by how many inputs it holds: after a
-    # restore the restored line's backups hold fewer than the old line's, and
-    # would otherwise be the first rotated away (with a backup a round, at once).
-    auto = sorted((p for p in backups(journal_path) if p.name.startswith("journal-")),
-                  key=lambda p: p.stat().st_mtime, reverse=True)
+    # Newest by what it holds (``backups``), never by file time; after a restore
+    # the restored line's backups come first though they hold fewer inputs.
+    auto = [p for p in backups(journal_path) if p.name.startswith("journal-")]
     keep = set(auto[:BACKUPS_KEPT])
     nights: dict[int, Path] = {}
     for p in auto:

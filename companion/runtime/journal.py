@@ -82,7 +82,7 @@ def epoch_at(path: Path) -> str | None:
             return epoch_of(db)
         finally:
             db.close()
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):  # SQLite's error text can quote a damaged page
         return None
 
 

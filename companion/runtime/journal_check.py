@@ -165,20 +165,37 @@ def schema_problem(path: Path) -> str | None:
 def set_aside(path: Path, why: str = "damaged") -> Path:
     """Rename a file (and its WAL and index) out of the way as
     ``<name>.<why>-<time>``; nothing is deleted."""
+    aside = aside_name(path, why)
+    move_aside(path, aside)
+    return aside
+
+
+def aside_name(path: Path, why: str = "damaged") -> Path:
+    """A name ``set_aside`` would give ``path`` now: ``<name>.<why>-<time>``, not taken."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     aside = path.with_name(f"{path.name}.{why}-{stamp}")
     n = 1
-    while os.path.lexists(aside):
+    while any(os.path.lexists(f"{aside}{suffix}") for suffix in ("", "-wal", "-shm")):
         n += 1
         aside = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
-    for suffix in ("-wal", "-shm"):
-        part = Path(str(path) + suffix)
-        if os.path.lexists(part):
-            os.rename(part, str(aside) + suffix)
-    if os.path.lexists(path):
-        os.rename(path, aside)
-    fsync_dir(path.parent)
     return aside
+
+
+def move_aside(path: Path, aside: Path) -> None:
+    """Rename what is left of ``path``, its WAL and index, to ``aside``'s:
+    again after a kill, the rest follows (a piece already there is never
+    overwritten).  The main file goes last, so a WAL is never left beside a
+    file that is not its own."""
+    for suffix in ("-wal", "-shm", ""):
+        part, to = Path(f"{path}{suffix}"), Path(f"{aside}{suffix}")
+        if not os.path.lexists(part):
+            continue
+        n = 1
+        while os.path.lexists(to):
+            n += 1
+            to = Path(f"{aside}-{n}{suffix}")
+        os.rename(part, to)
+    fsync_dir(path.parent)
 
 
 def _fits(value: Any, hint: Any) -> bool:
@@ -231,11 +248,13 @@ def _input_problem(t: Any, wall: Any, data: Any) -> str | None:
     return None
 
 
-def quarantine_bad_rows(journal: Journal, *, now: Callable[[], float] = time.time) -> list[Notice]:
+def quarantine_bad_rows(journal: Journal, *, now: Callable[[], float] = time.time,
+                        every_input: bool = False) -> list[Notice]:
     """Move every row the table cannot replay or show into ``quarantine``
     (source, row id, data, problem), in one transaction; one notice each.
-    Checked: the checkpoint, the inputs after it (all of them if it goes),
-    the meta seed, and the plays."""
+    Checked: the checkpoint, the inputs after it (all of them if it goes, or
+    ``every_input``: just recovered, rows read from damaged pages may be
+    anywhere), the meta seed, and the plays."""
     db = journal.db
     bad: list[tuple[str, int | str, Any, str]] = []
     after = 0
@@ -245,7 +264,7 @@ def quarantine_bad_rows(journal: Journal, *, now: Callable[[], float] = time.tim
                    else checkpoint_problem(_json(row[1])) if _json(row[1]) is not None else "not JSON")
         if problem:
             bad.append(("checkpoint", 1, row[1], f"checkpoint {problem}"))
-        else:
+        elif not every_input:
             after = row[0]
     for seq, t, wall, data in db.execute("SELECT seq, t, wall, input FROM inputs WHERE seq > ?", (after,)):
         if problem := _input_problem(t, wall, data):

@@ -33,9 +33,10 @@ from pathlib import Path
 
 from companion.core.tags import printable
 from companion.runtime import mirror as mirrors
+from companion.runtime import rebuilt
 from companion.runtime.backups import newest_intact_backup
-from companion.runtime.journal import Journal, epoch_at, new_epoch, read_only
-from companion.runtime.journal_check import DB_ERRORS, Notice, diagnose, quarantine_bad_rows, set_aside
+from companion.runtime.journal import EPOCH, Journal, _json, epoch_at, read_only
+from companion.runtime.journal_check import DB_ERRORS, Notice, aside_name, diagnose, quarantine_bad_rows
 from companion.runtime.salvage import (
     Rows,
     empty_rows,
@@ -43,7 +44,6 @@ from companion.runtime.salvage import (
     merge_into,
     read_rows,
     salvage,
-    write_rows,
 )
 
 __all__ = ["open_journal"]
@@ -56,20 +56,25 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal,
     the folder of its mirror (runtime.mirror), whose longer history wins.
     Raises JournalTooNew (a newer release's journal: refused, untouched)."""
     notices: list[Notice] = []
-    problem = diagnose(path)
-    # A readable journal is held against its own epoch's newest backup (none yet
-    # after a restore); a damaged one, whose epoch cannot be read, against any.
-    backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None)
-    if problem is None and backup is not None:
-        problem = _behind(path, backup)
-    mirrored = _mirrored(path, mirror, problem is None) if mirror is not None else None
-    if problem is None and mirrored is not None:
-        problem = (f"the journal file is missing; its mirror {mirrored[1]} holds {len(mirrored[0]['inputs'])} inputs"
-                   if not os.path.lexists(path) else f"it lacks inputs that its mirror {mirrored[1]} holds")
-    if problem is not None:
-        _recover(path, problem, backup, notices, mirrored)
+    if not rebuilt.finish(path):  # else a recovery a kill interrupted is finished (runtime.rebuilt)
+        problem = diagnose(path)
+        # A readable journal is held against its own epoch's newest backup (none yet
+        # after a restore); a damaged one, whose epoch cannot be read, against any.
+        named: list[tuple[int, str | None]] = []
+        backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None, seen=named)
+        if problem is None and backup is not None:
+            problem = _behind(path, backup)
+        mirrored = _mirrored(path, mirror, problem is None) if mirror is not None else None
+        if problem is None and mirrored is not None:
+            problem = (f"the journal file is missing; its mirror {mirrored[1]} holds {len(mirrored[0]['inputs'])} inputs"
+                       if not os.path.lexists(path) else f"it lacks inputs that its mirror {mirrored[1]} holds")
+        if problem is not None:
+            _recover(path, problem, backup, mirrored, named)
     journal = journal_class(path)
-    notices += quarantine_bad_rows(journal)
+    recovered = rebuilt.said(journal)
+    notices += recovered
+    # Rows salvaged from damaged pages are checked whole, not only past the checkpoint.
+    notices += quarantine_bad_rows(journal, every_input=bool(recovered))
     return journal, notices
 
 
@@ -145,13 +150,16 @@ def _drop_a_checkpoint_past_the_inputs(rows: Rows) -> None:
         del rows["checkpoint"][1]
 
 
-def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice],
-             mirrored: tuple[Rows, Path] | None = None) -> None:
+def _recover(path: Path, problem: str, backup: Path | None, mirrored: tuple[Rows, Path] | None,
+             named: list[tuple[int, str | None]]) -> None:
+    """Read what can be read, merge it with the backup and the mirror, and
+    put it in place — resumably, with what the table must hear (runtime.rebuilt)."""
     aside: Path | None = None
     rows = empty_rows()
-    if os.path.lexists(path) or os.path.lexists(str(path) + "-wal"):
-        aside = set_aside(path)
-        rows = salvage(aside, Path(str(aside) + "-wal"))
+    wal = Path(str(path) + "-wal")
+    if os.path.lexists(path) or os.path.lexists(wal):
+        aside = aside_name(path)
+        rows = salvage(path, wal)  # read where it lies: nothing is moved until the recovery is written
     keep_valid_inputs(rows)
     from_journal = len(rows["inputs"])
     used = None
@@ -173,26 +181,37 @@ def _recover(path: Path, problem: str, backup: Path | None, notices: list[Notice
         from_mirror = len(set(rows["inputs"]) - before)
         # The mirror's whole history and nothing else: the journal it mirrored, seqs and epoch as they were.
         exact = rows["inputs"] == mirrored[0]["inputs"]
+    top = _last_seq_known(rows, named)
     _drop_a_checkpoint_past_the_inputs(rows)
-    write_rows(path, rows)
-    journal = Journal(path)
-    try:  # seqs after what was recovered are given again: new ids for what they publish
-        if not exact:
-            new_epoch(journal.db)
-    finally:
-        journal.close()
     total = len(rows["inputs"])
-    top = max(rows["inputs"], default=0)
-    lost = top - total  # gaps in the sequence; what came after the last readable input cannot be counted
+    lost = top - total  # gaps, and a tail as far as the numbering shows
     kept = f"kept as {aside.name}" if aside else "nothing to keep"
     source = (f"{from_journal} from it" + (f", {from_backup} more from backup {used.name}" if used else "")
               + (f", {from_mirror} more from its mirror {mirrored[1]}" if mirrored is not None else ""))
     message = (f"journal {path.name}: {problem}; {kept}; recovered {total} inputs ({source})"
                + (f"; {lost} inputs could not be recovered" if lost else "") + "; the table goes on from there")
-    if total == 0:
-        notices.append(Notice("journal.started_fresh", {}, message))
-    else:
-        notices.append(Notice("journal.recovered", {"count": total}, message))
+    notices = [Notice("journal.started_fresh", {}, message) if total == 0
+               else Notice("journal.recovered", {"count": total}, message)]
     if lost:
         notices.append(Notice("journal.lost_some", {"count": lost},
                               f"journal: {lost} inputs between 1 and {top} are missing after recovery"))
+    rebuilt.write_beside(path, rows, notices, aside, fresh_epoch=not exact)
+    rebuilt.finish(path)
+
+
+def _last_seq_known(rows: Rows, named: list[tuple[int, str | None]]) -> int:
+    """The highest input number anything still shows this journal reached:
+    its inputs, the seqs its plays, checkpoint and MQTT outbox rows carry
+    (written with their input), and the numbers in the names of its backups
+    (``backups``: damaged ones too) of the same epoch — a lost tail counted as
+    far as the numbering goes.  Past that nothing can be counted."""
+    def told(seq: object, text: object) -> bool:  # a row read from a damaged page: whole, or not counted
+        return isinstance(seq, int) and isinstance(_json(text), dict)
+
+    seqs = [*rows["inputs"], 0]
+    seqs += [v[0] for v in rows["plays"].values() if len(v) == 4 and told(v[0], v[3])]
+    seqs += [v[0] for v in rows["checkpoint"].values() if len(v) == 2 and told(v[0], v[1])]
+    seqs += [v[0] for v in rows["outbox"].values() if len(v) == 5 and told(v[0], v[4])]
+    epoch = rows["meta"].get(EPOCH, (EPOCH, ""))[1]
+    seqs += [seq for seq, theirs in named if theirs == epoch]
+    return max(seqs)
