@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -35,8 +36,12 @@ from typing import Any
 from qa.reliability.powercut import fork_play
 
 TARGETS = ("journal", "wal", "newest backup", "older backup")
-KINDS = ("flip bytes", "truncate", "delete", "directory", "text", "empty", "random bytes", "pages")
+KINDS = ("flip bytes", "truncate", "delete", "directory", "text", "empty", "random bytes", "pages", "cut tail")
+# Damages of one kind of file: a WAL's 32-byte header; an SQLite file's page-size field.
+KINDS_OF = {"wal": ("wal header",), "journal": ("page size",), "newest backup": ("page size",),
+            "older backup": ("page size",)}
 PAGE = 4096  # what a failing microSD card loses: whole pages (1 to 4 of them), overwritten
+LOST = re.compile(r"journal: (\d+) inputs between 1 and \d+ are missing")
 
 
 @dataclass
@@ -48,6 +53,7 @@ class DamageResult:
     recovered: int = 0  # oracle inputs in the journal after the first start
     backup_held: int = 0  # inputs the newest surviving backup held
     reported: int = 0  # error events at the first start
+    lost_said: int = 0  # inputs the first start said could not be recovered
     again: int = 0  # error events at the second start
     changed: bool = False  # the journal differs from the oracle after the first start
     problems: list[str] = field(default_factory=list)
@@ -70,6 +76,19 @@ def _rows(path: Path) -> dict[int, str]:
         con.close()
 
 
+def _seqs(path: Path) -> set[int]:
+    """Every input's number, housekeeping too (what a recovery counts)."""
+    if not path.is_file():
+        return set()
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return {s for (s,) in con.execute("SELECT seq FROM inputs")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        con.close()
+
+
 def _damage(path: Path, kind: str, rng: random.Random) -> None:
     if kind == "flip bytes":
         data = bytearray(path.read_bytes())
@@ -87,6 +106,17 @@ def _damage(path: Path, kind: str, rng: random.Random) -> None:
         path.write_text("journal, see the other notebook\n" * rng.randint(1, 300))
     elif kind == "empty":
         path.write_bytes(b"")
+    elif kind == "cut tail":  # whole pages (or WAL frames) lost from the end
+        os.truncate(path, max(0, path.stat().st_size - rng.randint(1, 4) * PAGE))
+    elif kind == "wal header":
+        data = bytearray(path.read_bytes())
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(min(32, len(data)))] ^= rng.randint(1, 255)
+        path.write_bytes(bytes(data))
+    elif kind == "page size":
+        with open(path, "r+b") as f:
+            f.seek(16)
+            f.write(rng.choice([512, 1024, 2048, 8192, 16384, 32768]).to_bytes(2, "big"))
     elif kind == "pages":
         pages = max(1, path.stat().st_size // PAGE)
         with open(path, "r+b") as f:
@@ -97,12 +127,11 @@ def _damage(path: Path, kind: str, rng: random.Random) -> None:
         path.write_bytes(os.urandom(max(1, path.stat().st_size)))
 
 
-def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
-    if workdir is None:
-        with tempfile.TemporaryDirectory(prefix="companion-corruption-") as tmp:
-            return damage_run(seed, Path(tmp))
-    from companion.runtime.backups import backup_problem, backups
-    from qa.reliability.inproc import Runner
+def damaged_state(seed: int, workdir: Path) -> tuple[DamageResult, Path]:
+    """Part of a random script played into ``workdir/state`` by a child that
+    exits as a kill leaves it, copied to ``workdir/oracle``, then one damage
+    done: (its result so far, the state directory)."""
+    from companion.runtime.backups import backups
     from qa.reliability.scripts import generate
 
     rng = random.Random(seed * 104729 + 3)
@@ -121,11 +150,22 @@ def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
         files["older backup"] = rng.choice(found[1:])
     present = [t for t in TARGETS if t in files and files[t].is_file() and files[t].stat().st_size > 0]
     target = rng.choice(present)
-    kind = rng.choice(KINDS)
-    res = DamageResult(seed, target, kind)
+    kind = rng.choice(KINDS + KINDS_OF[target])
+    _damage(files[target], kind, rng)
+    return DamageResult(seed, target, kind), state
+
+
+def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="companion-corruption-") as tmp:
+            return damage_run(seed, Path(tmp))
+    from companion.runtime.backups import backup_problem, backups
+    from qa.reliability.inproc import Runner
+
+    res, state = damaged_state(seed, workdir)
+    oracle, journal = workdir / "oracle", state / "journal.sqlite"
     want = _rows(oracle / "journal.sqlite")
     res.inputs = len(want)
-    _damage(files[target], kind, rng)
     surviving = [b for b in backups(journal) if backup_problem(b) is None]
     held = _rows(surviving[0]) if surviving else {}
     res.backup_held = len(held)
@@ -137,6 +177,7 @@ def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
         return res
     res.reported = sum(e["event"] == "error" for e in r.events)
     first = [e["message"] for e in r.events if e["event"] == "error"]
+    res.lost_said = sum(int(m.group(1)) for line in first if (m := LOST.match(line)))
     r.close()
     got = _rows(journal)
     try:
@@ -151,6 +192,8 @@ def damage_run(seed: int, workdir: Path | None = None) -> DamageResult:
     if invented:
         res.problems.append(f"inputs not in the oracle: {invented[:5]}")
     res.recovered = len(set(got) & set(want))
+    if res.lost_said > (really := len(_seqs(oracle / "journal.sqlite") - _seqs(journal))):
+        res.problems.append(f"said {res.lost_said} inputs could not be recovered; {really} were lost")
     res.changed = got != want
     if missing_held := sorted(set(held) - set(got)):
         res.problems.append(f"lost {len(missing_held)} inputs a surviving backup held")
@@ -189,6 +232,8 @@ def summary(results: list[DamageResult], seconds: float) -> list[tuple[str, str]
         ("inputs before damage", str(sum(r.inputs for r in results))),
         ("inputs recovered", str(sum(r.recovered for r in results))),
         ("inputs lost (reported)", str(sum(r.inputs - r.recovered for r in results if r.reported))),
+        ("  how many said", str(sum(r.lost_said for r in results))),
+        ("  losing, no count said", str(sum(r.inputs > r.recovered and not r.lost_said for r in results))),
         ("backup-held inputs lost", str(sum(any("backup held" in p for p in r.problems) for r in results))),
         ("failed damages", str(sum(not r.ok for r in results))),
         ("time", f"{seconds:.0f} s"),

@@ -2,7 +2,7 @@
 """The long reliability campaign.
 
     python qa/reliability/run.py [--runs N] [--seed S] [--jobs J] [--max-kills K] [--keep DIR] [--fuzz N]
-                              [--power-cuts N] [--damages N]
+                              [--power-cuts N] [--damages N] [--recovery-kills N]
 
 Each run generates a random table script (Seven Knights in any rule set and
 player count, One Night with a fast night, wrong taps mixed in), plays it on
@@ -17,7 +17,9 @@ different.  Run ``i`` uses seed ``S + i``, so a failure is replayed with
 ``--power-cuts N``: N power cuts below SQLite through a crash-simulating VFS
 (``qa/reliability/powercut.py``; needs APSW: ``pip install .[reliability]``).
 ``--damages N``: N random damages of the journal, its WAL and its backups
-(``qa/reliability/corruption.py``).  ``--runs 0`` skips the SIGKILL campaign.
+(``qa/reliability/corruption.py``).  ``--recovery-kills N``: N damages each
+recovered by a start killed at every file step in turn
+(``qa/reliability/recovery_kills.py``).  ``--runs 0`` skips the SIGKILL campaign.
 """
 
 from __future__ import annotations
@@ -109,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="then N power cuts below SQLite (crash-simulating VFS; needs apsw)")
     p.add_argument("--damages", type=int, default=0, metavar="N",
                    help="then N random damages of journal, WAL and backups")
+    p.add_argument("--recovery-kills", type=int, default=0, metavar="N",
+                   help="then N damages, each recovered by a start killed at every file step in turn")
     p.add_argument("--mqtt-runs", type=int, default=0, metavar="N",
                    help="then N scripts on a real mosquitto, broker and daemon SIGKILLed at random (needs mosquitto)")
     p.add_argument("--mqtt-cuts", type=int, default=0, metavar="N",
@@ -124,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         failed |= power_cuts(args.power_cuts, seed, args.quiet)
     if args.damages:
         failed |= damages(args.damages, seed, args.quiet)
+    if args.recovery_kills:
+        failed |= recovery_kills(args.recovery_kills, seed, args.quiet)
     if args.mqtt_runs or args.mqtt_cuts:
         failed |= mqtt(args.mqtt_runs, args.mqtt_cuts, seed, args.quiet)
     return failed
@@ -182,6 +188,18 @@ def damages(n: int, seed: int, quiet: bool) -> int:
                    lambda r: f"seed {r.seed} {r.target} / {r.kind}", quiet)
     kinds = Counter((r.target, r.kind) for r in results)
     print("  damages done: " + ", ".join(f"{t} / {k} {c}" for (t, k), c in sorted(kinds.items())))
+    return 1 if any(not r.ok for r in results) else 0
+
+
+def recovery_kills(n: int, seed: int, quiet: bool) -> int:
+    from qa.reliability import recovery_kills as kills
+
+    print(f"kill campaign during recovery: {n} damages from seed {seed}", flush=True)
+    results = _run(lambda show: kills.campaign(n, seed, progress=show), kills.summary,
+                   lambda r: f"seed {r.seed:<6} {r.target:<14} {r.kind:<13} "
+                             + (f"{r.kills:>3} kills, {r.inputs:>3} inputs each time" if r.recovered
+                                else "no recovery to kill"),
+                   lambda r: f"seed {r.seed} {r.target} / {r.kind}", quiet)
     return 1 if any(not r.ok for r in results) else 0
 
 
