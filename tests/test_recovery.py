@@ -19,7 +19,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from companion.runtime import backups  # noqa: E402
-from companion.runtime.journal import Journal  # noqa: E402
 from companion.runtime.wal_format import _wal_sum  # noqa: E402
 from qa.reliability.inproc import Runner  # noqa: E402
 from qa.reliability.recovery_kills import killed_at, start  # noqa: E402
@@ -244,16 +243,15 @@ def test_finding_a_backup_of_another_journal_does_not_push_out_this_ones(tmp_pat
     """Backups of an earlier line (before a restore: another epoch) hold
     more inputs; this journal's own newest backups are still the ones kept."""
     state = tmp_path / "state"
+    journal = state / "journal.sqlite"
     played(state, games=1)
-    target = tmp_path / "after-one.sqlite"
-    j = Journal(state / "journal.sqlite")
-    backups.make_backup(j, target)
-    j.close()
+    earlier = tmp_path / "earlier.sqlite"
+    shutil.copyfile(backups.backups(journal)[0], earlier)  # at the game's end
     played(state, games=2)
-    backups.restore(state / "journal.sqlite", target)
-    for p in backups.backups(state / "journal.sqlite"):
-        os.utime(p, (p.stat().st_mtime + 86400, p.stat().st_mtime + 86400))
+    for p in backups.backups(journal):
+        os.utime(p, (p.stat().st_mtime + 86400, p.stat().st_mtime + 86400))  # and made "tomorrow"
+    backups.restore(journal, earlier)
     played(state, games=1)  # the restored line's backups: fewer inputs, older file times
-    mine = backups.epoch_at(state / "journal.sqlite")
-    kept = backups.backups(state / "journal.sqlite")
+    mine = backups.epoch_at(journal)
+    kept = backups.backups(journal)
     assert [backups.epoch_at(p) for p in kept[:backups.BACKUPS_KEPT]] == [mine] * backups.BACKUPS_KEPT
