@@ -40,18 +40,21 @@ def backup_dir(journal_path: Path) -> Path:
     return journal_path.parent / "backups"
 
 
-def backups(journal_path: Path) -> list[Path]:
+def backups(journal_path: Path, epoch: str | None = None) -> list[Path]:
     """Backups of this journal, newest first by what they hold, never by
     file time (a clock set back a day made each new backup the "oldest", and
-    rotation deleted it as it was made): those of the journal's own epoch
-    first (after a restore, the earlier line's hold more inputs but are not
-    this journal's past), each group by its last input's number, in its name."""
+    rotation deleted it as it was made): with the journal's ``epoch`` given,
+    those of that epoch first (after a restore, the earlier line's hold more
+    inputs but are not this journal's past); by the last input's number in
+    the name.  The journal itself is not opened here: a reader opening a
+    journal whose WAL is damaged can reset its index, the evidence the
+    start-up check reads (journal_check.diagnose)."""
     folder = backup_dir(journal_path)
     try:
         found = [(int(m.group(2)), p) for p in folder.iterdir() if (m := _BACKUP_NAME.match(p.name))]
     except OSError:
         return []
-    mine = epoch_at(journal_path) if len(found) > 1 else None
+    mine = epoch if len(found) > 1 else None
     # The name's time breaks a tie between two of one input (a round's end, then the game's).
     return [p for _, _, p in sorted(((mine is not None and epoch_at(p) == mine, seq, p) for seq, p in found),
                                     key=lambda x: (x[0], x[1], x[2].name), reverse=True)]
@@ -68,7 +71,7 @@ def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None
     gives, its epoch if it can be read) of each, damaged ones too: how far
     the journal went, for a recovery to count what it lost."""
     best = None
-    for candidate in backups(journal_path):
+    for candidate in backups(journal_path, epoch):
         problem = backup_problem(candidate)
         m = _BACKUP_NAME.match(candidate.name)
         if seen is not None and m:
@@ -131,7 +134,7 @@ def rotate(journal_path: Path) -> list[Path]:
     what was removed (superseded copies, not damage: those are kept)."""
     # Newest by what it holds (``backups``), never by file time; after a restore
     # the restored line's backups come first though they hold fewer inputs.
-    auto = [p for p in backups(journal_path) if p.name.startswith("journal-")]
+    auto = [p for p in backups(journal_path, epoch_at(journal_path)) if p.name.startswith("journal-")]
     keep = set(auto[:BACKUPS_KEPT])
     nights: dict[int, Path] = {}
     for p in auto:
