@@ -56,20 +56,20 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal,
     the folder of its mirror (runtime.mirror), whose longer history wins.
     Raises JournalTooNew (a newer release's journal: refused, untouched)."""
     notices: list[Notice] = []
-    if not rebuilt.finish(path):  # else a recovery a kill interrupted is finished (runtime.rebuilt)
-        problem = diagnose(path)
-        # A readable journal is held against its own epoch's newest backup (none yet
-        # after a restore); a damaged one, whose epoch cannot be read, against any.
-        named: list[tuple[int, str | None]] = []
-        backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None, seen=named)
-        if problem is None and backup is not None:
-            problem = _behind(path, backup)
-        mirrored = _mirrored(path, mirror, problem is None) if mirror is not None else None
-        if problem is None and mirrored is not None:
-            problem = (f"the journal file is missing; its mirror {mirrored[1]} holds {len(mirrored[0]['inputs'])} inputs"
-                       if not os.path.lexists(path) else f"it lacks inputs that its mirror {mirrored[1]} holds")
-        if problem is not None:
-            _recover(path, problem, backup, mirrored, named)
+    rebuilt.finish(path)  # a recovery a kill interrupted after it was decided (runtime.rebuilt)
+    problem = diagnose(path)
+    # A readable journal is held against its own epoch's newest backup (none yet
+    # after a restore); a damaged one, whose epoch cannot be read, against any.
+    named: list[tuple[int, str | None]] = []  # every backup's last input and epoch: how far the journal went
+    backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None, seen=named)
+    if problem is None and backup is not None:
+        problem = _behind(path, backup)
+    mirrored = _mirrored(path, mirror, problem is None) if mirror is not None else None
+    if problem is None and mirrored is not None:
+        problem = (f"the journal file is missing; its mirror {mirrored[1]} holds {len(mirrored[0]['inputs'])} inputs"
+                   if not os.path.lexists(path) else f"it lacks inputs that its mirror {mirrored[1]} holds")
+    if problem is not None:
+        _recover(path, problem, backup, mirrored, named)
     journal = journal_class(path)
     recovered = rebuilt.said(journal)
     notices += recovered
