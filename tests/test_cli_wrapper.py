@@ -45,6 +45,8 @@ def installed(tmp: Path, user: str = "companion") -> tuple[Path, Path, Path]:
     state.mkdir()
     (prefix / "current").symlink_to("releases/r1")
     _exe(venv_bin / "companion", SAYS)
+    (prefix / "releases" / "r1" / "systemd").mkdir()
+    (prefix / "releases" / "r1" / "systemd" / "release.sh").write_text("")  # a release that knows `update`
     text = WRAPPER.read_text(encoding="utf-8")
     for key, value in (("PREFIX", prefix), ("STATE", state), ("SERVICE_USER", user)):
         assert f"\n{key}=" in text
@@ -105,6 +107,20 @@ def test_what_is_made_for_the_person_is_made_where_they_are(tmp_path: Path) -> N
                   ["tags", "list"], ["simulate", "x.yaml"], ["update", "--rollback"], ["doctor", "--help"], []):
         out = typed(tmp_path, PI, *words, cwd=home)
         assert out == f"{ME} {home} - {' '.join(words)}".rstrip(), out
+
+
+def test_update_after_a_rollback_to_the_release_before_release_folders(tmp_path: Path) -> None:
+    """'legacy' (current again after a roll-back) has no `update`: the
+    previous, newer release's companion runs it."""
+    _, _, prefix = installed(tmp_path)
+    legacy_bin = prefix / "releases" / "legacy" / ".venv" / "bin"
+    legacy_bin.mkdir(parents=True)
+    _exe(legacy_bin / "companion", "#!/bin/sh\necho legacy\n")
+    (prefix / "current").unlink()
+    (prefix / "current").symlink_to("releases/legacy")
+    (prefix / "previous").symlink_to("releases/r1")
+    assert typed(tmp_path, ("root", 0), "update", "--rollback") == f"{ME} {tmp_path} - update --rollback"
+    assert typed(tmp_path, ("root", 0), "doctor") == "runuser -u companion legacy"
 
 
 def test_the_commands_it_names_are_the_commands_there_are() -> None:

@@ -24,6 +24,7 @@ def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]
     (tmp_path / "opt" / "current").symlink_to("releases/r1")
     monkeypatch.setenv("COMPANION_PREFIX", str(tmp_path / "opt"))
     monkeypatch.setattr(update_cmd.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(update_cmd, "own_release", lambda: release)
     ran: list[list[str]] = []
     monkeypatch.setattr(update_cmd.os, "execvp", lambda _f, argv: ran.append(list(argv)))
     return {"ran": ran, "checkout": checkout, "release": release, "prefix": tmp_path / "opt"}
@@ -47,9 +48,23 @@ def test_only_root_may_switch_releases(layout: dict, monkeypatch: pytest.MonkeyP
     assert layout["ran"] == []
 
 
+def test_after_a_rollback_to_the_release_before_release_folders_it_still_works(
+        layout: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'legacy' has neither the command nor the installer's script: the PATH's
+    companion runs the newer release's, which knows both."""
+    legacy = layout["prefix"] / "releases" / "legacy"
+    legacy.mkdir()
+    (layout["prefix"] / "current").unlink()
+    (layout["prefix"] / "current").symlink_to("releases/legacy")
+    cli.main(["update", "--rollback"])
+    cli.main(["update"])
+    assert layout["ran"] == [["bash", f"{layout['release']}/systemd/release.sh", "rollback"],
+                             ["bash", f"{layout['checkout']}/systemd/install.sh"]]
+
+
 def test_a_release_that_does_not_name_its_checkout_asks_for_one(layout: dict,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    (layout["release"] / ".source").unlink()  # the first release made from an older installation
+    (layout["release"] / ".source").unlink()
     assert cli.main(["update"]) == 2
     assert "companion update --from DIR" in capsys.readouterr().err
     cli.main(["update", "--from", str(layout["checkout"])])

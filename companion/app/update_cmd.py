@@ -27,20 +27,30 @@ def prefix() -> Path:
     return Path(os.environ.get("COMPANION_PREFIX") or "/opt/companion")
 
 
+def own_release() -> Path:
+    """The release folder this companion runs from (its venv is in there).
+    The current release may be one from before ``update`` existed (after a
+    roll-back to it, the PATH's ``companion`` runs this command from the newer one)."""
+    return Path(sys.prefix).parent
+
+
 def command(args: argparse.Namespace) -> list[str] | str:
     """The installer's command line for ``args``, or what is wrong (a sentence)."""
-    current = prefix() / "current"
+    releases = [prefix() / "current", own_release()]
     if args.rollback:
         if args.source is not None:
             return "--rollback goes back to the release before; it takes no --from"
-        script = current / "systemd" / "release.sh"
-        return ["bash", str(script), "rollback"] if script.is_file() else f"no release is installed in {prefix()}"
+        scripts = [r / "systemd" / "release.sh" for r in releases if (r / "systemd" / "release.sh").is_file()]
+        return ["bash", str(scripts[0]), "rollback"] if scripts else f"no release is installed in {prefix()}"
     source = args.source
-    if source is None:
+    for release in releases if source is None else []:
         try:
-            source = Path((current / ".source").read_text(encoding="utf-8").strip())
+            source = Path((release / ".source").read_text(encoding="utf-8").strip())
+            break
         except OSError:
-            return "the current release does not say which checkout it came from: companion update --from DIR"
+            continue
+    if source is None:
+        return "the current release does not say which checkout it came from: companion update --from DIR"
     script = source / "systemd" / "install.sh"
     if not script.is_file():
         return f"{source} is not a checkout of the companion (no systemd/install.sh)"
