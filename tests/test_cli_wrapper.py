@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -92,6 +93,30 @@ def test_finding_the_documented_command_runs_as_the_service_user_in_its_state_fo
         assert out == f"sudo -u companion {ME} {state} {state} {' '.join(words)}", out
 
 
+def test_finding_every_command_the_build_pages_write_runs_as_written_on_the_pi(tmp_path: Path) -> None:
+    """The Build pages write a bare `companion …`: each is a command there
+    is, and typed by the pi user it reaches the current release's companion
+    through the `companion` install.sh puts on the PATH."""
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs" / "build").glob("*.md")))
+    code: list[str] = []  # the lines of code blocks, and inline code elsewhere
+    in_block = False
+    for line in pages.splitlines():
+        if line.startswith("```"):
+            in_block = not in_block
+        elif in_block:
+            code.append(line)
+        else:
+            code += re.findall(r"`([^`]+)`", line)
+    written = {m.group(1) for c in code if (m := re.match(r"\s*(?:sudo )?companion ([a-z][a-z-]*)", c))}
+    assert {"doctor", "scores", "tags", "web", "update"} <= written
+    assert written <= set(cli.COMMANDS), written - set(cli.COMMANDS)
+    for command in sorted(written):
+        out = typed(tmp_path, PI, command)
+        assert out.endswith(f" {command}") and ME in out, out
+    install = (ROOT / "systemd" / "install.sh").read_text(encoding="utf-8")
+    assert 'BIN_DIR="${COMPANION_BIN_DIR:-/usr/local/bin}"' in install and '"$BIN_DIR/companion"' in install
+
+
 def test_root_uses_runuser_and_the_service_user_runs_it_directly(tmp_path: Path) -> None:
     state = tmp_path / "state"
     assert typed(tmp_path, ("root", 0), "scores").startswith(f"runuser -u companion {ME} {state} ")
@@ -104,7 +129,8 @@ def test_what_is_made_for_the_person_is_made_where_they_are(tmp_path: Path) -> N
     home = tmp_path / "home"
     home.mkdir()
     for words in (["web", "qr", "-o", "card.svg"], ["tags", "sheet", "one-night", "-o", "labels.pdf"],
-                  ["tags", "list"], ["simulate", "x.yaml"], ["update", "--rollback"], ["doctor", "--help"], []):
+                  ["tags", "list"], ["simulate", "x.yaml"], ["update", "--rollback"], ["doctor", "--help"], [],
+                  ["run", "--simulate", "--state", "try"]):
         out = typed(tmp_path, PI, *words, cwd=home)
         assert out == f"{ME} {home} - {' '.join(words)}".rstrip(), out
 
