@@ -49,7 +49,6 @@ fi
 # changes, or no git, adds the time, so it is never mistaken for a built one).
 release_id() {
     local src="$1" version commit
-    if [ -n "${COMPANION_RELEASE_ID:-}" ]; then echo "$COMPANION_RELEASE_ID"; return; fi
     version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$src/pyproject.toml" | head -1)"
     # safe.directory: root (sudo) reads the pi user's checkout.
     if commit="$(git -c safe.directory="$src" -C "$src" rev-parse --short=10 HEAD 2>/dev/null)"; then
@@ -107,20 +106,21 @@ build_release() {
         note "release $id is current and complete: nothing to build."
         return 0
     fi
-    run rm -rf -- "$rel"  # what an interrupted build left
-    run install -d -m 0755 "$rel"
+    # (Called from an `if`, where set -e does not hold: each step says whether it worked.)
+    run rm -rf -- "$rel" || return 1  # what an interrupted build left
+    run install -d -m 0755 "$rel" || return 1
     printf '    $ tar -C %s --exclude=.git --exclude=.venv --exclude=state ... -cf - . | tar -C %s -xf -\n' "$src" "$rel"
     if [ "$DRY_RUN" -eq 0 ]; then
         tar -C "$src" --exclude=./.git --exclude=./.venv --exclude=./state --exclude=./build \
             --exclude='*.egg-info' --exclude=__pycache__ --exclude=.pytest_cache \
-            --exclude=.mypy_cache --exclude=.ruff_cache --exclude=.hypothesis -cf - . | tar -C "$rel" --no-same-owner -xf -
+            --exclude=.mypy_cache --exclude=.ruff_cache --exclude=.hypothesis -cf - . |
+            tar -C "$rel" --no-same-owner -xf - || { failed_build "$id" "copying $src failed"; return 1; }
         # Where it came from: `companion update` installs from that checkout again.
         printf '%s\n' "$src" > "$rel/.source"
     fi
-    run "$PYTHON" -m venv --system-site-packages "$rel/.venv"
-    if ! run "$rel/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir "${rel}[pi]"; then
-        note "the install of release $id failed (no network?): removed; the running release is unchanged."
-        run rm -rf -- "$rel"
+    if ! run "$PYTHON" -m venv --system-site-packages "$rel/.venv" ||
+       ! run "$rel/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir "${rel}[pi]"; then
+        failed_build "$id" "its install failed (no network?)"
         return 1
     fi
     if [ "$voice" -eq 1 ]; then
@@ -129,9 +129,13 @@ build_release() {
             note "the [voice] extra did not install: the narrator uses espeak-ng (doctor says so)."
         fi
     fi
-    run chown -R root:root "$rel"
-    run sync  # the release is on the card before any link names it
-    run touch "$rel/.complete"
+    run chown -R root:root "$rel" && run sync && run touch "$rel/.complete" ||  # on the card before any link names it
+        { failed_build "$id" "it could not be made whole"; return 1; }
+}
+
+failed_build() {
+    note "release $1: $2; removed. The running release is unchanged."
+    run rm -rf -- "${RELEASES:?}/$1"
 }
 
 # The unit file of the current release (each release brings its own; a roll-back
@@ -190,8 +194,8 @@ activate() {
         return 0
     fi
     if [ "$start" -eq 1 ]; then backup_before_switch; fi
-    if [ -n "$old" ]; then set_link previous "$old"; fi
-    set_link current "$id"
+    if [ -n "$old" ]; then set_link previous "$old" || return 1; fi
+    set_link current "$id" || return 1
     install_unit
     if [ "$start" -eq 0 ]; then
         note "switched to $id; --no-start: start it with: sudo systemctl restart companion"

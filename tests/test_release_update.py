@@ -165,7 +165,7 @@ def test_finding_a_failed_install_leaves_the_running_release_running(pi: Pi) -> 
     pi.update("r1")
     got = pi.update("r2", FAKE_PIP_FAIL="1")
     assert got.returncode != 0
-    assert "the running release is unchanged" in got.stdout
+    assert "The running release is unchanged" in got.stdout
     assert (pi.link("current"), pi.releases()) == ("r1", {"r1"})
     assert pi.active() and pi.ran() == ["r1"]  # not even restarted
 
