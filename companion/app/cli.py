@@ -21,6 +21,7 @@ COMMANDS = {
     "web": ("companion.app.web_app", "the table's pages: `web qr -o card.svg` writes a QR card to print"),
     "doctor": ("companion.app.doctor", "check reader, audio, GPIO, config and state; say what to fix"),
     "mqtt": ("companion.app.mqtt_cmd", "the table on the MQTT broker: `mqtt forget` removes it from Home Assistant"),
+    "update": ("companion.app.update_cmd", "install the checkout as a new release, back to the last unless it starts; --rollback"),
     "venue": ("venue.cli", "the venue's board and league: every table on the broker (--mqtt HOST[:PORT])"),
 }
 

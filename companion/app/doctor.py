@@ -5,8 +5,9 @@ advised: a fallback, a risky setting; with a fix), ``FAIL`` (with a fix in
 plain words) or ``SKIP`` (does not apply here, e.g. GPIO off a Pi); the last
 line counts each kind apart.  The exit code is 0 when nothing failed (a WARN
 does not stop the table), 1 otherwise.  Run it as the service user to see what the service
-sees: ``sudo -u companion /opt/companion/.venv/bin/companion doctor``
-(install.sh does this as its last step).
+sees: on an installed table ``companion doctor`` does that (the ``companion`` on
+the PATH runs the table's commands as the service's user; install.sh runs it as
+its last step).
 
 Every check reads the machine through an ``Env`` whose parts tests replace.
 """
@@ -386,8 +387,8 @@ def check_speech(cfg: Mapping[str, Any] | None, env: Env) -> Result:
     return Result("speech (espeak-ng)", OK, "installed")
 
 
-VOICE_FIX = ("install what is named above into the service's venv: `sudo /opt/companion/.venv/bin/pip install "
-             "'/opt/companion[voice]'` (install.sh does it unless --no-voice), or correct voice.engine in "
+VOICE_FIX = ("install what is named above into the service's venv: `sudo /opt/companion/current/.venv/bin/pip install "
+             "'/opt/companion/current[voice]'` (install.sh does it unless --no-voice), or correct voice.engine in "
              "the config; then `sudo systemctl restart companion`")
 
 
@@ -611,8 +612,9 @@ def run(args: argparse.Namespace, *, checks: Sequence[Check] | None = None, out:
         me = str(os.getuid())
     print(f"companion doctor (as {me})", file=out)
     if me != SERVICE_USER:
-        print(f"  the service runs as {SERVICE_USER}; to see what it sees: "
-              f"sudo -u {SERVICE_USER} /opt/companion/.venv/bin/companion doctor", file=out)
+        print(f"  the service runs as {SERVICE_USER}; to see what it sees: `companion doctor` where it is installed "
+              f"(it runs as {SERVICE_USER}), or sudo -u {SERVICE_USER} /opt/companion/current/.venv/bin/companion doctor",
+              file=out)
     counts = dict.fromkeys(STATUSES, 0)
     for check in checks:
         try:
