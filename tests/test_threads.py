@@ -7,7 +7,7 @@ from pathlib import Path
 
 from companion.app import config
 from companion.app.simulate import Simulation
-from companion.core import threads
+from companion import threads
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from companion import threads
 from companion.app import config as configmod
-from companion.core import threads, wire
+from companion.core import wire
 from companion.core.events import Say
 from companion.core.messages import Device, ReadSide
 from companion.core.table import PAGES_ASSUMED, Table
