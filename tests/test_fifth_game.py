@@ -309,7 +309,7 @@ def test_finding_the_fifth_games_result_reaches_the_venues_league_and_home_assis
     assert table["aki"].ordinal > table["ben"].ordinal  # rated as teams: the right answers beat the wrong
     assert table["aki"].ordinal == table["chie"].ordinal
     # Home Assistant: its verdict is one the event entity fires, with the game named
-    _, body = ha.discovery("t1", companion.games.registry(), commands=False, lang="en")
+    _, body = ha.discovery("t1", companion.games.manifests(), commands=False, lang="en")
     entity = json.loads(body)["cmps"]["verdict"]
     assert {"right", "nobody"} <= set(entity["event_types"])
     (result,) = [x for x in letters if json.loads(x.payload).get("event") == "qz_result"]

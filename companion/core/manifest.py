@@ -44,19 +44,50 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Manifest:
-    id: str  # the game card's suffix: game/<id>
-    players: tuple[int, int]  # the least and the most
-    tag_prefixes: tuple[str, ...]
-    components: tuple[str, ...]
-    rules: tuple[str, ...]  # its rule cards (rules/<name>)
-    steps: tuple[str, ...]
+    """A game as every part outside its folder reads it.  What its engine
+    declares (id, players, tags, components, rule cards, steps, verdicts) is
+    read from the engine when asked, never copied: a role added to a game
+    (One Night's ``add_role``) is in its manifest, whoever took it first."""
+
+    engine: type[Engine]
     events: tuple[Event, ...]  # its own published events (the table's own: core.wire.TABLE_EVENTS)
-    outcomes: tuple[Outcome, ...]  # which event says who won (Home Assistant's verdict)
     rating: str  # teams | places | winners: how a venue ranks a play of it
 
     def __post_init__(self) -> None:
         if self.rating not in RATINGS:
             raise ValueError(f"{self.id}: a play is rated by {', '.join(RATINGS)}, not {self.rating!r}")
+
+    @property
+    def id(self) -> str:
+        """The game card's suffix: game/<id>."""
+        return self.engine.game
+
+    @property
+    def players(self) -> tuple[int, int]:
+        """The least and the most."""
+        return self.engine.min_players, self.engine.max_players
+
+    @property
+    def tag_prefixes(self) -> tuple[str, ...]:
+        return tuple(self.engine.tag_prefixes)
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        return tuple(self.engine.components)
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """Its rule cards (rules/<name>)."""
+        return tuple(self.engine.known_rules())
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(self.engine.STEPS)
+
+    @property
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """Which event says who won (Home Assistant's verdict)."""
+        return tuple(self.engine.outcomes)
 
     @property
     def name_key(self) -> str:
@@ -72,10 +103,7 @@ def describe(engine: type[Engine], events: tuple[Event, ...], rating: str) -> Ma
     """A game's manifest: what its engine already declares, and its events and
     rating.  Each verdict (``outcomes``) must be a published event, its field a
     choice of exactly the verdict's values: else the folder is wrong, said on import."""
-    m = Manifest(id=engine.game, players=(engine.min_players, engine.max_players),
-                 tag_prefixes=tuple(engine.tag_prefixes), components=tuple(engine.components),
-                 rules=tuple(engine.known_rules()), steps=tuple(engine.STEPS), events=events,
-                 outcomes=tuple(engine.outcomes), rating=rating)
+    m = Manifest(engine, events, rating)
     known = {e.name: e for e in (*TABLE_EVENTS, *events)}
     for o in m.outcomes:
         ev = known.get(o.event)

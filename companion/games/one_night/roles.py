@@ -17,8 +17,9 @@ for ``jinrou``, ``onw.ultimate`` for ``ultimate``): ``name.<id>`` (and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 TEAMS = ("village", "werewolf", "tanner")
 
@@ -72,13 +73,32 @@ class Edition:
 
 
 ROLES: dict[str, Role] = {}
+T = TypeVar("T")
 
 
 def register(role: Role) -> Role:
     """Adds a role (or replaces one of the same id): every deck, night, tag,
-    and verdict reads ``ROLES`` when asked."""
+    verdict and the game's cards and settings (``Registered``) read ``ROLES`` when asked."""
     ROLES[role.id] = role
     return role
+
+
+class Registered(Generic[T]):
+    """A class attribute made from ``ROLES`` when it is read (the game's cards,
+    its settings), so a role registered from a module of its own is in it
+    without anyone setting the class afterwards; made again only once the
+    roles changed (the read side asks for the cards at every input)."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self.make = make
+        self._made: tuple[tuple[int, ...], T] | None = None  # (the roles it was made from, it): swapped whole
+
+    def __get__(self, instance: object, owner: type | None = None) -> T:
+        roles = tuple(map(id, ROLES.values()))
+        made = self._made
+        if made is None or made[0] != roles:
+            made = self._made = (roles, self.make())
+        return made[1]
 
 
 _J, _U = "jinrou", "ultimate"
