@@ -86,18 +86,20 @@ def register(role: Role) -> Role:
 class Registered(Generic[T]):
     """A class attribute made from ``ROLES`` when it is read (the game's cards,
     its settings), so a role registered from a module of its own is in it
-    without anyone setting the class afterwards; made again only once the
-    roles changed (the read side asks for the cards at every input)."""
+    without anyone setting the class afterwards.  Made once per set of roles
+    (the read side asks for the cards at every input), and the same value for
+    the same roles again: the config's schema, taken once, stays equal to it."""
 
     def __init__(self, make: Callable[[], T]) -> None:
         self.make = make
-        self._made: tuple[tuple[int, ...], T] | None = None  # (the roles it was made from, it): swapped whole
+        # the roles' ids → (the roles, kept so no id is reused; what was made of them)
+        self._made: dict[tuple[int, ...], tuple[tuple[Role, ...], T]] = {}
 
     def __get__(self, instance: object, owner: type | None = None) -> T:
-        roles = tuple(map(id, ROLES.values()))
-        made = self._made
-        if made is None or made[0] != roles:
-            made = self._made = (roles, self.make())
+        roles = tuple(ROLES.values())
+        made = self._made.get(key := tuple(map(id, roles)))
+        if made is None:
+            made = self._made[key] = (roles, self.make())
         return made[1]
 
 
