@@ -29,7 +29,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from companion.core import settings, threads
+from companion import threads
+from companion.core import settings
 from companion.core.events import ButtonPressed
 from companion.core.messages import Inbox
 from companion.core.settings import Field, Problem, Section

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from companion.core import settings, threads
+from companion import threads
+from companion.core import settings
 from companion.core.settings import Field
 from hardware.base import Emit, ReaderEvent, ReaderStatus
 

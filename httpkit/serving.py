@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from companion.core import threads
+from companion import threads
 from httpkit.guard import MAX_CONNECTIONS, MAX_HEADERS, Doorman, guarded_protocol, quiet_uvicorn
 
 

@@ -14,8 +14,9 @@ so nothing is published for Home Assistant beyond this message:
   ``options`` are every step of every game and the table's phases;
 - ``binary_sensor`` night: the state's ``night`` (eyes closed);
 - ``event`` verdict: read from ``companion/<id>/event``: each game declares
-  which of its TABLE events says who won, and in which field
-  (``Engine.outcomes``); the value template turns such an event into Home
+  which of its TABLE events says who won, and in which field (its
+  manifest's ``outcomes``: Home Assistant reads the games' manifests, as the
+  outbox and the venue do, handed in by the app); the value template turns such an event into Home
   Assistant's ``{"event_type": …}`` with the event's own fields, and renders
   nothing for any other event (Home Assistant ignores an empty rendering);
   the totals are its attributes, from the state;
@@ -35,7 +36,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from companion.core.engine import Engine
+from companion.core.manifest import Manifest
 from companion.core.table import Table
 from companion.core.wire import topic
 
@@ -76,13 +77,13 @@ def entity_ids(table_id: str, *, commands: bool = False) -> dict[str, str]:
     return {key: f"{platform}.companion_{entity_slug(table_id)}_{key}" for key, platform in platforms.items()}
 
 
-def step_options(games: Iterable[type[Engine]]) -> list[str]:
+def step_options(games: Iterable[Manifest]) -> list[str]:
     """Every value the state's ``step`` may take: the table's phases (no
     game running), then every step of every game, each once."""
-    return list(dict.fromkeys((*Table.PHASES, *(s for g in games for s in g.STEPS))))
+    return list(dict.fromkeys((*Table.PHASES, *(s for g in games for s in g.steps))))
 
 
-def outcome_events(games: Iterable[type[Engine]]) -> dict[str, tuple[str | None, str | None]]:
+def outcome_events(games: Iterable[Manifest]) -> dict[str, tuple[str | None, str | None]]:
     """The TABLE events that carry a verdict: event → (the field naming the
     side, the game it belongs to where only one game reports it).  Two games
     reading one event by different fields is a mistake in their folders."""
@@ -91,13 +92,13 @@ def outcome_events(games: Iterable[type[Engine]]) -> dict[str, tuple[str | None,
         for o in g.outcomes:
             field, owners = found.setdefault(o.event, (o.field, set()))
             if field != o.field:
-                raise ValueError(f"{g.game}: the event {o.event!r} tells its verdict in {o.field!r}, "
+                raise ValueError(f"{g.id}: the event {o.event!r} tells its verdict in {o.field!r}, "
                                  f"another game in {field!r}")
-            owners.add(g.game)
+            owners.add(g.id)
     return {e: (f, next(iter(owners)) if len(owners) == 1 else None) for e, (f, owners) in found.items()}
 
 
-def event_types(games: Iterable[type[Engine]]) -> list[str]:
+def event_types(games: Iterable[Manifest]) -> list[str]:
     """Every verdict Home Assistant's event entity may fire: each declared
     value of a verdict field, and the event's name where it has no field."""
     return list(dict.fromkeys(v for g in games for o in g.outcomes for v in (o.values if o.field else (o.event,))))
@@ -109,7 +110,7 @@ def _py(value: Any) -> str:
     return repr(value)
 
 
-def _templates(games: tuple[type[Engine], ...], names: Mapping[str, Mapping[str, str]], lang: str) -> dict[str, str]:
+def _templates(games: tuple[Manifest, ...], names: Mapping[str, Mapping[str, str]], lang: str) -> dict[str, str]:
     options = step_options(games)
     events = outcome_events(games)
     # event → the verdict: its field's value, or the event's name
@@ -132,7 +133,7 @@ def _templates(games: tuple[type[Engine], ...], names: Mapping[str, Mapping[str,
     }
 
 
-def game_names(names: Mapping[str, Mapping[str, Any]] | None, games: Iterable[type[Engine]],
+def game_names(names: Mapping[str, Mapping[str, Any]] | None, games: Iterable[Manifest],
                lang: str) -> dict[str, str]:
     """Each game's name in ``lang``: ``names`` is what the pages get
     (``catalogue.page_games``: language → game → ``{"name": …}``); English,
@@ -140,26 +141,26 @@ def game_names(names: Mapping[str, Mapping[str, Any]] | None, games: Iterable[ty
     names = names or {}
     out = {}
     for g in games:
-        entry = names.get(lang, {}).get(g.game) or names.get("en", {}).get(g.game) or {}
-        out[g.game] = str(entry.get("name") or g.game)
+        entry = names.get(lang, {}).get(g.id) or names.get("en", {}).get(g.id) or {}
+        out[g.id] = str(entry.get("name") or g.id)
     return out
 
 
-def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[Engine]], *, commands: bool,
+def discovery(table_id: str, games: Iterable[Manifest], *, commands: bool,
               lang: str, names: Mapping[str, Mapping[str, Any]] | None = None, sw: str | None = None,
               prefix: str = PREFIX) -> tuple[str, bytes]:
     """The discovery message: (topic, JSON payload), published QoS 1, not
-    retained.  ``games``: the registry (or its engines); ``names``: the games'
+    retained.  ``games``: the games' manifests (``companion.games.manifests``); ``names``: the games'
     names by language (``catalogue.page_games``); ``commands``: the
     ``mqtt: commands`` setting (the buttons); ``lang``: the table's language
     (the components' names); ``sw``: the companion's version."""
     if not TABLE_ID.fullmatch(table_id):  # it is in every topic: a '/', '+' or '#' would name others'
         raise ValueError(f"not a table id (1 to 32 of a-z, 0-9 and '-'): {table_id!r}")
-    engines = tuple(games.values() if isinstance(games, Mapping) else games)
+    games = tuple(games)
     words = {**NAMES["en"], **NAMES.get(lang, {})}
     state, ids = topic(table_id, "state"), entity_ids(table_id, commands=commands)
     langs = dict.fromkeys((lang, *(names or {})))
-    tpl = _templates(engines, {la: game_names(names, engines, la) for la in langs}, lang)
+    tpl = _templates(games, {la: game_names(names, games, la) for la in langs}, lang)
 
     def component(key: str, platform: str, **options: Any) -> dict[str, Any]:
         return {"p": platform, "name": words[key], "unique_id": f"companion_{table_id}_{key}",
@@ -168,12 +169,12 @@ def discovery(table_id: str, games: Mapping[str, type[Engine]] | Iterable[type[E
     cmps = {
         "game": component("game", "sensor", state_topic=state, value_template=tpl["game"],
                           json_attributes_topic=state, json_attributes_template=tpl["game_attributes"]),
-        "step": component("step", "sensor", state_topic=state, device_class="enum", options=step_options(engines),
+        "step": component("step", "sensor", state_topic=state, device_class="enum", options=step_options(games),
                           value_template=tpl["step"]),
         "night": component("night", "binary_sensor", state_topic=state, value_template=tpl["night"],
                            payload_on="ON", payload_off="OFF"),
     }
-    if types := event_types(engines):  # Home Assistant wants at least one
+    if types := event_types(games):  # Home Assistant wants at least one
         cmps["verdict"] = component("verdict", "event", state_topic=topic(table_id, "event"), event_types=types,
                                     value_template=tpl["verdict"], json_attributes_topic=state,
                                     json_attributes_template=tpl["totals"])

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from companion.core import threads
+from companion import threads
 from companion.core.events import TABLE, Aside, ButtonPressed, ShellError
 from companion.core.messages import Event, Inbox, Message, wants
 from mqtt import noise, settings, topics

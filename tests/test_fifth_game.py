@@ -289,6 +289,7 @@ def test_finding_the_fifth_games_result_reaches_the_venues_league_and_home_assis
     # its own events only as its manifest declares: the verdict, never each answer
     sent = [json.loads(x.payload) for x in letters if x.topic == "companion/t1/event"]
     assert [e["event"] for e in sent] == ["qz_result"]
+    venue_schema.use(catalogue.venue_wire())  # the wire its folder declares, as tools/venue_wire.py writes it
     store = Store(tmp_path / "venue")
     try:
         for x in letters:
@@ -303,11 +304,12 @@ def test_finding_the_fifth_games_result_reaches_the_venues_league_and_home_assis
         table = {s.person: s for s in league.standings(store.plays())}
     finally:
         store.close()
+        venue_schema.use(None)
     assert {p: (s.plays, s.wins) for p, s in table.items()} == {"aki": (1, 1), "ben": (1, 0), "chie": (1, 1)}
     assert table["aki"].ordinal > table["ben"].ordinal  # rated as teams: the right answers beat the wrong
     assert table["aki"].ordinal == table["chie"].ordinal
     # Home Assistant: its verdict is one the event entity fires, with the game named
-    _, body = ha.discovery("t1", companion.games.registry(), commands=False, lang="en")
+    _, body = ha.discovery("t1", companion.games.manifests(), commands=False, lang="en")
     entity = json.loads(body)["cmps"]["verdict"]
     assert {"right", "nobody"} <= set(entity["event_types"])
     (result,) = [x for x in letters if json.loads(x.payload).get("event") == "qz_result"]

@@ -68,12 +68,12 @@ def test_a_verdict_no_event_declares_is_a_mistake_said_on_import() -> None:
 
 def test_two_games_declaring_one_event_otherwise_is_a_mistake() -> None:
     ours = companion.games.manifest(OneNight)
-    other = Manifest(**{**ours.__dict__, "id": "other",
-                        "events": (Event("onw_result", {"winners": names(), "winning_team": word()}),)})
+    other = Manifest(type("Other", (OneNight,), {"game": "other"}),
+                     (Event("onw_result", {"winners": names(), "winning_team": word()}),), "teams")
     with pytest.raises(ValueError, match="declared otherwise by one-night"):
         wire.events([ours, other])
     with pytest.raises(ValueError, match="declared otherwise by the table"):
-        wire.events([Manifest(**{**ours.__dict__, "events": (Event("game_over", {"winners": names()}),)})])
+        wire.events([Manifest(OneNight, (Event("game_over", {"winners": names()}),), "teams")])
 
 
 def test_the_mqtt_contracts_event_topic_names_every_published_event() -> None:

@@ -46,7 +46,7 @@ from companion.app.simulate import run_script
 from companion.core.engine import Engine, Setup
 from companion.core.events import Drawn, Press, Refusal, Report
 from companion.core.table import Table
-from companion.games import GAMES, registry
+from companion.games import GAMES, manifest, manifests
 from companion.games.seven_knights import SevenKnights
 from conftest import example_scripts
 from mqtt import homeassistant as ha
@@ -186,7 +186,7 @@ def schema_errors(payload: Mapping[str, Any]) -> list[str]:
 
 def payload(*, commands: bool = False, lang: str = "en") -> dict[str, Any]:
     lines = catalogue.narrator().lines
-    topic, body = ha.discovery(TID, registry(), commands=commands, lang=lang, sw="0.1.0",
+    topic, body = ha.discovery(TID, manifests(), commands=commands, lang=lang, sw="0.1.0",
                                names=catalogue.page_games(lines))
     assert topic == f"homeassistant/device/{TID}/config"
     return dict(json.loads(body))
@@ -315,7 +315,7 @@ def reached() -> dict[str, tuple[set[str], list[dict[str, Any]]]]:
     tpl, types = (components(payload())["verdict"][k] for k in ("value_template", "event_types"))
     out: dict[str, tuple[set[str], list[dict[str, Any]]]] = {}
     for game in GAMES:
-        wanted, kinds = set(ha.event_types([game])), set(ha.outcome_events([game]))
+        wanted, kinds = set(ha.event_types([manifest(game)])), set(ha.outcome_events([manifest(game)]))
         steps: set[str] = set()
         events: list[dict[str, Any]] = []
         fired_types: set[str] = set()
@@ -415,7 +415,7 @@ def test_every_event_type_is_reached_and_rendered_from_a_published_event() -> No
         for e in reached()[game.game][1]:
             if (f := fire(tpl, json.dumps(e).encode(), types)) is not None:
                 fired_here.setdefault(f[0], f[1])
-        assert set(ha.event_types([game])) <= set(fired_here), (game.game, set(ha.event_types([game])) - set(fired_here))
+        assert set(ha.event_types([manifest(game)])) <= set(fired_here), (game.game, set(ha.event_types([manifest(game)])) - set(fired_here))
         seen |= fired_here
     assert set(seen) == set(types)
     assert seen["werewolf"]["game"] == "one-night" and "winners" in seen["werewolf"]
@@ -457,7 +457,7 @@ def test_the_components_are_named_in_the_tables_language() -> None:
     assert components(payload(lang="xx"))["night"]["name"] == "Night"  # a language without names: English
     # the entity ids do not change with the language: an automation names them
     assert {k: v["default_entity_id"] for k, v in en.items()} == {k: v["default_entity_id"] for k, v in ja.items()}
-    _, body = ha.discovery(TID, registry(), commands=False, lang="ja", names=None)
+    _, body = ha.discovery(TID, manifests(), commands=False, lang="ja", names=None)
     assert render(components(json.loads(body))["game"]["value_template"], state_message()) == "one-night"  # ids
 
 
@@ -489,7 +489,7 @@ def test_the_templates_render_alike_in_jinja_where_it_is_installed() -> None:
 def test_a_table_id_that_is_no_topic_level_is_refused() -> None:
     for bad in ("", "Table-1", "a/b", "t+", "#", "-t", "x" * 33):
         with pytest.raises(ValueError, match="not a table id"):
-            ha.discovery(bad, registry(), commands=False, lang="en")
+            ha.discovery(bad, manifests(), commands=False, lang="en")
 
 
 def test_entity_ids_are_valid_for_any_table_id() -> None:
@@ -505,11 +505,22 @@ def test_home_assistant_online_asks_for_the_discovery_again() -> None:
 
 
 def test_the_discovery_is_small_and_without_games_has_no_verdict_entity() -> None:
-    assert len(ha.discovery(TID, registry(), commands=True, lang="ja", names=catalogue.page_games(
+    assert len(ha.discovery(TID, manifests(), commands=True, lang="ja", names=catalogue.page_games(
         catalogue.narrator().lines))[1]) < 16 * 1024  # far under the 64 KiB a venue takes (the MQTT contract)
     _, body = ha.discovery(TID, [], commands=False, lang="en")
     p = json.loads(body)
     assert schema_errors(p) == [] and set(p["cmps"]) == {"game", "step", "night"}
+
+
+def test_finding_home_assistant_reads_the_games_manifests() -> None:
+    """Home Assistant read each engine's ``STEPS`` and ``outcomes`` while the
+    outbox and the venue read the manifests: two readings of one game.  Now
+    it is handed the manifests, as they are."""
+    games = manifests()
+    cmps = json.loads(ha.discovery(TID, games, commands=False, lang="en")[1])["cmps"]
+    assert cmps["step"]["options"] == list(dict.fromkeys((*Table.PHASES, *(s for m in games for s in m.steps))))
+    assert set(cmps["verdict"]["event_types"]) == {v for m in games for o in m.outcomes
+                                                   for v in (o.values if o.field else (o.event,))}
 
 
 def test_forget_is_the_empty_config() -> None:
@@ -523,8 +534,11 @@ def test_two_games_reading_one_event_differently_is_refused() -> None:
         game = "other"
         outcomes = (Outcome("formation", "winner", ("a",)),)
 
+    from companion.core.manifest import Manifest
+
+    seven = manifest(SevenKnights)
     with pytest.raises(ValueError, match="formation"):
-        ha.discovery(TID, [SevenKnights, Other], commands=False, lang="en")
+        ha.discovery(TID, [seven, Manifest(Other, seven.events, "teams")], commands=False, lang="en")
 
 
 # ------------------------------------------------ the docs' automation
@@ -619,7 +633,7 @@ class Listener:
 
 def publish_discovery(broker: Any) -> bytes:
     """The discovery as the link publishes it: QoS 1, not retained."""
-    topic, body = ha.discovery(TID, registry(), commands=False, lang="en")
+    topic, body = ha.discovery(TID, manifests(), commands=False, lang="en")
     pub = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="ha-link")
     pub.connect(broker.host, broker.port)
     pub.loop_start()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from companion import threads
 from companion.app import config
 from companion.app.simulate import Simulation
-from companion.core import threads
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -316,6 +316,23 @@ def test_the_page_speaks_the_asked_language(venue: Any) -> None:
     assert language(None, "ja;q=0, en;q=0.1") == "en" and language(None, "ja;q=bad") == "en"
 
 
+# ----------------------------------------------------------------- the wire
+def test_the_venues_wire_is_what_the_games_publish() -> None:
+    """venue/wire.json is the games' manifests and names as data (the venue
+    imports no game): a game added or changed is ``python tools/venue_wire.py``
+    again, and this fails until it is."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import venue_wire
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    assert (ROOT / "venue" / "wire.json").read_text(encoding="utf-8") == venue_wire.text(), \
+        "venue/wire.json differs from the games' folders: run python tools/venue_wire.py"
+    events = schema.published()
+    assert {"round_scored", "game_over", "onw_result", "formation"} <= set(events)
+    assert schema.rating("one-night") == "teams" and schema.names()["ja"]["one-night"]["name"]
+
+
 # ----------------------------------------------------------- companion venue
 @pytest.mark.parametrize("argv, why", [
     (["--mqtt", "broker:notaport"], "--mqtt: the port in 'broker:notaport' is not a number"),
@@ -323,6 +340,8 @@ def test_the_page_speaks_the_asked_language(venue: Any) -> None:
     (["--mqtt", "b", "--web", "0.0.0.0:99999"], "--web: the port"),
     (["--mqtt", "b", "--since", "tuesday"], "--since: 'tuesday' is not a date"),
     (["--mqtt", "b", "--password-file", "/nonexistent/pw"], "--password-file: cannot read /nonexistent/pw"),
+    (["--mqtt", "b", "--wire", "/nonexistent/wire.json"], "--wire: cannot read /nonexistent/wire.json"),
+    (["--mqtt", "b", "--wire", str(ROOT / "pyproject.toml")], "--wire: "),
 ])
 def test_a_bad_argument_is_one_line(argv: list[str], why: str, capsys: Any) -> None:
     assert main(["venue", *argv]) == 2

@@ -16,8 +16,8 @@ from test_web_browser import SHOTS as WEB_SHOTS
 from test_web_browser import TV, browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
 from venue_kit import Table, state, wait
 
+from venue import schema
 from venue.app import Venue
-from venue.cli import _games
 
 SHOTS = WEB_SHOTS.parent / "venue"
 
@@ -26,7 +26,7 @@ def test_the_board_follows_a_table_and_the_league(browser: Any, broker: Any, tmp
     expect = sync_api.expect
     SHOTS.mkdir(parents=True, exist_ok=True)
     venue = Venue(tmp_path / "v", (broker.host, broker.port), ("127.0.0.1", 0), ident="venue-browser",
-                  games=_games(), since=0.0, report=lambda line: None).start()
+                  games=schema.names(), since=0.0, report=lambda line: None).start()
     t1, t2 = Table(broker, "t1"), Table(broker, "t2")
     try:
         wait(venue.ear.subscribed.is_set, what="the subscription")

@@ -172,7 +172,9 @@ def test_a_paired_page_presses_buttons_and_sees_refusals_with_their_reason(live:
         assert pair(live, c, "red").status_code == 200
         tok = token(c)
         r = c.post("/api/press", json={"button": "repeat"}, headers={"X-CSRF-Token": tok})
-        assert r.json() == {"ok": True, "reason": None, "key": None, "text": None}
+        assert {k: v for k, v in r.json().items() if k != "me"} == {"ok": True, "reason": None, "key": None,
+                                                                     "text": None, "told": []}
+        assert r.json()["me"]["bid"] is None  # red's page as it is: repeat changed nothing
         r = c.post("/api/press", json={"button": "next"}, headers={"X-CSRF-Token": tok})
         assert r.status_code == 409 and r.json()["reason"] == "not now"  # bids are not all in
         assert c.post("/api/press", json={"button": "hold"}, headers={"X-CSRF-Token": tok}).status_code == 400
@@ -485,3 +487,22 @@ def test_two_submits_of_the_same_field_in_flight_each_get_their_own_answer(live:
         assert red_answer[0].status_code == 409 and "bid" in red_answer[0].json()["reason"]  # out of range
         assert blue_answer[0].status_code == 200 and blue_answer[0].json()["ok"] is True
         assert red.get("/api/me").json()["bid"] is None and blue.get("/api/me").json()["bid"] == 3
+
+
+def test_finding_a_pages_control_hears_its_verdict_and_what_it_changed_in_one_answer(live: LiveTable) -> None:
+    """A page's control heard back on three channels: the HTTP verdict, the
+    seat's feed (its ``tell``, its ``rejected``) and the feed's ``me``, the page
+    showing whichever came first — through an ``Outputs.answering`` the loop set
+    just before the verdict.  Now its answer is one: the verdict, what the table
+    told that seat for it, and the seat's page after it."""
+    seat_auction(live)
+    with httpx.Client(base_url=live.url) as red:
+        assert pair(live, red, "red").status_code == 200
+        tok = token(red)
+        ok = red.post("/api/submit", json={"field": "bid", "value": 3}, headers={"X-CSRF-Token": tok}).json()
+        assert ok["ok"] is True and ok["me"]["bid"] == 3  # its page as the bid left it
+        assert [t["key"] for t in ok["told"]] == ["auc.bid_taken"] and ok["told"][0]["text"]
+        bad = red.post("/api/press", json={"button": "next"}, headers={"X-CSRF-Token": tok})
+        assert bad.status_code == 409 and bad.json()["reason"] == "not now"
+        assert bad.json()["told"] == [] and bad.json()["me"] == ok["me"]  # refused: nothing changed
+    assert not hasattr(live.loop.out, "answering")  # no "who is being answered" left on the seam

@@ -70,7 +70,7 @@ class Venue:
         self.ear.stop()
         if self.server is not None:
             self.server.stop()
-        from companion.core import threads
+        from companion import threads
 
         server = self.server
         if server is not None and server.serving.thread is not None:  # this venue's pages, not another's here

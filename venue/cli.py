@@ -61,6 +61,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--id", default=None, help="the MQTT client id (venue-<host>): one per venue on a broker")
     p.add_argument("--since", default=None, metavar="DATE", help="tonight began then (default: at start)")
     p.add_argument("--host", action="append", default=[], help="another name the board answers to (its Host)")
+    p.add_argument("--wire", type=Path, default=None, metavar="FILE",
+                   help="the events, ratings and names the tables' games publish (default: this release's, "
+                        "venue/wire.json; another table's: python tools/venue_wire.py there)")
 
 
 def run(args: Any) -> int:
@@ -76,9 +79,12 @@ def run(args: Any) -> int:
                 raise BadArgument(f"--password-file: cannot read {args.password_file} ({e})") from None
         if args.ca_file is not None and not args.ca_file.is_file():
             raise BadArgument(f"--ca-file: {args.ca_file} is not a file")
+        if args.wire is not None:
+            _use_wire(args.wire)
     except BadArgument as e:
         print(f"companion venue: {e}", file=sys.stderr)
         return 2
+    from venue import schema
     from venue.app import Venue
     from venue.store import StoreError
     from venue.subscriber import BadCaFile
@@ -89,7 +95,7 @@ def run(args: Any) -> int:
     try:
         v = Venue(args.state or default_state(), broker, web, ident=args.id, username=args.username,
                   password=password, ca_file=str(args.ca_file) if args.ca_file else None, since=start,
-                  hosts=tuple(args.host), games=_games(), report=say)
+                  hosts=tuple(args.host), games=schema.names(), report=say)
     except StoreError as e:
         print(f"companion venue: {e}", file=sys.stderr)
         return 1
@@ -116,12 +122,15 @@ def run(args: Any) -> int:
     return 0
 
 
-def _games() -> dict[str, Any]:
-    """The games' names and step labels by language, from their folders (as
-    the table's pages have them); none where the games cannot be read."""
-    try:
-        import companion.app.catalogue as catalogue
+def _use_wire(path: Path) -> None:
+    """Check by the wire in ``path`` (``schema.use``), or say why not."""
+    import json
 
-        return catalogue.page_games(catalogue.narrator().lines)
-    except Exception:  # noqa: BLE001 - the board then names games by their ids
-        return {}
+    from venue import schema
+
+    try:
+        schema.use(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadArgument(f"--wire: cannot read {path} ({e})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise BadArgument(f"--wire: {path} is no wire a venue reads ({e})") from None

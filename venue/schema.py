@@ -8,7 +8,9 @@ broker's ACL), and here its payload must name the table of its topic too.
 Only the contract's keys are kept: a field nobody checked is never shown.
 Which events there are, and each one's fields, the games' manifests say
 (``companion/games/<game>/manifest.py``, the table's own in
-``companion.core.wire``); here is only the machinery that checks them.
+``companion.core.wire``), as data: venue/wire.json, written from them
+(``tools/venue_wire.py``), or another such file the venue is handed (``use``).
+The venue imports no game: here is only the machinery that checks them.
 """
 
 from __future__ import annotations
@@ -17,15 +19,15 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from typing import Any
 
-import companion.games
 from companion.core import display_names
-from companion.core.manifest import Event as Declared
-from companion.core.manifest import Field
-from companion.core.wire import KINDS, MAX_PAYLOAD, events
+from companion.core.wire import KINDS, MAX_PAYLOAD, Field, from_data
+from companion.core.wire import Event as Declared
 
 TABLE_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")  # a game, a step, a team, a verdict: the engines' own ids
@@ -110,22 +112,35 @@ class _Bad(ValueError):
     pass
 
 
-_KNOWN: dict[tuple[type, ...], tuple[dict[str, Declared], dict[str, str]]] = {}
+WIRE = "wire.json"  # beside this module: what the games of this release publish
+_KNOWN: dict[str, tuple[dict[str, Declared], dict[str, str], dict[str, Any]]] = {}  # "wire": (events, ratings, names), replaced whole (never changed in place)
 
 
-def _known() -> tuple[dict[str, Declared], dict[str, str]]:
-    """What the games' manifests tell the venue — every event a table may
-    publish with its fields (the table's own and each game's), and each
-    game's rating — for ``GAMES`` as it is now: a game added is heard
-    without a word of the venue changed."""
-    global _KNOWN
-    games = companion.games.GAMES
-    found = _KNOWN.get(games)
-    if found is None:  # once per list of games; a new dict, so a thread reading the old one is never cut short
-        manifests = companion.games.manifests(games)
-        found = (events(manifests), {m.id: m.rating for m in manifests})
-        _KNOWN = {games: found}
+def use(data: Mapping[str, Any] | None) -> None:
+    """From now on check by ``data`` (``core.wire.as_data`` with the games'
+    names: what ``companion.app.catalogue.venue_wire`` gives), not the file:
+    a venue whose tables play games newer than its own release (None: the file again)."""
+    if data is None:
+        _KNOWN.pop("wire", None)
+        return
+    events, ratings = from_data(data)
+    _KNOWN["wire"] = (events, ratings, dict(data.get("games", {})))
+
+
+def _known() -> tuple[dict[str, Declared], dict[str, str], dict[str, Any]]:
+    """What the games publish — every event a table may send with its fields
+    (the table's own and each game's), each game's rating and names — read
+    once from venue/wire.json unless the venue was handed another (``use``)."""
+    found = _KNOWN.get("wire")
+    if found is None:
+        use(json.loads(resources.files("venue").joinpath(WIRE).read_text(encoding="utf-8")))
+        found = _KNOWN["wire"]
     return found
+
+
+def names() -> dict[str, Any]:
+    """By language, each game's name and its steps' labels (the board's words)."""
+    return _known()[2]
 
 
 def published() -> dict[str, Declared]:

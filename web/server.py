@@ -40,6 +40,7 @@ from starlette.routing import Route
 
 from companion.core.events import LOG, TABLE, ButtonPressed, Housekeeping, ShellError, Submit
 from companion.core.messages import (
+    Answer,
     Claim,
     Command,
     Event,
@@ -105,7 +106,6 @@ class WebServer:
         self.pairings = Pairings(store, evening=lambda: self.read_side.public().get("evening"))
         self.pair_limit = RateLimit(5, 60.0, now)  # attempts per client address per minute
         self._clients: list[_Client] = []
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}  # a control's id → its verdict to come
         self._pending_pairs: dict[str, asyncio.Future[Command]] = {}  # nonce → the loop's answer
         self.leds: dict[str, bool] = {}
         # The last line said: a public event the page shows again after a
@@ -163,7 +163,6 @@ class WebServer:
             self._command(message)
             return
         fields = dict(message.fields)
-        self._answer(message, fields)
         if fields.get("event") == "accepted":  # an input's lines follow: a new game's first are these
             self.log.taken()
         if message.audience == TABLE:
@@ -171,7 +170,7 @@ class WebServer:
             self._send(None, sse("event", fields))
         elif message.audience.startswith("player:"):
             self._send(message.audience.removeprefix("player:"), sse("event", fields))
-        # LOG events are seen only to answer a waiting control (a refusal at night); never sent
+        # LOG events are never sent; a page's control hears its verdict in its own answer (``_control``)
 
     def _track(self, message: Event, fields: dict[str, Any]) -> None:
         # an aside (the pages' address, said at start) is not the game's line: it never replaces it
@@ -203,18 +202,6 @@ class WebServer:
             self._send(None, sse("leds", self.leds))
         elif command.name == "feedback" and command.audience == TABLE:  # the panel's ok/error flash
             self._send(None, sse("feedback", {"ok": bool(command.args["ok"])}))
-
-    def _answer(self, message: Event, fields: dict[str, Any]) -> None:
-        """A verdict that answers a page's control carries that control's id
-        (``Event.answers``, whatever its audience): the control waiting under
-        that id takes it, and no other does."""
-        future = self._waiting.pop(message.answers, None) if message.answers is not None else None
-        if future is None or future.done():
-            return  # no page's control, or its page stopped waiting
-        spoken = message.line  # a refusal said aloud: the sentence the room heard (outputs.reject)
-        future.set_result({"ok": fields["event"] == "accepted", "reason": fields.get("reason"),
-                           "key": fields.get("key", getattr(spoken, "key", None)),
-                           "text": fields.get("text", getattr(spoken, "text", None))})
 
     def _push_snapshots(self) -> None:
         if self.pairings.new_evening():  # every pairing ended with its evening: their private feeds too
@@ -460,7 +447,8 @@ class WebServer:
         button = body.get("button") if isinstance(body, dict) else None
         if button not in BUTTONS:
             return _error(400, "no_button", "next, back or repeat")
-        return await self._control(ButtonPressed(str(button), self._seat(request)))
+        seat = str(self._seat(request))
+        return await self._control(ButtonPressed(str(button), seat), seat)
 
     async def api_submit(self, request: Request) -> Response:
         body = await self._control_body(request)
@@ -473,7 +461,7 @@ class WebServer:
         if not (_plain(value) or (isinstance(value, dict) and 0 < len(value) <= 4
                                   and all(isinstance(k, str) and _plain(v) for k, v in value.items()))):
             return _error(400, "bad_submit", "a number, a choice, or a small form of them (a gift)")
-        return await self._control(Submit(str(seat), body["field"], value))
+        return await self._control(Submit(str(seat), body["field"], value), str(seat))
 
     async def api_name(self, request: Request) -> Response:
         """The paired seat's display name (``{"name": "Aki"}``): journaled by the
@@ -487,30 +475,35 @@ class WebServer:
         name = body.get("name") if isinstance(body, dict) else None
         if not isinstance(name, str):
             return _error(400, "bad_name", "a display name (a short text)")
-        return await self._control(Housekeeping(NAMED, {"seat": str(seat), "name": name}))
+        return await self._control(Housekeeping(NAMED, {"seat": str(seat), "name": name}), str(seat))
 
-    async def _control(self, item: Any) -> Response:
-        """Submit ``item`` the way a tap goes, under an id of its own, and answer
-        with the table's verdict for that id: accepted only once journaled,
-        refused with the reason.  A control the busy table has not taken within
-        ``answer_s`` is withdrawn, and the page told so: what the page is told
-        is what happened."""
-        control = PageInput(item, secrets.token_urlsafe(12))
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[control.id] = future
+    async def _control(self, item: Any, seat: str) -> Response:
+        """Submit ``item`` the way a tap goes, and answer with what the table
+        hands back for it alone (``PageInput.reply``): its verdict — accepted
+        only once journaled, refused with the reason —, what it told this seat,
+        and this seat's page after it (core.messages.Answer).  A control the
+        busy table has not taken within ``answer_s`` is withdrawn, and the page
+        told so: what the page is told is what happened."""
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+
+        def settle(answer: Answer) -> None:  # on the web's thread
+            if not future.done():
+                future.set_result(answer)
+
+        control = PageInput(item, seat, lambda answer: self.serving.hand_over(settle, answer))  # on the loop's thread
         self.inbox.submit(control)
         try:
             try:
-                verdict = await asyncio.wait_for(asyncio.shield(future), self.answer_s)
+                answer = await asyncio.wait_for(asyncio.shield(future), self.answer_s)
             except TimeoutError:
                 if control.claim.withdraw():
                     return _error(504, "too_late", "the table was busy: nothing was done; try again")
-                verdict = await asyncio.wait_for(future, TAKEN_S)  # taken: its verdict is coming
+                answer = await asyncio.wait_for(future, TAKEN_S)  # taken: its answer is coming
         except TimeoutError:
             return _error(504, "no_answer", "the table took it but has not answered; look at the table")
-        finally:
-            self._waiting.pop(control.id, None)
-        return JSONResponse(verdict, status_code=200 if verdict["ok"] else 409)
+        body = {"ok": answer.ok, "reason": answer.reason, "key": answer.key, "text": answer.text,
+                "told": list(answer.told), "me": dict(answer.me)}
+        return JSONResponse(body, status_code=200 if answer.ok else 409)
 
     # --------------------------------------------------------------- running
     def start(self, timeout: float = 10.0, sock: socket.socket | None = None) -> None:

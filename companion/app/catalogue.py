@@ -110,3 +110,18 @@ def export_games(lines: Lines, games: Iterable[type[Engine]] | None = None) -> d
     from web.bgstats import ExportGame
 
     return {g.game: ExportGame(name(lines, g.game, "en"), g.highest_wins, g.no_points) for g in _games(games)}
+
+
+def venue_wire(games: Iterable[type[Engine]] | None = None) -> dict[str, Any]:
+    """The wire a venue reads (venue/wire.json, ``tools/venue_wire.py`` writes it):
+    every event a table may publish with its fields and each game's rating
+    (``core.wire.as_data`` of the manifests), and, by language, each game's
+    name and its steps' labels (as the pages have them) — so the venue checks
+    and names every game knowing none of them."""
+    from companion.core import wire
+
+    manifests = companion.games.manifests(_games(games))
+    pages = page_games(narrator(games).lines, games)
+    return {**wire.as_data(wire.events(manifests), {m.id: m.rating for m in manifests}),
+            "games": {lang: {g: {"name": p["name"], "steps": p["steps"]} for g, p in by.items()}
+                      for lang, by in pages.items()}}

@@ -19,10 +19,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from companion import threads
 from companion.app import config as configmod
 from companion.app import wiring
 from companion.app.wiring import App, build
-from companion.core import tags, threads
+from companion.core import tags
 from companion.core.events import Aside
 from companion.core.table import PAGES_OFF, PAGES_ON
 from companion.core.tags import printable

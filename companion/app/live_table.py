@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from companion import threads
 from companion.app import config
 from companion.app.web_app import start_web
 from companion.app.wiring import build, make_reader, make_voice, simulated
-from companion.core import threads
 from companion.core.table import PAGES_ON
 from companion.runtime.clock import RealClock
 from web.live import WatchedReadSide

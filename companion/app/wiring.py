@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from companion import threads
 from companion.app import config as configmod
-from companion.core import threads, wire
+from companion.core import wire
 from companion.core.events import Say
 from companion.core.messages import Device, ReadSide
 from companion.core.table import PAGES_ASSUMED, Table
@@ -133,6 +134,7 @@ def _home_assistant(link: Any, parts: Parts) -> None:
     never a deal: the same by night as by day."""
     import companion
     from companion.app import catalogue
+    from companion.games import manifests
     from mqtt import homeassistant, settings
 
     assert parts.loop is not None
@@ -142,7 +144,7 @@ def _home_assistant(link: Any, parts: Parts) -> None:
 
     def announce(client: Any = None) -> None:
         """``client``: the one just connected (the link may not hold it yet)."""
-        topic, body = homeassistant.discovery(tid, games, commands=commands, lang=table.lang, names=names,
+        topic, body = homeassistant.discovery(tid, manifests(games), commands=commands, lang=table.lang, names=names,
                                               sw=getattr(companion, "__version__", None))
         if client is not None:
             client.publish(topic, body, qos=1)

@@ -16,105 +16,78 @@ events) and the docs; the wire itself (topics, the table's own events) is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+# The wire's vocabulary, which a game's manifest declares its events in (its folder imports them from here)
+from companion.core.wire import (
+    RATINGS,
+    TABLE_EVENTS,
+    Event,
+    Field,
+    choice,
+    counts,
+    flag,
+    name,
+    names,
+    roles,
+    scores,
+    tags,
+    whole,
+    word,
+    words,
+)
 
 if TYPE_CHECKING:
     from companion.core.engine import Engine, Outcome
 
-# What a published field may be (the venue checks each by its kind: venue/schema.py):
-# name: a player's display name; names: a list of them; scores: name → whole number;
-# whole: a whole number from ``low``; flag: true/false; word: an engine id;
-# words: a list of them; tags: a list of tag identities or role ids; roles: name → a
-# role id; choice: one of ``values``.
-KINDS = ("name", "names", "scores", "whole", "flag", "word", "words", "tags", "roles", "counts", "choice")
-RATINGS = ("teams", "places", "winners")  # how a venue ranks a play: venue/league.py's sides
-
-
-@dataclass(frozen=True)
-class Field:
-    kind: str
-    low: int | None = None  # whole: the least value
-    values: tuple[str, ...] = ()  # choice: every value it takes
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"a field is one of {', '.join(KINDS)}, not {self.kind!r}")
-        if self.kind == "choice" and not self.values:
-            raise ValueError("a choice field lists its values")
-
-
-def name() -> Field:
-    return Field("name")
-
-
-def names() -> Field:
-    return Field("names")
-
-
-def scores() -> Field:
-    return Field("scores")
-
-
-def whole(low: int | None = None) -> Field:
-    return Field("whole", low)
-
-
-def flag() -> Field:
-    return Field("flag")
-
-
-def word() -> Field:
-    return Field("word")
-
-
-def words() -> Field:
-    return Field("words")
-
-
-def roles() -> Field:
-    return Field("roles")
-
-
-def tags() -> Field:
-    return Field("tags")
-
-
-def counts() -> Field:
-    """How many of each: a map of ids (a role, a tile) to whole numbers from 1."""
-    return Field("counts")
-
-
-def choice(*values: str) -> Field:
-    return Field("choice", values=tuple(values))
-
-
-@dataclass(frozen=True)
-class Event:
-    """A TABLE event the table publishes (``companion/<table>/event``): its
-    name and its fields, every one required (the log always has them all).
-    A venue keeps only these fields: one added here is one a venue shows."""
-
-    name: str
-    fields: Mapping[str, Field]
-
 
 @dataclass(frozen=True)
 class Manifest:
-    id: str  # the game card's suffix: game/<id>
-    players: tuple[int, int]  # the least and the most
-    tag_prefixes: tuple[str, ...]
-    components: tuple[str, ...]
-    rules: tuple[str, ...]  # its rule cards (rules/<name>)
-    steps: tuple[str, ...]
+    """A game as every part outside its folder reads it.  What its engine
+    declares (id, players, tags, components, rule cards, steps, verdicts) is
+    read from the engine when asked, never copied: a role added to a game
+    (One Night's ``add_role``) is in its manifest, whoever took it first."""
+
+    engine: type[Engine]
     events: tuple[Event, ...]  # its own published events (the table's own: core.wire.TABLE_EVENTS)
-    outcomes: tuple[Outcome, ...]  # which event says who won (Home Assistant's verdict)
     rating: str  # teams | places | winners: how a venue ranks a play of it
 
     def __post_init__(self) -> None:
         if self.rating not in RATINGS:
             raise ValueError(f"{self.id}: a play is rated by {', '.join(RATINGS)}, not {self.rating!r}")
+
+    @property
+    def id(self) -> str:
+        """The game card's suffix: game/<id>."""
+        return self.engine.game
+
+    @property
+    def players(self) -> tuple[int, int]:
+        """The least and the most."""
+        return self.engine.min_players, self.engine.max_players
+
+    @property
+    def tag_prefixes(self) -> tuple[str, ...]:
+        return tuple(self.engine.tag_prefixes)
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        return tuple(self.engine.components)
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """Its rule cards (rules/<name>)."""
+        return tuple(self.engine.known_rules())
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(self.engine.STEPS)
+
+    @property
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """Which event says who won (Home Assistant's verdict)."""
+        return tuple(self.engine.outcomes)
 
     @property
     def name_key(self) -> str:
@@ -130,12 +103,7 @@ def describe(engine: type[Engine], events: tuple[Event, ...], rating: str) -> Ma
     """A game's manifest: what its engine already declares, and its events and
     rating.  Each verdict (``outcomes``) must be a published event, its field a
     choice of exactly the verdict's values: else the folder is wrong, said on import."""
-    from companion.core.wire import TABLE_EVENTS  # the table's own part of the wire
-
-    m = Manifest(id=engine.game, players=(engine.min_players, engine.max_players),
-                 tag_prefixes=tuple(engine.tag_prefixes), components=tuple(engine.components),
-                 rules=tuple(engine.known_rules()), steps=tuple(engine.STEPS), events=events,
-                 outcomes=tuple(engine.outcomes), rating=rating)
+    m = Manifest(engine, events, rating)
     known = {e.name: e for e in (*TABLE_EVENTS, *events)}
     for o in m.outcomes:
         ev = known.get(o.event)
@@ -144,3 +112,7 @@ def describe(engine: type[Engine], events: tuple[Event, ...], rating: str) -> Ma
         if o.field is not None and (ev.fields.get(o.field) or Field("word")).values != tuple(o.values):
             raise ValueError(f"{m.id}: {o.event}.{o.field} is not a choice of {list(o.values)}")
     return m
+
+
+__all__ = ["Event", "Field", "Manifest", "choice", "counts", "describe", "flag", "name", "names", "roles", "scores",
+           "tags", "whole", "word", "words"]

@@ -40,9 +40,6 @@ class Event:
     audience: str  # TABLE | LOG | seat_audience(id)
     fields: Mapping[str, Any]  # the log event: {"t", "event", ...}, JSON-ready
     line: Any = None  # the rendered line of a ``say`` or ``tell``
-    # A verdict (``accepted``, ``rejected``) of a page's control: that ``PageInput``'s
-    # id, which its page waits for; not a log field (the log and the broker never see it).
-    answers: str | None = None
 
     @property
     def name(self) -> str:
@@ -90,16 +87,35 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """What a page's control hears back, once, on its own request: the
+    table's verdict (``ok``; a refusal's ``reason``, and the sentence for it,
+    ``key`` and ``text``, as the room heard it or as only that page may read
+    it), the lines the table told that seat for it (``told``: each ``key``
+    and ``text``, the table's own word: "Your bid: 2."), and that seat's page
+    after it (``me``, the read side's: what it changed)."""
+
+    ok: bool
+    reason: str | None = None
+    key: str | None = None
+    text: str | None = None
+    told: tuple[Mapping[str, str], ...] = ()
+    me: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class PageInput:
     """A page's control (a button, a submit, a display name) that its page
     waits for: the loop handles ``item`` only if it takes ``claim`` before the
-    page withdraws, and its verdict answers ``id`` (``Event.answers``), given
-    by the page's server and unique among those in flight.  So a page is
-    answered by its own input's verdict, never by another's of the same name
-    (the panel's next, another seat's bid) whatever the order they come in."""
+    page withdraws, and then calls ``reply`` with its ``Answer``, on the loop's
+    thread, once the input's outputs are out — given by the page's server for
+    this control alone.  So a page is answered by its own input's verdict,
+    never by another's of the same name (the panel's next, another seat's
+    bid), whatever the order they come in, and on one path."""
 
     item: Any
-    id: str = ""
+    seat: str  # the page's: whose page the answer's ``me`` is
+    reply: Callable[[Answer], None]
     claim: Claim = field(default_factory=Claim)
 
 
@@ -225,5 +241,5 @@ class ReadSide:
         return self._snapshot[3].get(player_id, {})
 
 
-__all__ = ["ALL", "LOG", "TABLE", "Claim", "Command", "CommandName", "Device", "Event", "Inbox", "Message",
+__all__ = ["ALL", "LOG", "TABLE", "Answer", "Claim", "Command", "CommandName", "Device", "Event", "Inbox", "Message",
            "PageInput", "PairRequest", "ReadSide", "Sink", "Wants", "seat_audience", "wants"]

@@ -12,11 +12,12 @@ from __future__ import annotations
 import queue
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from companion.core import events as ev
 from companion.core import tags
-from companion.core.messages import PageInput, PairRequest, ReadSide
+from companion.core.messages import Answer, PageInput, PairRequest, ReadSide
 from companion.core.table import NAMED, PLAYING, Table
 from companion.runtime.clock import Clock, EveningWatch, Record
 from companion.runtime.draws import Drawer
@@ -126,10 +127,7 @@ class TableLoop:
 
     def _event(self, event: Any) -> None:
         if isinstance(event, PageInput):
-            if not event.claim.take():  # its page stopped waiting and was told nothing was done
-                label = getattr(event.item, "label", None) or getattr(event.item, "name", None)
-                return self.out.error(f"a page's {label or type(event.item).__name__} came too late: not applied")
-            self.out.answering, event = event.id, event.item  # its verdict answers that page
+            return self._control(event)
         self._observe("event", event)
         if isinstance(event, ev.ButtonPressed):
             self._press(event)
@@ -150,10 +148,22 @@ class TableLoop:
             event()
         else:
             self.out.error(f"unknown event {event!r} ignored")
-        self.out.answering = None  # answered, or nothing to answer
         self.out.activity(self.table.engine, bool(self.pending_timers()))
 
-    def _press(self, pressed: ev.ButtonPressed) -> None:
+    def _control(self, control: PageInput) -> None:
+        """A page's control (a button, a submit, a display name), taken as the
+        same input from anywhere else is, then answered on its own request: the
+        verdict, what the table told its seat, and its seat's page after it."""
+        item, seat = control.item, control.seat
+        if not control.claim.take():  # its page stopped waiting and was told nothing was done
+            label = getattr(item, "label", None) or getattr(item, "name", None)
+            return self.out.error(f"a page's {label or type(item).__name__} came too late: not applied")
+        self._observe("event", item)
+        verdict = self._press(item) if isinstance(item, ev.ButtonPressed) else self._input(item, seat=seat)
+        control.reply(replace(verdict or Answer(False, "nothing was done"), me=self.read_side.private(seat)))
+        self.out.activity(self.table.engine, bool(self.pending_timers()))
+
+    def _press(self, pressed: ev.ButtonPressed) -> Answer | None:
         """A button; one pressed on a seat's page goes on only where the table
         waits for that seat or for anyone (by night for nobody): else refused
         aloud, as a refusal, and nothing changes (not journaled)."""
@@ -162,22 +172,24 @@ class TableLoop:
             name = self.table.name_of(seat)
             return self.out.reject(pressed.name, ev.Refusal("refuse.not_your_turn",
                                                             f"the table is not waiting for {name}", player=name))
-        return self._input(ev.Press(pressed.name))
+        return self._input(ev.Press(pressed.name), seat=seat)
 
     def _tag(self, seen: ev.TagSeen) -> None:
         identity = tags.recognise(seen, self.tag_map, self.extra_players, self.extra_identities)
         if isinstance(identity, tuple):
-            return self.out.reject(*identity)  # (its label, why)
-        if identity.startswith("player/") and (proof := self.desk.tap(identity.removeprefix("player/"))):
+            self.out.reject(*identity)  # (its label, why)
+        elif identity.startswith("player/") and (proof := self.desk.tap(identity.removeprefix("player/"))):
             self.out.send(proof.outs)
             if proof.housekeeping is not None:
                 self._input(proof.housekeeping)  # journaled; says so (and may start the game)
-            return self.out.send(self.desk.settled(proof))
-        return self._input(ev.Tap(identity))
+            self.out.send(self.desk.settled(proof))
+        else:
+            self._input(ev.Tap(identity))
 
-    def _input(self, inp: ev.Input, at: float | None = None) -> None:
+    def _input(self, inp: ev.Input, at: float | None = None, seat: str | None = None) -> Answer | None:
         """One input through the table; ``at`` is a timer's scheduled time,
-        from which the timers it sets are measured (so schedules don't drift)."""
+        from which the timers it sets are measured (so schedules don't drift).
+        Its verdict, if any, with what it told ``seat`` (whose page sent it)."""
         self._observe("input", inp, at)
         now = self.clock.now() if at is None else at
         self._watch_clock(now)
@@ -190,11 +202,10 @@ class TableLoop:
         try:
             outputs = self.table.handle(inp)
         except ev.Refusal as refusal:
-            if isinstance(inp, ev.TimerFired):
-                return None  # a timer the game no longer wants (its step moved on)
             if isinstance(inp, ev.Drawn):
-                return self.out.error(f"draw {inp.name} refused: {refusal.reason}")
-            return self.out.refuse(public, refusal, inp)
+                self.out.error(f"draw {inp.name} refused: {refusal.reason}")
+            # a timer refused is one the game no longer wants (its step moved on)
+            return None if isinstance(inp, (ev.TimerFired, ev.Drawn)) else self.out.refuse(public, refusal, inp)
         finished, t, wall, game_start = self.table.finished, self.times.t(now), self.times.wall(now), self._game_start
         self._game_start = t if game_started(outputs) else game_start
         play = None if finished is None else (self.table.state.evening, finished.game,
@@ -208,10 +219,9 @@ class TableLoop:
             # Not durable, so not accepted: rebuild the table as the journal has it.
             self._game_start = game_start
             self._rebuild()
-            if (again := self.schedule.retry(inp, now)) is not None:  # a timer or a draw: tried again shortly
-                return self.out.error(f"{e}; {again}")
-            self.out.error(f"{e}; the input was not taken, please tap again")
-            return self.out.refuse(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), inp)
+            again = self.schedule.retry(inp, now)  # a timer or a draw: tried again shortly
+            self.out.error(f"{e}; {again or 'the input was not taken, please tap again'}")
+            return None if again else self.out.refuse(public, ev.Refusal("refuse.not_saved", "could not save; tap again"), inp)
         self._observe("journaled", inp, time.perf_counter() - started)
         self.times.recorded(now, wall)
         self.evening.played = self.evening.played or finished is not None
@@ -220,16 +230,18 @@ class TableLoop:
             self._refresh_pages()
             return self.out.named(named)
         if isinstance(inp, ev.Housekeeping) and not outputs:  # the daemon's own bookkeeping: nothing to say,
-            return self._refresh_pages()  # but a new evening is in force: the pages know at once
+            self._refresh_pages()  # but a new evening is in force: the pages know at once
+            return None
+        verdict = None
         if submit is not None or not isinstance(inp, (ev.TimerFired, ev.Drawn, ev.Housekeeping)):
-            self.out.accept(public, submit)
+            verdict = replace(self.out.accept(public, submit), told=self.out.told(outputs, seat))
         self._outputs(outputs, base=now)
         self.out.send(self.held_back.due(self.out.quiet))
         if self.after_input is not None:
             self.after_input(outputs, checkpoint is not None)
         self._refresh_pages()
         self._observe("done", inp)
-        return None
+        return verdict
 
     def _refresh_pages(self) -> None:
         started = time.perf_counter()

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from companion.core import threads
+from companion import threads
 from companion.core.events import Say
 
 TAIL_BYTES = 64 * 1024  # the end of a mirror read at every start: its last lines

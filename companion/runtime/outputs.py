@@ -8,6 +8,9 @@ The table's rules for what is sent live here, each once:
    only the game's own lines are (``quiet``, ``shell_say``, ``reject``);
  - a submit's privacy: its verdict goes to the submitting player's page only
    (``accept``, ``reject``), as a display name's does (``named``);
+ - a page's answer: each verdict is also returned, as the ``Answer`` the loop
+   hands back on the control's own request, with what the input told that
+   seat (``told``) — the seam keeps no "who is being answered";
  - what ``repeat`` says: the table lines of the last accepted input, minus
    the lines that are no instruction (``remember``, ``repeat``).
  - what the broker hears beyond the table's state: the TABLE-audience
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion.core.events import LOG, TABLE, Housekeeping, Output, Refusal, Report, Say, Sound, Submit, Tell
-from companion.core.messages import Command, CommandName, Event, seat_audience
+from companion.core.messages import Answer, Command, CommandName, Event, seat_audience
 from companion.core.table import NAMED, Table
 from companion.runtime import outbox
 from companion.runtime.journal import Letters
@@ -66,9 +69,6 @@ class Outputs:
         # in the language of the moment.
         self.last_says: list[Say] = []
         self._activity: dict[str, Any] | None = None  # as last told (``activity``)
-        # The id of the page's control being handled (``PageInput``, set by the loop):
-        # the first verdict emitted answers it (``Event.answers``), and only that one.
-        self.answering: str | None = None
 
     @property
     def quiet(self) -> bool:
@@ -77,11 +77,8 @@ class Outputs:
 
     # ------------------------------------------------------------ the seam
     def emit(self, event: str, audience: str = TABLE, line: Any = None, **fields: Any) -> None:
-        answers = None
-        if event in ("accepted", "rejected"):
-            answers, self.answering = self.answering, None
         self.router.publish(Event(audience, {"t": round(self.clock.now() - self._t0, 3), "event": event,
-                                             **fields}, line, answers))
+                                             **fields}, line))
 
     def error(self, message: str) -> None:
         self.emit("error", LOG, message=message)
@@ -177,46 +174,50 @@ class Outputs:
                                                                         self.epoch, self.publishes)
 
     # ------------------------------------------------------------ verdicts
-    def accept(self, label: Any, submit: Submit | None = None) -> None:
+    # Each verdict is sent to its audiences and returned: the ``Answer`` a page's
+    # control hears back (the loop adds what changed), whoever else hears of it.
+    def accept(self, label: Any, submit: Submit | None = None) -> Answer:
         """An accepted input.  Everyone may know that a player has submitted,
         never what — unless the game names it "" in public: then even the
         fact is the player's (a gift)."""
         if submit is not None:
             self.emit("accepted", TABLE if label else seat_audience(submit.player), input="submit",
                       player=self.table.name_of(submit.player), field=submit.field)
-            return
+            return Answer(True)
         self.emit("accepted", input=label)
         self.command("feedback", {"ok": True})
+        return Answer(True)
 
-    def reject(self, label: str, refusal: Refusal, submit: Submit | None = None) -> None:
+    def reject(self, label: str, refusal: Refusal, submit: Submit | None = None) -> Answer:
         if submit is not None:
             # The reason may tell something about a sealed value: it goes to the
             # submitting player's page only, and nothing is heard or lit.
+            text = self.narrate(refusal.key, refusal.params, self.table.lang).text
             self.emit("rejected", seat_audience(submit.player), input="submit",
                       player=self.table.name_of(submit.player), field=submit.field, reason=refusal.reason,
-                      key=refusal.key, text=self.narrate(refusal.key, refusal.params, self.table.lang).text)
-            return
+                      key=refusal.key, text=text)
+            return Answer(False, refusal.reason, refusal.key, text)
         if self.quiet:  # at night a refusal is neither heard nor seen by those awake
             # The page that pressed (if one did) is answered with one sentence, the same
-            # whatever was refused and why: the night's, never the reason (outside the log's fields).
+            # whatever was refused and why: the night's, never the reason (the log's alone).
             line = self.narrate("refuse.night", {}, self.table.lang)
             self.emit("rejected", LOG, line=line, input=label, reason=refusal.reason)
-            return
-        # The sentence the room hears rides on the event (not in its log fields),
-        # so a page that pressed shows the same words, in the table's language.
+            return Answer(False, "not during the night", line.key, line.text)
+        # The sentence the room hears is the one a page that pressed shows, in the table's language.
         line = self.narrate(refusal.key, refusal.params, self.table.lang)
         self.emit("rejected", line=line, input=label, reason=refusal.reason)
         self.command("feedback", {"ok": False})
         self.emit("say", line=line, key=line.key, text=line.text, lang=line.lang)
+        return Answer(False, refusal.reason, line.key, line.text)
 
-    def refuse(self, label: Any, refusal: Refusal, inp: Any) -> None:
+    def refuse(self, label: Any, refusal: Refusal, inp: Any) -> Answer:
         """A refused input's verdict: a page's display name to that page alone
         (``named``), a submit to its player's page, anything else as the table refuses."""
         if isinstance(inp, Housekeeping) and inp.kind == NAMED:
             return self.named(inp, refusal)
         return self.reject(label, refusal, inp if isinstance(inp, Submit) else None)
 
-    def named(self, inp: Housekeeping, refusal: Refusal | None = None) -> None:
+    def named(self, inp: Housekeeping, refusal: Refusal | None = None) -> Answer:
         """A page's display name (``named`` housekeeping): its verdict goes to
         that seat's page only, neither heard nor lit (a phone's own business:
         the room is not interrupted, and by night nothing differs).  The page
@@ -225,9 +226,19 @@ class Outputs:
         fields: dict[str, Any] = {"input": "name", "player": self.table.name_of(seat)}
         if refusal is None:
             self.emit("accepted", seat_audience(seat), **fields, name=self.table.state.called.get(seat))
-            return
-        self.emit("rejected", seat_audience(seat), **fields, reason=refusal.reason, key=refusal.key,
-                  text=self.narrate(refusal.key, refusal.params, self.table.lang).text)
+            return Answer(True)
+        text = self.narrate(refusal.key, refusal.params, self.table.lang).text
+        self.emit("rejected", seat_audience(seat), **fields, reason=refusal.reason, key=refusal.key, text=text)
+        return Answer(False, refusal.reason, refusal.key, text)
+
+    def told(self, outputs: Iterable[Output], seat: str | None) -> tuple[dict[str, str], ...]:
+        """What one input's outputs tell ``seat`` (its ``Tell``s, as its page has
+        them): the table's own word in the answer to that seat's control."""
+        if seat is None:
+            return ()
+        lines = (self.narrate(o.key, o.params, self.table.lang) for o in outputs
+                 if isinstance(o, Tell) and self.table.audience_id(f"player:{o.to}") == seat)
+        return tuple({"key": line.key, "text": line.text} for line in lines)
 
     # -------------------------------------------------------------- repeat
     def remember(self, spoken: Iterable[Say]) -> None:
@@ -238,7 +249,7 @@ class Outputs:
         if kept:
             self.last_says = kept
 
-    def repeat(self) -> None:
+    def repeat(self) -> Answer:
         """The table's lines of the last accepted input (or timer) again: the
         instruction a player missed, not the refusal or reader notice since,
         and never a private line."""
@@ -246,6 +257,6 @@ class Outputs:
             return self.reject("repeat", Refusal("refuse.quiet", "not during the night"))
         if not self.last_says:
             return self.reject("repeat", Refusal("refuse.nothing_to_repeat", "nothing to repeat yet"))
-        self.accept("repeat")
+        verdict = self.accept("repeat")
         self.say(self.last_says)
-        return None
+        return verdict

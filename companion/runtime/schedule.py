@@ -20,7 +20,7 @@ TIMER_RETRY_S = 0.5  # a timer whose journal write failed fires again this much 
 
 class Schedule:
     def __init__(self, table: Table, clock: Clock, drawer: Drawer,
-                 take: Callable[[ev.Input, float], None], error: Callable[[str], None]) -> None:
+                 take: Callable[[ev.Input, float], object], error: Callable[[str], None]) -> None:
         self.table, self.clock, self.drawer, self._take, self._error = table, clock, drawer, take, error
         self.timers = Timers()
         self._draw_retries: dict[str, ev.Draw] = {}  # a draw whose journal write failed, by retry timer
@@ -50,7 +50,8 @@ class Schedule:
         except DrawError as e:
             return self._error(str(e))
         self._last_draw = request
-        return self._take(ev.Drawn(request.name, value), at)
+        self._take(ev.Drawn(request.name, value), at)
+        return None
 
     def retry(self, inp: ev.Input, now: float) -> str | None:
         """``inp`` was not journaled: a timer or a draw is tried again shortly

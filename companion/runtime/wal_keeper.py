@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from companion.core import threads
+from companion import threads
 from companion.runtime.journal import Journal, checkpoint_without_waiting
 from companion.runtime.journal_check import DB_ERRORS
 

@@ -494,14 +494,22 @@ function confirmText(field, value) {
   const args = typeof value === "object" ? { ...value, to: who(String(value.to)) } : { n: value };
   return line.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
 }
+// A control's answer is all it hears back (the server's ``_control``): the verdict, what the
+// table told this seat for it ("Your bid: 2.", shown instead of ✓) and this seat's page after it,
+// drawn at once — unless the feed brought a page meanwhile (as new, or newer).
+async function answered(path, body) {
+  const seen = meSeen;
+  const r = await post(path, body);
+  if (r.me && me && seen === meSeen) { me = { seat: me.seat, ...r.me }; render(); }
+  return r;
+}
+const toldText = (r) => (r.told && r.told.length ? r.told[r.told.length - 1].text : null);
 async function send(field, value, button) {
   confirming = null;
   button.disabled = true;
-  const before = told;
-  const r = await post("/api/submit", { field, value });
+  const r = await answered("/api/submit", { field, value });
   button.disabled = false;
-  // taken: the table's own word for it where it told this seat one ("Your bid: 2."), whichever came first
-  if (!(r.ok && told !== before)) status(r.ok ? "✓" : refusal(r), r.ok);
+  status(r.ok ? toldText(r) || "✓" : refusal(r), r.ok);
   renderSubmits();
 }
 let submitsDrawn = null;  // what the forms were last drawn from
@@ -578,14 +586,14 @@ $("name-form").addEventListener("submit", async (ev) => {
   const name = input.value.trim();
   if (!name) { input.focus(); return status(t("name_empty"), false); }
   button.disabled = true;
-  const r = await post("/api/name", { name });
+  const r = await answered("/api/name", { name });
   button.disabled = false;
   if (!r.ok) { input.focus(); return status(refusal(r), false); }
   input.value = "";
   status(t("name_set").replace("{name}", name), true);
 });
 
-let meSource = null, told = null;  // told: the last thing the table told this seat (the moment's word)
+let meSource = null, meSeen = 0;  // meSeen: pages the feed brought (``answered`` keeps the newer)
 async function loadMe() {
   let r;
   try { r = await fetch("/api/me", { credentials: "same-origin" }); }
@@ -597,7 +605,7 @@ async function loadMe() {
   me = await r.json(); render();
   if (meSource) meSource.close();
   meSource = new EventSource("/api/me/events");
-  meSource.addEventListener("me", (e) => { me = { seat: me.seat, ...JSON.parse(e.data) }; render(); });
+  meSource.addEventListener("me", (e) => { meSeen++; me = { seat: me.seat, ...JSON.parse(e.data) }; render(); });
   meSource.addEventListener("event", (e) => {
     const ev = JSON.parse(e.data);
     // What the table tells this seat is the word of the moment, fading like any confirmation:
@@ -605,8 +613,8 @@ async function loadMe() {
     // so nothing of a closed auction or an earlier game lingers on a lit phone.
     // The seat's feed and the table's are two streams: a word told in the language the table
     // has just left can come after the snapshot that changed it, and stays unsaid here.
-    if (ev.event === "tell") { told = ev; if (!(state && state.lang && ev.lang && ev.lang !== state.lang)) status(ev.text, true); }
-    else if (ev.event === "rejected") status(refusal(ev), false);
+    // (A refusal of this page's own control is in its answer, not here.)
+    if (ev.event === "tell" && !(state && state.lang && ev.lang && ev.lang !== state.lang)) status(ev.text, true);
   });
   // the server ends a seat's feed when the seat is no longer this phone's (another phone
   // took it, the evening ended): asked again, the page drops its private text and says so
@@ -615,8 +623,8 @@ async function loadMe() {
 
 async function press(button) {
   pressConfirm = null; renderControls();
-  const r = await post("/api/press", { button });
-  status(r.ok ? "✓ " + t(button) : refusal(r), r.ok);
+  const r = await answered("/api/press", { button });
+  status(r.ok ? toldText(r) || "✓ " + t(button) : refusal(r), r.ok);
 }
 document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", () => {
   if (b.dataset.press === "next" && confirmNext()) {  // it ends the step for everyone: asked first

@@ -2,22 +2,19 @@
 editions (``roles``), its rules (``rules``, ``night``, ``verdict``) and its
 read side (``views``).
 
-``add_role`` is how a role joins from a module of its own: one entry, and the
-game's cards, tags and lines know it.
+``add_role`` is how a role joins from a module of its own: one entry in the
+registry, and the game's cards, tags, settings, manifest and lines know it —
+each read from the registry when asked, no class set afterwards.
 """
 
 from companion.games.one_night.engine import OneNight
-from companion.games.one_night.roles import Role, every_card, register
-from companion.games.one_night.rules import settings_for
+from companion.games.one_night.roles import Role, register
 
 
 def add_role(role: Role) -> Role:
-    """Register ``role`` (``roles.register``) and let the engine's cards and
-    config schema know its tags."""
-    register(role)
-    OneNight.components = every_card()
-    OneNight.settings = settings_for(OneNight.components)
-    return role
+    """Register ``role`` (``roles.register``): from then on the game's cards and
+    config schema (``roles.Registered``) and its manifest have its tags."""
+    return register(role)
 
 
 __all__ = ["OneNight", "Role", "add_role"]

@@ -50,7 +50,7 @@ from companion.core.events import (
 from companion.games.one_night import views
 from companion.games.one_night.night import jitter_draw, night_script, turn_start
 from companion.games.one_night.reveal import OneNightState, Reveal
-from companion.games.one_night.roles import EDITIONS, ROLES, card_ids, every_card, spoken
+from companion.games.one_night.roles import EDITIONS, ROLES, Registered, card_ids, every_card, spoken
 from companion.games.one_night.rules import (
     VOTE_COUNT,
     card_problem,
@@ -69,9 +69,9 @@ from companion.games.one_night.verdict import WINNING_TEAMS, acting
 class OneNight(Reveal):
     game: ClassVar[str] = "one-night"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("onw/",)
-    components: ClassVar[tuple[str, ...]] = every_card()
+    components = Registered(every_card)  # every role's cards, a role added from a module of its own too
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
-    settings: ClassVar[Mapping[str, Any]] = settings_for(components)  # a deck is bounded by the cards
+    settings = Registered(lambda: settings_for(every_card()))  # a deck is bounded by the cards
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = max(e.players[1] for e in EDITIONS.values())  # the edition's, checked at setup
     setup_cards: ClassVar[bool] = True  # the table taps the deck's role cards before it starts

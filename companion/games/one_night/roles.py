@@ -17,8 +17,9 @@ for ``jinrou``, ``onw.ultimate`` for ``ultimate``): ``name.<id>`` (and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 TEAMS = ("village", "werewolf", "tanner")
 
@@ -72,13 +73,34 @@ class Edition:
 
 
 ROLES: dict[str, Role] = {}
+T = TypeVar("T")
 
 
 def register(role: Role) -> Role:
     """Adds a role (or replaces one of the same id): every deck, night, tag,
-    and verdict reads ``ROLES`` when asked."""
+    verdict and the game's cards and settings (``Registered``) read ``ROLES`` when asked."""
     ROLES[role.id] = role
     return role
+
+
+class Registered(Generic[T]):
+    """A class attribute made from ``ROLES`` when it is read (the game's cards,
+    its settings), so a role registered from a module of its own is in it
+    without anyone setting the class afterwards.  Made once per set of roles
+    (the read side asks for the cards at every input), and the same value for
+    the same roles again: the config's schema, taken once, stays equal to it."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self.make = make
+        # the roles' ids → (the roles, kept so no id is reused; what was made of them)
+        self._made: dict[tuple[int, ...], tuple[tuple[Role, ...], T]] = {}
+
+    def __get__(self, instance: object, owner: type | None = None) -> T:
+        roles = tuple(ROLES.values())
+        made = self._made.get(key := tuple(map(id, roles)))
+        if made is None:
+            made = self._made[key] = (roles, self.make())
+        return made[1]
 
 
 _J, _U = "jinrou", "ultimate"

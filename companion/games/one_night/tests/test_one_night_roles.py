@@ -11,12 +11,15 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import companion.games
 import companion.games.one_night as one_night
 from companion.app import catalogue
 from companion.app.simulate import run_script
+from companion.core.manifest import Manifest
 from companion.games.one_night import OneNight
 from companion.games.one_night.roles import ROLES
 
@@ -57,13 +60,12 @@ def apprentice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
     for lang, text in LINES.items():
         (folder / "apprentice_lines" / f"{lang}.yaml").write_text(textwrap.dedent(text), encoding="utf-8")
     monkeypatch.syspath_prepend(str(folder))
-    before = (dict(ROLES), OneNight.components, OneNight.settings)
+    before = dict(ROLES)
     import apprentice_role  # type: ignore[import-not-found]  # noqa: F401  — the one line: it registers itself
 
     yield
     ROLES.clear()
-    ROLES.update(before[0])
-    OneNight.components, OneNight.settings = before[1], before[2]
+    ROLES.update(before)  # all there is to undo: the game reads its roles from here
     sys.modules.pop("apprentice_role", None)
 
 
@@ -98,6 +100,25 @@ def test_a_role_from_a_module_of_its_own_plays_through_simulate(apprentice: None
     (result,) = [e for e in events if e["event"] == "onw_result"]
     assert result["final_roles"]["red"] == "apprentice" and result["deck"]["apprentice"] == 1
     assert result["winning_teams"] == ["village"] and "red" in result["winners"]
+
+
+@pytest.fixture
+def read_first() -> tuple[Manifest, dict[str, Any]]:
+    """One Night read before a role joins: its manifest, and its class as it is."""
+    return companion.games.manifest(OneNight), dict(vars(OneNight))
+
+
+def test_finding_a_role_added_is_in_the_games_manifest_and_no_class_is_set(
+        read_first: tuple[Manifest, dict[str, Any]], apprentice: None) -> None:
+    """``add_role`` set ``OneNight.components`` and ``.settings`` after the
+    class was made, and the game's manifest, taken before, kept the cards it
+    was taken with: the role's tag was a card of the engine and of no manifest.
+    Now the registry is the one place a role joins; the game reads it when asked."""
+    taken, before = read_first
+    assert "onw/apprentice/1" in taken.components  # the manifest taken before the role joined
+    assert taken.components == companion.games.manifest(OneNight).components == OneNight.components
+    assert dict(vars(OneNight)) == before  # nothing of the class was set
+    assert OneNight.settings["deck"].check({5: {"apprentice": 1, "werewolf": 2, "villager": 4, "seer": 1}}) is None
 
 
 def test_the_roles_tag_is_a_card_of_the_game_with_its_label(apprentice: None) -> None:

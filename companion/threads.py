@@ -1,6 +1,7 @@
 """The one registry of worker threads (after gpiozero's ``threads.py``).
 
-Every thread the daemon runs — the panel's output worker, the reader's
+It stands beside the pure core, never in it (the core starts no thread):
+every thread the daemon runs — the panel's output worker, the reader's
 supervisor, the voice's workers, the background prerender, the terminal, the
 web server — is started here with a name and a way to stop it, so shutdown
 is one call that stops them in the reverse order they started and joins each,
