@@ -6,9 +6,11 @@ no tap ever waits for a stick that has stopped answering."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,22 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from companion.runtime import mirror  # noqa: E402
+from companion.runtime import clock, mirror  # noqa: E402
 from companion.runtime.journal import Journal  # noqa: E402
 from qa.reliability.inproc import Runner, campaign_overrides, load_config  # noqa: E402
 from qa.reliability.scripts import Step, generate  # noqa: E402
 
-EVENING = 86400.0  # another evening: the wall clock a day on
+
+@contextlib.contextmanager
+def another_evening() -> Iterator[None]:
+    """Tables made meanwhile start a day later: on virtual time every table
+    would take its first input at the same instant, which two real ones never do."""
+    saved = clock.VIRTUAL_EPOCH
+    clock.VIRTUAL_EPOCH = saved + 86400.0
+    try:
+        yield
+    finally:
+        clock.VIRTUAL_EPOCH = saved
 
 
 def with_mirror(folder: Path | None) -> dict[str, Any]:
@@ -37,12 +49,10 @@ def steps(seed: int, n: int) -> list[Step]:
     return generate(seed, games=["seven-knights"], wrong=0).steps[:n]
 
 
-def play(state: Path, cfg: dict[str, Any], todo: list[Step], later: float = 0.0) -> list[dict[str, Any]]:
+def play(state: Path, cfg: dict[str, Any], todo: list[Step]) -> list[dict[str, Any]]:
     """Start the table, play ``todo``, stop it; its event log."""
     r = Runner(state, cfg)
     try:
-        if later:
-            r.sim.clock.jump_wall(later)
         for step in todo:
             r.run(step)
         return r.events
@@ -88,7 +98,8 @@ def test_finding_a_stick_from_another_table_never_replaces_tonight(tmp_path: Pat
     play(tmp_path / "other", with_mirror(stick), steps(41, 60))
     theirs = {p.name: p.read_bytes() for p in stick.iterdir()}
     tonight = tmp_path / "tonight"
-    play(tonight, with_mirror(None), steps(40, 25), later=EVENING)
+    with another_evening():
+        play(tonight, with_mirror(None), steps(40, 25))
     before = inputs(tonight)
     events = play(tonight, with_mirror(stick), steps(40, 30)[25:])
     assert not recovered(events), logged(events, "journal")
@@ -122,24 +133,21 @@ def test_finding_a_diverging_mirror_is_set_aside_said_once_and_begun_anew(tmp_pa
 
 
 def test_finding_two_tables_on_one_stick_keep_a_mirror_each(tmp_path: Path) -> None:
-    """Two tables writing to one stick at once (or one share): each has its
-    own mirror, and restarting either changes nothing of its journal."""
+    """Two tables taking turns on one stick (or one share), each started
+    again and again: each has its own mirror, and no start changes anything
+    of its journal.  (Each began before the stick was shared: a table whose
+    journal is missing takes the only mirror on a stick as its own — a card
+    that died looks just like that.)"""
     stick = tmp_path / "stick"
-    a, b = Runner(tmp_path / "a", with_mirror(stick)), Runner(tmp_path / "b", with_mirror(stick))
-    try:
-        b.sim.clock.jump_wall(1.0)  # not the very same first tap at the very same instant
-        for mine, theirs in zip(steps(40, 20), steps(41, 20), strict=True):
-            a.run(mine)
-            b.run(theirs)
-    finally:
-        a.close()
-        b.close()
-    held = {t: inputs(tmp_path / t) for t in "ab"}
-    for t in "ab":
-        events = play(tmp_path / t, with_mirror(stick), [])
-        assert not recovered(events), logged(events, "journal")
-        assert inputs(tmp_path / t) == held[t]
-    assert sorted(mirrored(stick)) == sorted(held.values())
+    todo = {"a": steps(40, 25), "b": steps(41, 25)}
+    for turn in range(5):
+        for t in "ab":
+            with another_evening() if t == "b" else contextlib.nullcontext():
+                held = inputs(tmp_path / t) if turn else []
+                events = play(tmp_path / t, with_mirror(stick if turn else None), todo[t][turn * 5:turn * 5 + 5])
+            assert not recovered(events), logged(events, "journal")
+            assert inputs(tmp_path / t)[:len(held)] == held
+    assert sorted(mirrored(stick)) == sorted([inputs(tmp_path / "a"), inputs(tmp_path / "b")])
 
 
 def test_finding_a_mirror_ahead_by_an_input_never_acknowledged_is_not_damage(tmp_path: Path) -> None:

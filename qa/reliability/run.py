@@ -17,7 +17,8 @@ different.  Run ``i`` uses seed ``S + i``, so a failure is replayed with
 ``--power-cuts N``: N power cuts below SQLite through a crash-simulating VFS
 (``qa/reliability/powercut.py``; needs APSW: ``pip install .[reliability]``).
 ``--damages N``: N random damages of the journal, its WAL and its backups
-(``qa/reliability/corruption.py``).  ``--runs 0`` skips the SIGKILL campaign.
+(``qa/reliability/corruption.py``).  ``--sticks N``: N runs of each way the
+journal mirror's USB stick goes (``qa/reliability/sticks.py``).  ``--runs 0`` skips the SIGKILL campaign.
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="then N power cuts below SQLite (crash-simulating VFS; needs apsw)")
     p.add_argument("--damages", type=int, default=0, metavar="N",
                    help="then N random damages of journal, WAL and backups")
+    p.add_argument("--sticks", type=int, default=0, metavar="N",
+                   help="then N runs of each way a mirror's USB stick goes (foreign, shared, torn, full, hung, …)")
     p.add_argument("--mqtt-runs", type=int, default=0, metavar="N",
                    help="then N scripts on a real mosquitto, broker and daemon SIGKILLed at random (needs mosquitto)")
     p.add_argument("--mqtt-cuts", type=int, default=0, metavar="N",
@@ -124,9 +127,21 @@ def main(argv: list[str] | None = None) -> int:
         failed |= power_cuts(args.power_cuts, seed, args.quiet)
     if args.damages:
         failed |= damages(args.damages, seed, args.quiet)
+    if args.sticks:
+        failed |= sticks(args.sticks, seed, args.quiet)
     if args.mqtt_runs or args.mqtt_cuts:
         failed |= mqtt(args.mqtt_runs, args.mqtt_cuts, seed, args.quiet)
     return failed
+
+
+def sticks(n: int, seed: int, quiet: bool) -> int:
+    from qa.reliability import sticks as stick_kinds
+
+    print(f"stick campaign: {n} runs of each of {', '.join(stick_kinds.KINDS)} from seed {seed}", flush=True)
+    results = _run(lambda show: stick_kinds.campaign(n, seed, progress=show), stick_kinds.summary,
+                   lambda r: f"seed {r.seed:<6} {r.kind:<9} {r.inputs:>3} inputs",
+                   lambda r: f"seed {r.seed} {r.kind}", quiet)
+    return 1 if any(not r.ok for r in results) else 0
 
 
 def mqtt(runs: int, cuts: int, seed: int, quiet: bool) -> int:
