@@ -273,10 +273,9 @@ def check_mirror(cfg: Mapping[str, Any] | None, state: Path, env: Env) -> Result
     """The journal's mirror (``journal: mirror: DIR``): there, writable (as
     the installed service sees it, in its sandbox), on another device than
     the journal, and how far its file goes; reads only."""
-    import sqlite3
-
     from companion.runtime import mirror_file
-    from companion.runtime.journal import epoch_at, identity_of, read_only
+    from companion.runtime.journal import epoch_at
+    from companion.runtime.journal_identity import identity_at
 
     folder = ((cfg or {}).get("journal") or {}).get("mirror")
     if not folder:
@@ -304,16 +303,8 @@ def check_mirror(cfg: Mapping[str, Any] | None, state: Path, env: Env) -> Result
     except OSError:
         pass
     journal = state / "journal.sqlite"
-    epoch, ident = (epoch_at(journal) if journal.exists() else ""), None
-    try:
-        db = read_only(journal)
-        try:
-            ident = identity_of(db)
-        finally:
-            db.close()
-    except sqlite3.Error:
-        pass
-    found = mirror_file.found(Path(folder), ident, epoch) if ident is not None else None
+    ident = identity_at(journal) if journal.exists() else None
+    found = mirror_file.found(Path(folder), ident, epoch_at(journal)) if ident is not None else None
     if found is None:
         return Result(name, OK, "writable, on its own device; no mirror file of this journal yet (made at the next start)")
     try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,26 +71,17 @@ def epoch_of(db: sqlite3.Connection) -> str:
     return str(row[0]) if row is not None else ""
 
 
-def identity(t: float, wall: float, text: str) -> str:
-    """Which journal a copy belongs to, from the journal's first input as
-    its row holds it: every copy of the journal (its mirror's first line, a
-    backup) carries the same row, and two tables' first taps never share
-    both their times.  An old journal has it too, with no new column."""
-    return f"{zlib.crc32(f'{float(t)!r} {float(wall)!r} {text}'.encode()):08x}"
-
-
-def identity_of(db: sqlite3.Connection) -> str | None:
-    """The identity of ``db``'s journal; None before its first input."""
-    row = db.execute("SELECT t, wall, input FROM inputs ORDER BY seq LIMIT 1").fetchone()
-    return identity(row[0], row[1], row[2]) if row is not None else None
-
-
 def epoch_at(path: Path) -> str | None:
     """The epoch of the journal (or backup) at ``path``; None if it cannot be read."""
+    return read_at(path, epoch_of)
+
+
+def read_at(path: Path, read: Callable[[sqlite3.Connection], str | None]) -> str | None:
+    """``read`` of the journal (or backup) at ``path``, opened read-only; None if it cannot be read."""
     try:
         db = read_only(path)
         try:
-            return epoch_of(db)
+            return read(db)
         finally:
             db.close()
     except sqlite3.Error:

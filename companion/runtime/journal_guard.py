@@ -35,8 +35,9 @@ from pathlib import Path
 from companion.core.tags import printable
 from companion.runtime import mirror_file
 from companion.runtime.backups import newest_intact_backup
-from companion.runtime.journal import Journal, epoch_at, identity_of, new_epoch, read_only
+from companion.runtime.journal import Journal, epoch_at, new_epoch, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, diagnose, quarantine_bad_rows, set_aside
+from companion.runtime.journal_identity import identity_at
 from companion.runtime.salvage import (
     Rows,
     empty_rows,
@@ -110,7 +111,7 @@ def _mirrored(path: Path, folder: Path, readable: bool, backup: Path | None = No
     another table's is never read.  Only a journal whose identity cannot be
     read, with no backup to tell it, takes the mirror written last."""
     epoch = epoch_at(path)
-    ident = _identity(path) or (_identity(backup) if backup is not None and not readable else None)
+    ident = identity_at(path) or (identity_at(backup) if backup is not None and not readable else None)
     found = mirror_file.found(folder, ident, epoch)
     try:
         if found is None or not found.is_file():
@@ -121,17 +122,6 @@ def _mirrored(path: Path, folder: Path, readable: bool, backup: Path | None = No
     except (OSError, *DB_ERRORS):
         return None  # an unreadable mirror is the mirror's problem (said when it is opened), not the journal's
     return (mirror_file.as_rows(history, mirror_file.epoch_of(found)), found) if history else None
-
-
-def _identity(path: Path) -> str | None:
-    try:
-        db = read_only(path)
-        try:
-            return identity_of(db)
-        finally:
-            db.close()
-    except DB_ERRORS:
-        return None
 
 
 def _goes_past(path: Path, found: Path) -> bool:

@@ -41,7 +41,7 @@ from typing import IO, Any
 
 from companion.core import threads
 from companion.core.events import Say
-from companion.runtime.journal import identity_of
+from companion.runtime.journal_identity import identity_of
 from companion.runtime.mirror_file import (
     CATCH_UP,
     TAIL_BYTES,
@@ -134,7 +134,7 @@ class Mirror:
                        "journal.mirror_set_aside")
             last = None
         kept = last["seq"] if last is not None else 0
-        self._f = self._on_stick(partial(self._reopen, path, kept), START_WAIT_S)
+        self._f, kept = self._on_stick(partial(self._reopen, path, kept), START_WAIT_S)
         while kept < top:
             batch = b"".join(line(r) for r in journal_records(db, kept, min(top, kept + CATCH_UP)))
             if batch:
@@ -146,10 +146,11 @@ class Mirror:
         row = self._db.execute("SELECT input FROM inputs WHERE seq=?", (record["seq"],)).fetchone()
         return row is not None and row[0] == record["input"]
 
-    def _reopen(self, path: Path, kept: int) -> IO[bytes]:
-        """The file, open to append after input ``kept``'s good line: only what
-        follows that line's own newline is cut (a torn write, a line the
-        journal never took), and a line that lost its newline gets it back."""
+    def _reopen(self, path: Path, kept: int) -> tuple[IO[bytes], int]:
+        """The file, open to append after input ``kept``'s good line, and
+        ``kept`` (0 if that line is not there after all): only what follows
+        that line's own newline is cut (a torn write, a line the journal
+        never took), and a line that lost its newline gets it back."""
         if path.exists():
             with open(path, "r+b") as f:
                 size = f.seek(0, os.SEEK_END)
@@ -161,6 +162,7 @@ class Mirror:
                     f.seek(0)
                     base, data = 0, f.read()
                     end = keep_through(data, kept)
+                kept = kept if end else 0
                 cut = base + end < size
                 if cut:
                     f.truncate(base + end)
@@ -171,7 +173,7 @@ class Mirror:
                 if cut:
                     f.flush()
                     self.sync(f.fileno())
-        return open(path, "ab")
+        return open(path, "ab"), kept
 
     # ---------------------------------------------------------- every input
     # One input's line: handed to the mirror's thread inside its journal

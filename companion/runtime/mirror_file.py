@@ -2,7 +2,7 @@
 their lines, and reading them back.
 
 A mirror belongs to one journal: its file is named for the journal's
-identity (``journal.identity``: from its first input, which the file's
+identity (runtime.journal_identity: from its first input, which the file's
 first line holds too) and epoch (a restore or a recovery gives the seqs out
 again, so each epoch is a history of its own):
 ``journal-<epoch or first>-<identity>.jsonl``.  Two tables on one stick
@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from companion.runtime.journal import identity
+from companion.runtime.journal_identity import identity
 
 TAIL_BYTES = 64 * 1024  # the end of a mirror read at every start: its last lines
 Record = dict[str, Any]

@@ -139,8 +139,8 @@ def sticks(n: int, seed: int, quiet: bool) -> int:
 
     print(f"stick campaign: {n} runs of each of {', '.join(stick_kinds.KINDS)} from seed {seed}", flush=True)
     results = _run(lambda show: stick_kinds.campaign(n, seed, progress=show), stick_kinds.summary,
-                   lambda r: f"seed {r.seed:<6} {r.kind:<9} {r.inputs:>3} inputs",
-                   lambda r: f"seed {r.seed} {r.kind}", quiet)
+                   lambda r: f"seed {r.seed:<6} {r.kind:<9} {r.line()}",
+                   lambda r: f"seed {r.seed} {r.kind}: {r.line()}", quiet)
     return 1 if any(not r.ok for r in results) else 0
 
 
