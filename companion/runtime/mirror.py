@@ -292,10 +292,13 @@ class Mirror:
             return
         try:
             there = self._on_stick(self.folder.is_dir, WAIT_S)
-            if not there or not self._away:
-                self._away = self._away or not there
-                return
-            self._away, self.problem = False, None
+        except OSError:
+            there = False  # a mount whose stick was pulled answers with an error: gone all the same
+        if not there or not self._away or self._stuck:
+            self._away = self._away or not there
+            return None
+        self._away, self.problem = False, None
+        try:
             self._begin(identity_of(self._db))
         except OSError as e:
             return self._fail(e)
