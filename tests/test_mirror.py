@@ -208,6 +208,29 @@ def test_finding_a_hung_stick_is_left_behind_and_never_blocks_a_tap(tmp_path: Pa
     assert len(inputs(state)) >= 12
 
 
+def test_a_stick_that_hangs_at_start_holds_the_start_a_bounded_while(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table with a history started with a stick that stops answering
+    while it is brought up to date: the start goes on without it (said once),
+    and so does every tap."""
+    stick, state = tmp_path / "stick", tmp_path / "state"
+    play(state, with_mirror(None), steps(40, 10))
+    monkeypatch.setattr(mirror, "START_WAIT_S", 0.05, raising=False)
+    release = threading.Event()
+    monkeypatch.setattr(mirror.Mirror, "sync", staticmethod(lambda fd: release.wait(120)))
+    events: list[dict[str, Any]] = []
+    starting = threading.Thread(target=lambda: events.extend(play(state, with_mirror(stick), steps(40, 14)[10:])),
+                                daemon=True)
+    try:
+        starting.start()
+        starting.join(60)
+        assert not starting.is_alive(), "the start is waiting for the hung stick"
+    finally:
+        release.set()
+    assert said(events, "journal.mirror_lost") == 1 and len(logged(events, "mirror")) == 1
+    assert sum(1 for e in events if e["event"] == "accepted") == 4
+
+
 def test_finding_an_unplugged_stick_is_noticed_at_once_and_taken_up_again(tmp_path: Path) -> None:
     """A stick pulled out mid-evening (its files gone, the mirror's open file
     deleted) is noticed at the next tap, not at the next start: said once.
