@@ -109,7 +109,8 @@ def _mirrored(path: Path, folder: Path, readable: bool, backup: Path | None = No
     None when the journal holds all of it, when the mirror went its own way
     (runtime.mirror sets it aside), or there is no mirror of this journal:
     another table's is never read.  Only a journal whose identity cannot be
-    read, with no backup to tell it, takes the mirror written last."""
+    read, with no backup to tell it, takes a mirror it cannot check: that of
+    the only journal the folder holds any of (runtime.mirror_file.found)."""
     epoch = epoch_at(path)
     ident = identity_at(path) or (identity_at(backup) if backup is not None and not readable else None)
     found = mirror_file.found(folder, ident, epoch)
