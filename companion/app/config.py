@@ -127,7 +127,7 @@ def _mirror(v: Any) -> str | None:
     if v is None:
         return None
     if not isinstance(v, str) or not v.startswith("/"):
-        return f"must be the absolute path of a folder on a second device (e.g. /media/usb/companion), not {v!r}"
+        return f"must be the absolute path of a folder on a second device (e.g. /media/companion-mirror/companion), not {v!r}"
     return None
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from companion.app.service_unit import installed_text, sandbox_refuses
+
 SERVICE_USER = "companion"
 SERVICE_GROUPS = ("gpio", "audio", "plugdev", "dialout")
 MIN_FREE_MB = 50
@@ -196,6 +198,7 @@ class Env:
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     module_loaded: Callable[[str], bool] = field(default=lambda m: Path("/sys/module", m).exists())
     mqtt_connect: Callable[[Any], str | None] = field(default=lambda conf: _mqtt_connect(conf))
+    service_unit: Callable[[], str | None] = installed_text  # the installed unit with its drop-ins
 
 
 # --------------------------------------------------------------- checks
@@ -268,10 +271,12 @@ def check_journal(path: Path) -> Result:
 
 
 def check_mirror(cfg: Mapping[str, Any] | None, state: Path, env: Env) -> Result:
-    """The journal's mirror (``journal: mirror: DIR``): there, writable, on
-    another device than the journal, and how far its file goes; reads only."""
-    from companion.runtime import mirror
+    """The journal's mirror (``journal: mirror: DIR``): there, writable (as
+    the installed service sees it, in its sandbox), on another device than
+    the journal, and how far its file goes; reads only."""
+    from companion.runtime import mirror_file
     from companion.runtime.journal import epoch_at
+    from companion.runtime.journal_identity import identity_at
 
     folder = ((cfg or {}).get("journal") or {}).get("mirror")
     if not folder:
@@ -287,6 +292,11 @@ def check_mirror(cfg: Mapping[str, Any] | None, state: Path, env: Env) -> Result
     except OSError as e:
         return Result(name, FAIL, f"cannot write a file there ({e.strerror or e})",
                       f"`sudo chown {SERVICE_USER}: {folder}`, or check the stick (`dmesg | tail`)")
+    unit = env.service_unit()
+    if unit is not None and (why := sandbox_refuses(unit, folder)) is not None:
+        return Result(name, FAIL, why,
+                      f"`sudo systemctl edit companion`, add the two lines [Service] and "
+                      f"ReadWritePaths=-{folder}, then `sudo systemctl restart companion`")
     try:
         if os.stat(folder).st_dev == os.stat(state if state.exists() else state.absolute().parent).st_dev:
             return Result(name, FAIL, f"is on the same device as the journal ({state}): it would fail with it",
@@ -294,13 +304,15 @@ def check_mirror(cfg: Mapping[str, Any] | None, state: Path, env: Env) -> Result
     except OSError:
         pass
     journal = state / "journal.sqlite"
-    epoch = epoch_at(journal) if journal.exists() else ""
-    found = Path(folder) / mirror.file_name(epoch or "")
+    ident = identity_at(journal) if journal.exists() else None
+    found = mirror_file.found(Path(folder), ident, epoch_at(journal)) if ident is not None else None
+    if found is None:
+        return Result(name, OK, "writable, on its own device; no mirror file of this journal yet (made at the next start)")
     try:
-        last = mirror.last_record(found) if found.is_file() else None
+        last = mirror_file.last_record(found)
     except OSError as e:
         return Result(name, FAIL, f"{found.name} cannot be read ({e.strerror or e})", "check the stick (`dmesg | tail`)")
-    held = f"{found.name} holds inputs up to {last['seq']}" if last else "no mirror file yet (made at the next start)"
+    held = f"{found.name} holds inputs up to {last['seq']}" if last else f"{found.name} holds no input yet"
     return Result(name, OK, f"writable, on its own device; {held}")
 
 

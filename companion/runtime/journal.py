@@ -76,10 +76,15 @@ def epoch_of(db: sqlite3.Connection) -> str:
 
 def epoch_at(path: Path) -> str | None:
     """The epoch of the journal (or backup) at ``path``; None if it cannot be read."""
+    return read_at(path, epoch_of)
+
+
+def read_at(path: Path, read: Callable[[sqlite3.Connection], str | None]) -> str | None:
+    """``read`` of the journal (or backup) at ``path``, opened read-only; None if it cannot be read."""
     try:
         db = read_only(path)
         try:
-            return epoch_of(db)
+            return read(db)
         finally:
             db.close()
     except (sqlite3.Error, UnicodeDecodeError):  # SQLite's error text can quote a damaged page

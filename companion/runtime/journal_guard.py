@@ -15,7 +15,8 @@ hand.  The rules, and the module that keeps each:
   and the journal's mirror (``mirror``) into a new journal; the table hears
   what happened and the log gets an ``error`` event with a plain sentence.
 - **The longer history wins** (``mirror``).  A journal that lacks inputs
-  its mirror holds (cut short, missing) is rebuilt from the two.
+  its own mirror holds (cut short, missing) is rebuilt from the two; a
+  mirror of another journal is never merged into it.
 - **A bad row is not a bad journal** (``journal_check``).  Rows that cannot be read (an unknown
   input, non-JSON, a checkpoint of the wrong shape) are moved to the
   ``quarantine`` table with the reason, and reported with their id.
@@ -32,11 +33,11 @@ import os
 from pathlib import Path
 
 from companion.core.tags import printable
-from companion.runtime import mirror as mirrors
-from companion.runtime import rebuilt
+from companion.runtime import mirror_file, rebuilt
 from companion.runtime.backups import newest_intact_backup
 from companion.runtime.journal import EPOCH, Journal, _json, epoch_at, read_only
 from companion.runtime.journal_check import DB_ERRORS, Notice, aside_name, diagnose, quarantine_bad_rows
+from companion.runtime.journal_identity import identity_at
 from companion.runtime.salvage import (
     Rows,
     empty_rows,
@@ -64,7 +65,7 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal,
     backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None, seen=named)
     if problem is None and backup is not None:
         problem = _behind(path, backup)
-    mirrored = _mirrored(path, mirror, problem is None) if mirror is not None else None
+    mirrored = _mirrored(path, mirror, problem is None, backup) if mirror is not None else None
     if problem is None and mirrored is not None:
         problem = (f"the journal file is missing; its mirror {mirrored[1]} holds {len(mirrored[0]['inputs'])} inputs"
                    if not os.path.lexists(path) else f"it lacks inputs that its mirror {mirrored[1]} holds")
@@ -103,28 +104,46 @@ def _behind(path: Path, backup: Path) -> str | None:
     return None
 
 
-def _mirrored(path: Path, folder: Path, readable: bool) -> tuple[Rows, Path] | None:
+def _mirrored(path: Path, folder: Path, readable: bool, backup: Path | None = None) -> tuple[Rows, Path] | None:
     """The mirror's history as rows, with its file — when the journal may
-    lack some of it: it is damaged, or the mirror's last input is not the
-    journal's (read from the mirror's end: cheap at every start).  None when
-    the journal holds all of it, or there is no mirror to read."""
+    lack some of it: it is damaged, or its own mirror (runtime.mirror_file:
+    named for its identity and epoch) goes on past its last input, agreeing
+    with it there, by more than the one input a kill between a tap's mirror
+    line and its COMMIT leaves (never acknowledged: runtime.mirror cuts it).
+    None when the journal holds all of it, when the mirror went its own way
+    (runtime.mirror sets it aside), or there is no mirror of this journal:
+    another table's is never read.  Only a journal whose identity cannot be
+    read, with no backup to tell it, takes a mirror it cannot check: that of
+    the only journal the folder holds any of (runtime.mirror_file.found)."""
     epoch = epoch_at(path)
-    found = folder / mirrors.file_name(epoch) if epoch is not None else mirrors.newest(folder)
+    ident = identity_at(path) or (identity_at(backup) if backup is not None and not readable else None)
+    found = mirror_file.found(folder, ident, epoch)
     try:
         if found is None or not found.is_file():
             return None
-        if readable and epoch is not None and (last := mirrors.last_record(found)) is not None:
-            db = read_only(path)
-            try:
-                mine = db.execute("SELECT input FROM inputs WHERE seq=?", (last["seq"],)).fetchone()
-            finally:
-                db.close()
-            if mine is not None and mine[0] == last["input"]:
-                return None
-        history = list(mirrors.records(found))
+        if readable and epoch is not None and ident is not None and not _goes_past(path, found):
+            return None
+        history = list(mirror_file.records(found))
     except (OSError, *DB_ERRORS):
         return None  # an unreadable mirror is the mirror's problem (said when it is opened), not the journal's
-    return (mirrors.as_rows(history, mirrors.epoch_of(found)), found) if history else None
+    return (mirror_file.as_rows(history, mirror_file.epoch_of(found)), found) if history else None
+
+
+def _goes_past(path: Path, found: Path) -> bool:
+    """Does this journal's mirror hold inputs past the journal's last one
+    (read from the mirror's end: cheap at every start), and the journal's
+    last input as the journal holds it?"""
+    last = mirror_file.last_record(found)
+    db = read_only(path)
+    try:
+        top = int(db.execute("SELECT coalesce(max(seq), 0) FROM inputs").fetchone()[0])
+        if last is None or last["seq"] <= top + 1:
+            return False
+        mine = db.execute("SELECT input FROM inputs WHERE seq=?", (top,)).fetchone()
+    finally:
+        db.close()
+    theirs = mirror_file.last_record(found, top)
+    return mine is not None and theirs is not None and theirs["seq"] == top and theirs["input"] == mine[0]
 
 
 def _with_backup(rows: Rows, theirs: Rows) -> Rows:

@@ -19,7 +19,8 @@ different.  Run ``i`` uses seed ``S + i``, so a failure is replayed with
 ``--damages N``: N random damages of the journal, its WAL and its backups
 (``qa/reliability/corruption.py``).  ``--recovery-kills N``: N damages each
 recovered by a start killed at every file step in turn
-(``qa/reliability/recovery_kills.py``).  ``--runs 0`` skips the SIGKILL campaign.
+(``qa/reliability/recovery_kills.py``).  ``--sticks N``: N runs of each way the
+journal mirror's USB stick goes (``qa/reliability/sticks.py``).  ``--runs 0`` skips the SIGKILL campaign.
 """
 
 from __future__ import annotations
@@ -113,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="then N random damages of journal, WAL and backups")
     p.add_argument("--recovery-kills", type=int, default=0, metavar="N",
                    help="then N damages, each recovered by a start killed at every file step in turn")
+    p.add_argument("--sticks", type=int, default=0, metavar="N",
+                   help="then N runs of each way a mirror's USB stick goes (foreign, shared, torn, full, hung, …)")
     p.add_argument("--mqtt-runs", type=int, default=0, metavar="N",
                    help="then N scripts on a real mosquitto, broker and daemon SIGKILLed at random (needs mosquitto)")
     p.add_argument("--mqtt-cuts", type=int, default=0, metavar="N",
@@ -130,9 +133,21 @@ def main(argv: list[str] | None = None) -> int:
         failed |= damages(args.damages, seed, args.quiet)
     if args.recovery_kills:
         failed |= recovery_kills(args.recovery_kills, seed, args.quiet)
+    if args.sticks:
+        failed |= sticks(args.sticks, seed, args.quiet)
     if args.mqtt_runs or args.mqtt_cuts:
         failed |= mqtt(args.mqtt_runs, args.mqtt_cuts, seed, args.quiet)
     return failed
+
+
+def sticks(n: int, seed: int, quiet: bool) -> int:
+    from qa.reliability import sticks as stick_kinds
+
+    print(f"stick campaign: {n} runs of each of {', '.join(stick_kinds.KINDS)} from seed {seed}", flush=True)
+    results = _run(lambda show: stick_kinds.campaign(n, seed, progress=show), stick_kinds.summary,
+                   lambda r: f"seed {r.seed:<6} {r.kind:<9} {r.line()}",
+                   lambda r: f"seed {r.seed} {r.kind}: {r.line()}", quiet)
+    return 1 if any(not r.ok for r in results) else 0
 
 
 def mqtt(runs: int, cuts: int, seed: int, quiet: bool) -> int:
