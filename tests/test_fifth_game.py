@@ -54,7 +54,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take
+from companion.core.engine import Engine, Goto, Outcome, Result, Setup, Step, Take, View
 from companion.core.events import Output, Press, Refusal, Report, Say, Tap
 
 ANSWERS = ("qz/answer/a", "qz/answer/b")
@@ -107,11 +107,13 @@ class QuizNight(Engine):
         return [Say("qz.reveal", {"players": right}),
                 Report("qz_result", {"answer": "a", "right": right, "verdict": VERDICTS[not right]})]
 
-    def public_view(self) -> dict[str, Any]:
-        return {"step": self.state.step, "answered": len(self.state.answers)}
-
-    def board(self) -> list[tuple[str, dict[str, Any]]]:
-        return [("qz.board.answered", {"n": len(self.state.answers)})]
+    def view(self, seat: str | None = None) -> View:
+        """The one read function: the table sees how many have answered (never
+        what); a seat has nothing of its own."""
+        if seat is not None:
+            return View()
+        n = len(self.state.answers)
+        return View({"step": self.state.step, "answered": n}, [("qz.board.answered", {"n": n})])
 
     def result(self) -> Result:
         totals = {p: int(self.state.answers.get(p) == "a") for p in self.players}

@@ -1,10 +1,10 @@
 """The values an engine is given and gives back: its ``Setup``, a submit
-field's ``Ask``, what is ``Legal`` now, how its log tells the ``Outcome``, and
+field's ``Ask``, what is ``Legal`` now, what an audience may see (``View``), how its log tells the ``Outcome``, and
 its ``Result`` — plain data the table, the runtime and the shell read too."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,18 @@ class Legal:
     taps: tuple[str, ...] = ()
     submits: Mapping[str, Ask] = field(default_factory=dict)
 
+
+
+@dataclass(frozen=True)
+class View:
+    """What one audience may see now — the table (every page and the TV) or
+    one seat (that player's page): ``facts``, JSON-ready (the page's game
+    part), and ``lines``, the same facts as labelled lines (narration keys
+    with their params, rendered in the table's language by the runtime).
+    One value, so a page's facts and its lines cannot tell different things."""
+
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    lines: Sequence[tuple[str, dict[str, Any]]] = ()
 
 
 @dataclass(frozen=True)

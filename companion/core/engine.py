@@ -8,9 +8,11 @@ the journal rebuild any game by replaying its inputs — and in
 ``self.sealed``: the players' own submits (sealed bids…), which the table's
 ``back`` never touches (DESIGN.md, *Audiences*).
 
-The read side: ``public_view()`` is what everyone may see now (the public
-page), ``private_view(player)`` what that player alone may see, and
-``legal(player)`` what the table (``None``) or that player may do now.
+The read side is one function, as boardgame.io's ``playerView``:
+``view(seat)`` is what an audience may see now — the table (``None``: every
+page and the TV) or that seat alone — and ``public_view``/``board``,
+``private_view``/``page`` and the ``headline`` are derived from it;
+``legal(player)``, what the table or that player may do now, from ``STEPS``.
 
 The step table it dispatches on (``STEPS``) is core/steps.py; the values it
 is given and gives back are core/contract.py (both re-exported here, where
@@ -24,11 +26,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from companion.core.before_start import BeforeStart
-from companion.core.contract import Ask, Legal, Outcome, Result, Setup
+from companion.core.contract import Ask, Legal, Outcome, Result, Setup, View
 from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.core.steps import Goto, Step, StepError, Take
 
-__all__ = ["Ask", "Engine", "Goto", "Legal", "Outcome", "Result", "Setup", "Step", "StepError", "Take"]
+__all__ = ["Ask", "Engine", "Goto", "Legal", "Outcome", "Result", "Setup", "Step", "StepError", "Take", "View"]
 
 
 class Engine(BeforeStart):
@@ -210,10 +212,17 @@ class Engine(BeforeStart):
         submitting player's page only."""
         return inp.label
 
+    def view(self, seat: str | None = None) -> View:
+        """The one read function: what ``seat`` alone may see now (their
+        page), or with ``None`` what the table may — every page and the TV,
+        so nothing there may be hidden information.  A game reads its state
+        here (never arming or changing anything); everything else on the
+        read side is derived from it.  Default: the step, for the table."""
+        return View({"step": self.state.step}) if seat is None else View()
+
     def public_view(self) -> dict[str, Any]:
-        """What everyone may see now, JSON-ready (the public page's game part).
-        Nothing here may be hidden information."""
-        return {"step": self.state.step}
+        """The table's ``view``'s facts (the public page's game part)."""
+        return dict(self.view().facts)
 
     def headline(self) -> dict[str, Any]:
         """What the table waits for now, from public facts only (the pages'
@@ -231,20 +240,16 @@ class Engine(BeforeStart):
         return {**head, **self._step.headline(self)} if self._step.headline is not None else head
 
     def private_view(self, player: str) -> dict[str, Any]:
-        """What ``player`` alone may see now (their page), JSON-ready."""
-        return {}
+        """``player``'s ``view``'s facts (their page's game part)."""
+        return dict(self.view(player).facts)
 
     def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
-        """``private_view`` as labelled lines for ``player``'s page: narration
-        keys (``dt.page.gems``) with their params, rendered in the table's
-        language by the runtime.  Only what ``private_view`` holds."""
-        return []
+        """``player``'s ``view`` as lines (``dt.page.gems``) for their page."""
+        return list(self.view(player).lines)
 
     def board(self) -> list[tuple[str, dict[str, Any]]]:
-        """``public_view`` as labelled lines for the public page (the table's
-        board: ``dt.board.vp``), rendered like ``page``.  Only what
-        ``public_view`` holds: anyone may read it."""
-        return []
+        """The table's ``view`` as lines (``dt.board.vp``): every page's board and the TV's."""
+        return list(self.view().lines)
 
     def legal(self, player: str | None = None) -> Legal:
         """What the table (``None``) or ``player`` may do now, derived from

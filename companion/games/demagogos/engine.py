@@ -25,8 +25,13 @@ in the auction open now (the kind ``gift``, from ``kind_of``).
 
 Secrecy (rules, *Who may know what*): gems, sealed bids, roles before the
 round's end, the sage's and demagogue's boxes, gifts go out only as ``Tell``
-and ``private_view``; the sealed bids live in ``self.sealed`` while their
-auction is open, and in the state (never shown) after.
+and a seat's own ``view``; the sealed bids live in ``self.sealed`` while
+their auction is open, and in the state (never shown) after.
+
+The game is composed of its state (``state``), its steps (the table below;
+the handlers are the functions of ``steps`` — the auctions and the trade —
+and ``cave`` — the draws, the boxes, the round's end) and one read function
+(``views.view``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from companion.core.engine import Outcome, Take
+from companion.core.engine import Engine, Outcome, Result, Setup, Take
 from companion.core.events import (
     Drawn,
     Input,
@@ -44,17 +49,26 @@ from companion.core.events import (
     Submit,
     Tap,
 )
+from companion.games.demagogos import cave, steps, views
 from companion.games.demagogos import rules as R
-from companion.games.demagogos import views
-from companion.games.demagogos.cave import DemagogosCave
-from companion.games.demagogos.handlers import _box
 from companion.games.demagogos.show import SHOWS
-from companion.games.demagogos.state import GAME, TRADE_FIELDS, Round
+from companion.games.demagogos.state import (
+    GAME,
+    TRADE_FIELDS,
+    DtState,
+    Round,
+    active,
+    bidding,
+    bonus_draws,
+    cave_draws,
+    draws,
+    explorer,
+    role_draws,
+    sealed_auction,
+)
 
-_h = DemagogosCave  # the handlers of the step table, as the modules below define them
 
-
-class Demagogos(DemagogosCave):
+class Demagogos(Engine):
     needs_pages: ClassVar[bool] = True  # sealed bids and private roles: every player needs their page
     ordered_winners: ClassVar[bool] = True  # the winners in the order they left: their places
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("game_over"),)  # no sides: the places are its verdict
@@ -64,8 +78,26 @@ class Demagogos(DemagogosCave):
     shows: ClassVar[Mapping[str, Callable[[Mapping[str, Any]], str]]] = SHOWS
     min_players: ClassVar[int] = 6
     max_players: ClassVar[int] = 10
+    state: DtState
 
     # ---------------------------------------------------------- lifecycle
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        st = self.state = DtState()
+        st.gems = {p: R.START_GEMS for p in self.players}
+        st.vp = {p: 0 for p in self.players}
+        st.vp_start = dict(st.vp)
+        st.gifts = {p: [] for p in self.players}
+
+    def result(self) -> Result:
+        exited = tuple(self.state.exited)
+        return Result(dict(self.state.vp), exited, places={p: n for n, p in enumerate(exited, 1)})
+
+    def undo_scope(self, state: Any) -> Any:
+        """A box opened in front of the table is final; passing after a treasure
+        (``next``) may be taken back until the next box is tapped."""
+        return (state.step, state.round, len(state.opened))
+
     @classmethod
     def pairing_lines(cls, players: Sequence[str], rules: Sequence[str],
                       options: Mapping[str, Any]) -> list[Output]:
@@ -103,7 +135,7 @@ class Demagogos(DemagogosCave):
         finally:
             self._undo, self._final = undo, final
         for snapshot in undo:
-            self._give(snapshot, *self._given)
+            steps.give(snapshot, inp.player, str(inp.value["to"]), int(inp.value["gems"]))
         return out
 
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
@@ -113,14 +145,14 @@ class Demagogos(DemagogosCave):
         if isinstance(inp, Drawn):
             return Refusal("refuse.bad_draw", f"the draw {inp.name} is not expected now")
         if isinstance(inp, Tap) and inp.identity.startswith("dt/box/"):
-            return Refusal("dt.refuse.box_not_now", "no box may be opened now", box=_box(inp))
+            return Refusal("dt.refuse.box_not_now", "no box may be opened now", box=steps.box_of(inp))
         if isinstance(inp, Tap) and inp.identity.startswith("player/"):
             return Refusal("dt.refuse.player_card", "player cards are not needed now: use your page",
                            player=inp.identity.removeprefix("player/"))
         if isinstance(inp, Tap):
             return Refusal("dt.refuse.not_now", f"{inp.identity} is not expected now")
-        if kind == "next" and (auction := self._sealed()) is not None:
-            waiting = [p for p in self._bidders() if p not in self.sealed.get(auction, {})]
+        if kind == "next" and (auction := sealed_auction(self)) is not None:
+            waiting = [p for p in bidding(self) if p not in self.sealed.get(auction, {})]
             return Refusal("dt.refuse.bids_missing", "every bid must be in first", players=waiting)
         if kind == "next":
             return Refusal("dt.refuse.not_now", "next does nothing now")
@@ -128,7 +160,7 @@ class Demagogos(DemagogosCave):
 
     # ------------------------------------------------------------ prompts
     def resume(self) -> list[Output]:
-        return [Say("dt.resume", {"round": self.state.round}), *self.prompt(), *self._draws()]
+        return [Say("dt.resume", {"round": self.state.round}), *self.prompt(), *draws(self)]
 
     # ---------------------------------------------------------- read side
     def public_label(self, inp: Input) -> str:
@@ -138,18 +170,7 @@ class Demagogos(DemagogosCave):
             return ""
         return inp.label
 
-    # the views are views.py's
-    def public_view(self) -> dict[str, Any]:
-        return views.public_view(self)
-
-    def private_view(self, player: str) -> dict[str, Any]:
-        return views.private_view(self, player)
-
-    def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
-        return views.page(self, player)
-
-    def board(self) -> list[tuple[str, dict[str, Any]]]:
-        return views.board(self)
+    view = views.view  # the one read function: what the table or a seat may see
 
     # ------------------------------------------------------------ the steps
     # step -> {input kind -> Take(handler, where it leads, its guard, a
@@ -160,34 +181,34 @@ class Demagogos(DemagogosCave):
     # moment of a round.  Trading and the open VP auction are anyone's to close:
     # everyone still in may act (who can afford what is private); nobody is
     # waited for while the dealer draws.
-    _GIFT = Take(_h._gift, (), _h._gift_refusal, asks=_h._gift_asks)
+    _GIFT = Take(steps.gift, (), steps.gift_refusal, asks=steps.gift_asks)
 
-    STEPS: ClassVar[dict[str, Round]] = {
-        "role_auction": Round({"submit": Take(_h._sealed_bid, ("role_auction", "rolling"), _h._bid_refusal, asks=_h._bid_asks),
+    STEPS: ClassVar[Mapping[str, Round]] = {
+        "role_auction": Round({"submit": Take(steps.sealed_bid, ("role_auction", "rolling"), steps.bid_refusal, asks=steps.bid_asks),
                                "gift": _GIFT},
                               prompt=views.sealed_prompt, waits=views.sealed_waits, headline=views.sealed_headline,
                               auction="role", view=views.sealed_view),
-        "rolling": Round({"draw": Take(_h._die_drawn, ("rolling", "turn_auction"), _h._draw_refusal), "gift": _GIFT},
-                         draws=_h._role_draws),
-        "turn_auction": Round({"submit": Take(_h._sealed_bid, ("turn_auction", "cave_draw"), _h._bid_refusal,
-                                              asks=_h._bid_asks), "gift": _GIFT},
+        "rolling": Round({"draw": Take(cave.die_drawn, ("rolling", "turn_auction"), cave.draw_refusal), "gift": _GIFT},
+                         draws=role_draws),
+        "turn_auction": Round({"submit": Take(steps.sealed_bid, ("turn_auction", "cave_draw"), steps.bid_refusal,
+                                              asks=steps.bid_asks), "gift": _GIFT},
                               prompt=views.sealed_prompt, waits=views.sealed_waits, headline=views.sealed_headline,
                               auction="turn", view=views.sealed_view),
-        "cave_draw": Round({"draw": Take(_h._cave_drawn, ("cave_draw", "cave"), _h._draw_refusal), "gift": _GIFT},
-                           draws=_h._cave_draws),
-        "cave": Round({"tap": Take(_h._open_box, ("cave", "bonus", "trade", "over"), _h._box_refusal),
-                       "next": Take(_h._pass, (), _h._open_first), "gift": _GIFT},
-                      prompt=views.cave_prompt, waits=lambda g: [g._current()], exploring=True,
-                      view=lambda g: {"turn": g._current()}),
-        "bonus": Round({"draw": Take(_h._treasure, ("cave", "trade", "over"), _h._draw_refusal), "gift": _GIFT},
-                       draws=_h._bonus_draws, exploring=True),
-        "trade": Round({"submit": Take(_h._exchange, ("trade", "over"), _h._exchange_refusal, asks=_h._exchange_asks),
-                        "next": Take(_h._vp_auction, ("vp_auction",)), "gift": _GIFT},
-                       prompt=lambda g: [Say("dt.trade.prompt")], waits=lambda g: g.active,
+        "cave_draw": Round({"draw": Take(cave.cave_drawn, ("cave_draw", "cave"), cave.draw_refusal), "gift": _GIFT},
+                           draws=cave_draws),
+        "cave": Round({"tap": Take(cave.open_box, ("cave", "bonus", "trade", "over"), cave.box_refusal),
+                       "next": Take(cave.pass_turn, (), cave.open_first), "gift": _GIFT},
+                      prompt=views.cave_prompt, waits=lambda g: [explorer(g)], exploring=True,
+                      view=lambda g: {"turn": explorer(g)}),
+        "bonus": Round({"draw": Take(cave.treasure, ("cave", "trade", "over"), cave.draw_refusal), "gift": _GIFT},
+                       draws=bonus_draws, exploring=True),
+        "trade": Round({"submit": Take(steps.exchange, ("trade", "over"), steps.exchange_refusal, asks=steps.exchange_asks),
+                        "next": Take(cave.vp_auction, ("vp_auction",)), "gift": _GIFT},
+                       prompt=lambda g: [Say("dt.trade.prompt")], waits=active,
                        headline=views.anyone),
-        "vp_auction": Round({"submit": Take(_h._vp_bid, (), _h._vp_bid_refusal, asks=_h._vp_bid_asks),
-                             "next": Take(_h._close_vp_auction, ("over", "role_auction")), "gift": _GIFT},
-                            prompt=views.vp_prompt, waits=lambda g: g.active, headline=views.anyone,
+        "vp_auction": Round({"submit": Take(steps.vp_bid, (), steps.vp_bid_refusal, asks=steps.vp_bid_asks),
+                             "next": Take(cave.close_vp_auction, ("over", "role_auction")), "gift": _GIFT},
+                            prompt=views.vp_prompt, waits=active, headline=views.anyone,
                             auction="vp", view=views.vp_view),
         "over": Round({}, prompt=lambda g: [Say("dt.game_over", {"players": list(g.state.exited)})], final=True),
     }

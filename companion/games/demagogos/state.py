@@ -1,16 +1,21 @@
-"""Demagogos' Trap: its state, the step it is in, and what the handlers and the
-read side ask of them (who is still in, whose turn, what is drawn now)."""
+"""Demagogos' Trap: its state, the step it is in, and what the steps and the
+views read of them (who is still in, whose turn, what is drawn now).
+
+``DtState`` is everything the table's inputs change (the driver snapshots
+it for ``back``); ``Game`` is what a handler or a view may read of the
+engine beside it — the seats, the sealed bids, the step table — typed here
+so that neither ``steps``, ``cave`` nor ``views`` imports the engine that
+names them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-from companion.core.engine import Engine, Result, Setup, Step
-from companion.core.events import (
-    Draw,
-)
+from companion.core.contract import Legal
+from companion.core.engine import Step
+from companion.core.events import Draw, Output, Refusal
 from companion.games.demagogos import rules as R
 from companion.games.demagogos.rules import SAGE, TREASURE
 
@@ -62,91 +67,93 @@ class Round(Step):
     view: Callable[[Any], dict[str, Any]] | None = None
 
 
-class DemagogosBase(Engine):
-    """The state and the queries on it."""
+class Game(Protocol):
+    """What the steps and the views read of the engine (``engine.Demagogos``)."""
 
-    STEPS: ClassVar[Mapping[str, Round]]  # the step table (engine.py)
+    STEPS: ClassVar[Mapping[str, Round]]
     state: DtState
+    players: tuple[str, ...]
+    sealed: dict[str, Any]  # the sealed auction's bids (``role``, ``turn``) and the open one's (``vp``)
 
-    def __init__(self, setup: Setup) -> None:
-        super().__init__(setup)
-        st = self.state = DtState()
-        st.gems = {p: R.START_GEMS for p in self.players}
-        st.vp = {p: 0 for p in self.players}
-        st.vp_start = dict(st.vp)
-        st.gifts = {p: [] for p in self.players}
-        self._given: tuple[str, str, int] = ("", "", 0)  # the last gift made: for ``handle``
+    def prompt(self) -> list[Output]: ...
 
-    # ------------------------------------------------------------ queries
-    @property
-    def active(self) -> list[str]:
-        """The players still in the game, seat order."""
-        return [p for p in self.players if p not in self.state.exited]
+    def waiting(self) -> list[str]: ...
 
-    @property
-    def needed(self) -> int:
-        return R.winners_needed(len(self.players))
+    def legal(self, player: str | None = None) -> Legal: ...
 
-    def _role(self, player: str) -> str | None:
-        die = self.state.dice.get(player)
-        return R.role_of_die(die) if die is not None else None
+    def _not_taken(self, kind: str, value: Any) -> Refusal: ...
 
-    def _current(self) -> str:
-        st = self.state
-        return st.finder or st.explorers[st.turn]
 
-    def _sages(self) -> list[str]:
-        """This round's sages, seat order: the first is told the cave's own pair."""
-        return [p for p in self.state.holders if self._role(p) == SAGE]
+def active(g: Game) -> list[str]:
+    """The players still in the game, seat order."""
+    return [p for p in g.players if p not in g.state.exited]
 
-    def _treasures_left(self) -> int:
-        opened = {o["box"] for o in self.state.opened}
-        return sum(1 for b, c in enumerate(self.state.contents, 1) if c == TREASURE and b not in opened)
 
-    @property
-    def _here(self) -> Round:
-        """The current step's entry."""
-        return self.STEPS[self.state.step]
+def needed(g: Game) -> int:
+    return R.winners_needed(len(g.players))
 
-    def _draws(self) -> list[Draw]:
-        """The secret draws the current step waits for (asked again on resume)."""
-        return self._here.draws(self) if self._here.draws is not None else []
 
-    def _role_draws(self) -> list[Draw]:
-        st = self.state
-        return [Draw(f"r{st.round}:role:{p}", *R.DIE) for p in st.holders if p not in st.dice]
+def role_of(g: Game, player: str) -> str | None:
+    die = g.state.dice.get(player)
+    return R.role_of_die(die) if die is not None else None
 
-    def _cave_draws(self) -> list[Draw]:
-        st = self.state
-        treasure, _, _ = R.cave_contents(len(st.explorers))
-        cave = [] if st.contents else [Draw(f"r{st.round}:cave", 1, R.KEY_HIGH, count=st.boxes)]
-        # [ruling] each further sage draws their own pair: one key per treasure box, in box order
-        return cave + [Draw(f"r{st.round}:sage:{p}", 1, R.KEY_HIGH, count=treasure)
-                       for p in self._sages()[1:] if p not in st.sage_keys]
 
-    def _bonus_draws(self) -> list[Draw]:
-        st = self.state
-        return [Draw(f"r{st.round}:bonus:{st.pending}", *R.BONUS)] if st.pending is not None else []
+def explorer(g: Game) -> str:
+    st = g.state
+    return st.finder or st.explorers[st.turn]
 
-    def _sealed(self) -> str | None:
-        """The sealed auction open now (``role``, ``turn``), or None."""
-        return self._here.auction if self._here.auction in SEALED else None
 
-    def _bidders(self) -> list[str]:
-        """Who bids in the sealed auction open now: everyone still in for the
-        roles, the explorers for the turn order."""
-        return self.active if self._here.auction == "role" else self.state.explorers
+def sages(g: Game) -> list[str]:
+    """This round's sages, seat order: the first is told the cave's own pair."""
+    return [p for p in g.state.holders if role_of(g, p) == SAGE]
 
-    @property
-    def _over(self) -> bool:
-        """Have enough players exited to end the game?"""
-        return len(self.state.exited) >= self.needed
 
-    def result(self) -> Result:
-        exited = tuple(self.state.exited)
-        return Result(dict(self.state.vp), exited, places={p: n for n, p in enumerate(exited, 1)})
+def treasures_left(g: Game) -> int:
+    opened = {o["box"] for o in g.state.opened}
+    return sum(1 for b, c in enumerate(g.state.contents, 1) if c == TREASURE and b not in opened)
 
-    def undo_scope(self, state: Any) -> Any:
-        """A box opened in front of the table is final; passing after a treasure
-        (``next``) may be taken back until the next box is tapped."""
-        return (state.step, state.round, len(state.opened))
+
+def here(g: Game) -> Round:
+    """The current step's entry."""
+    return g.STEPS[g.state.step]
+
+
+def draws(g: Game) -> list[Draw]:
+    """The secret draws the current step waits for (asked again on resume)."""
+    step = here(g)
+    return step.draws(g) if step.draws is not None else []
+
+
+def role_draws(g: Game) -> list[Draw]:
+    st = g.state
+    return [Draw(f"r{st.round}:role:{p}", *R.DIE) for p in st.holders if p not in st.dice]
+
+
+def cave_draws(g: Game) -> list[Draw]:
+    st = g.state
+    treasure, _, _ = R.cave_contents(len(st.explorers))
+    cave = [] if st.contents else [Draw(f"r{st.round}:cave", 1, R.KEY_HIGH, count=st.boxes)]
+    # [ruling] each further sage draws their own pair: one key per treasure box, in box order
+    return cave + [Draw(f"r{st.round}:sage:{p}", 1, R.KEY_HIGH, count=treasure)
+                   for p in sages(g)[1:] if p not in st.sage_keys]
+
+
+def bonus_draws(g: Game) -> list[Draw]:
+    st = g.state
+    return [Draw(f"r{st.round}:bonus:{st.pending}", *R.BONUS)] if st.pending is not None else []
+
+
+def sealed_auction(g: Game) -> str | None:
+    """The sealed auction open now (``role``, ``turn``), or None."""
+    return here(g).auction if here(g).auction in SEALED else None
+
+
+def bidding(g: Game) -> list[str]:
+    """Who bids in the sealed auction open now: everyone still in for the
+    roles, the explorers for the turn order."""
+    return active(g) if here(g).auction == "role" else g.state.explorers
+
+
+def over(g: Game) -> bool:
+    """Have enough players exited to end the game?"""
+    return len(g.state.exited) >= needed(g)

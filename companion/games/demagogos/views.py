@@ -1,114 +1,133 @@
 """Demagogos' Trap: what the table and each player see — the read side.
 
-The public view and the board made from it alone, a player's private view
-and page, and what each step is to the table (its prompt, whom it waits
-for, its headline, its part of the public view), which the step table in
-``engine`` declares beside what each step takes.  Pure reads of the engine:
-nothing here changes the state.
+``view``, what the table or a seat may see (the engine's one read function:
+the table's facts and the board made from them alone, a player's facts and
+their page), and what each step is to the table (its prompt, whom it waits
+for, its headline, its part of the table's view), which the step table in
+``engine`` declares beside what each step takes.  Pure reads of the state
+(``state.Game``): nothing here changes it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
+from companion.core.contract import View
 from companion.core.events import Output, Say
 from companion.games.demagogos.rules import DISASTER, SAGE
-
-if TYPE_CHECKING:
-    from companion.games.demagogos.cave import (
-        DemagogosCave as Demagogos,  # the engine below its step table: no import back up
-    )
+from companion.games.demagogos.state import (
+    Game,
+    active,
+    bidding,
+    cave_draws,
+    explorer,
+    here,
+    role_of,
+    sealed_auction,
+)
+from companion.games.demagogos.steps import vp_top
 
 
 # ------------------------------------------------------------ the steps
-def sealed_prompt(game: Demagogos) -> list[Output]:
-    kind, bidders = game._sealed(), game._bidders()
+def sealed_prompt(g: Game) -> list[Output]:
+    kind, bidders = sealed_auction(g), bidding(g)
     assert kind is not None
-    waiting = [p for p in bidders if p not in game.sealed.get(kind, {})]
+    waiting = [p for p in bidders if p not in g.sealed.get(kind, {})]
     return [Say(f"dt.{kind}_auction.waiting", {"players": waiting, "n": len(bidders) - len(waiting),
                                                 "count": len(bidders)})]
 
 
-def sealed_waits(game: Demagogos) -> list[str]:
+def sealed_waits(g: Game) -> list[str]:
     """Everyone who may bid and has not (who has bid is public, never what)."""
-    kind = game._sealed()
+    kind = sealed_auction(g)
     assert kind is not None
-    return [p for p in game._bidders() if p not in game.sealed.get(kind, {})]
+    return [p for p in bidding(g) if p not in g.sealed.get(kind, {})]
 
 
-def sealed_headline(game: Demagogos) -> dict[str, Any]:
+def sealed_headline(g: Game) -> dict[str, Any]:
     """A sealed auction counts the bids in: everyone's bid, not anyone's."""
-    waiting, bidders = sealed_waits(game), game._bidders()
+    waiting, bidders = sealed_waits(g), bidding(g)
     return {"waiting_for": waiting, "anyone": False,
             "count": {"done": len(bidders) - len(waiting), "of": len(bidders), "what": "bids"}}
 
 
-def sealed_view(game: Demagogos) -> dict[str, Any]:
-    kind = game._sealed()
+def sealed_view(g: Game) -> dict[str, Any]:
+    kind = sealed_auction(g)
     assert kind is not None
-    return {"bids_in": [p for p in game.players if p in game.sealed.get(kind, {})]}
+    return {"bids_in": [p for p in g.players if p in g.sealed.get(kind, {})]}
 
 
-def cave_prompt(game: Demagogos) -> list[Output]:
-    st = game.state
+def cave_prompt(g: Game) -> list[Output]:
+    st = g.state
     if st.finder is not None:
         return [Say("dt.cave.more", {"player": st.finder})]
-    return [Say("dt.cave.turn", {"player": game._current(), "boxes": st.boxes})]
+    return [Say("dt.cave.turn", {"player": explorer(g), "boxes": st.boxes})]
 
 
-def vp_prompt(game: Demagogos) -> list[Output]:
-    leader, bid = game._vp_top()
+def vp_prompt(g: Game) -> list[Output]:
+    leader, bid = vp_top(g)
     if leader is None:
         return [Say("dt.vp_auction.open")]
     return [Say("dt.vp_auction.leads", {"player": leader, "bid": bid})]
 
 
-def vp_view(game: Demagogos) -> dict[str, Any]:
-    leader, bid = game._vp_top()
-    return {"vp_auction": {"bids": dict(game.sealed.get("vp", {})), "leader": leader, "top": bid}}
+def vp_view(g: Game) -> dict[str, Any]:
+    leader, bid = vp_top(g)
+    return {"vp_auction": {"bids": dict(g.sealed.get("vp", {})), "leader": leader, "top": bid}}
 
 
 # ------------------------------------------------------------ the views
-def public_view(game: Demagogos) -> dict[str, Any]:
-    st = game.state
+def view(g: Game, seat: str | None = None) -> View:
+    """What the table (``None``) or ``seat`` may see now: the facts, and the
+    board or the page made from them."""
+    if seat is None:
+        facts = table_facts(g)
+        return View(facts, board(facts))
+    mine = seat_facts(g, seat)
+    return View(mine, page(g, seat, mine))
+
+
+def table_facts(g: Game) -> dict[str, Any]:
+    st = g.state
     view: dict[str, Any] = {
         "step": st.step, "round": st.round, "vp": dict(st.vp), "exited": list(st.exited),
-        "active": game.active, "holders": list(st.holders), "explorers": list(st.explorers),
+        "active": active(g), "holders": list(st.holders), "explorers": list(st.explorers),
         "boxes": st.boxes, "opened": [dict(o) for o in st.opened], "results": [dict(r) for r in st.results],
     }
-    if game._here.view is not None:  # who has bid in a sealed auction, whose turn in the cave, the open bids
-        view.update(game._here.view(game))
-    view["whose_turn"] = game.waiting()
+    if (step := here(g)).view is not None:  # who has bid in a sealed auction, whose turn in the cave, the open bids
+        view.update(step.view(g))
+    view["whose_turn"] = g.waiting()
     view["rounds"] = [dict(r) for r in st.scored]
     view["totals"] = dict(st.vp)  # the VP now: a round's VP (the sage's, an exchange) moves before it is scored
     return view
 
 
-def private_view(game: Demagogos, player: str) -> dict[str, Any]:
-    st = game.state
+def seat_facts(g: Game, player: str) -> dict[str, Any]:
+    st = g.state
     if player not in st.gems:
         return {}
     view: dict[str, Any] = {"gems": st.gems[player], "vp": st.vp[player], "exited": player in st.exited,
-                            "gifts": [dict(g) for g in st.gifts[player]]}
+                            "gifts": [dict(gift) for gift in st.gifts[player]]}
     bids = {k: b[player] for k, b in st.bids.items() if player in b}
     for kind in ("role", "turn"):
-        if player in game.sealed.get(kind, {}):
-            bids[kind] = game.sealed[kind][player]
+        if player in g.sealed.get(kind, {}):
+            bids[kind] = g.sealed[kind][player]
     view["bids"] = bids
-    role = game._role(player)
+    role = role_of(g, player)
     if role is not None:
         view["role"] = role
-        if st.contents and not game._cave_draws():  # told once every draw of the cave is in
+        if st.contents and not cave_draws(g):  # told once every draw of the cave is in
             view["told"] = ({"treasures": list(st.sage_boxes[player])} if role == SAGE
                             else {"disaster": st.contents.index(DISASTER) + 1})
     return view
 
 
-def page(game: Demagogos, player: str) -> list[tuple[str, dict[str, Any]]]:
-    """``private_view`` as the page's lines (``dt.page.*``): gems, VP, the
+def page(g: Game, player: str, view: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A player's facts (``seat_facts``) as the page's lines (``dt.page.*``): gems, VP, the
     role and what it was told, the player's own sealed bids and gifts, and
     what they may send now (the forms follow, from ``legal``)."""
-    view, st = game.private_view(player), game.state
+    st = g.state
     if not view:
         return []
     rows: list[tuple[str, dict[str, Any]]] = [("dt.page.gems", {"gems": view["gems"]}),
@@ -125,23 +144,22 @@ def page(game: Demagogos, player: str) -> list[tuple[str, dict[str, Any]]]:
     if "disaster" in told:
         rows.append(("dt.page.told.disaster", {"box": told["disaster"]}))
     rows += [(f"dt.page.bid.{kind}", {"bid": bid}) for kind, bid in view["bids"].items()]
-    rows += [(("dt.page.gift.to" if "to" in g else "dt.page.gift.from") + (".one" if g["gems"] == 1 else ""),
-              {"round": g["round"], "player": g.get("to", g.get("from")), "gems": g["gems"]})  # "1 gem"
-             for g in view["gifts"]]
-    submits = game.legal(player).submits
+    rows += [(("dt.page.gift.to" if "to" in gift else "dt.page.gift.from") + (".one" if gift["gems"] == 1 else ""),
+              {"round": gift["round"], "player": gift.get("to", gift.get("from")), "gems": gift["gems"]})  # "1 gem"
+             for gift in view["gifts"]]
+    submits = g.legal(player).submits
     # a gift alone: its form says it — but while trading the page says so (step: it names the line)
     if set(submits) - {"gift"} or (submits and st.step == "trade"):
         rows.append((f"dt.page.now.{st.step}", {}))
     return rows
 
 
-def board(game: Demagogos) -> list[tuple[str, dict[str, Any]]]:
-    """``public_view`` as the public page's lines (``dt.board.*``), read from
+def board(view: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The table's facts (``table_facts``) as the public page's lines (``dt.board.*``), read from
     it alone so nothing private can slip in: VP, who has won and left, who
     holds a role (which one only in the round's results), the explorers
     and their order, the boxes opened, and the auction — who has bid in a
     sealed one, every bid in the open one."""
-    view = game.public_view()
     rows: list[tuple[str, dict[str, Any]]] = [("dt.board.vp", {"scores": view["vp"]})]
     if view["exited"]:
         rows.append(("dt.board.exited", {"players": view["exited"]}))
@@ -170,6 +188,6 @@ def board(game: Demagogos) -> list[tuple[str, dict[str, Any]]]:
     return rows
 
 
-def anyone(game: Demagogos) -> dict[str, Any]:
+def anyone(g: Game) -> dict[str, Any]:
     """The headline of a step anyone still in may close."""
     return {"waiting_for": [], "anyone": True}

@@ -23,7 +23,10 @@ Steps, and what each takes (everything else is refused and changes nothing):
     done        nothing
 
 The Girl's card is the one secret: until ``done`` it is in ``state.card`` and
-nowhere public — not in a line, an event's input (``public_label``), the views.page.
+nowhere public — not in a line, an event's input (``public_label``), the
+table's view (``views.view``: a seat's alone, the Girl's while it is held).
+The game is composed of its state (``state``), its steps (the table below;
+the handlers are ``steps``' functions) and that one read function.
 No draws: the cards are shuffled on the table.
 """
 
@@ -32,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from companion.core.engine import Outcome, Step, Take
+from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     Input,
     Output,
@@ -41,12 +44,12 @@ from companion.core.events import (
     Tap,
     TimerFired,
 )
-from companion.games.madness_hour import views
-from companion.games.madness_hour.handlers import MadnessHourHandlers
+from companion.games.madness_hour import steps, views
 from companion.games.madness_hour.rules import (
     GIRLS,
     SETTINGS,
     SETUP,
+    options_from,
 )
 from companion.games.madness_hour.show import SHOWS
 from companion.games.madness_hour.state import (
@@ -54,12 +57,12 @@ from companion.games.madness_hour.state import (
     GIRL_CARDS,
     SIDE_CARDS,
     STATE_CARDS,
+    MadnessState,
+    girl,
 )
 
-_h = MadnessHourHandlers  # the handlers of the step table, as the modules below define them
 
-
-class MadnessHour(MadnessHourHandlers):
+class MadnessHour(Engine):
     game: ClassVar[str] = "madness-hour"
     tag_prefixes: ClassVar[tuple[str, ...]] = ("mh/",)
     components: ClassVar[tuple[str, ...]] = (*GIRL_CARDS, CLIMAX, *SIDE_CARDS, *STATE_CARDS)
@@ -72,6 +75,30 @@ class MadnessHour(MadnessHourHandlers):
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("mh_result", "girl", GIRLS),)  # the Girl's card decides the sides
     clock_lines: ClassVar[tuple[str, ...]] = ("mh.turn.warning", "mh.climax.discuss", "mh.climax.seconds_left",
                                               "mh.resume.discussion")
+    state: MadnessState
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.opts = options_from(setup.options)  # checked by the config schema (settings)
+        self.state = MadnessState()
+
+    def result(self) -> Result:
+        s = self.state
+        if not self.finished:
+            raise RuntimeError("the game is not finished")
+        roles = {p: ("dead" if p in s.dead else s.states[p]) for p in self.investigators}
+        roles[girl(self)] = f"girl/{s.card}"
+        return Result({p: int(p in s.winners) for p in self.players}, s.winners,
+                      {p: roles[p] for p in self.players},
+                      teams={p: "winners" if p in s.winners else "losers" for p in self.players})
+
+    @property
+    def investigators(self) -> tuple[str, ...]:
+        return tuple(p for p in self.players if p != self.state.girl)
+
+    @property
+    def living(self) -> tuple[str, ...]:
+        return tuple(p for p in self.investigators if p not in self.state.dead)
 
     # ------------------------------------------------------------- lifecycle
     def start(self) -> list[Output]:
@@ -95,15 +122,7 @@ class MadnessHour(MadnessHourHandlers):
             return "mh/girl/*"
         return inp.label
 
-    # the views are views.py's
-    def public_view(self) -> dict[str, Any]:
-        return views.public_view(self)
-
-    def private_view(self, player: str) -> dict[str, Any]:
-        return views.private_view(self, player)
-
-    def page(self, player: str) -> list[tuple[str, dict[str, Any]]]:
-        return views.page(self, player)
+    view = views.view  # the one read function: what the table or a seat may see
 
     # ---------------------------------------------------------------- helpers
     def _not_taken(self, kind: str, inp: Any) -> Refusal:
@@ -127,36 +146,36 @@ class MadnessHour(MadnessHourHandlers):
     # lines after a restart), whom it waits for and its headline (the module's
     # docstring tells the story).
     STEPS: ClassVar[dict[str, Step]] = {
-        "girl": Step({"tap": Take(_h._pick_girl, ("card",), _h._girl_refusal)},
+        "girl": Step({"tap": Take(steps.pick_girl, ("card",), steps.girl_refusal)},
                      ("mh.refuse.girl_first", "the Girl taps her player card first"),
                      prompt=lambda g: [Say("mh.girl.prompt")],
                      resume=lambda g: [Say("mh.resume.start"), *g._setup_lines(), *g.prompt()]),
-        "card": Step({"tap": Take(_h._card, ("explore",), _h._card_refusal), "next": Take(_h._keep_card, ("explore",))},
+        "card": Step({"tap": Take(steps.card, ("explore",), steps.card_refusal), "next": Take(steps.keep_card, ("explore",))},
                      ("mh.refuse.card", "tap your Girl card face down, or press next to keep it"),
                      prompt=lambda g: [Say("mh.girl.card_prompt", {"player": g.state.girl})],
-                     resume=views.resume_step, waits=lambda g: [g._girl]),
-        "explore": Step({"next": Take(_h._call_turn), "timer": Take(_h._turn_timer_fired, (), _h._turn_timer_refusal),
-                         "tap": Take(_h._explore, ("explore", "discussion", "ending"), _h._explore_refusal)},
+                     resume=views.resume_step, waits=lambda g: [girl(g)]),
+        "explore": Step({"next": Take(steps.call_turn), "timer": Take(steps.turn_timer_fired, (), steps.turn_timer_refusal),
+                         "tap": Take(steps.explore, ("explore", "discussion", "ending"), steps.explore_refusal)},
                         ("mh.refuse.explore", "press next for the next turn, or tap the climax card"),
-                        prompt=lambda g: [Say("mh.explore.prompt")], resume=views.resume_explore,
+                        prompt=lambda g: [Say("mh.explore.prompt")], resume=steps.resume_explore,
                         waits=lambda g: [g.state.turn_of] if g.state.turn_of else []),
-        "discussion": Step({"timer": Take(_h._discussion_tick, ("discussion", "vote"), _h._discussion_timer_refusal),
-                            "next": Take(_h._end_discussion, ("vote",))},
+        "discussion": Step({"timer": Take(steps.discussion_tick, ("discussion", "vote"), steps.discussion_timer_refusal),
+                            "next": Take(steps.end_discussion, ("vote",))},
                            ("mh.refuse.discussion", "the discussion is on: press next to end it"),
-                           prompt=lambda g: [Say("mh.climax.prompt")], resume=views.resume_discussion,
+                           prompt=lambda g: [Say("mh.climax.prompt")], resume=steps.resume_discussion,
                            waits=lambda g: list(g.players), headline=views.discussion_headline),
-        "vote": Step({"tap": Take(_h._vote, ("vote", "battle", "ending"), _h._vote_refusal)},
+        "vote": Step({"tap": Take(steps.vote, ("vote", "battle", "ending"), steps.vote_refusal)},
                      ("mh.refuse.vote", "tap your player card, then keep or kill"),
                      prompt=views.vote_prompt, resume=views.resume_step, waits=views.vote_waits, headline=views.vote_headline),
-        "battle": Step({"submit": Take(_h._fight, (), _h._fight_refusal, asks=_h._battle_asks),
-                        "next": Take(_h._battle_counted, ("ending",), _h._strength_missing),
-                        "tap": Take(_h._battle_side, ("ending",), _h._side_refusal)},
+        "battle": Step({"submit": Take(steps.fight, (), steps.fight_refusal, asks=steps.battle_asks),
+                        "next": Take(steps.battle_counted, ("ending",), steps.strength_missing),
+                        "tap": Take(steps.battle_side, ("ending",), steps.side_refusal)},
                        ("mh.refuse.battle",
                         "send your strengths from your pages and press next, or tap the winning side"),
                        prompt=lambda g: [Say("mh.battle.prompt")], resume=views.resume_step,
                        waits=lambda g: [p for p in g.players if p in g.state.votes]),  # the voters fight
-        "ending": Step({"tap": Take(_h._ending, (), _h._ending_refusal), "next": Take(_h._ending_done, ("done",),
-                                                                               _h._ending_incomplete)},
+        "ending": Step({"tap": Take(steps.ending, (), steps.ending_refusal), "next": Take(steps.ending_done, ("done",),
+                                                                               steps.ending_incomplete)},
                        ("mh.refuse.ending", "tap the Girl's card and each survivor's state"),
                        prompt=views.ending_prompt, resume=views.resume_step, waits=views.ending_waits, headline=views.ending_headline),
         "done": Step({}, ("mh.refuse.finished", "the game is over"),

@@ -1,20 +1,21 @@
-"""Madness Hour: its state, and what the handlers and the read side ask of it
-(the Girl, the investigators, who lives; the timers a step arms)."""
+"""Madness Hour: its state, and what the steps and the views read of it.
+
+``MadnessState`` is everything the table's inputs change (the driver
+snapshots it for ``back``); ``Game`` is what a handler or a view may read of
+the engine beside it — the seats, the options, the sealed battle numbers,
+who is an investigator and who lives — typed here so that neither ``steps``
+nor ``views`` imports the engine that names them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from companion.core.countdown import next_point
-from companion.core.engine import Engine, Result, Setup
-from companion.core.events import (
-    CancelTimer,
-    Output,
-    SetTimer,
-)
+from companion.core.contract import Legal
+from companion.core.events import Output, Refusal
 from companion.games.madness_hour.rules import (
     GIRLS,
-    options_from,
+    Options,
 )
 
 GIRL_CARDS = tuple(f"mh/girl/{g}" for g in GIRLS)
@@ -44,54 +45,39 @@ class MadnessState:
     winners: tuple[str, ...] = ()
 
 
-class MadnessHourBase(Engine):
-    """The state and the queries on it."""
+class Game(Protocol):
+    """What the steps and the views read of the engine (``engine.MadnessHour``)."""
 
     state: MadnessState
-
-    def __init__(self, setup: Setup) -> None:
-        super().__init__(setup)
-        self.opts = options_from(setup.options)  # checked by the config schema (settings)
-        self.state = MadnessState()
-
-    def result(self) -> Result:
-        s = self.state
-        if not self.finished:
-            raise RuntimeError("the game is not finished")
-        roles = {p: ("dead" if p in s.dead else s.states[p]) for p in self.investigators}
-        roles[self._girl] = f"girl/{s.card}"
-        return Result({p: int(p in s.winners) for p in self.players}, s.winners,
-                      {p: roles[p] for p in self.players},
-                      teams={p: "winners" if p in s.winners else "losers" for p in self.players})
+    players: tuple[str, ...]
+    sealed: dict[str, Any]  # each voter's battle numbers, sent from their page
+    opts: Options
 
     @property
-    def _girl(self) -> str:
-        assert self.state.girl is not None
-        return self.state.girl
+    def investigators(self) -> tuple[str, ...]: ...
 
     @property
-    def investigators(self) -> tuple[str, ...]:
-        return tuple(p for p in self.players if p != self.state.girl)
+    def living(self) -> tuple[str, ...]: ...
 
     @property
-    def living(self) -> tuple[str, ...]:
-        return tuple(p for p in self.investigators if p not in self.state.dead)
+    def finished(self) -> bool: ...
 
-    def _turn_timer(self) -> list[Output]:
-        o, n = self.opts, self.state.turns
-        if not o.turn_s:
-            return []
-        if o.turn_warning_s and o.turn_warning_s < o.turn_s:
-            return [SetTimer(f"turn:{n}:warn", o.turn_s - o.turn_warning_s)]
-        return [SetTimer(f"turn:{n}:up", o.turn_s)]
+    def prompt(self) -> list[Output]: ...
 
-    def _cancel_turn(self) -> list[Output]:
-        n = self.state.turns
-        return [CancelTimer(f"turn:{n}:warn"), CancelTimer(f"turn:{n}:up")] if self.opts.turn_s and n else []
+    def waiting(self) -> list[str]: ...
 
-    def _discussion_timer(self) -> SetTimer:
-        left = self.state.left_s
-        return SetTimer("discussion", left - next_point(left, self.opts.discussion_s, self.opts.warnings_s))
+    def legal(self, player: str | None = None) -> Legal: ...
 
-    def _ending_missing(self) -> list[str]:
-        return [p for p in self.living if p not in self.state.states and p not in self.state.revealed]
+    def _player_of(self, inp: Any) -> str | None: ...
+
+    def _not_taken(self, kind: str, value: Any) -> Refusal: ...
+
+
+def girl(g: Game) -> str:
+    """Who plays the Girl (asked once she has tapped her card)."""
+    assert g.state.girl is not None
+    return g.state.girl
+
+
+def ending_missing(g: Game) -> list[str]:
+    return [p for p in g.living if p not in g.state.states and p not in g.state.revealed]

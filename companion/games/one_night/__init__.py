@@ -1,6 +1,8 @@
-"""One Night Werewolf (ワンナイト人狼): the engine (``engine``), its roles and
-editions (``roles``), its rules (``rules``, ``night``, ``verdict``) and its
-read side (``views``).
+"""One Night Werewolf (ワンナイト人狼): the engine (``engine``: the class and
+its step table), its state (``state``), the steps' handlers (``steps``, and
+``reveal`` for the count and the reveal), its read side (``views``), its
+roles and editions (``roles``) and its rules (``rules``, ``night``,
+``verdict``).
 
 ``add_role`` is how a role joins from a module of its own: one entry in the
 registry, and the game's cards, tags, settings, manifest and lines know it —

@@ -1,26 +1,43 @@
 """One Night Werewolf: what the table sees and hears at each step — the read side.
 
-The public view, and what each step is to the table — its prompt, its lines
-after a restart, whom it waits for, its headline — which the step table in
-``engine`` declares beside what each step takes.  Reads of the engine: the
-state changes only in ``engine``'s handlers.
+``view``, what an audience may see (the engine's one read function: the
+board, the pages and the headline come from it), and what each step is to
+the table — its prompt, its lines after a restart, whom it waits for, its
+headline's count or countdown — which the step table in ``engine``
+declares beside what each step takes.  All of it reads the state
+(``state.Game``); nothing here changes it or arms a timer (the restarts
+that re-arm one are ``steps``').
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from companion.core.countdown import next_point, spoken
-from companion.core.events import CancelTimer, Output, Say, SetTimer, Sound
-from companion.games.one_night.night import turn_start
+from companion.core.contract import View
+from companion.core.countdown import next_point
+from companion.core.events import Output, Say
 from companion.games.one_night.roles import spoken as spoken_role
+from companion.games.one_night.state import (
+    Game,
+    counting,
+    discussion_s,
+    executed,
+    missing,
+    phone_votes,
+    tally_for,
+    to_vote,
+    voted,
+)
 
-if TYPE_CHECKING:
-    from companion.games.one_night.engine import OneNight
+
+def view(g: Game, seat: str | None = None) -> View:
+    """What the table (``None``) or ``seat`` may see now — the one read
+    function the engine's board, page and headline come from."""
+    return table_view(g) if seat is None else seat_view(g, seat)
 
 
-def public_view(game: OneNight) -> dict[str, Any]:
+def table_view(g: Game) -> View:
     """The step and whom the table waits for.  By night nobody: naming the
     role called would give the night's order (and so the deck's) away.
     While the vote is open, the tally: the votes each player got as the
@@ -28,40 +45,32 @@ def public_view(game: OneNight) -> dict[str, Any]:
     vote is counted in, never whom it is for); after the count, the votes
     each player got.  The executed once the table knows them.  The edition
     and the deck (role → count) for the whole game: the table chose them,
-    and they were said."""
-    s = game.state
-    view: dict[str, Any] = {"step": s.step, "whose_turn": game.waiting(),
-                            "edition": game.edition, "deck": dict(game.deck)}  # public: the table chose it
-    voted = game._voted()
+    and they were said.  Its lines: the deck in play, the tally and who
+    still has to vote, the executed and the shot."""
+    s = g.state
+    facts: dict[str, Any] = {"step": s.step, "whose_turn": g.waiting(),
+                             "edition": g.edition, "deck": dict(g.deck)}  # public: the table chose it
+    lines = deck_lines(g.edition, g.deck)
+    done = voted(g)
     # the count, as each vote was said aloud ("A vote for red: 2 of 5 have voted"); at the count even when 0 of 5
-    if voted or s.step == "count":
-        view["tally"] = {"for": {p: n for p in game.players if (n := list(s.votes.values()).count(p))},
-                         "done": len(voted), "of": len(game.players), "still": game._to_vote()}
-    if s.executed:  # said aloud as the count or the taps decided it: kept to the end, and in the result
-        view["executed"] = game._executed()
-    if s.verdict is not None:
-        view["dead"] = list(s.verdict.dead)
-    return view
-
-
-def board(game: OneNight) -> list[tuple[str, dict[str, Any]]]:
-    """The public view as lines for every page and the TV: the deck in play,
-    the tally and who still has to vote, the executed."""
-    view = public_view(game)
-    lines = deck_lines(game.edition, game.deck)
-    if (tally := view.get("tally")) is not None:
+    if done or s.step == "count":
+        tally = facts["tally"] = {"for": tally_for(s.votes, g.players), "done": len(done),
+                                  "of": len(g.players), "still": to_vote(g)}
         lines += [("onw.board.votes_for_one" if n == 1 else "onw.board.votes_for", {"player": p, "n": n})
                   for p, n in tally["for"].items()]
         lines.append(("onw.board.voted", {"n": tally["done"], "count": tally["of"]}))
         if tally["still"]:
             lines.append(("onw.board.to_vote", {"players": tally["still"]}))
-    if game.state.counted and not game.state.executed:
+    if s.counted and not s.executed:
         lines.append(("onw.board.nobody_executed", {}))
-    if view.get("executed"):
-        lines.append(("onw.board.executed", {"players": view["executed"]}))
-    if shot := [p for p in view.get("dead", []) if p not in view.get("executed", [])]:
-        lines.append(("onw.board.shot", {"players": shot}))
-    return lines
+    if s.executed:  # said aloud as the count or the taps decided it: kept to the end, and in the result
+        facts["executed"] = executed(g)
+        lines.append(("onw.board.executed", {"players": facts["executed"]}))
+    if s.verdict is not None:
+        facts["dead"] = list(s.verdict.dead)
+        if shot := [p for p in facts["dead"] if p not in facts.get("executed", [])]:
+            lines.append(("onw.board.shot", {"players": shot}))
+    return View(facts, lines)
 
 
 def deck_lines(edition: str, deck: Mapping[str, int]) -> list[tuple[str, dict[str, Any]]]:
@@ -72,107 +81,66 @@ def deck_lines(edition: str, deck: Mapping[str, int]) -> list[tuple[str, dict[st
               for role, n in deck.items())]
 
 
-def private_view(game: OneNight, player: str) -> dict[str, Any]:
+def seat_view(g: Game, player: str) -> View:
     """A player's own phone vote, while it may change and once counted."""
-    vote = game._phone_votes().get(player)
+    vote = phone_votes(g).get(player)
     # a phone vote is shown from the call to the end of the game (after the count, as counted)
-    if vote is None or not (game.state.step in ("vote", "count") or game.state.counted):
-        return {}
-    return {"vote": vote, "open": not game.state.counted}
+    if vote is None or not (g.state.step in ("vote", "count") or g.state.counted):
+        return View()
+    is_open = not g.state.counted
+    return View({"vote": vote, "open": is_open},
+                [("onw.page.vote_open" if is_open else "onw.page.vote", {"player": vote})])
 
 
-def page(game: OneNight, player: str) -> list[tuple[str, dict[str, Any]]]:
-    view = private_view(game, player)
-    if not view:
-        return []
-    return [("onw.page.vote_open" if view["open"] else "onw.page.vote", {"player": view["vote"]})]
+def everyone(g: Game) -> list[str]:
+    return list(g.players)
 
 
-def everyone(game: OneNight) -> list[str]:
-    return list(game.players)
+def count_waits(g: Game) -> list[str]:
+    return [g.state.pending] if g.state.pending else to_vote(g)
 
 
-def to_vote(game: OneNight) -> list[str]:
-    """The vote waits for who has not voted yet (who has is public, never for whom)."""
-    return game._to_vote()
+def reveal_waits(g: Game) -> list[str]:
+    return [g.state.pending] if g.state.pending else missing(g)
 
 
-def count_waits(game: OneNight) -> list[str]:
-    return [game.state.pending] if game.state.pending else game._to_vote()
-
-
-def reveal_waits(game: OneNight) -> list[str]:
-    return [game.state.pending] if game.state.pending else game._missing()
-
-
-def reveal_prompt(game: OneNight) -> list[Output]:
+def reveal_prompt(g: Game) -> list[Output]:
     """The count's and the reveal's prompt (the state tells which is asked)."""
-    s = game.state
+    s = g.state
     if s.pending:
-        if game._counting():
+        if counting(g):
             return [Say("onw.count.voter", {"player": s.pending})]
         if not s.revealed and not s.counted:  # a vote may follow, or the role card
             return [Say("onw.reveal.card_or_vote", {"player": s.pending})]
         return [Say("onw.reveal.role_card", {"player": s.pending})]
-    if game._counting():
-        return [Say("onw.count.waiting", {"n": len(game._voted()), "count": len(game.players)})]
-    missing = [p for p in game.players if p not in s.revealed]
+    if counting(g):
+        return [Say("onw.count.waiting", {"n": len(voted(g)), "count": len(g.players)})]
+    left = missing(g)
     if s.step == "count" and not s.counted:  # the count closing says the reveal's prompt
-        return [Say("onw.count.prompt", {"players": game._to_vote()})]
-    if missing and not s.revealed and not s.counted:
-        return [Say("onw.reveal.prompt.first", {"players": missing})]
-    if missing:
-        return [Say("onw.reveal.prompt", {"players": missing})]
+        return [Say("onw.count.prompt", {"players": to_vote(g)})]
+    if left and not s.revealed and not s.counted:
+        return [Say("onw.reveal.prompt.first", {"players": left})]
+    if left:
+        return [Say("onw.reveal.prompt", {"players": left})]
     return [Say("onw.reveal.all_counted" if s.counted else "onw.reveal.executed_prompt")]
 
 
-def resume_reveal(game: OneNight) -> list[Output]:
-    return [Say("onw.resume.reveal", {"players": list(game.state.revealed)}), *game.prompt()]
+def resume_reveal(g: Game) -> list[Output]:
+    return [Say("onw.resume.reveal", {"players": list(g.state.revealed)}), *g.prompt()]
 
 
-def discussion_headline(game: OneNight) -> dict[str, Any]:
+def discussion_headline(g: Game) -> dict[str, Any]:
     """The discussion ends on its countdown (with the minutes asked for); paused, on none."""
-    s = game.state
+    s = g.state
     return {"timer": None if s.paused else
-            ("discussion", next_point(s.left_s, game._total_s, game.opts.warnings_s) + s.extra_s)}
+            ("discussion", next_point(s.left_s, discussion_s(g), g.opts.warnings_s) + s.extra_s)}
 
 
-def vote_headline(game: OneNight) -> dict[str, Any]:
+def vote_headline(g: Game) -> dict[str, Any]:
     """The vote and the count count who has voted (tapped or on a phone), never for whom."""
-    return {"count": {"done": len(game._voted()), "of": len(game.players), "what": "votes"}}
+    return {"count": {"done": len(voted(g)), "of": len(g.players), "what": "votes"}}
 
 
-def reveal_headline(game: OneNight) -> dict[str, Any]:
+def reveal_headline(g: Game) -> dict[str, Any]:
     """The reveal counts who has shown their cards (taps everyone saw)."""
-    return {"count": {"done": len(game.state.revealed), "of": len(game.players), "what": "revealed"}}
-
-
-def resume_night(game: OneNight) -> list[Output]:
-    """The night restarts the current turn from its wake line (a turn is
-    never skipped) and cancels the beat that was pending; cut before the
-    draw, it asks for the draw again."""
-    s = game.state
-    if s.jitter_ms is None:
-        return [Say("onw.resume.night"), game.draw]
-    start = turn_start(game.script, s.night_at)
-    out: list[Output] = [Say("onw.resume.night")]
-    if start > 0:  # beat 0 starts the ambience itself
-        out += [o for o in game.script[0].outputs if isinstance(o, Sound)]
-    if s.night_at != start:  # the beat that was pending is not the one re-armed
-        out.append(CancelTimer(game.script[s.night_at + 1].name))
-    beat = game.script[start]
-    return [*out, *beat.outputs, SetTimer(game.script[start + 1].name, beat.delay)]
-
-
-def resume_discussion(game: OneNight) -> list[Output]:
-    """Re-armed from the last tick the journal holds, said aloud."""
-    s = game.state
-    said = [Say("onw.resume.discussion", {"seconds": spoken(s.left_s + s.extra_s)}), *game.prompt()]
-    return said if s.paused else [*said, game._discussion_timer()]
-
-
-def resume_vote(game: OneNight) -> list[Output]:
-    """The count starts again from the call."""
-    s = game.state
-    cancel = [CancelTimer(f"vote:{s.vote_at + 1}")] if s.vote_at else []
-    return [Say("onw.resume.vote"), *cancel, *game._vote_call()]
+    return {"count": {"done": len(g.state.revealed), "of": len(g.players), "what": "revealed"}}

@@ -1,10 +1,11 @@
 """Seven Knights Bewitched (ミュルマミウスの虜): the table flow as a pure state machine.
 
-Everything that changes the state lives in this module; ``STEPS`` (at the end of the class) says,
-step by step, what the table may do and which handler takes it.  An input a
-step does not take is refused with a speakable reason and changes nothing.
-The judgements (tile sets, election, verdict, points) are pure functions in
-``rules``.
+The game is composed of its state (``state``), its steps — ``STEPS``, at the
+end of the class, says step by step what the table may do, which handler of
+``steps`` takes it and where it leads — and one read function
+(``views.view``).  An input a step does not take is refused with a
+speakable reason and changes nothing.  The judgements (tile sets, election,
+verdict, points) are pure functions in ``rules``.
 
 Hidden information (§ Table talk): the engine never learns who holds which
 tile, and it only learns the witch team when its members tap their cards at
@@ -17,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from companion.core.engine import Outcome, Step, Take
+from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import Input, Output, Press, Refusal, Say, Tap
-from companion.games.seven_knights import views
-from companion.games.seven_knights.handlers import SevenKnightsHandlers
+from companion.games.seven_knights import steps, views
 from companion.games.seven_knights.rules import (
     ALL_TILES,
     RULE_SETS,
@@ -28,6 +28,8 @@ from companion.games.seven_knights.rules import (
     WINNERS,
     WITCH,
     default_rule_set,
+    options_from,
+    tile_set,
 )
 from companion.games.seven_knights.show import SHOWS
 from companion.games.seven_knights.state import (
@@ -35,13 +37,14 @@ from companion.games.seven_knights.state import (
     EARLY_TILE,
     GAME,
     SCORED,
-    _rule_name,
+    KnightsState,
+    round_line,
+    rule_name,
+    witch_in_front,
 )
 
-_h = SevenKnightsHandlers  # the handlers of the step table, as the modules below define them
 
-
-class SevenKnights(SevenKnightsHandlers):
+class SevenKnights(Engine):
     game: ClassVar[str] = GAME
     tag_prefixes: ClassVar[tuple[str, ...]] = ("skb/",)
     components: ClassVar[tuple[str, ...]] = ALL_TILES
@@ -50,11 +53,29 @@ class SevenKnights(SevenKnightsHandlers):
     min_players: ClassVar[int] = 3
     max_players: ClassVar[int] = 8
     not_now: ClassVar[str] = "skb.refuse.not_now"
+    state: KnightsState
 
     # each round's verdict is its formation's; the game's, its end
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("formation", "verdict", WINNERS), Outcome("game_over"))
 
     # ------------------------------------------------------------------ setup
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.check_setup(setup.players, setup.rules, setup.options)
+        self.options = options_from(setup.options)  # checked by the config schema (settings)
+        self.rule_name = rule_name(setup.rules) or default_rule_set(len(self.players))
+        self.rule = RULE_SETS[self.rule_name]
+        self.tiles = tile_set(self.rule_name, len(self.players), self.options)
+        # § Round 5 [ruling, revised]: the formation is made of every tile on
+        # the table, the players' one each and the centre tiles.
+        self.centre = self.rule.centre(len(self.players), len(self.tiles))
+        self.on_table = len(self.players) + self.centre
+        # Every tile dealt, none in the centre or set aside (basic at 6-8
+        # players): the witch lies in front of a player from the deal on.
+        self.witch_dealt_to_a_player = (self.rule.witch_dealt and WITCH in self.tiles
+                                        and len(self.tiles) == len(self.players))
+        self.state = KnightsState(totals={p: 0 for p in self.players})
+
     @classmethod
     def known_rules(cls) -> tuple[str, ...]:
         return tuple(RULE_SETS)
@@ -67,7 +88,7 @@ class SevenKnights(SevenKnightsHandlers):
         super().check_setup(players, rules, options)
         if len(rules) > 1:
             raise Refusal("skb.refuse.one_rule_set", "tap only one rule-set card", count=len(rules))
-        name = _rule_name(rules)
+        name = rule_name(rules)
         n = len(players)
         if name is not None and name not in RULE_SETS:
             raise Refusal("skb.refuse.unknown_rule_set", f"no rule set {name!r} in this game", rule=name)
@@ -94,7 +115,7 @@ class SevenKnights(SevenKnightsHandlers):
         if aside:
             out.append(Say("skb.deal.aside.one" if aside == 1 else "skb.deal.aside", {"n": aside}))
         out.append(Say("skb.deal.look"))
-        return [*out, self._round_line(), *self.prompt()]
+        return [*out, round_line(self), *self.prompt()]
 
     # ------------------------------------------------------------- the driver
     def _handle(self, inp: Input) -> list[Output]:
@@ -133,16 +154,33 @@ class SevenKnights(SevenKnightsHandlers):
         captain confirms it: until then the log and the page say "one of the
         skb/ tiles" (``skb/*``), whatever the tile."""
         if (isinstance(inp, Tap) and inp.identity.startswith("skb/")
-                and getattr(self.STEPS[self.state.step].takes.get("tile"), "handler", None) is SevenKnights._early_tile):
+                and getattr(self.STEPS[self.state.step].takes.get("tile"), "handler", None) is steps.early_tile):
             return EARLY_TILE
         return inp.label
 
     # ------------------------------------------------------------- read side
-    def public_view(self) -> dict[str, Any]:
-        return views.public_view(self)  # the read side is views.py's
+    view = views.view  # the one read function: what the table or a seat may see
 
     def resume(self) -> list[Output]:
         return [Say(f"skb.resume.{self.state.step}", {"round": self.state.round}), *self.prompt()]
+
+    def undo_scope(self, state: Any) -> Any:
+        """DESIGN: ``back`` takes back the round's inputs one at a time, across
+        its steps, until a verdict is given; a verdict (the witch revealed as
+        the captain's tile, a concession, the formation judged) and a score
+        are final, so from then on it reaches only within the step."""
+        # the steps a score led to: the round's inputs before it are final
+        if state.verdict is None and state.step not in SCORED:
+            return state.round, "open"
+        return state.round, state.step
+
+    # ---------------------------------------------------------------- result
+    def result(self) -> Result:
+        if not self.finished:
+            raise RuntimeError("the game is not over yet")
+        # the side each finished on: the last round's (a witch team is public once it has tapped)
+        return Result(totals=dict(self.state.totals), winners=self.state.winners,
+                      teams={p: "witch" if p in self.state.witch_team else "knights" for p in self.players})
 
     # ------------------------------------------------------------ the steps
     # step -> {input kind -> Take(handler, where it leads, its guard)}, and
@@ -151,45 +189,45 @@ class SevenKnights(SevenKnightsHandlers):
     # "next" (``kind_of``).  Nothing else changes the state.  A step without a
     # refusal of its own answers skb.refuse.not_now.
     STEPS: ClassVar[dict[str, Step]] = {
-        "quest": Step({"tile": Take(_h._early_tile, ("captain_ready",)), "next": Take(_h._next_phase, ("questions",))},
+        "quest": Step({"tile": Take(steps.early_tile, ("captain_ready",)), "next": Take(steps.next_phase, ("questions",))},
                       prompt=views.quest_prompt, waits=views.start_player),
-        "questions": Step({"tile": Take(_h._early_tile, ("captain_ready",)),
-                           "next": Take(_h._next_phase, ("recommendation",))},
+        "questions": Step({"tile": Take(steps.early_tile, ("captain_ready",)),
+                           "next": Take(steps.next_phase, ("recommendation",))},
                           prompt=lambda g: [Say("skb.phase.questions", {"player": g.players[g.state.start_seat]})],
                           waits=views.start_player),
-        "recommendation": Step({"tile": Take(_h._early_tile, ("captain_ready",)),
-                                "player": Take(_h._recommend, ("recommendation", "command"), _h._recommended),
-                                "next": Take(_h._skip_election, ("command",), _h._election_begun)},
+        "recommendation": Step({"tile": Take(steps.early_tile, ("captain_ready",)),
+                                "player": Take(steps.recommend, ("recommendation", "command"), steps.recommended),
+                                "next": Take(steps.skip_election, ("command",), steps.election_begun)},
                                prompt=views.recommendation_prompt, waits=views.recommending,
                                headline=views.recommendation_headline),
-        "captain_ready": Step({"next": Take(_h._reveal_early_tile, ("formation", "witch_team"), _h._early_tile_refusal,
+        "captain_ready": Step({"next": Take(steps.reveal_early_tile, ("formation", "witch_team"), steps.early_tile_refusal,
                                             blind=True)}, _READY,
                               prompt=lambda g: [Say("skb.captain.ready")], waits=views.the_captain),
-        "command": Step({"tile": Take(_h._captain_tile, ("formation", "witch_team"), _h._own_tile_refusal),
-                         "player": Take(_h._concede, ("command", "witch_team"), _h._concede_refusal)},
+        "command": Step({"tile": Take(steps.captain_tile, ("formation", "witch_team"), steps.own_tile_refusal),
+                         "player": Take(steps.concede, ("command", "witch_team"), steps.concede_refusal)},
                         ("skb.refuse.captain_tile_first", "the captain taps their own tile first"),
                         prompt=views.command_prompt, waits=views.the_captain),
-        "formation": Step({"tile": Take(_h._lay, (), _h._lay_refusal),
-                           "player": Take(_h._concede, ("formation", "witch_team"), _h._concede_refusal),
-                           "next": Take(_h._formation_laid, ("left_out", "witch_team", *SCORED), _h._captain_tile_missing)},
+        "formation": Step({"tile": Take(steps.lay, (), steps.lay_refusal),
+                           "player": Take(steps.concede, ("formation", "witch_team"), steps.concede_refusal),
+                           "next": Take(steps.formation_laid, ("left_out", "witch_team", *SCORED), steps.captain_tile_missing)},
                           prompt=views.formation_prompt, waits=views.the_captain),
-        "left_out": Step({"tile": Take(_h._leave_out, ("left_out", "witch_team", *SCORED), _h._new_tile_refusal)},
+        "left_out": Step({"tile": Take(steps.leave_out, ("left_out", "witch_team", *SCORED), steps.new_tile_refusal)},
                          ("skb.refuse.left_out_missing", "tap the tiles left out of the formation"),
                          prompt=lambda g: [Say("skb.left_out.prompt", {"n": g.on_table - len(g.state.formation)
                                                                        - len(g.state.excluded)})],
                          waits=views.the_captain),
-        "witch_team": Step({"player": Take(_h._join_witch_team, (), _h._joined),
-                            "next": Take(_h._score, ("captain_check", *SCORED), _h._holder_refusal)},
+        "witch_team": Step({"player": Take(steps.join_witch_team, (), steps.joined),
+                            "next": Take(steps.score, ("captain_check", *SCORED), steps.holder_refusal)},
                            # "if there is nobody" only where nobody can be: the witch may lie aside or in the centre
-                           prompt=lambda g: [Say("skb.witch_team.prompt_holder" if g._witch_in_front()
+                           prompt=lambda g: [Say("skb.witch_team.prompt_holder" if witch_in_front(g)
                                                  else "skb.witch_team.prompt")]),
-        "captain_check": Step({"player": Take(_h._name_captain, ("witch_holder", *SCORED)),
-                               "next": Take(_h._captain_not_bewitched, SCORED)},
+        "captain_check": Step({"player": Take(steps.name_captain, ("witch_holder", *SCORED)),
+                               "next": Take(steps.captain_not_bewitched, SCORED)},
                               prompt=lambda g: [Say("skb.captain_check.prompt")]),
-        "witch_holder": Step({"player": Take(_h._name_witch_holder, SCORED, _h._holder_named)},
+        "witch_holder": Step({"player": Take(steps.name_witch_holder, SCORED, steps.holder_named)},
                              ("skb.refuse.witch_holder_must_tap", "the witch's holder must tap their player card"),
                              refuses=("next",), prompt=lambda g: [Say("skb.witch_holder.prompt")]),
-        "round_over": Step({"next": Take(_h._next_round, ("quest",))},
+        "round_over": Step({"next": Take(steps.next_round, ("quest",))},
                            prompt=lambda g: [Say("skb.round_over.prompt", {"round": g.state.round + 1})]),
         "game_over": Step({}, ("skb.refuse.game_over", "the game is over"),
                           prompt=lambda g: [Say("skb.game_over.winners", {"players": list(g.state.winners)})],
