@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from companion.games.one_night.roles import ARTIFACTS, ROLES, Role
+from companion.games.one_night.rules import count_votes
 
 WINNING_TEAMS = ("village", "werewolf", "tanner", "nobody")
 
@@ -130,3 +131,17 @@ def verdict(players: Sequence[str], roles: Mapping[str, str], executed: Sequence
     winners |= set(werewolf_winners) | set(tanners)
     return Verdict(teams[0] if teams else "nobody", tuple(p for p in players if p in winners), reasons[0],
                    tuple(teams), tuple(reasons), tuple(died))
+
+
+def executed(players: Sequence[str], roles: Mapping[str, str], votes: Mapping[str, str],
+             artifacts: Mapping[str, str] | None = None) -> list[str]:
+    """Who dies by a counted vote once every final role is known (seat
+    order): the most votes, a bodyguard's choice passed over (rule 11)."""
+    return count_votes(players, votes, protected(roles, votes, artifacts))
+
+
+def result_fields(roles: Mapping[str, str], artifacts: Mapping[str, str] | None = None) -> dict[str, dict[str, str]]:
+    """What Daybreak adds to ``onw_result``: ``artifacts`` {player: artifact}
+    and ``teams`` {player: village|werewolf|tanner} after artifacts and the PI."""
+    found = artifacts or {}
+    return {"artifacts": {p: found[p] for p in roles if p in found}, "teams": teams(roles, found)}
