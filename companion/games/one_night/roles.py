@@ -202,3 +202,27 @@ def spoken(role: str, edition: str) -> str:
     """How the narration names ``role`` in ``edition`` (a ``name.<value>`` line)."""
     entry = ROLES.get(role)
     return entry.spoken.get(edition, role) if entry else role
+
+
+def boxes() -> dict[str, tuple[str, ...]]:
+    """The tags of each box a group may own, its own cards (rule card, role
+    cards, tokens): ``one-night`` the Japanese box ワンナイト人狼 (the guide's
+    *On the table*), ``one-night-ultimate`` Ultimate's base box (its robber
+    card as ``onw/robber/1``), ``one-night-daybreak`` Daybreak's roles, the
+    cards its default decks need besides them, and its artifact tokens."""
+    def cards(edition: str, box: str) -> tuple[str, ...]:
+        found = card_ids({r.id: r.sets[edition] for r in ROLES.values() if r.sets.get(edition) and r.box == box})
+        return tuple(card_of_alias(c, edition) for c in found)
+
+    needs = {r: max(deck.get(r, 0) for deck in DAYBREAK_DECKS.values()) for r in ROLES}
+    daybreak = card_ids({r: n for r, n in needs.items() if n and ROLES[r].box != _D})
+    return {"one-night": cards(_J, ""),
+            "one-night-ultimate": (f"rules/{_U}", *cards(_U, "")),
+            "one-night-daybreak": (f"rules/{_D}", *cards(_U, _D), *daybreak, *artifact_tags())}
+
+
+def card_of_alias(card: str, edition: str) -> str:
+    """A card as ``edition``'s box prints it: its role's alias there (ultimate's ``onw/robber/1``)."""
+    role, _, n = card.removeprefix("onw/").partition("/")
+    aliases = ROLES[role].aliases.get(edition, ())
+    return aliases[0] if aliases and n == "1" else card
