@@ -179,6 +179,14 @@ def _extra_words(deck: Mapping[str, int]) -> str:
     return " and the centre werewolf card" if extra_cards(deck) else ""
 
 
+def centre_lines(players: int, deck: Mapping[str, int]) -> list[Say]:
+    """The deal's last lines: with the alpha wolf, first set the centre
+    werewolf card apart; then the players' cards and the centre's count."""
+    extra = extra_cards(deck)
+    return [*([Say("onw.deck.centre_werewolf")] if extra else []),
+            Say("onw.deck.centre", {"count": sum(deck.values()) - players - extra})]
+
+
 def centre_werewolf_problem(deck: Mapping[str, int]) -> Refusal | None:
     """A deck with the alpha wolf needs its centre werewolf card: a werewolf,
     a mystic or a dream wolf besides the alpha wolf itself."""

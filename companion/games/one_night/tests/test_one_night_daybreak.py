@@ -4,12 +4,15 @@ asked of the code under test."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from companion.core.events import Refusal, Say
 from companion.games.one_night.night import called_roles, night_script, turns
 from companion.games.one_night.roles import ARTIFACTS, EDITIONS, ROLES
-from companion.games.one_night.rules import Options, deck_for, options_from, tapped_problem
+from companion.games.one_night.rules import Options, centre_lines, deck_for, options_from, tapped_problem
+from companion.games.one_night.tests.test_one_night_editions import night, seated, simulate
 from companion.games.one_night.verdict import dead, executed, protected, result_fields, verdict
 
 ULTIMATE = EDITIONS["ultimate"]
@@ -73,6 +76,15 @@ def test_a_configured_deck_with_the_alpha_wolf_counts_its_centre_werewolf_card()
         deck_for(4, Options(edition="ultimate", deck={4: deck}))
     assert "centre werewolf card" in caught.value.reason
     assert sum(deck_for(4, Options(edition="ultimate", deck={4: {**deck, "drunk": 1}})).values()) == 8
+
+
+def test_the_deal_sets_the_centre_werewolf_card_apart_and_counts_the_centre_without_it() -> None:
+    """The deck: the centre werewolf card is 'set apart face down'; the centre still holds 3."""
+    deck = {"alpha-wolf": 1, "werewolf": 1, "seer": 1, "thief": 1, "villager": 2, "troublemaker": 1, "drunk": 1}
+    assert [(s.key, dict(s.params)) for s in centre_lines(4, deck)] == [
+        ("onw.deck.centre_werewolf", {}), ("onw.deck.centre", {"count": 3})]
+    assert [(s.key, dict(s.params)) for s in centre_lines(4, {"werewolf": 2, "seer": 1, "villager": 4})] == [
+        ("onw.deck.centre", {"count": 3})]
 
 
 # [ruling] the Daybreak default decks' table, written out in full
@@ -291,3 +303,24 @@ def test_onw_results_new_fields_name_artifacts_and_teams_after_artifacts_and_the
     assert fields == {"artifacts": {"b": "cudgel", "c": "brand", "e": "mask"},
                       "teams": {"a": "werewolf", "b": "tanner", "c": "village", "d": "tanner", "e": "village"}}
     assert result_fields({"a": "doppelganger:alpha-wolf"}) == {"artifacts": {}, "teams": {"a": "werewolf"}}
+
+
+def test_a_daybreak_deck_sounds_the_same_night_whoever_holds_what(tmp_path: Path) -> None:
+    """Fixed-script rule, through the engine: the same Daybreak deck (alpha wolf, its centre
+    werewolf card, the doppelganger) tapped in another order, at another table, with taps and
+    `repeat` at night, gives the same lines, times and sounds; every role of it that wakes is called."""
+    deck = cards("werewolf", "mystic-wolf", "sentinel", "apprentice-seer", "witch", "revealer", "pi", "curator",
+                 "village-idiot", "doppelganger", "alpha-wolf")  # 7 players + 3 + 1
+    seven = ("red", "blue", "green", "yellow", "purple", "orange", "white")
+    a = simulate(tmp_path, [*seated("rules/ultimate", *deck, seats=seven), {"press": "next"}, {"press": "next"},
+                            {"wait": 600}], name="a")
+    b = simulate(tmp_path, [*seated("rules/ultimate", *reversed(deck), seats=("black", *seven[1:])),
+                            {"press": "next"}, {"press": "next"}, {"wait": 9}, {"tap": "onw/alpha-wolf/1"},
+                            {"press": "repeat"}, {"wait": 600}], name="b")
+    assert not [e for e in a if e["event"] == "rejected"]
+    assert night(a) == night(b)
+    keys = [k for _, _, k, *_ in night(a)]
+    woken = [k.split(".")[2] for k in keys if k and k.endswith(".wake") and k.count(".") == 3]
+    assert woken == ["sentinel", "doppelganger", "werewolf", "alpha-wolf", "mystic-wolf", "apprentice-seer", "pi", "witch", "village-idiot", "revealer", "curator"]
+    subs = [k.split(".")[2] for k in keys if k and k.endswith(".doppelganger.wake") and k.count(".") == 4]
+    assert subs == ["alpha-wolf", "mystic-wolf", "revealer", "curator"]
