@@ -24,6 +24,7 @@ from companion.games.one_night.roles import (
     ROLES,
     RULE_DECKS,
     Edition,
+    artifact_tags,
     card_of,
     in_edition,
     role_of,
@@ -200,6 +201,8 @@ def centre_werewolf_problem(deck: Mapping[str, int]) -> Refusal | None:
 def card_problem(edition: Edition, cards: Sequence[str], card: str) -> Refusal | None:
     """Why a role card cannot go into the deck being tapped (``cards``, so far)."""
     card = card_of(card, edition.id)
+    if card in artifact_tags():  # a token lies on a card at the reveal: it is no card of the deck
+        return Refusal("onw.refuse.artifact_in_deck", f"{card} is an artifact token, not a role card", card=card)
     role, _, n = card.removeprefix("onw/").partition("/")
     entry = ROLES.get(role)
     if entry is None or not entry.sets.get(edition.id):

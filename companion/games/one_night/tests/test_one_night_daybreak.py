@@ -11,7 +11,14 @@ import pytest
 from companion.core.events import Refusal, Say
 from companion.games.one_night.night import called_roles, night_script, turns
 from companion.games.one_night.roles import ARTIFACTS, EDITIONS, ROLES
-from companion.games.one_night.rules import Options, centre_lines, deck_for, options_from, tapped_problem
+from companion.games.one_night.rules import (
+    Options,
+    card_problem,
+    centre_lines,
+    deck_for,
+    options_from,
+    tapped_problem,
+)
 from companion.games.one_night.tests.test_one_night_editions import night, seated, simulate
 from companion.games.one_night.verdict import dead, executed, protected, result_fields, verdict
 
@@ -67,6 +74,13 @@ def test_an_alpha_wolf_with_no_other_wolf_card_is_refused_naming_the_centre_were
     with pytest.raises(Refusal) as caught:  # a config's deck too
         deck_for(4, Options(edition="ultimate", deck={4: {r: deck.count(r) for r in deck}}))
     assert caught.value.key == "onw.refuse.centre_werewolf"
+
+
+def test_an_artifact_token_tapped_into_the_deck_is_refused_as_no_role_card() -> None:
+    """Tokens are tapped at the reveal (Daybreak at the reveal), never shuffled into the deck."""
+    refusal = card_problem(ULTIMATE, cards("werewolf"), "onw/artifact/claw")
+    assert isinstance(refusal, Refusal) and refusal.key == "onw.refuse.artifact_in_deck"
+    assert card_problem(ULTIMATE, cards("werewolf"), "onw/pi/1") is None
 
 
 def test_a_configured_deck_with_the_alpha_wolf_counts_its_centre_werewolf_card() -> None:
