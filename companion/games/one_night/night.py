@@ -8,7 +8,9 @@ The turns: every role of the deck that wakes in the edition, in its order
 its card may lie in the centre.  With the doppelganger in the deck, its
 sub-steps: a copied role that acts "after" it wakes right after its turn, one
 that acts at the "end" right after that role's own turn, and the roles it
-wakes "with" say so in their wake line.
+wakes "with" say so in their wake line.  A role that wakes in another's turn
+(Daybreak's wolves, the werewolves': its ``pack``) calls that turn too, and
+says its ``.with`` line in it (the dream wolf's thumb).
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ Line keys a role's entry implies (``<p>`` is the edition's prefix: ``onw``
 for ``jinrou``, ``onw.ultimate`` for ``ultimate``): ``name.<id>`` (and
 ``name.<spoken>`` where an edition names it otherwise), ``tag.onw/<id>/<n>``,
 ``<p>.<id>.wake``/``.sleep`` where it wakes, ``<p>.<id>.doppelganger.wake``/
-``.sleep`` for the doppelganger's sub-step (``doppel`` "after"/"end").
+``.sleep`` for the doppelganger's sub-step (``doppel`` "after"/"end"),
+``<p>.<id>.with`` said in its ``pack``'s turn, ``name.artifact/<id>`` and
+``tag.onw/artifact/<id>`` for Daybreak's tokens.
 """
 
 from __future__ import annotations
