@@ -17,6 +17,7 @@ from companion.app import catalogue
 from companion.app.tags_cmd import configure_parser, list_tags, run
 from companion.core.tags import LANGUAGES
 from companion.games import GAMES, boxes, tag_sets
+from companion.games.one_night import OneNight
 from hardware.provision import SimTag, SimulatedTagStore
 
 
@@ -58,9 +59,49 @@ def test_finding_a_games_name_is_accepted_where_a_set_of_tags_is_meant(tmp_path:
     assert tags(store, "write", "one-night") == 0, tags.text
     assert "unknown identity" not in tags.text
     assert [t.text for t in store.tags.values()] == list(box)  # the whole box, in its order
-    assert box[:3] == ("game/one-night", "rules/ultimate", "onw/villager/1")  # its edition's card, then its roles'
-    assert f"[3/{len(box)}] tap the sticker for Villager 1 (onw/villager/1)" in tags.text
+    assert box[:3] == ("game/one-night", "onw/villager/1", "onw/villager/2")  # its game card, then its roles'
+    assert f"[2/{len(box)}] tap the sticker for Villager 1 (onw/villager/1)" in tags.text
     assert "player/red" in box and "lang/ja" in box
+
+
+JAPANESE_BOX = ("onw/villager/1", "onw/villager/2", "onw/villager/3", "onw/villager/4", "onw/werewolf/1",
+                "onw/werewolf/2", "onw/seer/1", "onw/thief/1", "onw/madman/1", "onw/tanner/1")
+TABLE = (*(f"player/{c}" for c in ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")),
+         "lang/en", "lang/ja")
+
+
+def test_finding_one_night_walks_only_the_japanese_box_the_guide_puts_on_the_table() -> None:
+    """`write one-night` walked 31 tags, Ultimate's among them: a group that owns only ワンナイト人狼
+    had stickers to write for cards it does not have (the guide's *On the table*: these cards)."""
+    assert tag_sets()["one-night"] == ("game/one-night", *JAPANESE_BOX, *TABLE)
+
+
+def test_each_one_night_box_is_a_set_of_its_own(tmp_path: Path) -> None:
+    """Ultimate's base box, and Daybreak with its tokens, each listed and written on its own."""
+    ultimate = ("rules/ultimate", "onw/villager/1", "onw/villager/2", "onw/villager/3", "onw/werewolf/1",
+                "onw/werewolf/2", "onw/seer/1", "onw/robber/1", "onw/tanner/1", "onw/doppelganger/1",
+                "onw/minion/1", "onw/mason/1", "onw/mason/2", "onw/troublemaker/1", "onw/drunk/1",
+                "onw/insomniac/1", "onw/hunter/1")
+    assert tag_sets()["one-night-ultimate"] == ("game/one-night", *ultimate, *TABLE)
+    daybreak = tag_sets()["one-night-daybreak"]
+    roles = ("sentinel", "alpha-wolf", "mystic-wolf", "dream-wolf", "apprentice-seer", "pi", "witch",
+             "village-idiot", "revealer", "curator", "bodyguard")
+    tokens = tuple(f"onw/artifact/{a}" for a in ("claw", "brand", "cudgel", "void", "mask", "shroud"))
+    # its roles, what its default decks need besides (a villager, two werewolves), its tokens
+    assert daybreak == ("game/one-night", "rules/daybreak", *(f"onw/{r}/1" for r in roles), "onw/villager/1",
+                        "onw/werewolf/1", "onw/werewolf/2", *tokens, *TABLE)
+    out = io.StringIO()
+    assert list_tags("one-night-daybreak", out=out) == 0
+    assert out.getvalue().splitlines()[0].endswith(f"— {len(daybreak)} tags")
+    assert "  onw/artifact ×6" in out.getvalue() and "onw/doppelganger/1" not in out.getvalue()
+    store = SimulatedTagStore()
+    store.tap(*(t.uid for t in store.blank(len(daybreak))))
+    tags = Tags(tmp_path)
+    assert tags(store, "write", "one-night-daybreak") == 0, tags.text
+    assert [t.text for t in store.tags.values()] == list(daybreak)
+    # every One Night card is in a box, so `all` still holds each once
+    every = set(tag_sets()["all"])
+    assert set(OneNight.components) <= every and "onw/thief/1" in every and "onw/robber/1" in every
 
 
 def test_an_interrupted_walk_goes_on_where_it_stopped_and_notes_tags_made_before(tmp_path: Path) -> None:

@@ -37,9 +37,10 @@ def test_the_sheet_holds_every_identity_of_the_set_with_its_names(game: str, tmp
     lines = catalogue.narrator().lines
     identities = tag_sets()[game]
     assert [i for i in identities if i not in words] == []  # each identity, whole, as a word of its own
+    flat = "".join(text.split())  # a long label is wrapped onto two lines
     for identity in identities:
         for lang in LANGUAGES:
-            assert catalogue.tag_label(lines, identity, lang) in text, (identity, lang)
+            assert "".join(catalogue.tag_label(lines, identity, lang).split()) in flat, (identity, lang)
     assert "http://table.local:8080/" in words and "テーブルコンパニオン" in text  # the pages' QR card
     assert f"{len(identities)} labels and the QR card" in capsys.readouterr().err
 
@@ -57,7 +58,7 @@ def test_no_cjk_font_is_said_plainly_and_nothing_is_written(tmp_path: Path, monk
 
 
 @pytest.mark.parametrize("argv,problem", [
-    (["chess"], "unknown game 'chess'"),
+    (["chess"], "unknown box 'chess'"),
     (["one-night", "--size", "40"], "--size must be 25 to 30 mm"),
     (["one-night", "--url", "table.local"], "--url must be an http:// or https:// address"),
 ])
@@ -66,3 +67,78 @@ def test_a_sheet_that_cannot_be_made_is_refused_before_anything_is_written(
     sheet = tmp_path / "sheet.pdf"
     assert main(["tags", "sheet", *argv, "-o", str(sheet)]) == 2
     assert problem in capsys.readouterr().err and not sheet.exists()
+
+
+def pdf_words(path: Path) -> list[tuple[int, float, float, float, float, str]]:
+    """Every word pdftotext sees: (page, xMin, yMin, xMax, yMax in pt, text)."""
+    import re
+
+    out, page = [], 0
+    for line in subprocess.run(["pdftotext", "-bbox", str(path), "-"], capture_output=True, text=True,
+                               check=True, timeout=60).stdout.splitlines():
+        if "<page " in line:
+            page += 1
+        if m := re.search(r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*)</word>', line):
+            out.append((page, *(float(v) for v in m.groups()[:4]), m.group(5)))
+    return out
+
+
+@needs_pdftotext
+@needs_cjk_font
+def test_finding_a_long_label_prints_inside_its_circle_at_a_readable_size(tmp_path: Path) -> None:
+    """"Ultimate edition (One Night Ultimate Werewolf)" printed at ~3.5 pt reaching the cut
+    line: every word of every label now lies inside its sticker's circle, none smaller than
+    5 pt (pdftotext's box of a Noto Sans CJK word is 1.45 × its size)."""
+    sheet = tmp_path / "all.pdf"
+    assert main(["tags", "sheet", "all", "-o", str(sheet), "--url", "http://table.local:8080/"]) == 0
+    mm = 72 / 25.4
+    size = 28.0
+    cols = int((tags_sheet.PAGE_W - 2 * tags_sheet.MARGIN) // size)
+    left = (tags_sheet.PAGE_W - cols * size) / 2
+    radius = size / 2 - 0.8
+    words = pdf_words(sheet)
+    labels = [w for w in words if w[2] > (tags_sheet.MARGIN + tags_sheet.HEADING_H - 1) * mm
+              and w[4] < (tags_sheet.PAGE_H - tags_sheet.MARGIN - 6) * mm
+              and (w[4] - w[2]) / 1.45 < 9.5]  # not the 10 pt headings between the sets
+    assert any(w[5] == "Werewolf)" for w in labels)
+    too_small = [w for w in labels if (w[4] - w[2]) / 1.45 < 5.0 - 0.05
+                 and left * mm < w[1] < (left + cols * size) * mm]
+    from web.qr import CARD_WORDS
+
+    card_words = [w for words in CARD_WORDS.values() for w in words]
+    outside = []
+    for page, x0, _, x1, _, text in labels:
+        column = int(((x0 + x1) / 2 / mm - left) // size)
+        if not 0 <= column < cols or text.startswith("http") or any(text in w for w in card_words):
+            continue  # the QR card's words, under the labels
+        centre = left + (column + 0.5) * size
+        if x0 / mm < centre - radius or x1 / mm > centre + radius:
+            outside.append((page, text))
+    assert too_small == [], too_small[:5]
+    assert outside == [], outside[:5]
+
+
+@needs_cjk_font
+@pytest.mark.parametrize("size", [25.0, 30.0])
+def test_every_labels_lines_lie_inside_its_circle_by_the_fonts_own_metrics(size: float) -> None:
+    """Each line's box (fpdf2's width of it at its size, its line height) has its corners inside
+    the circle, at MIN_POINTS or more, and the lines of a label do not overlap."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="mm")
+    pdf.add_font("cjk", fname=str(next(p for p in tags_sheet.CJK_FONTS if p.is_file())), collection_font_number=0)
+
+    def measure(text: str, points: float) -> float:
+        pdf.set_font("cjk", size=points)
+        return float(pdf.get_string_width(text))
+
+    radius = size / 2 - 0.8 - tags_sheet.INSET
+    for label in tags_sheet.labels(tag_sets()["all"], catalogue.narrator().lines):
+        lines = tags_sheet.label_lines(measure, label, radius)
+        assert "".join(line.text for line in lines).replace(" ", "") == \
+            "".join((*label.names, label.identity)).replace(" ", "")
+        for line in lines:
+            far = max(abs(line.top), abs(line.top + line.height))
+            assert (line.width / 2) ** 2 + far ** 2 <= radius ** 2 + 1e-9, (label.identity, line)
+            assert line.points >= tags_sheet.MIN_POINTS
+        assert all(a.top + a.height <= b.top + 1e-9 for a, b in zip(lines, lines[1:], strict=False))

@@ -66,6 +66,11 @@ def name(lines: Lines, game: str, lang: str) -> str:
     return _text(lines, lang, f"name.game/{game}") or game
 
 
+def box_name(lines: Lines, box: str, lang: str) -> str:
+    """A box of tags' name in ``lang`` (its ``name.box/<name>`` line; else its game's name)."""
+    return _text(lines, lang, f"name.box/{box}") or name(lines, box, lang)
+
+
 def tag_label(lines: Lines, identity: str, lang: str) -> str:
     """What a tag is called on its label and in ``companion tags``: its
     ``tag.<identity>`` line (never spoken) from the folder of whoever owns

@@ -29,9 +29,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                  "stickers (kept in <state>/tags-rehearsal/), its own record")
     sets = ", ".join(g for g in tag_sets() if g in boxes()) + ", all"
     ls = sub.add_parser("list", help="every tag of a game's box, named in both languages, with how many of each")
-    ls.add_argument("set", nargs="?", default="all", metavar="GAME", help=f"one of {sets} (default: all)")
+    ls.add_argument("set", nargs="?", default="all", metavar="BOX", help=f"one of {sets} (default: all)")
     sheet = sub.add_parser("sheet", help="a printable PDF of labels for 25-30 mm stickers, with a cut guide")
-    sheet.add_argument("set", metavar="GAME", help=f"one of {sets}")
+    sheet.add_argument("set", metavar="BOX", help=f"one of {sets}")
     sheet.add_argument("-o", "--output", type=Path, required=True, help="the PDF file to write")
     sheet.add_argument("--size", type=float, default=28.0, help="a label's side in mm (25 to 30; default %(default)s)")
     sheet.add_argument("--url", help="the pages' address for the QR card (default: from `web: listen:`)")
@@ -74,7 +74,14 @@ def run(args: argparse.Namespace, **kwargs: Any) -> int:
     if args.tags_command == "sheet":
         from companion.app.tags_sheet import run_sheet
 
-        return run_sheet(args, _config(args))
+        cfg = _config(args)
+        try:
+            parts = sections(args.set, cfg["players"]["extra"])
+        except KeyError:
+            print(f"companion tags sheet: unknown box {args.set!r}: one of {', '.join([*boxes(), 'all'])}",
+                  file=sys.stderr)
+            return 2
+        return run_sheet(args, cfg, parts, section_title)
     cfg = _config(args)
     if getattr(args, "rehearse", False) and "reader_factory" not in kwargs:
         from companion.app.wiring import state_dir
@@ -109,16 +116,28 @@ def groups(identities: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 
 def sections(name: str, extra_players: Iterable[str] = ()) -> list[tuple[str, list[str]]]:
-    """What ``list``/``sheet`` show for ``name`` (a game, or ``all``): (the
-    section's game id or ``table``, its identities).  A game alone is its
-    whole box; ``all`` is each game's own cards, then the table's once.
-    KeyError for an unknown name."""
+    """What ``list``/``sheet`` show for ``name`` (a box, or ``all``): (the
+    section's box or ``table``, its identities).  A box alone is all of it,
+    its game card and the table's cards too; ``all`` is each box's own cards
+    (a card two boxes share, in the first), then the table's once.  KeyError
+    for an unknown name."""
     extra = tuple(extra_players)
     own = boxes(extra_players=extra)
     table = table_cards(extra)
     if name == "all":
-        return [*((g, [i for i in ids if i not in table]) for g, ids in own.items()), ("table", list(table))]
+        seen = set(table)
+        parts = []
+        for box, ids in own.items():
+            parts.append((box, [i for i in ids if i not in seen]))
+            seen |= set(ids)
+        return [*parts, ("table", list(table))]
     return [(name, list(own[name]))]
+
+
+def section_title(lines: catalogue.Lines, section: str) -> str:
+    """A section's heading in both languages: the table's cards, a box's name."""
+    named = catalogue.tag_label if section == "table" else catalogue.box_name
+    return " · ".join(named(lines, section, lang) for lang in LANGUAGES)
 
 
 def list_tags(name: str, extra_players: Iterable[str] = (), out: Any = None) -> int:
@@ -126,14 +145,12 @@ def list_tags(name: str, extra_players: Iterable[str] = (), out: Any = None) -> 
     try:
         parts = sections(name, extra_players)
     except KeyError:
-        print(f"unknown game {name!r}: one of {', '.join([*boxes(), 'all'])}", file=out)
+        print(f"unknown box {name!r}: one of {', '.join([*boxes(), 'all'])}", file=out)
         return 2
     lines = catalogue.narrator().lines
     total = 0
     for section, identities in parts:
-        named = catalogue.tag_label if section == "table" else catalogue.name
-        title = " · ".join(named(lines, section, lang) for lang in LANGUAGES)
-        print(f"{title} — {len(identities)} tags", file=out)
+        print(f"{section_title(lines, section)} — {len(identities)} tags", file=out)
         for k, ids in groups(identities):
             print(f"  {KIND_TITLES.get(k, k)} ×{len(ids)}", file=out)
             for identity in ids:

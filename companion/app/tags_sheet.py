@@ -15,7 +15,7 @@ import argparse
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,12 @@ CJK_FONTS = (
 PAGE_W, PAGE_H, MARGIN = 210.0, 297.0, 12.0  # A4, mm
 HEADING_H = 7.0
 SIZES = (25.0, 30.0)  # the NTAG stickers a label is cut for, mm
+NAME_POINTS = (8.5, 8.0)  # the first language's name, the others' (the largest they are printed)
+IDENTITY_POINTS = 5.5
+MIN_POINTS = 5.0  # the least a label's text is printed at: smaller does not read on a sticker
+WRAP_POINTS = 6.5  # a name is wrapped onto two lines rather than printed smaller than this
+INSET = 0.6  # mm between the circle and the text
+GAP = 0.8  # mm between a label's texts
 
 
 class NoCJKFont(Exception):
@@ -130,30 +136,112 @@ def render(sections: Sequence[tuple[str, Sequence[Label]]], font: Path, out: Pat
 
 def _label(pdf: Any, label: Label, x: float, y: float, size: float) -> None:
     """One sticker's square: the sticker's outline in light grey, its names
-    and the identity it carries, centred."""
+    and the identity it carries, centred inside the circle."""
     pdf.set_draw_color(200)
     pdf.set_line_width(0.2)
     pdf.set_dash_pattern()
-    pdf.circle(x=x + size / 2, y=y + size / 2, radius=size / 2 - 0.8)
-    inner = size * 0.76  # inside the circle at the first and last line's height
-    pad = (size - inner) / 2
-    pdf.set_text_color(0)
-    first, *others = label.names
-    _fit(pdf, first, x + pad, y + size * 0.26, inner, 8.5)
-    for n, name in enumerate(others):
-        _fit(pdf, name, x + pad - 1, y + size * (0.45 + 0.16 * n), inner + 2, 8.0)
-    pdf.set_text_color(70)
-    _fit(pdf, label.identity, x + pad, y + size * 0.70, inner, 5.5)
+    radius = size / 2 - 0.8
+    pdf.circle(x=x + size / 2, y=y + size / 2, radius=radius)
+
+    def measure(text: str, points: float) -> float:
+        pdf.set_font("cjk", size=points)
+        return float(pdf.get_string_width(text))
+
+    for line in label_lines(measure, label, radius - INSET):
+        pdf.set_text_color(line.grey)
+        pdf.set_font("cjk", size=line.points)
+        pdf.set_xy(x + size / 2 - line.width / 2, y + size / 2 + line.top)
+        pdf.cell(line.width, line.height, line.text, align="C")
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    points: float
+    top: float  # mm from the circle's centre (negative: above it)
+    width: float  # mm
+    grey: int
+
+    @property
+    def height(self) -> float:
+        return line_height(self.points)
+
+
+def line_height(points: float) -> float:
+    return points * 0.3528 * 1.2  # mm: the size and a little leading
+
+
+def label_lines(measure: Any, label: Label, radius: float) -> list[Line]:
+    """Where a label's texts go inside a circle of ``radius`` mm (``measure``:
+    a text's width in mm at a size): its names, then its identity, as one
+    block centred on the circle, each line no wider than the circle at its
+    height.  A text too wide is made smaller, down to ``WRAP_POINTS``, then
+    wrapped onto two lines and tried again from its own size, down to
+    ``MIN_POINTS``; one that still does not fit makes room by making the
+    others smaller."""
+    texts = [(name, NAME_POINTS[min(n, 1)], 0) for n, name in enumerate(label.names)]
+    texts.append((label.identity, IDENTITY_POINTS, 70))
+    points = [p for _, p, _ in texts]
+    parts = [[t] for t, _, _ in texts]
+    lines = _placed(measure, texts, parts, points, radius)
+    for _ in range(400):  # each pass shrinks or wraps one text: bounded
+        wide = next((n for n, (_, fits) in enumerate(lines) if not fits), None)
+        if wide is None:
+            break
+        k = _owner(parts, wide)
+        if points[k] - 0.25 >= (MIN_POINTS if len(parts[k]) > 1 else WRAP_POINTS):
+            points[k] -= 0.25
+        elif len(parts[k]) == 1 and len(texts[k][0]) > 1:
+            parts[k], points[k] = _halves(texts[k][0]), texts[k][1]
+        elif points[k] - 0.25 >= MIN_POINTS:
+            points[k] -= 0.25
+        elif others := [j for j in range(len(texts)) if j != k and points[j] - 0.25 >= MIN_POINTS]:
+            points[max(others, key=lambda j: points[j])] -= 0.25
+        else:
+            break  # as small as allowed, wrapped: printed as it is (the sheet's test finds none)
+        lines = _placed(measure, texts, parts, points, radius)
+    return [line for line, _ in lines]
+
+
+def _owner(parts: list[list[str]], line: int) -> int:
+    """Which text the ``line``-th line belongs to."""
+    for k, ps in enumerate(parts):
+        if line < len(ps):
+            return k
+        line -= len(ps)
+    raise IndexError(line)
+
+
+def _placed(measure: Any, texts: list[tuple[str, float, int]], parts: list[list[str]], points: list[float],
+            radius: float) -> list[tuple[Line, bool]]:
+    """The lines stacked and centred on the circle, a small gap between two
+    texts; each with whether it fits (its box's corners inside the circle)."""
+    rows = [(k, part) for k in range(len(texts)) for part in parts[k]]
+    total = sum(line_height(points[k]) for k, _ in rows) + GAP * (len(texts) - 1)
+    out, top = [], -total / 2
+    for n, (k, text) in enumerate(rows):
+        h, w = line_height(points[k]), measure(text, points[k])
+        far = max(abs(top), abs(top + h))
+        out.append((Line(text, points[k], top, w, texts[k][2]), (w / 2) ** 2 + far ** 2 <= radius ** 2))
+        top += h + (GAP if n + 1 < len(rows) and rows[n + 1][0] != k else 0.0)
+    return out
 
 
 def _fit(pdf: Any, text: str, x: float, y: float, width: float, points: float) -> None:
-    """``text`` centred on one line of ``width`` mm, made smaller until it fits."""
+    """``text`` centred on one line of ``width`` mm, made smaller until it fits (the QR card's)."""
     pdf.set_font("cjk", size=points)
-    while pdf.get_string_width(text) > width and points > 3.5:
+    while pdf.get_string_width(text) > width and points > MIN_POINTS:
         points -= 0.25
         pdf.set_font("cjk", size=points)
     pdf.set_xy(x, y)
     pdf.cell(width, points * 0.45, text, align="C")
+
+
+def _halves(text: str) -> list[str]:
+    """``text`` on two lines: at the space (or, with none, the character) nearest its middle."""
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2)) if spaces else len(text) // 2
+    return [text[:cut].strip(), text[cut:].strip()]
 
 
 def _cut_lines(pdf: Any, left: float, top: float, count: int, size: float) -> None:
@@ -194,8 +282,11 @@ def _qr_card(pdf: Any, url: str, words: Sequence[str], x: float, y: float, side:
     _fit(pdf, url, x + 2, top + module * len(rows) + 1.5, width - 4, 7)
 
 
-def run_sheet(args: argparse.Namespace, cfg: Mapping[str, Any]) -> int:
-    from companion.app.tags_cmd import sections
+def run_sheet(args: argparse.Namespace, cfg: Mapping[str, Any], parts: Sequence[tuple[str, Sequence[str]]],
+              section_title: Callable[[catalogue.Lines, str], str]) -> int:
+    """The sheet of ``parts`` (a section's box or ``table``, its identities:
+    ``tags_cmd.sections``; titled by ``section_title``) as ``args`` ask —
+    given by ``tags_cmd``, so this module needs nothing of it."""
     from companion.app.web_app import pages_url
     from web.qr import CARD_WORDS
 
@@ -205,23 +296,13 @@ def run_sheet(args: argparse.Namespace, cfg: Mapping[str, Any]) -> int:
               f"not {args.size:g}", file=err)
         return 2
     try:
-        parts = sections(args.set, cfg["players"]["extra"])
-    except KeyError:
-        from companion.games import boxes
-
-        print(f"companion tags sheet: unknown game {args.set!r}: one of {', '.join([*boxes(), 'all'])}", file=err)
-        return 2
-    try:
         url = pages_url(dict(cfg), args.url)
         font = find_cjk_font(getattr(args, "font", None))
     except (ValueError, NoCJKFont) as e:
         print(f"companion tags sheet: {e}", file=err)
         return 2
     lines = catalogue.narrator().lines
-    titled = []
-    for section, identities in parts:
-        named = catalogue.tag_label if section == "table" else catalogue.name
-        titled.append((" · ".join(named(lines, section, lang) for lang in LANGUAGES), labels(identities, lines)))
+    titled = [(section_title(lines, section), labels(identities, lines)) for section, identities in parts]
     words = [w for pair in zip(*(CARD_WORDS[lang] for lang in LANGUAGES), strict=True) for w in pair]
     footer = (f"Cut along the dashed lines: {args.size:g} mm labels for {SIZES[0]:g}-{SIZES[1]:g} mm NTAG stickers "
               f"· 点線で切り取ってください")

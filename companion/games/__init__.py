@@ -74,13 +74,29 @@ def table_cards(extra_players: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 def boxes(games: tuple[type[Engine], ...] | None = None,
           extra_players: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
-    """Each game's whole set of tags, by its id, in the order they are made:
-    its game card, its rule cards, its components, then the table's cards it
-    is played with (the players', the config's extra players', the languages')."""
+    """Each box of tags a table may own, by name, in the order they are made:
+    its game card, its own cards (rule cards, components), then the table's
+    cards it is played with (the players', the config's extra players', the
+    languages').  A game is one box named after it, unless its manifest
+    module's ``boxes()`` names several (One Night: the Japanese box, Ultimate's,
+    Daybreak); a card of the game none of them holds joins the game's own."""
     table = table_cards(extra_players)
-    return {g.game: tuple(dict.fromkeys((f"game/{g.game}", *(f"rules/{r}" for r in g.known_rules()),
-                                         *g.components, *table)))
-            for g in (GAMES if games is None else games)}
+    out: dict[str, tuple[str, ...]] = {}
+    for g in (GAMES if games is None else games):
+        own = (*(f"rules/{r}" for r in g.known_rules()), *g.components)
+        declared = _declared_boxes(g)
+        placed = {i for ids in declared.values() for i in ids}
+        declared[g.game] = (*declared.get(g.game, ()), *(i for i in own if i not in placed))
+        out |= {name: tuple(dict.fromkeys((f"game/{g.game}", *ids, *table))) for name, ids in declared.items()}
+    return out
+
+
+def _declared_boxes(game: type[Engine]) -> dict[str, tuple[str, ...]]:
+    if not _in_a_folder(game):
+        return {}
+    package = sys.modules[game.__module__].__package__
+    found = getattr(importlib.import_module(f"{package}.manifest"), "boxes", None)
+    return {name: tuple(ids) for name, ids in found().items()} if callable(found) else {}
 
 
 def tag_sets(games: tuple[type[Engine], ...] | None = None,

@@ -1,9 +1,11 @@
 """One Night Werewolf as the rest of the system knows it (core.manifest): its
 result published (a field added here is one a venue checks and keeps); the
-winning team against the others at a venue."""
+winning team against the others at a venue; the boxes its tags come in
+(``boxes``: ``companion tags`` lists, prints and writes each on its own)."""
 
 from companion.core.manifest import Event, choice, counts, describe, names, roles, words
 from companion.games.one_night.engine import OneNight
+from companion.games.one_night.roles import boxes
 from companion.games.one_night.verdict import WINNING_TEAMS
 
 MANIFEST = describe(OneNight, events=(
@@ -17,3 +19,5 @@ MANIFEST = describe(OneNight, events=(
         "winning_teams": words(),
     }),
 ), rating="teams")
+
+__all__ = ["MANIFEST", "boxes"]

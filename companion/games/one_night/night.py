@@ -8,7 +8,9 @@ The turns: every role of the deck that wakes in the edition, in its order
 its card may lie in the centre.  With the doppelganger in the deck, its
 sub-steps: a copied role that acts "after" it wakes right after its turn, one
 that acts at the "end" right after that role's own turn, and the roles it
-wakes "with" say so in their wake line.
+wakes "with" say so in their wake line.  A role that wakes in another's turn
+(Daybreak's wolves, the werewolves': its ``pack``) calls that turn too, and
+says its ``.with`` line in it (the dream wolf's thumb).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from companion.core.events import Draw, Output, Say, Sound
-from companion.games.one_night.roles import EDITIONS, ROLES, spoken
+from companion.games.one_night.roles import EDITIONS, ROLES, Role, spoken
 from companion.games.one_night.rules import Options
 
 AMBIENCE = "table-tapping"
 JITTER_DRAW = "jitter"  # the night's secret draw: one jitter in ms per turn
 DOPPELGANGER = "doppelganger"
+SUB_STEP = 0.1  # a doppelganger's sub-step's place after the turn it follows (below the 0.2 between fractions)
 
 
 @dataclass(frozen=True)
@@ -48,18 +51,31 @@ def turns(deck: Mapping[str, int], edition: str) -> tuple[Turn, ...]:
     """The night's turns for this deck, in order."""
     p, doppel = EDITIONS[edition].prefix, bool(deck.get(DOPPELGANGER))
     placed: list[tuple[float, Turn]] = []
-    for role in (r for r in ROLES.values() if deck.get(r.id) and edition in r.wake):
+    for role in (r for r in ROLES.values() if _called(r, deck) and edition in r.wake):
         wake: list[Output] = [Say(f"{p}.{role.id}.wake")]
         wake += [Say(f"{p}.{role.id}.{more}") for more in role.wake_more.get(edition, ())]
-        if doppel and role.doppel == "with":
-            wake.append(Say(f"{p}.doppelganger.with", {"role": spoken(role.id, edition)}))
+        pack = [r for r in ROLES.values() if r.pack == role.id and deck.get(r.id)]
+        wake += [Say(f"{p}.{r.id}.with") for r in pack]  # Daybreak's wolves, the dream wolf's thumb
+        if doppel:
+            # a doppelganger who copied this role, or a role that wakes in its turn (and acts), wakes too
+            wake += [Say(f"{p}.doppelganger.with", {"role": spoken(r.id, edition)}) for r in (role, *pack)
+                     if deck.get(r.id) and r.doppel == ("with" if r is role else "end")]
+            if role.id == DOPPELGANGER:  # another box's roles it acts as at once: its own line names its box's
+                wake += [Say(f"{p}.doppelganger.now", {"role": spoken(r.id, edition)})
+                         for r in ROLES.values() if r.doppel == "now" and r.box and deck.get(r.id)]
         placed.append((role.wake[edition], Turn(role.id, role.id, tuple(wake), (Say(f"{p}.{role.id}.sleep"),))))
-        if doppel and role.doppel in ("after", "end"):
+        if doppel and role.doppel in ("after", "end") and deck.get(role.id):
             at = ROLES[DOPPELGANGER].wake[edition] if role.doppel == "after" else role.wake[edition]
             sub = f"{p}.{role.id}.doppelganger"
-            placed.append((at + 0.5, Turn(f"{DOPPELGANGER}-{role.id}", DOPPELGANGER, (Say(f"{sub}.wake"),),
-                                          (Say(f"{sub}.sleep"),))))
+            # right after: before any role whose place is the next fraction (2B's copy before 2C)
+            placed.append((at + SUB_STEP, Turn(f"{DOPPELGANGER}-{role.id}", DOPPELGANGER, (Say(f"{sub}.wake"),),
+                                               (Say(f"{sub}.sleep"),))))
     return tuple(t for _, t in sorted(placed, key=lambda x: x[0]))
+
+
+def _called(role: Role, deck: Mapping[str, int]) -> bool:
+    """[ruling] A role in the deck has its turn; so has a role another one wakes with."""
+    return bool(deck.get(role.id)) or any(r.pack == role.id and deck.get(r.id) for r in ROLES.values())
 
 
 def called_roles(deck: Mapping[str, int], edition: str = "jinrou") -> tuple[str, ...]:

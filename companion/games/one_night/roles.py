@@ -12,7 +12,9 @@ Line keys a role's entry implies (``<p>`` is the edition's prefix: ``onw``
 for ``jinrou``, ``onw.ultimate`` for ``ultimate``): ``name.<id>`` (and
 ``name.<spoken>`` where an edition names it otherwise), ``tag.onw/<id>/<n>``,
 ``<p>.<id>.wake``/``.sleep`` where it wakes, ``<p>.<id>.doppelganger.wake``/
-``.sleep`` for the doppelganger's sub-step (``doppel`` "after"/"end").
+``.sleep`` for the doppelganger's sub-step (``doppel`` "after"/"end"),
+``<p>.<id>.with`` said in its ``pack``'s turn, ``name.artifact/<id>`` and
+``tag.onw/artifact/<id>`` for Daybreak's tokens.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ class Role:
     # edition → other tags read there as this role's first card (ultimate's onw/robber/1)
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     lines: str | None = None  # the path of a folder of its lines (<lang>.yaml) outside the game's own (no I/O here)
+    # The role whose turn it wakes in too (Daybreak's wolves: "werewolf"): that turn is
+    # called when the deck holds either, and says this role's ``<p>.<id>.with`` line.
+    pack: str = ""
+    box: str = ""  # the box its card comes in when it is not its editions' own (``daybreak``)
+    extra: int = 0  # cards the deck holds beyond the players' and the centre's (the alpha wolf's centre werewolf card)
+    bodyguard: bool = False  # the player it voted for cannot die (rule 11)
+    investigator: bool = False  # becomes the werewolf or tanner it saw (rule 9: the PI)
 
     @property
     def copies(self) -> int:
@@ -103,7 +112,7 @@ class Registered(Generic[T]):
         return made[1]
 
 
-_J, _U = "jinrou", "ultimate"
+_J, _U, _D = "jinrou", "ultimate", "daybreak"
 # In the order a deck is announced: the seed's four first (its listing), then the rest.
 for _role in (
     Role("villager", "village", {_J: 4, _U: 3}),
@@ -121,6 +130,19 @@ for _role in (
     Role("drunk", "village", {_U: 1}, {_U: 8}, doppel="now"),
     Role("insomniac", "village", {_U: 1}, {_U: 9}, doppel="end"),
     Role("hunter", "village", {_U: 1}, hunter=True),
+    # Daybreak (rules: *Daybreak*): its roles join ultimate's pool.  Wake places between
+    # two published ones are fractions (2B = 2.2, 2C = 2.4, 5B, 5C, 6B, 7B).
+    Role("sentinel", "village", {_U: 1}, {_U: 0}, doppel="now", box=_D),
+    Role("alpha-wolf", "werewolf", {_U: 1}, {_U: 2.2}, doppel="end", werewolf=True, pack="werewolf", extra=1, box=_D),
+    Role("mystic-wolf", "werewolf", {_U: 1}, {_U: 2.4}, doppel="end", werewolf=True, pack="werewolf", box=_D),
+    Role("dream-wolf", "werewolf", {_U: 1}, werewolf=True, pack="werewolf", box=_D),  # never wakes: a thumb
+    Role("apprentice-seer", "village", {_U: 1}, {_U: 5.2}, doppel="now", box=_D),
+    Role("pi", "village", {_U: 1}, {_U: 5.4}, doppel="now", investigator=True, box=_D),
+    Role("witch", "village", {_U: 1}, {_U: 6.2}, doppel="now", box=_D),
+    Role("village-idiot", "village", {_U: 1}, {_U: 7.2}, doppel="now", box=_D),
+    Role("revealer", "village", {_U: 1}, {_U: 10}, doppel="end", box=_D),
+    Role("curator", "village", {_U: 1}, {_U: 11}, doppel="end", box=_D),
+    Role("bodyguard", "village", {_U: 1}, bodyguard=True, box=_D),
 ):
     register(_role)
 
@@ -148,6 +170,28 @@ EDITIONS: dict[str, Edition] = {
 }
 DEFAULT_EDITION = _J
 
+# [ruling] Daybreak's default decks (players + 3; + 1 at 10 with the alpha wolf): a
+# rule card that deals them in ultimate's pool (``rules/daybreak``), not an edition.
+DAYBREAK_DECKS = _grow({"werewolf": 1, "mystic-wolf": 1, "sentinel": 1, "apprentice-seer": 1, "witch": 1,
+                        "revealer": 1}, "pi", "curator", "village-idiot", "bodyguard", "dream-wolf", "villager", "")
+DAYBREAK_DECKS[10] = {**DAYBREAK_DECKS[9], "alpha-wolf": 1, "werewolf": 2}  # and the centre werewolf card
+RULE_DECKS: dict[str, tuple[str, Mapping[int, Mapping[str, int]]]] = {"daybreak": (_U, DAYBREAK_DECKS)}
+
+# Daybreak's artifact tokens (``onw/artifact/<id>``) → the role one makes its card's
+# holder (rule 9: claw, brand, cudgel), or None: it changes no role (void, mask, shroud).
+ARTIFACTS: dict[str, str | None] = {"claw": "werewolf", "brand": "villager", "cudgel": "tanner",
+                                    "void": None, "mask": None, "shroud": None}
+
+
+def artifact_tags() -> tuple[str, ...]:
+    return tuple(f"onw/artifact/{a}" for a in ARTIFACTS)
+
+
+def rule_cards() -> tuple[str, ...]:
+    """The rule cards the game knows (``rules/<name>``): the editions but the
+    default, and the rule decks."""
+    return (*(e for e in EDITIONS if e != DEFAULT_EDITION), *RULE_DECKS)
+
 
 def in_edition(edition: str) -> tuple[str, ...]:
     """The roles an edition's box holds, in announce order."""
@@ -160,9 +204,11 @@ def card_ids(deck: Mapping[str, int]) -> tuple[str, ...]:
 
 
 def every_card() -> tuple[str, ...]:
-    """Every role card's identity, and the tags read as one (the game's components)."""
+    """Every role card's identity, the tags read as one, and the artifact
+    tokens (the game's components)."""
     return tuple(dict.fromkeys((*card_ids({r.id: r.copies for r in ROLES.values()}),
-                                *(a for r in ROLES.values() for tags in r.aliases.values() for a in tags))))
+                                *(a for r in ROLES.values() for tags in r.aliases.values() for a in tags),
+                                *artifact_tags())))
 
 
 def card_of(identity: str, edition: str | None = None) -> str:
@@ -180,3 +226,27 @@ def spoken(role: str, edition: str) -> str:
     """How the narration names ``role`` in ``edition`` (a ``name.<value>`` line)."""
     entry = ROLES.get(role)
     return entry.spoken.get(edition, role) if entry else role
+
+
+def boxes() -> dict[str, tuple[str, ...]]:
+    """The tags of each box a group may own, its own cards (rule card, role
+    cards, tokens): ``one-night`` the Japanese box ワンナイト人狼 (the guide's
+    *On the table*), ``one-night-ultimate`` Ultimate's base box (its robber
+    card as ``onw/robber/1``), ``one-night-daybreak`` Daybreak's roles, the
+    cards its default decks need besides them, and its artifact tokens."""
+    def cards(edition: str, box: str) -> tuple[str, ...]:
+        found = card_ids({r.id: r.sets[edition] for r in ROLES.values() if r.sets.get(edition) and r.box == box})
+        return tuple(card_of_alias(c, edition) for c in found)
+
+    needs = {r: max(deck.get(r, 0) for deck in DAYBREAK_DECKS.values()) for r in ROLES}
+    daybreak = card_ids({r: n for r, n in needs.items() if n and ROLES[r].box != _D})
+    return {"one-night": cards(_J, ""),
+            "one-night-ultimate": (f"rules/{_U}", *cards(_U, "")),
+            "one-night-daybreak": (f"rules/{_D}", *cards(_U, _D), *daybreak, *artifact_tags())}
+
+
+def card_of_alias(card: str, edition: str) -> str:
+    """A card as ``edition``'s box prints it: its role's alias there (ultimate's ``onw/robber/1``)."""
+    role, _, n = card.removeprefix("onw/").partition("/")
+    aliases = ROLES[role].aliases.get(edition, ())
+    return aliases[0] if aliases and n == "1" else card

@@ -9,7 +9,7 @@ may be said; where its cards lie never.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,9 @@ from companion.games.one_night.roles import (
     DEFAULT_EDITION,
     EDITIONS,
     ROLES,
+    RULE_DECKS,
     Edition,
+    artifact_tags,
     card_of,
     in_edition,
     role_of,
@@ -114,6 +116,8 @@ def options_from(section: Mapping[str, Any], rules: Sequence[str] = ()) -> Optio
     deck = section.get("deck")
     jitter = section.get("jitter_s", Options.jitter_s)
     edition = next((r for r in rules if r in EDITIONS), section.get("edition", DEFAULT_EDITION))
+    if rule_deck := next((RULE_DECKS[r] for r in rules if r in RULE_DECKS), None):  # rules/daybreak
+        edition, deck = rule_deck[0], rule_deck[1]
     return Options(
         window_s=float(section.get("window_s", Options.window_s)),
         jitter_s=(float(jitter[0]), float(jitter[1])),
@@ -121,7 +125,7 @@ def options_from(section: Mapping[str, Any], rules: Sequence[str] = ()) -> Optio
         discussion_min=float(section.get("discussion_min", Options.discussion_min)),
         warnings_s=tuple(sorted({float(w) for w in section.get("warnings_s", Options.warnings_s)}, reverse=True)),
         masking=bool(section.get("masking", Options.masking)),
-        deck={int(k): v for k, v in deck.items()} if deck is not None else None,
+        deck={int(k): dict(v) for k, v in deck.items()} if deck is not None else None,
         edition=str(edition),
         windows={str(k): float(v) for k, v in (section.get("windows") or {}).items()},
     )
@@ -156,16 +160,49 @@ def deck_for(players: int, opts: Options, cards: Sequence[str] = ()) -> dict[str
     if sum(deck.values()) < players:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards cannot be dealt to {players} players", count=players)
-    if sum(deck.values()) - players not in edition.any_centre:
+    if sum(deck.values()) - players - extra_cards(deck) not in edition.any_centre:
         raise Refusal("onw.refuse.bad_deck",
                       f"{sum(deck.values())} cards for {players} players: the deck is the players' cards and "
-                      f"{' or '.join(map(str, sorted(edition.any_centre, reverse=True)))} in the centre", count=players)
+                      f"{' or '.join(map(str, sorted(edition.any_centre, reverse=True)))} in the centre"
+                      f"{_extra_words(deck)}", count=players)
+    if (refusal := centre_werewolf_problem(deck)) is not None:
+        raise refusal
     return _ordered(deck)
+
+
+def extra_cards(deck: Mapping[str, int]) -> int:
+    """Cards the deck holds beyond the players' and the centre's: the alpha
+    wolf's centre werewolf card (rules: *Daybreak*, the deck)."""
+    return sum(ROLES[r].extra * n for r, n in deck.items() if r in ROLES)
+
+
+def _extra_words(deck: Mapping[str, int]) -> str:
+    return " and the centre werewolf card" if extra_cards(deck) else ""
+
+
+def centre_lines(players: int, deck: Mapping[str, int]) -> list[Say]:
+    """The deal's last lines: with the alpha wolf, first set the centre
+    werewolf card apart; then the players' cards and the centre's count."""
+    extra = extra_cards(deck)
+    return [*([Say("onw.deck.centre_werewolf")] if extra else []),
+            Say("onw.deck.centre", {"count": sum(deck.values()) - players - extra})]
+
+
+def centre_werewolf_problem(deck: Mapping[str, int]) -> Refusal | None:
+    """A deck with the alpha wolf needs its centre werewolf card: a werewolf,
+    a mystic or a dream wolf besides the alpha wolf itself."""
+    if extra_cards(deck) and not any(n and ROLES[r].werewolf and not ROLES[r].extra
+                                     for r, n in deck.items() if r in ROLES):
+        return Refusal("onw.refuse.centre_werewolf", "the alpha wolf needs the centre werewolf card: "
+                       "a werewolf, a mystic wolf or a dream wolf", role="alpha-wolf")
+    return None
 
 
 def card_problem(edition: Edition, cards: Sequence[str], card: str) -> Refusal | None:
     """Why a role card cannot go into the deck being tapped (``cards``, so far)."""
     card = card_of(card, edition.id)
+    if card in artifact_tags():  # a token lies on a card at the reveal: it is no card of the deck
+        return Refusal("onw.refuse.artifact_in_deck", f"{card} is an artifact token, not a role card", card=card)
     role, _, n = card.removeprefix("onw/").partition("/")
     entry = ROLES.get(role)
     if entry is None or not entry.sets.get(edition.id):
@@ -189,14 +226,17 @@ def tapped_problem(players: int, edition: Edition, cards: Sequence[str]) -> Refu
     for role in edition.pairs:
         if counts.get(role, 0) % 2:
             return Refusal("onw.refuse.lone_card", f"a {role} alone: {role}s come in pairs or not at all", role=role)
-    total, fits = len(cards), [players + c for c in edition.centre_for(players)]
+    extra = extra_cards(counts)
+    total, fits = len(cards), [players + c + extra for c in edition.centre_for(players)]
     if total < min(fits):
-        return Refusal("onw.refuse.deck_short", f"{min(fits) - total} cards missing: {players} players and "
-                       f"{max(edition.centre)} in the centre", n=min(fits) - total, count=players, cards=total)
+        return Refusal("onw.refuse.deck_short_alpha" if extra else "onw.refuse.deck_short",
+                       f"{min(fits) - total} cards missing: {players} players and "
+                       f"{max(edition.centre)} in the centre{_extra_words(counts)}",
+                       n=min(fits) - total, count=players, cards=total)
     if total > max(fits):
         return Refusal("onw.refuse.deck_long", f"{total - max(fits)} cards too many for {players} players",
                        n=total - max(fits), count=players, cards=total)
-    return None
+    return centre_werewolf_problem(counts)
 
 
 def tapped_deck(cards: Sequence[str]) -> dict[str, int]:
@@ -236,14 +276,15 @@ def most_executed(players: int) -> int:
     return players // 2
 
 
-def count_votes(players: Sequence[str], votes: Mapping[str, str]) -> list[str]:
+def count_votes(players: Sequence[str], votes: Mapping[str, str], shielded: Collection[str] = ()) -> list[str]:
     """The executed (seat order) from every player's vote (voter → pointed
     at): the players with the most votes, all of them on a tie; [ruling]
-    nobody if the most is one vote (every player has exactly one)."""
-    counts = {p: 0 for p in players}
+    nobody if the most is one vote (every player has exactly one).  Daybreak's
+    rule 11: the players a bodyguard protects (``shielded``) cannot die — the
+    most votes among the others die, and nobody if none of them has more than one."""
+    counts = {p: 0 for p in players if p not in shielded}
     for choice in votes.values():
-        counts[choice] += 1
-    top = max(counts.values())
-    return [] if top <= 1 else [p for p in players if counts[p] == top]
-
-
+        if choice in counts:
+            counts[choice] += 1
+    top = max(counts.values(), default=0)
+    return [] if top <= 1 else [p for p in players if counts.get(p) == top]
