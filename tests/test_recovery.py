@@ -255,3 +255,27 @@ def test_finding_a_backup_of_another_journal_does_not_push_out_this_ones(tmp_pat
     mine = backups.epoch_at(journal)
     kept = [backups.epoch_at(p) for p in backups.backup_dir(journal).glob("journal-*.sqlite")]
     assert kept == [mine] * backups.BACKUPS_KEPT
+
+
+def test_finding_a_backup_of_another_table_is_never_taken_for_this_ones(tmp_path: Path) -> None:
+    """A backup belongs to one journal (the identity both carry from its first
+    input): another table's backup, holding more inputs, left in this table's
+    backups folder (a state folder copied, a card moved between tables), is never
+    read as this journal's past — the healthy journal is kept as it is, and
+    rotation never removes the other table's file."""
+    from companion.runtime.journal_identity import identity_at
+    from qa.reliability.sticks import another_evening
+
+    state, other = tmp_path / "state", tmp_path / "other"
+    mine = played(state, games=1, more=5)
+    with another_evening():
+        played(other, games=2)
+    theirs = backups.backups(other / "journal.sqlite")[0]
+    assert identity_at(theirs) != identity_at(state / "journal.sqlite")
+    stranger = backups.backup_dir(state / "journal.sqlite") / theirs.name
+    shutil.copyfile(theirs, stranger)
+    after, said, _ = started(state)
+    assert after[:len(mine)] == mine and len(after) == len(mine), "another table's inputs were taken"
+    assert not any("recover" in line.lower() for line in said), said
+    played(state, games=1)  # more backups of this journal, and a rotation
+    assert stranger.exists()
