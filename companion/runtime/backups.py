@@ -26,6 +26,7 @@ from companion.runtime.journal import (
     read_only,
 )
 from companion.runtime.journal_check import DB_ERRORS, Notice, file_problem, schema_problem, set_aside
+from companion.runtime.journal_identity import identity_at
 from companion.runtime.state_lock import StateLock
 
 BACKUPS_KEPT = 3  # the newest automatic backups kept, plus the last one of each earlier night…
@@ -40,7 +41,7 @@ def backup_dir(journal_path: Path) -> Path:
     return journal_path.parent / "backups"
 
 
-def backups(journal_path: Path, epoch: str | None = None) -> list[Path]:
+def backups(journal_path: Path, epoch: str | None = None, identity: str | None = None) -> list[Path]:
     """Backups of this journal, newest first by what they hold, never by
     file time (a clock set back a day made each new backup the "oldest", and
     rotation deleted it as it was made): with the journal's ``epoch`` given,
@@ -54,30 +55,37 @@ def backups(journal_path: Path, epoch: str | None = None) -> list[Path]:
         found = [(int(m.group(2)), p) for p in folder.iterdir() if (m := _BACKUP_NAME.match(p.name))]
     except OSError:
         return []
-    mine = epoch if len(found) > 1 else None
+    check = (epoch is not None or identity is not None) and len(found) > 1
     # The name's time breaks a tie between two of one input (a round's end, then the game's).
-    return [p for _, _, p in sorted(((mine is not None and epoch_at(p) == mine, seq, p) for seq, p in found),
+    return [p for _, _, p in sorted(((check and _of(p, epoch, identity), seq, p) for seq, p in found),
                                     key=lambda x: (x[0], x[1], x[2].name), reverse=True)]
 
 
+def _of(backup: Path, epoch: str | None, identity: str | None) -> bool:
+    """Is ``backup`` of this journal (its ``identity``: runtime.journal_identity) and of its line (``epoch``)?"""
+    return ((epoch is None or epoch_at(backup) == epoch)
+            and (identity is None or identity_at(backup) in (identity, None)))
+
+
 def newest_intact_backup(journal_path: Path, notices: list[Notice] | None = None, *,
-                         look_only: bool = False, epoch: str | None = None,
+                         look_only: bool = False, epoch: str | None = None, identity: str | None = None,
                          seen: list[tuple[int, str | None]] | None = None) -> Path | None:
     """The backup recovery would use.  Every backup is checked (a few small
     files): damaged ones are set aside (renamed, never deleted) and reported
     — unless ``look_only`` (doctor).  ``epoch``: only a backup of that epoch
     (runtime.journal.EPOCH) counts — one made before a restore is not the
-    restored journal's past.  ``seen`` gets (the last input's number its name
+    restored journal's past; ``identity``: only a backup of that journal —
+    another table's is never its past.  ``seen`` gets (the last input's number its name
     gives, its epoch if it can be read) of each, damaged ones too: how far
     the journal went, for a recovery to count what it lost."""
     best = None
-    for candidate in backups(journal_path, epoch):
+    for candidate in backups(journal_path, epoch, identity):
         problem = backup_problem(candidate)
         m = _BACKUP_NAME.match(candidate.name)
         if seen is not None and m:
             seen.append((int(m.group(2)), epoch_at(candidate) if candidate.is_file() else None))
         if problem is None:
-            if best is None and (epoch is None or epoch_at(candidate) == epoch):
+            if best is None and _of(candidate, epoch, identity):
                 best = candidate
             continue
         if look_only:
@@ -134,7 +142,10 @@ def rotate(journal_path: Path) -> list[Path]:
     what was removed (superseded copies, not damage: those are kept)."""
     # Newest by what it holds (``backups``), never by file time; after a restore
     # the restored line's backups come first though they hold fewer inputs.
-    auto = [p for p in backups(journal_path, epoch_at(journal_path)) if p.name.startswith("journal-")]
+    # Only this journal's: another table's backup left in the folder is not ours to remove.
+    identity = identity_at(journal_path)
+    auto = [p for p in backups(journal_path, epoch_at(journal_path), identity)
+            if p.name.startswith("journal-") and _of(p, None, identity)]
     keep = set(auto[:BACKUPS_KEPT])
     nights: dict[int, Path] = {}
     for p in auto:

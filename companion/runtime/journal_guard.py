@@ -62,7 +62,8 @@ def open_journal(path: Path, journal_class: type[Journal] = Journal,
     # A readable journal is held against its own epoch's newest backup (none yet
     # after a restore); a damaged one, whose epoch cannot be read, against any.
     named: list[tuple[int, str | None]] = []  # every backup's last input and epoch: how far the journal went
-    backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None, seen=named)
+    backup = newest_intact_backup(path, notices, epoch=epoch_at(path) if problem is None else None,
+                                  identity=identity_at(path) if problem is None else None, seen=named)
     if problem is None and backup is not None:
         problem = _behind(path, backup)
     mirrored = _mirrored(path, mirror, problem is None, backup) if mirror is not None else None
