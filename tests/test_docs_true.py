@@ -37,7 +37,7 @@ def _walk(p: argparse.ArgumentParser, path: tuple[str, ...]):
         if isinstance(action, argparse._SubParsersAction):
             for sub, subp in action.choices.items():
                 yield from _walk(subp, (*path, sub))
-        else:
+        elif action.help != argparse.SUPPRESS:  # a flag --help hides is for tests, not people
             for opt in action.option_strings:
                 if opt.startswith("--") and opt not in ("--help", "--config"):
                     yield path, opt

@@ -30,16 +30,20 @@ def leaves(schema: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, set
 
 def _default(value: Any) -> str:
     # YAML's spelling, as the file would hold it
-    text = "null" if value is None else json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool):
-        text = "on" if value else "off"
-    return text.replace("|", "\\|")
+        return "on" if value else "off"
+    return "null" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _cell(text: str) -> str:
+    # a table cell: its pipes escaped, and <key> shown as written, not read as an HTML tag
+    return text.replace("|", "\\|").replace("<", "&lt;")
 
 
 def table() -> str:
     rows = ["| setting | default | what it does |", "|---|---|---|"]
     for path, field in leaves(SCHEMA):
-        rows.append(f"| `{path}` | `{_default(field.default)}` | {field.doc.replace('|', chr(92) + '|')} |")
+        rows.append(f"| `{path}` | `{_cell(_default(field.default))}` | {_cell(field.doc)} |")
     return "\n".join(rows)
 
 
