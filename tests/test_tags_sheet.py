@@ -66,3 +66,19 @@ def test_a_sheet_that_cannot_be_made_is_refused_before_anything_is_written(
     sheet = tmp_path / "sheet.pdf"
     assert main(["tags", "sheet", *argv, "-o", str(sheet)]) == 2
     assert problem in capsys.readouterr().err and not sheet.exists()
+
+
+@needs_pdftotext
+@needs_cjk_font
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_finding_the_sheets_qr_card_speaks_the_tables_language_first(language: str, tmp_path: Path) -> None:
+    """A table set to Japanese printed a card that led with "Table companion / Scan for the
+    scoreboard": the card's words follow `language:` first, as `companion web qr`'s do."""
+    config = tmp_path / "companion.yaml"
+    config.write_text(f"language: {language}\n", encoding="utf-8")
+    sheet = tmp_path / "sheet.pdf"
+    assert main(["--config", str(config), "tags", "sheet", "madness-hour", "-o", str(sheet),
+                 "--url", "http://table.local:8080/"]) == 0
+    text = pdf_text(sheet)
+    ours, other = ("テーブルコンパニオン", "Table companion") if language == "ja" else ("Table companion", "テーブルコンパニオン")
+    assert text.index(ours) < text.index(other)
