@@ -197,7 +197,7 @@ def _qr_card(pdf: Any, url: str, words: Sequence[str], x: float, y: float, side:
 def run_sheet(args: argparse.Namespace, cfg: Mapping[str, Any]) -> int:
     from companion.app.tags_cmd import sections
     from companion.app.web_app import pages_url
-    from web.qr import CARD_WORDS
+    from web.qr import card_words
 
     err = sys.stderr
     if not SIZES[0] <= args.size <= SIZES[1]:
@@ -222,7 +222,7 @@ def run_sheet(args: argparse.Namespace, cfg: Mapping[str, Any]) -> int:
     for section, identities in parts:
         named = catalogue.tag_label if section == "table" else catalogue.name
         titled.append((" · ".join(named(lines, section, lang) for lang in LANGUAGES), labels(identities, lines)))
-    words = [w for pair in zip(*(CARD_WORDS[lang] for lang in LANGUAGES), strict=True) for w in pair]
+    words = [w for pair in zip(*card_words(cfg["language"]), strict=True) for w in pair]  # the table's first
     footer = (f"Cut along the dashed lines: {args.size:g} mm labels for {SIZES[0]:g}-{SIZES[1]:g} mm NTAG stickers "
               f"· 点線で切り取ってください")
     try:
