@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from companion.app import cli, config, config_doc
-from companion.core import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS_MD = (ROOT / "docs/reference/commands.md").read_text(encoding="utf-8")
@@ -81,15 +80,6 @@ def test_restore_has_its_own_help():
     assert "where to write" not in text, "restore --help describes backup's FILE"
 
 
-def _leaves(schema, path=""):
-    for key, value in schema.items():
-        full = settings.join(path, key)
-        if isinstance(value, settings.Field):
-            yield full, value
-        else:
-            yield from _leaves(value, full)
-
-
 def _lookup(data, path: str):
     for key in path.split("."):
         if not isinstance(data, dict) or key not in data:
@@ -101,9 +91,9 @@ def _lookup(data, path: str):
 SHIPPED = yaml.safe_load((ROOT / "config/companion.yaml").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("path", [p for p, _ in _leaves(config.SCHEMA)])
+@pytest.mark.parametrize("path", [p for p, _ in config_doc.leaves(config.SCHEMA)])
 def test_the_shipped_config_lists_every_setting_with_its_default(path):
-    field = dict(_leaves(config.SCHEMA))[path]
+    field = dict(config_doc.leaves(config.SCHEMA))[path]
     try:
         value = _lookup(SHIPPED, path)
     except KeyError:
@@ -111,9 +101,9 @@ def test_the_shipped_config_lists_every_setting_with_its_default(path):
     assert value == field.default or (field.read and field.read(value) == field.read(field.default))
 
 
-@pytest.mark.parametrize("path", [p for p, _ in _leaves(config.SCHEMA)])
+@pytest.mark.parametrize("path", [p for p, _ in config_doc.leaves(config.SCHEMA)])
 def test_every_setting_says_what_it_does(path):
-    assert dict(_leaves(config.SCHEMA))[path].doc, f"{path} has no doc: the configuration page would be blank"
+    assert dict(config_doc.leaves(config.SCHEMA))[path].doc, f"{path} has no doc: the configuration page would be blank"
 
 
 def test_the_configuration_page_is_the_schema_rendered():
