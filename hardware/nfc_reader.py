@@ -77,9 +77,11 @@ def _device(v: Any) -> str | None:
 
 # The reader's part of the ``reader:`` section of the config schema.
 SETTINGS = {
-    "device": Field(NfcConfig.device, _device),
+    "device": Field(NfcConfig.device, _device,
+                    "nfcpy path: usb (Sony RC-S380…), tty:S0:pn532 or tty:AMA0:pn532 (a PN532 on the UART)"),
     "retry_s": RETRY_S,
-    "poll_s": Field(NfcConfig.poll_s, settings.number(0.01, 5)),
+    "poll_s": Field(NfcConfig.poll_s, settings.number(0.01, 5),
+                    "seconds between looks for a tag on the reader (lower: snappier, more CPU)"),
     "targets": Field(list(NfcConfig.targets), settings.subset("106A", "106B", "212F", "424F"),
                      "106A: NTAG/Type 2; 106B; 212F: FeliCa; 424F"),
     "release_misses": Field(NfcConfig.release_misses, settings.whole(1, 50),

@@ -72,12 +72,25 @@ def _pins_apart(pins: Mapping[str, Any]) -> Problem | None:
 
 
 _pin = settings.whole(0, 27, "a whole BCM pin number")
+_PIN_DOCS = {
+    "next": "BCM pin of the next button (to GND; internal pull-up)",
+    "back": "BCM pin of the back button",
+    "repeat": "BCM pin of the repeat button",
+    "ready": "BCM pin of the ready LED",
+    "ok": "BCM pin of the ok LED",
+    "error": "BCM pin of the error LED",
+    "buzzer": "BCM pin of the buzzer",
+}
 
 # The ``panel:`` section of the config schema (companion.app.config adds the backend).
 SETTINGS = {
-    "pins": Section({f.name: Field(f.default, _pin) for f in fields(PanelPins)}, check=_pins_apart),
-    "bounce_s": Field(0.05, settings.optional(settings.number(0, 1))),
-    "hold_back_s": Field(2.0, settings.number(0.3, 10)),
+    "pins": Section({f.name: Field(f.default, _pin, _PIN_DOCS[f.name]) for f in fields(PanelPins)},
+                    check=_pins_apart),
+    "bounce_s": Field(0.05, settings.optional(settings.number(0, 1)),
+                      "a button's contacts settle within this; shorter presses are ignored"),
+    "hold_back_s": Field(2.0, settings.number(0.3, 10),
+                         "hold back this long to start the step again (or abandon a game that has taken nothing); "
+                         "asks first: next confirms, back keeps"),
 }
 
 

@@ -70,7 +70,8 @@ def _tls(v: Any) -> str | None:
 SETTINGS: dict[str, Field] = {
     "broker": Field(None, _broker, "host[:port] of the MQTT broker (1883; 8883 with tls); null: off"),
     "table_id": Field(None, _table_id, "companion/<table_id>/…; null: the host name, lower-cased"),
-    "username": Field(None, lambda v: None if v is None else is_(str, "a user name")(v)),
+    "username": Field(None, lambda v: None if v is None else is_(str, "a user name")(v),
+                      "the broker's user name, if it asks for one"),
     "password_file": Field(None, lambda v: None if v is None else is_(str, "a path")(v),
                            "a file holding the password (never the password here)"),
     "tls": Field(None, _tls, "{ca_file, cert_file, key_file}; null: plain TCP"),

@@ -52,3 +52,30 @@ def test_every_player_facing_page_has_its_japanese_page() -> None:
     assert len(english) >= 10
     missing = [str(p.relative_to(DOCS)) for p in english if not p.with_name(p.stem + ".ja.md").exists()]
     assert not missing
+
+
+def _titles(nav: list) -> list[str]:
+    out = []
+    for entry in nav:
+        if isinstance(entry, dict):
+            for title, value in entry.items():
+                out.append(title)
+                if isinstance(value, list):
+                    out.extend(_titles(value))
+    return out
+
+
+def test_finding_the_japanese_nav_has_no_english_titles() -> None:
+    """The Japanese site's nav named 'Commands', 'Security', 'Architecture'… in English: every
+    title of the nav has its Japanese name (the guides are named by their own Japanese title)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml may hold !!python tags (Material's emoji); only the nav is read here
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    ja = next(lang for lang in config["plugins"][1]["i18n"]["languages"] if lang["locale"] == "ja")
+    missing = [t for t in _titles(config["nav"]) if t not in ja.get("nav_translations", {})]
+    assert missing == []

@@ -76,7 +76,7 @@ def test_the_forms_are_labelled_in_the_table_s_language(tmp_path: Path) -> None:
     sim = play(tmp_path, DT6, start, lang="ja")
     try:
         me = sim.loop.read_side.private("red")
-        assert me["page"][-1] == {"key": "dt.page.now.role_auction", "text": "今：役職の入札"}
+        assert me["page"][-1] == {"key": "dt.page.now.role_auction", "text": "今：役職オークション"}
         assert me["legal"]["submits"]["bid"] == {"label": "dt.field.bid", "low": 0, "high": 5, "choices": [],
                                                  "text": "入札する宝石の数"}
         assert lines(sim, "red")[:2] == ["宝石：5個", "勝利点：0点"]

@@ -142,3 +142,17 @@ def test_every_labels_lines_lie_inside_its_circle_by_the_fonts_own_metrics(size:
             assert (line.width / 2) ** 2 + far ** 2 <= radius ** 2 + 1e-9, (label.identity, line)
             assert line.points >= tags_sheet.MIN_POINTS
         assert all(a.top + a.height <= b.top + 1e-9 for a, b in zip(lines, lines[1:], strict=False))
+@needs_pdftotext
+@needs_cjk_font
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_finding_the_sheets_qr_card_speaks_the_tables_language_first(language: str, tmp_path: Path) -> None:
+    """A table set to Japanese printed a card that led with "Table companion / Scan for the
+    scoreboard": the card's words follow `language:` first, as `companion web qr`'s do."""
+    config = tmp_path / "companion.yaml"
+    config.write_text(f"language: {language}\n", encoding="utf-8")
+    sheet = tmp_path / "sheet.pdf"
+    assert main(["--config", str(config), "tags", "sheet", "madness-hour", "-o", str(sheet),
+                 "--url", "http://table.local:8080/"]) == 0
+    text = pdf_text(sheet)
+    ours, other = ("テーブルコンパニオン", "Table companion") if language == "ja" else ("Table companion", "テーブルコンパニオン")
+    assert text.index(ours) < text.index(other)

@@ -326,7 +326,7 @@ def test_tv_board_qr_and_the_seats_to_pair_until_every_phone_is_paired(browser: 
         expect(page.locator("#step")).to_have_text("role auction (sealed)")
         live.tap("lang/ja")  # the table's language is the board's
         expect(page.locator("html")).to_have_attribute("lang", "ja")
-        expect(page.locator("#step")).to_have_text("役職の入札（秘密）")
+        expect(page.locator("#step")).to_have_text("役職オークション（秘密）")
         expect(page.locator("#scores-title")).to_have_text("得点")
     finally:
         close_boards()

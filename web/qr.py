@@ -39,6 +39,11 @@ CARD_WORDS = {"en": ("Table companion", "Scan for the scoreboard"),
               "ja": ("テーブルコンパニオン", "読み取ると得点表が開きます")}
 
 
+def card_words(first: str) -> list[tuple[str, str]]:
+    """(heading, hint) in every language, the table's own (``first``) first."""
+    return [CARD_WORDS[lang] for lang in sorted(CARD_WORDS, key=lambda lang: lang != first)]
+
+
 def card_svg(url: str, first: str = "en") -> str:
     """A card to print and lay on the table: the code, its words in every language
     (``first``'s on top), the address written out."""
@@ -49,8 +54,7 @@ def card_svg(url: str, first: str = "en") -> str:
     code.save(out, kind="svg", scale=8, border=2, xmldecl=False, svgns=True, nl=False)
     size = code.symbol_size(scale=8, border=2)[0]
     inner = out.getvalue().decode()
-    langs = sorted(CARD_WORDS, key=lambda lang: lang != first)
-    (heading, hint), (other_heading, other_hint) = (CARD_WORDS[lang] for lang in langs[:2])
+    (heading, hint), (other_heading, other_hint) = card_words(first)[:2]
     w, h = size + 40, size + 150
     esc = _escape
 

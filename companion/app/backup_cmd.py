@@ -20,7 +20,15 @@ from companion.app.wiring import state_dir
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state", type=Path, help="state directory holding journal.sqlite")
-    p.add_argument("file", type=Path, nargs="?", help="backup: where to write (default: backups/ in the state directory); restore: what to restore")
+    # one module, two commands: each --help describes its own FILE
+    if p.prog.split()[-1] == "restore":
+        p.description = ("Put a backup in the journal's place. The backup is checked first; the daemon must be "
+                         "stopped; the journal it replaces is renamed journal.sqlite.replaced-<time>, never deleted.")
+        p.add_argument("file", type=Path, nargs="?",
+                       help="the backup to restore (from backups/ in the state directory, or one `companion backup` wrote)")
+    else:
+        p.add_argument("file", type=Path, nargs="?",
+                       help="where to write (default: backups/manual-….sqlite in the state directory)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -150,12 +150,12 @@ SCHEMA: dict[str, Any] = {
         "mirror": Field(None, _mirror, "a folder on a second device (a USB stick): every input also written there"),
     },
     "reader": {
-        "backend": Field("nfc", choice("nfc", "simulated")),
+        "backend": Field("nfc", choice("nfc", "simulated"), "nfc (nfcpy) | simulated (typed in the terminal)"),
         "tag_map": Field("tags.yaml", is_(str, "a path"), "UID → identity file, relative to this config file"),
         **nfc_reader.SETTINGS,
     },
     "panel": {
-        "backend": Field("gpio", choice("gpio", "mock")),
+        "backend": Field("gpio", choice("gpio", "mock"), "gpio | mock (gpiozero's MockFactory: no Pi needed)"),
         **panel.SETTINGS,
     },
     "web": {
@@ -167,16 +167,20 @@ SCHEMA: dict[str, Any] = {
     },
     "mqtt": mqtt_settings.SETTINGS,
     "voice": {
-        "backend": Field("tts", choice("tts", "console", "silent")),
+        "backend": Field("tts", choice("tts", "console", "silent"),
+                         "tts (the engines below, cached WAVs) | console | silent"),
         "rate": Field(150, number(60, 400), "words per minute"),
-        "volume": Field(0.8, number(0, 1)),
+        "volume": Field(0.8, number(0, 1), "0.0 (silent) to 1.0 (full)"),
         # YAML reads a bare `null` as nothing: the same as the word "null" (no sound card)
         "player": Field("aplay", lambda v: None if v is None else choice("aplay", "null")(v),
+                        "aplay | null (no sound card: lines take their time but nothing plays)",
                         read=lambda v: "null" if v is None else v),
-        "device": Field("default", is_(str, "an ALSA device name")),
-        "cache_dir": Field(None, optional(is_(str, "a path"))),
-        "pack_dir": Field(None, optional(is_(str, "a path"))),
-        "masking_volume": Field(0.3, number(0, 1)),
+        "device": Field("default", is_(str, "an ALSA device name"),
+                        "ALSA device, e.g. plughw:CARD=Headphones,DEV=0 (`aplay -L` lists them)"),
+        "cache_dir": Field(None, optional(is_(str, "a path")), "the WAV cache; null: <state_dir>/voice-cache"),
+        "pack_dir": Field(None, optional(is_(str, "a path")),
+                          "a folder of recorded lines named <key>.wav: they replace speech line by line"),
+        "masking_volume": Field(0.3, number(0, 1), "the night's table-tapping sound, 0.0 to 1.0"),
         # per language; a missing engine falls back to espeak (said at start and by doctor)
         "engine": {
             "ja": Field("openjtalk", choice("openjtalk", "espeak"), "openjtalk (the [voice] extra) | espeak"),

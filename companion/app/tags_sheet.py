@@ -288,7 +288,7 @@ def run_sheet(args: argparse.Namespace, cfg: Mapping[str, Any], parts: Sequence[
     ``tags_cmd.sections``; titled by ``section_title``) as ``args`` ask —
     given by ``tags_cmd``, so this module needs nothing of it."""
     from companion.app.web_app import pages_url
-    from web.qr import CARD_WORDS
+    from web.qr import card_words
 
     err = sys.stderr
     if not SIZES[0] <= args.size <= SIZES[1]:
@@ -303,7 +303,7 @@ def run_sheet(args: argparse.Namespace, cfg: Mapping[str, Any], parts: Sequence[
         return 2
     lines = catalogue.narrator().lines
     titled = [(section_title(lines, section), labels(identities, lines)) for section, identities in parts]
-    words = [w for pair in zip(*(CARD_WORDS[lang] for lang in LANGUAGES), strict=True) for w in pair]
+    words = [w for pair in zip(*card_words(cfg["language"]), strict=True) for w in pair]  # the table's first
     footer = (f"Cut along the dashed lines: {args.size:g} mm labels for {SIZES[0]:g}-{SIZES[1]:g} mm NTAG stickers "
               f"· 点線で切り取ってください")
     try:

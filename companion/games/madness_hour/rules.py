@@ -49,7 +49,8 @@ SETTINGS = {
     "turn_warning_s": Field(Options.turn_warning_s, settings.number(0, 600),
                             "seconds before a turn's end at which it is said"),
     "discussion_s": Field(Options.discussion_s, settings.number(5, 1800), "the climax discussion"),
-    "warnings_s": Field(list(Options.warnings_s), settings.seconds_list),
+    "warnings_s": Field(list(Options.warnings_s), settings.seconds_list,
+                        "seconds before the discussion's end at which the time left is said"),
 }
 
 

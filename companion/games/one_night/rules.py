@@ -69,16 +69,22 @@ def settings_for(cards: Sequence[str]) -> dict[str, Field]:
     """``games.one-night`` in the config schema; ``cards``: the role cards
     there are tags for (the engine's components), which bound a deck."""
     return {
-        "window_s": Field(Options.window_s, settings.number(1, 120)),
-        "jitter_s": Field(list(Options.jitter_s), settings.range_(0, 30)),
-        "pace": Field(Options.pace, settings.number(0.25, 4)),
-        "discussion_min": Field(Options.discussion_min, settings.number(0.5, 30)),
-        "warnings_s": Field(list(Options.warnings_s), settings.seconds_list),
-        "masking": Field(Options.masking, settings.switch, read=settings.read_switch),
-        "deck": Field(None, lambda v: deck_problem(v, [role_of(c) for c in cards if c.startswith("onw/")])),
+        "window_s": Field(Options.window_s, settings.number(1, 120), "each role's turn at night, in seconds"),
+        "jitter_s": Field(list(Options.jitter_s), settings.range_(0, 30),
+                          "random extra seconds per turn, [min, max]: a turn's length then tells nothing"),
+        "pace": Field(Options.pace, settings.number(0.25, 4), "scales every night window and pause"),
+        "discussion_min": Field(Options.discussion_min, settings.number(0.5, 30),
+                                "minutes of discussion (next ends it early)"),
+        "warnings_s": Field(list(Options.warnings_s), settings.seconds_list,
+                            "seconds before the discussion's end at which the time left is said"),
+        "masking": Field(Options.masking, settings.switch, "loop a soft tapping sound under the night",
+                         read=settings.read_switch),
+        "deck": Field(None, lambda v: deck_problem(v, [role_of(c) for c in cards if c.startswith("onw/")]),
+                      "the default deck per player count, e.g. {5: {werewolf: 2, seer: 1, thief: 1, villager: 3}}"),
         "edition": Field(DEFAULT_EDITION, lambda v: None if v in EDITIONS
-                         else f"must be one of {', '.join(EDITIONS)}, not {v!r}"),
-        "windows": Field({}, _windows_problem),
+                         else f"must be one of {', '.join(EDITIONS)}, not {v!r}",
+                         "jinrou (ワンナイト人狼, the default) | ultimate; a rules/ultimate card picks it per game"),
+        "windows": Field({}, _windows_problem, "a role's own turn at night where it is not window_s, e.g. {seer: 15}"),
     }
 
 

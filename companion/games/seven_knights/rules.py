@@ -91,7 +91,8 @@ def tile_sets_problem(v: Any) -> str | None:
 
 # ``games.seven-knights`` in the config schema.
 SETTINGS = {
-    "start_marker": Field(Options.start_marker, settings.choice(*START_MARKER)),
+    "start_marker": Field(Options.start_marker, settings.choice(*START_MARKER),
+                          "pass: the start marker moves one seat clockwise at rounds 2 and 3 | keep"),
     "tile_sets": Field(None, tile_sets_problem, "override tiles per rule set and player count"),
 }
 
