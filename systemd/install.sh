@@ -28,7 +28,8 @@ BIN_DIR="${COMPANION_BIN_DIR:-/usr/local/bin}"
 SERVICE_USER=companion
 GROUPS_NEEDED=(gpio audio plugdev dialout)
 # sqlite3: the CLI whose .recover the journal guard uses on a damaged journal (companion/journal_guard.py)
-APT_PACKAGES=(python3-venv espeak-ng alsa-utils libusb-1.0-0 sqlite3 python3-lgpio)
+# fonts-noto-cjk: `companion tags sheet` prints the Japanese names on the Pi, whose QR card then holds the Pi's address
+APT_PACKAGES=(python3-venv espeak-ng alsa-utils libusb-1.0-0 sqlite3 fonts-noto-cjk python3-lgpio)
 
 DRY_RUN=0
 START=1

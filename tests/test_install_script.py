@@ -63,7 +63,8 @@ def test_dry_run_prints_every_step(tmp_path: Path) -> None:
         assert f"==> {n}/9 " in out, f"step {n} missing:\n{out}"
     for words in [
         "apt-get update",
-        "apt-get install -y --no-install-recommends python3-venv espeak-ng alsa-utils libusb-1.0-0 sqlite3 python3-lgpio",
+        "apt-get install -y --no-install-recommends python3-venv espeak-ng alsa-utils libusb-1.0-0 sqlite3 fonts-noto-cjk "
+        "python3-lgpio",
         "python3 -m venv --system-site-packages",
         "/opt/releases/0.1.0-",  # a release folder per version, beside the running one
         "/.venv/bin/pip install",
