@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from companion.core.events import Output, Refusal
+from companion.core.events import Drawn, Input, Output, Press, Refusal, Submit, Tap, TimerFired
 from companion.core.steps import Goto, Step, StepError, Take
 
 
@@ -65,6 +65,18 @@ def drive(machine: Any, steps: Mapping[str, Step], kind: str, value: Any) -> lis
                         f"which its entry does not declare (to={take.to})")
     machine._go_to(target)
     return [*out, *machine.prompt()] if isinstance(done, Goto) and done.prompt else out
+
+
+_KINDS = ((TimerFired, "timer"), (Drawn, "draw"), (Submit, "submit"), (Tap, "tap"))
+
+
+def input_kind(inp: Input) -> str:
+    """The kind a step table names ``inp`` by, unless its machine splits it
+    finer: a button's name (``next``), ``timer``, ``draw``, ``submit``,
+    ``tap``; anything else is ``other``."""
+    if isinstance(inp, Press):
+        return inp.button
+    return next((name for cls, name in _KINDS if isinstance(inp, cls)), "other")
 
 
 def not_taken(machine: Any, step: Step, kind: str, value: Any) -> Refusal:

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from companion.core.before_start import BeforeStart
 from companion.core.contract import Ask, Legal, Outcome, Result, Setup
-from companion.core.driver import all_or_nothing, check_steps, drive, not_taken, offers
+from companion.core.driver import all_or_nothing, check_steps, drive, input_kind, not_taken, offers
 from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.core.steps import Goto, Step, StepError, Take
 
@@ -129,17 +129,7 @@ class Engine(BeforeStart):
         handler gets.  Default: a button's name (``next``), ``timer``,
         ``draw``, ``submit`` or ``tap``, with the input itself.  A game may
         refuse here what none of its steps could take."""
-        if isinstance(inp, Press):
-            return inp.button, inp
-        if isinstance(inp, TimerFired):
-            return "timer", inp
-        if isinstance(inp, Drawn):
-            return "draw", inp
-        if isinstance(inp, Submit):
-            return "submit", inp
-        if isinstance(inp, Tap):
-            return "tap", inp
-        return "other", inp
+        return input_kind(inp), inp
 
     def accepts(self) -> tuple[str, ...]:
         """The input kinds the current step takes."""
