@@ -56,7 +56,9 @@ PHASES: dict[str, Phase] = {
                  "next": Take(seating.again, (PLAYING, PAIRING), seating.no_last_game)},
                 refusal=_refusing(seating.idle_refusal), resume=seating.idle_resume),
     GATHERING: Phase({**_around(), "lang": _LANG, "game": _GAME_CARD,
-                      "back": Take(seating.ungather, (IDLE, GATHERING), seating.nothing_to_undo),
+                      # back to the table before the last card: the seating, between games, or the
+                      # pairing gate a game card left
+                      "back": Take(seating.ungather, (IDLE, GATHERING, PAIRING), seating.nothing_to_undo),
                       "next": Take(seating.seated, (PLAYING, PAIRING), seating.start_refusal),
                       "rules": Take(seating.rules_card, (), seating.rules_refusal),
                       "player": Take(seating.seat, (), seating.seat_refusal),
