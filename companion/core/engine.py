@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from companion.core import driver
 from companion.core.before_start import BeforeStart
 from companion.core.contract import Ask, Legal, Outcome, Result, Setup
-from companion.core.driver import all_or_nothing, check_steps, drive, input_kind, not_taken, offers
 from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.core.steps import Goto, Step, StepError, Take
 
@@ -79,7 +79,7 @@ class Engine(BeforeStart):
         a step it does not have, fails when the game is imported, not when a
         table first reaches that step."""
         super().__init_subclass__(**kwargs)
-        check_steps(cls.__name__, cls.STEPS)
+        driver.check_steps(cls.__name__, cls.STEPS)
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
@@ -113,7 +113,7 @@ class Engine(BeforeStart):
         then the step moves where the entry leads (``Take``) — the one place
         a step changes."""
         kind, value = self.kind_of(inp)
-        return drive(self, self.STEPS, kind, value)
+        return driver.drive(self, self.STEPS, kind, value)
 
     @property
     def where(self) -> str:
@@ -129,7 +129,7 @@ class Engine(BeforeStart):
         handler gets.  Default: a button's name (``next``), ``timer``,
         ``draw``, ``submit`` or ``tap``, with the input itself.  A game may
         refuse here what none of its steps could take."""
-        return input_kind(inp), inp
+        return driver.input_kind(inp), inp
 
     def accepts(self) -> tuple[str, ...]:
         """The input kinds the current step takes."""
@@ -138,7 +138,7 @@ class Engine(BeforeStart):
     def _not_taken(self, kind: str, value: Any) -> Refusal:
         """The refusal for an input of ``kind`` the current step does not take
         (or a handler finds it is not for it): the step's own (``Step.refuse``)."""
-        return not_taken(self, self.STEPS[self.state.step], kind, value)
+        return driver.not_taken(self, self.STEPS[self.state.step], kind, value)
 
     def _player_of(self, inp: Any) -> str | None:
         """The player a ``player/<name>`` tap names (None for any other
@@ -251,7 +251,7 @@ class Engine(BeforeStart):
             kind, value = self.kind_of(inp)
         except Refusal:
             return False
-        return offers(self, self.STEPS[self.state.step].takes.get(kind), value)
+        return driver.offers(self, self.STEPS[self.state.step].takes.get(kind), value)
 
     @property
     def finished(self) -> bool:
@@ -316,7 +316,7 @@ class Engine(BeforeStart):
                 raise Refusal("refuse.nothing_to_undo", "nothing to undo in this step")
             self.state = self._undo.pop()
             return [Say("undo.done"), *self.prompt()]
-        with all_or_nothing(self, ("state", "sealed")) as (before, _):  # a defect of the game leaves no trace either
+        with driver.all_or_nothing(self, ("state", "sealed")) as (before, _):  # a defect of the game leaves no trace either
             outputs = self._handle(inp)
         if isinstance(inp, Submit):
             # A submit lives in ``sealed``, which no snapshot holds, so back can
