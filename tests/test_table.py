@@ -427,3 +427,56 @@ def test_the_table_is_one_class_on_the_engines_driver_with_three_phase_checks() 
                       or (isinstance(x, ast.Attribute) and x.attr in ("phase", "confirm", "where"))
                       for x in (node.left, *node.comparators))]
     assert len(checks) <= 3, checks
+
+
+def test_finding_a_game_that_ends_while_a_long_press_waits_leaves_no_question_behind() -> None:
+    """A game may end on an input the table hands it while a long press of back
+    waits for its answer (its clock, a draw, a page's submit). The question
+    stayed behind with no game: every page went on asking it, and ``next``
+    then failed on the missing game instead of being refused. Now the end of
+    the game is the end of the question, and the table is between games."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from companion.core.engine import Engine, Result, Setup, Step, Take
+    from companion.core.events import Press, Refusal, Tap, TimerFired
+    from companion.core.table import Table
+
+    @dataclass
+    class _State:
+        step: str = "talk"
+
+    class Clocked(Engine):
+        """One step that ends when its timer fires."""
+
+        game: ClassVar[str] = "clocked"
+        tag_prefixes: ClassVar[tuple[str, ...]] = ("clk/",)
+        min_players: ClassVar[int] = 1
+        max_players: ClassVar[int] = 4
+
+        def __init__(self, setup: Setup) -> None:
+            super().__init__(setup)
+            self.state = _State()
+
+        def start(self) -> list:
+            return []
+
+        def result(self) -> Result:
+            return Result(totals=dict.fromkeys(self.players, 0), winners=())
+
+        STEPS: ClassVar[dict[str, Step]] = {
+            "talk": Step({"timer": Take(lambda engine, _: [], ("over",))}),
+            "over": Step(final=True),
+        }
+
+    t = Table({"clocked": Clocked})
+    for inp in (Tap("game/clocked"), Tap("player/red"), Press("next"), Press("hold-back")):
+        t.handle(inp)
+    assert t.state.confirm == "game"
+    t.handle(TimerFired("talk"))  # the game's clock ends it while the question waits
+    assert t.engine is None and t.state.phase == "idle" and t.state.confirm is None
+    assert t.public_view()["confirm"] is None and t.public_view()["headline"]["step"] == "idle"
+    with pytest.raises(Refusal):
+        t.handle(Press("back"))  # between games: nothing to cancel, nothing to undo
+    t.handle(Press("next"))  # play again
+    assert t.state.phase == "playing" and t.engine is not None
