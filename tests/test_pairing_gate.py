@@ -6,6 +6,7 @@ and the page server's pairings kept across that restart (web/pairing.py)."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from companion.app import config
 from companion.app.catalogue import narrator as table_narrator
 from companion.app.simulate import Simulation
-from companion.core.events import Housekeeping, Press, Refusal, Tap
+from companion.core.events import Housekeeping, Press, Refusal, Say, Tap
 from companion.core.messages import Command, PairRequest, seat_audience
 from companion.core.table import PAGES_OFF, PAGES_ON, PAIRING, PLAYING, Table
 from companion.games import ENGINES
@@ -142,6 +143,25 @@ def test_play_again_with_every_phone_paired_starts_at_once() -> None:
     out = t.handle(Press("next"))
     assert t.state.phase == PLAYING
     assert [o.key for o in out if hasattr(o, "key")][0] == "dt.start"
+
+
+def test_finding_back_after_another_game_card_at_the_gate_returns_to_the_gate() -> None:
+    """At the gate (Demagogos waiting for its phones) a game card starts another
+    seating; ``back`` took that card back to the gate, a phase the seating's
+    ``back`` did not declare, and the table raised ``StepError`` — a defect out
+    of the loop, not a refusal.  Back returns to the gate, seated and counted;
+    back again leaves it for the seating, as at the gate itself."""
+    t = Table(ENGINES, pages=PAGES_ON)
+    for inp in (Tap("game/demagogos"), *(Tap(f"player/{s}") for s in SIX), Press("next")):
+        t.handle(inp)
+    assert t.state.phase == PAIRING
+    at_the_gate = copy.deepcopy(t.state)
+    t.handle(Tap("game/seven-knights"))
+    assert t.state.phase == "gathering" and t.state.game == "seven-knights"
+    assert [o.key for o in t.handle(Press("back")) if isinstance(o, Say)] == ["undo.done"]
+    assert t.state == at_the_gate and t.engine is None
+    t.handle(Press("back"))
+    assert t.state.phase == "gathering" and t.state.game == "demagogos" and len(t.state.seats) == 6
 
 
 def test_with_the_pages_off_demagogos_is_refused_at_its_card_other_games_are_not() -> None:

@@ -367,9 +367,12 @@ def test_finding_a_table_handler_that_sets_its_phase_by_hand_is_refused_in_every
 
 def test_no_table_module_sets_the_phase_but_the_driver() -> None:
     """The phase table is the one place the table's phase changes: the only
-    assignment to a ``.phase`` in the table's modules is the driver's (the
-    ``StepError`` above catches the rest at run time; this, in a path no test walks)."""
+    assignments to a ``.phase`` (or to a ``.confirm``, whose question is the
+    confirm phase) in the table's modules are where the one driver moves it,
+    ``Table._go_to`` (the ``StepError`` above catches the rest at run time;
+    this, in a path no test walks)."""
     import ast
+    import inspect
     from pathlib import Path
 
     import companion.core.table as package
@@ -380,5 +383,100 @@ def test_no_table_module_sets_the_phase_but_the_driver() -> None:
             targets = (node.targets if isinstance(node, ast.Assign)
                        else [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
             sets += [f"{path.name}:{node.lineno}" for target in targets for part in ast.walk(target)
-                     if isinstance(part, ast.Attribute) and part.attr == "phase"]
-    assert [s.split(":")[0] for s in sets] == ["hub.py"]
+                     if isinstance(part, ast.Attribute) and part.attr in ("phase", "confirm")]
+    lines, first = inspect.getsourcelines(package.Table._go_to)
+    assert sets and all(s.split(":")[0] == "table.py" and first <= int(s.split(":")[1]) < first + len(lines)
+                        for s in sets), sets
+
+
+def test_the_table_is_one_class_on_the_engines_driver_with_three_phase_checks() -> None:
+    """The table is composed, not stacked: one class of the project's own (its
+    handlers and views are functions of it, a module per job), its phases a
+    table of ``Step``s run by the games' own driver — the Goto rule's
+    ``StepError`` and the rollback of a refused input are written once, in
+    core/driver.py — and at most three hand-written checks of its phase (where
+    the driver reads it, where it moves it, the confirmation's question)."""
+    import ast
+    from pathlib import Path
+
+    import companion
+    import companion.core.table as package
+    from companion.core.steps import Step
+
+    assert [c for c in package.Table.__mro__ if c.__module__.startswith("companion.")] == [package.Table]
+    assert all(isinstance(phase, Step) for phase in package.Table.PHASES.values())
+    handlers = {take.handler for phase in package.Table.PHASES.values() for take in phase.takes.values()}
+    assert handlers and not any(h.__qualname__.startswith("Table.") for h in handlers)
+
+    def tree(path: Path) -> ast.AST:
+        return ast.parse(path.read_text(), str(path))
+
+    driving = set()  # where a StepError is raised, or a refusal (with a StepError) caught to roll back
+    for path in Path(companion.__file__).parent.rglob("*.py"):
+        for node in ast.walk(tree(path)):
+            raised = isinstance(node, ast.Raise) and "StepError" in ast.unparse(node.exc or node)
+            caught = isinstance(node, ast.ExceptHandler) and "StepError" in ast.unparse(node.type or node)
+            if (raised or caught) and "tests" not in path.parts:
+                driving.add(path.name)
+    assert driving == {"driver.py"}
+
+    phases = {"IDLE", "GATHERING", "PAIRING", "PLAYING", "CONFIRM"}
+    checks = [f"{path.name}:{node.lineno}" for path in sorted(Path(package.__file__).parent.glob("*.py"))
+              for node in ast.walk(tree(path)) if isinstance(node, ast.Compare)
+              and any((isinstance(x, ast.Name) and x.id in phases)
+                      or (isinstance(x, ast.Attribute) and x.attr in ("phase", "confirm", "where"))
+                      for x in (node.left, *node.comparators))]
+    assert len(checks) <= 3, checks
+
+
+def test_finding_a_game_that_ends_while_a_long_press_waits_leaves_no_question_behind() -> None:
+    """A game may end on an input the table hands it while a long press of back
+    waits for its answer (its clock, a draw, a page's submit). The question
+    stayed behind with no game: every page went on asking it, and ``next``
+    then failed on the missing game instead of being refused. Now the end of
+    the game is the end of the question, and the table is between games."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from companion.core.engine import Engine, Result, Setup, Step, Take
+    from companion.core.events import Press, Refusal, Tap, TimerFired
+    from companion.core.table import Table
+
+    @dataclass
+    class _State:
+        step: str = "talk"
+
+    class Clocked(Engine):
+        """One step that ends when its timer fires."""
+
+        game: ClassVar[str] = "clocked"
+        tag_prefixes: ClassVar[tuple[str, ...]] = ("clk/",)
+        min_players: ClassVar[int] = 1
+        max_players: ClassVar[int] = 4
+
+        def __init__(self, setup: Setup) -> None:
+            super().__init__(setup)
+            self.state = _State()
+
+        def start(self) -> list:
+            return []
+
+        def result(self) -> Result:
+            return Result(totals=dict.fromkeys(self.players, 0), winners=())
+
+        STEPS: ClassVar[dict[str, Step]] = {
+            "talk": Step({"timer": Take(lambda engine, _: [], ("over",))}),
+            "over": Step(final=True),
+        }
+
+    t = Table({"clocked": Clocked})
+    for inp in (Tap("game/clocked"), Tap("player/red"), Press("next"), Press("hold-back")):
+        t.handle(inp)
+    assert t.state.confirm == "game"
+    t.handle(TimerFired("talk"))  # the game's clock ends it while the question waits
+    assert t.engine is None and t.state.phase == "idle" and t.state.confirm is None
+    assert t.public_view()["confirm"] is None and t.public_view()["headline"]["step"] == "idle"
+    with pytest.raises(Refusal):
+        t.handle(Press("back"))  # between games: nothing to cancel, nothing to undo
+    t.handle(Press("next"))  # play again
+    assert t.state.phase == "playing" and t.engine is not None

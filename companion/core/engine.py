@@ -14,17 +14,18 @@ page and the TV) or that seat alone — and ``public_view``/``board``,
 ``private_view``/``page`` and the ``headline`` are derived from it;
 ``legal(player)``, what the table or that player may do now, from ``STEPS``.
 
-The step table it dispatches on (``STEPS``) is core/steps.py; the values it
-is given and gives back are core/contract.py (both re-exported here, where
-the games import them).
+The step table it dispatches on (``STEPS``) is core/steps.py, the driver
+that runs it core/driver.py (the table's phases run on the same); the values
+it is given and gives back are core/contract.py (re-exported here, where the
+games import them).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from companion.core import driver
 from companion.core.before_start import BeforeStart
 from companion.core.contract import Ask, Legal, Outcome, Result, Setup, View
 from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
@@ -80,13 +81,7 @@ class Engine(BeforeStart):
         a step it does not have, fails when the game is imported, not when a
         table first reaches that step."""
         super().__init_subclass__(**kwargs)
-        for name, step in cls.STEPS.items():
-            for kind, take in step.takes.items():
-                if not isinstance(take, Take) or not callable(take.handler):
-                    raise TypeError(f"{cls.__name__}: step {name!r} takes {kind!r} with {take!r}, "
-                                    "not a Take of a callable")
-                if missing := [t for t in take.to if t not in cls.STEPS]:
-                    raise TypeError(f"{cls.__name__}: step {name!r} takes {kind!r} to {missing}, no step")
+        driver.check_steps(cls.__name__, cls.STEPS)
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
@@ -115,49 +110,28 @@ class Engine(BeforeStart):
     def _handle(self, inp: Input) -> list[Output]:
         """Handle one input (never ``back``); raise ``Refusal`` to refuse.
         May mutate ``self.state`` before raising: the caller restores it.
-        Default: the current step's entry for the input's kind (``STEPS``):
-        its guard, then its handler; then the base moves the step where the
-        entry leads (``Take``) — the one place a step changes."""
+        Default: the current step's entry for the input's kind (``STEPS``),
+        run by the one driver (core/driver.py): its guard, then its handler;
+        then the step moves where the entry leads (``Take``) — the one place
+        a step changes."""
         kind, value = self.kind_of(inp)
-        step = self.state.step
-        take = self.STEPS[step].takes.get(kind)
-        if take is None:
-            raise self._not_taken(kind, value)
-        if take.guard is not None and (refusal := take.guard(self, value)) is not None:
-            raise refusal
-        done = take.handler(self, value)
-        if self.state.step != step:
-            raise StepError(f"{type(self).__name__}: the {kind} handler of {step} set the step to "
-                            f"{self.state.step} by hand; return a Goto from its entry's (to={take.to})")
-        if isinstance(done, Goto) and done.step is None and len(take.to) != 1:
-            raise StepError(f"{type(self).__name__}: the {kind} handler of {step} names no step, "
-                            f"and its entry has no one target (to={take.to})")
-        if isinstance(done, Goto):
-            target, out = done.step or take.to[0], list(done.outputs)
-        else:
-            target, out = (take.to[0] if len(take.to) == 1 else step), done
-        if target not in take.to and (target != step or take.to):  # an entry of no targets stays
-            raise StepError(f"{type(self).__name__}: {step} --{kind}--> {target}, "
-                            f"which its entry does not declare (to={take.to})")
-        self.state.step = target
-        return [*out, *self.prompt()] if isinstance(done, Goto) and done.prompt else out
+        return driver.drive(self, self.STEPS, kind, value)
+
+    @property
+    def where(self) -> str:
+        """The step ``STEPS`` dispatches on (the driver's)."""
+        return str(self.state.step)
+
+    def _go_to(self, step: str) -> None:
+        """Where the driver moves the step, and nothing else does."""
+        self.state.step = step
 
     def kind_of(self, inp: Input) -> tuple[str, Any]:
         """The kind of ``inp`` as the step table names it, and the value its
         handler gets.  Default: a button's name (``next``), ``timer``,
         ``draw``, ``submit`` or ``tap``, with the input itself.  A game may
         refuse here what none of its steps could take."""
-        if isinstance(inp, Press):
-            return inp.button, inp
-        if isinstance(inp, TimerFired):
-            return "timer", inp
-        if isinstance(inp, Drawn):
-            return "draw", inp
-        if isinstance(inp, Submit):
-            return "submit", inp
-        if isinstance(inp, Tap):
-            return "tap", inp
-        return "other", inp
+        return driver.input_kind(inp), inp
 
     def accepts(self) -> tuple[str, ...]:
         """The input kinds the current step takes."""
@@ -166,10 +140,7 @@ class Engine(BeforeStart):
     def _not_taken(self, kind: str, value: Any) -> Refusal:
         """The refusal for an input of ``kind`` the current step does not take
         (or a handler finds it is not for it): the step's own (``Step.refuse``)."""
-        step = self.STEPS[self.state.step]
-        if step.refuse is not None and (not step.refuses or kind in step.refuses):
-            return Refusal(*step.refuse)
-        return Refusal(self.not_now, f"not in the {self.state.step} step")
+        return driver.not_taken(self, self.STEPS[self.state.step], kind, value)
 
     def _player_of(self, inp: Any) -> str | None:
         """The player a ``player/<name>`` tap names (None for any other
@@ -283,10 +254,9 @@ class Engine(BeforeStart):
         kind is taken and its guard lets it pass (or reads a secret)."""
         try:
             kind, value = self.kind_of(inp)
-            take = self.STEPS[self.state.step].takes.get(kind)
-            return take is not None and (take.blind or take.guard is None or take.guard(self, value) is None)
         except Refusal:
             return False
+        return driver.offers(self, self.STEPS[self.state.step].takes.get(kind), value)
 
     @property
     def finished(self) -> bool:
@@ -351,12 +321,8 @@ class Engine(BeforeStart):
                 raise Refusal("refuse.nothing_to_undo", "nothing to undo in this step")
             self.state = self._undo.pop()
             return [Say("undo.done"), *self.prompt()]
-        before, sealed = copy.deepcopy(self.state), copy.deepcopy(self.sealed)
-        try:
+        with driver.all_or_nothing(self, ("state", "sealed")) as (before, _):  # a defect of the game leaves no trace either
             outputs = self._handle(inp)
-        except (Refusal, StepError):  # a defect of the game leaves no trace either
-            self.state, self.sealed = before, sealed
-            raise
         if isinstance(inp, Submit):
             # A submit lives in ``sealed``, which no snapshot holds, so back can
             # never take it away; if it moved the table on too, back stops here.

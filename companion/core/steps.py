@@ -1,6 +1,7 @@
 """The step table every engine (and the table between games) dispatches on.
 
-One dispatch style for every game (core/engine.py drives it), the one source of what is legal: a
+One dispatch style for every game and the table's own phases (core/driver.py drives both),
+the one source of what is legal: a
 class-level table ``STEPS``, step → ``Step(takes={input kind: Take(...)},
 refuse=(key, reason))``.  ``kind_of`` names an input's kind (``next``,
 ``timer``, ``draw``, ``submit``, ``tap``; a game may split taps finer, as
@@ -102,7 +103,10 @@ class Step:
     default the prompt), ``waits`` (whom it waits for: the public view's
     ``whose_turn``; default nobody), ``headline`` (the headline's
     ``timer``/``count`` while in it); ``quiet``: eyes are closed
-    (``eyes_closed``); ``final``: the game is over (``finished``)."""
+    (``eyes_closed``); ``final``: the game is over (``finished``).
+    ``refusal(machine, kind, value)``: the refusal made from the input,
+    for a step whose refusal names it (the table's pairing gate: who is
+    missing), in place of ``refuse``."""
 
     takes: Mapping[str, Take] = field(default_factory=dict)
     refuse: tuple[str, str] | None = None
@@ -113,3 +117,4 @@ class Step:
     headline: Callable[[Any], Mapping[str, Any]] | None = None
     quiet: bool = False
     final: bool = False
+    refusal: Callable[[Any, str, Any], Refusal] | None = None

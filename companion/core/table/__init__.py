@@ -15,15 +15,18 @@ never seats a second player answering to a seated one's name, and a name
 that two seats share anyway (settings forced past both) maps to no seat —
 its lines reach nobody and its page shows nothing, rather than a guess.
 
-The table's jobs, one module each, layered so that each reads only those
-below it: ``state`` (the state, its phases, a finished play's record),
-``seats`` (seats and names), ``views`` (the read side), ``pairing`` (the
-gate and a game's start), ``seating`` (before a game), ``play`` (while it
-plays), ``housekeeping``, ``confirm`` (a long press of back), ``result`` (a
-finished game's view) and ``hub``: the phase table and its driver.
+The table's phases (between games, gathering, pairing, playing, confirm)
+are a step table of the same vocabulary as a game's (``phases``: ``Phase``,
+a ``Step``), run by the same driver (core/driver.py): one ``Goto`` rule,
+one legality, one rollback.  ``table`` holds the ``Table`` — the state the
+phases share, who sits where, the journal's checkpoint and replay; its
+handlers and views are functions of the table, a module per job:
+``seating`` (before a game), ``pairing`` (the gate and a game's start),
+``play`` (while it plays), ``housekeeping``, ``confirm`` (a long press of
+back), ``views`` (the read side) and ``result`` (a finished game's view);
+``state`` is the state, its phases and a finished play's record.
 """
 
-from companion.core.table.hub import Table
 from companion.core.table.state import (
     CONFIRM,
     GATHERING,
@@ -38,6 +41,7 @@ from companion.core.table.state import (
     FinishedPlay,
     TableState,
 )
+from companion.core.table.table import Table
 
 __all__ = ["CONFIRM", "GATHERING", "IDLE", "NAMED", "NIGHT_HEADLINE", "PAGES_ASSUMED", "PAGES_OFF", "PAGES_ON",
            "PAIRING", "PLAYING", "FinishedPlay", "Table", "TableState"]

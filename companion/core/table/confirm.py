@@ -1,44 +1,55 @@
 """Confirmations: a long press of back restarts the step (or abandons the
-game) once next confirms it; back cancels."""
+game) once next confirms it; back cancels.  The confirm phase's handlers,
+functions of the table (phases.py names them); the driver puts the question
+as the phase moves into it (``question``) and drops it as it leaves."""
 
 from __future__ import annotations
 
-from companion.core.events import (
-    Input,
-    Output,
-    Press,
-    Refusal,
-    Report,
-    Say,
-)
+from typing import TYPE_CHECKING
+
+from companion.core.events import Input, Output, Press, Refusal, Report, Say
 from companion.core.steps import Goto
-from companion.core.table.housekeeping import TableHousekeeping
+from companion.core.table.play import playing_resume, to_idle
 from companion.core.table.state import IDLE, PLAYING
 
+if TYPE_CHECKING:
+    from companion.core.table.table import Table
 
-class TableConfirm(TableHousekeeping):
-    """A long press of back, and its answer."""
 
-    # long-press back: restart the step (or abandon the game) after a confirmation
-    def _ask_confirm(self, _: Input | None = None) -> list[Output]:
-        if self.eyes_closed:
-            raise Refusal("refuse.quiet", "not during the night")
-        if self.state.phase != PLAYING:
-            raise Refusal("refuse.nothing_to_abandon", "no game to abandon")
-        assert self.engine is not None
-        self.state.confirm = "step" if self.engine.can_undo else "game"
-        return [Say(f"table.confirm_{self.state.confirm}")]
+def question(t: Table) -> str:
+    """What a long press of back asks: to restart the step, if it has taken
+    an input (that a restart would drop); else to abandon the game."""
+    assert t.engine is not None
+    return "step" if t.engine.can_undo else "game"
 
-    def _confirmed(self, _: Press) -> list[Output] | Goto:
-        what, self.state.confirm = self.state.confirm, None
-        assert self.engine is not None
-        if what == "step":
-            return [Say("table.step_restarted"), *self.engine.restart_step()]
-        game = self.state.game
-        self._to_idle()
-        return Goto(IDLE, [Report("game_abandoned", {"game": game}), Say("table.abandoned")])
 
-    def _cancelled(self, _: Press) -> list[Output]:
-        self.state.confirm = None
-        assert self.engine is not None
-        return [Say("table.confirm_cancelled"), *self.engine.prompt()]
+def ask(t: Table, _: Input) -> Goto:
+    """Long-press back: the question is asked (the confirm phase's prompt)."""
+    return Goto(prompt=True)
+
+
+def prompt(t: Table) -> list[Output]:
+    return [Say(f"table.confirm_{t.state.confirm}")]
+
+
+def resume(t: Table) -> list[Output]:
+    """The game, then the question that was waiting for its answer."""
+    return [*playing_resume(t), *prompt(t)]
+
+
+def refusal(t: Table, kind: str, _: Input) -> Refusal:
+    return Refusal("refuse.confirm_pending", "press next to confirm or back to cancel")
+
+
+def confirmed(t: Table, _: Press) -> Goto:
+    assert t.engine is not None
+    if t.state.confirm == "step":
+        return Goto(PLAYING, [Say("table.step_restarted"), *t.engine.restart_step()])
+    game = t.state.game
+    to_idle(t)
+    return Goto(IDLE, [Report("game_abandoned", {"game": game}), Say("table.abandoned")])
+
+
+def cancelled(t: Table, _: Press) -> list[Output]:
+    assert t.engine is not None
+    return [Say("table.confirm_cancelled"), *t.engine.prompt()]

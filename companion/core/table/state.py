@@ -3,9 +3,12 @@ holds), its phases and the record of a finished play."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from companion.core.contract import Legal
+from companion.core.steps import Step
 
 IDLE, GATHERING, PLAYING = "idle", "gathering", "playing"
 PAIRING = "pairing"  # seated, ``next`` pressed: a game that needs pages waits for every phone
@@ -23,6 +26,16 @@ _OLD_KINDS = {"new-session": "new-evening"}
 NIGHT_HEADLINE: dict[str, Any] = {"step": None, "waiting_for": [], "anyone": False, "count": None,
                                   "deadline": None, "night": True}
 _OLD_FIELDS = {"session_no": "evening"}
+
+
+@dataclass(frozen=True)
+class Phase(Step):
+    """One of the table's phases: a ``Step`` of the one driver's vocabulary,
+    which may also say what is legal in it when that is not derived from
+    what it takes alone (``legal(table, seat)``: while a game plays, the
+    game's and the table's around it; a question waiting for its answer)."""
+
+    legal: Callable[[Any, str | None], Legal] | None = None
 
 
 @dataclass
