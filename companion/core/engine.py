@@ -22,11 +22,10 @@ games import them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from companion.core import driver
-from companion.core.before_start import BeforeStart
 from companion.core.contract import Ask, Legal, Outcome, Result, Setup, View
 from companion.core.events import BUTTONS, Drawn, Input, Output, Press, Refusal, Say, Submit, Tap, TimerFired
 from companion.core.steps import Goto, Step, StepError, Take
@@ -34,7 +33,7 @@ from companion.core.steps import Goto, Step, StepError, Take
 __all__ = ["Ask", "Engine", "Goto", "Legal", "Outcome", "Result", "Setup", "Step", "StepError", "Take", "View"]
 
 
-class Engine(BeforeStart):
+class Engine:
     """Base class of the rule engines.
 
     Subclasses set the class attributes (``STEPS`` among them), keep all
@@ -102,6 +101,43 @@ class Engine(BeforeStart):
     def known_rules(cls) -> tuple[str, ...]:
         """Rule-card names this game understands (``rules/<name>``)."""
         return ()
+
+    # ------------------------------------- asked of the class before a game exists
+    # The table may tap this game's components before the start (One Night's deck): each is
+    # ``setup_card``'s to take or refuse, the lot ``check_cards``' at ``next``; then ``Setup.cards``.
+    setup_cards: ClassVar[bool] = False
+
+    @classmethod
+    def check_setup(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any]) -> None:
+        """Raise ``Refusal`` if the game cannot start with these players and rule cards (default: the count)."""
+        n = len(players)
+        if not cls.min_players <= n <= cls.max_players:
+            raise Refusal("refuse.player_count",
+                          f"{cls.game} needs {cls.min_players} to {cls.max_players} players, not {n}",
+                          count=n, low=cls.min_players, high=cls.max_players)
+
+    @classmethod
+    def pairing_lines(cls, players: Sequence[str], rules: Sequence[str],
+                      options: Mapping[str, Any]) -> list[Output]:
+        """What the table can set out while the phones pair (a game that needs pages). Default: nothing."""
+        return []
+
+    @classmethod
+    def setup_card(cls, rules: Sequence[str], options: Mapping[str, Any], cards: Sequence[str],
+                   card: str) -> list[Output]:
+        """What is said when ``card`` is tapped before the start (``cards``: so far); ``Refusal`` refuses it."""
+        raise Refusal("refuse.not_before_start", "seat the players first, then press next")
+
+    @classmethod
+    def setup_board(cls, rules: Sequence[str], options: Mapping[str, Any],
+                    cards: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        """The cards tapped before the start as the board's lines (public: each tap was said aloud)."""
+        return []
+
+    @classmethod
+    def check_cards(cls, players: Sequence[str], rules: Sequence[str], options: Mapping[str, Any],
+                    cards: Sequence[str]) -> None:
+        """Raise ``Refusal`` if the cards tapped before the start cannot be played by these players (at ``next``)."""
 
     def start(self) -> list[Output]:
         """Outputs when the game begins: what to deal, then the first prompt."""

@@ -5,43 +5,39 @@ as the phase moves into it (``question``) and drops it as it leaves."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from companion.core.events import Input, Output, Press, Refusal, Report, Say
 from companion.core.steps import Goto
 from companion.core.table.play import playing_resume, to_idle
+from companion.core.table.shape import TableShape
 from companion.core.table.state import IDLE, PLAYING
 
-if TYPE_CHECKING:
-    from companion.core.table.table import Table
 
-
-def question(t: Table) -> str:
+def question(t: TableShape) -> str:
     """What a long press of back asks: to restart the step, if it has taken
     an input (that a restart would drop); else to abandon the game."""
     assert t.engine is not None
     return "step" if t.engine.can_undo else "game"
 
 
-def ask(t: Table, _: Input) -> Goto:
+def ask(t: TableShape, _: Input) -> Goto:
     """Long-press back: the question is asked (the confirm phase's prompt)."""
     return Goto(prompt=True)
 
 
-def prompt(t: Table) -> list[Output]:
+def prompt(t: TableShape) -> list[Output]:
     return [Say(f"table.confirm_{t.state.confirm}")]
 
 
-def resume(t: Table) -> list[Output]:
+def resume(t: TableShape) -> list[Output]:
     """The game, then the question that was waiting for its answer."""
     return [*playing_resume(t), *prompt(t)]
 
 
-def refusal(t: Table, kind: str, _: Input) -> Refusal:
+def refusal(t: TableShape, kind: str, _: Input) -> Refusal:
     return Refusal("refuse.confirm_pending", "press next to confirm or back to cancel")
 
 
-def confirmed(t: Table, _: Press) -> Goto:
+def confirmed(t: TableShape, _: Press) -> Goto:
     assert t.engine is not None
     if t.state.confirm == "step":
         return Goto(PLAYING, [Say("table.step_restarted"), *t.engine.restart_step()])
@@ -50,6 +46,6 @@ def confirmed(t: Table, _: Press) -> Goto:
     return Goto(IDLE, [Report("game_abandoned", {"game": game}), Say("table.abandoned")])
 
 
-def cancelled(t: Table, _: Press) -> list[Output]:
+def cancelled(t: TableShape, _: Press) -> list[Output]:
     assert t.engine is not None
     return [Say("table.confirm_cancelled"), *t.engine.prompt()]

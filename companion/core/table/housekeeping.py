@@ -5,15 +5,11 @@ Functions of the table (phases.py names them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from companion.core import display_names, tags
 from companion.core.events import Housekeeping, Output, Refusal, Say
 from companion.core.table.play import unstart
+from companion.core.table.shape import TableShape
 from companion.core.table.state import _OLD_KINDS, NAMED, PAGES_OFF, PAGES_ON
-
-if TYPE_CHECKING:
-    from companion.core.table.table import Table
 
 KINDS = ("paired", NAMED, "configure", "new-evening")  # what the daemon tells the table
 
@@ -29,21 +25,21 @@ def unknown(inp: Housekeeping) -> Refusal:
     return Refusal("refuse.not_now", f"unknown housekeeping {inp.kind!r}")
 
 
-def pend(t: Table, inp: Housekeeping) -> list[Output]:
+def pend(t: TableShape, inp: Housekeeping) -> list[Output]:
     """A setting or a new evening waits for the table to be between games."""
     st = t.state
     st.pending = {**(st.pending or {}), housekeeping_kind(inp): dict(inp.data)}
     return []
 
 
-def pend_and_apply(t: Table, inp: Housekeeping) -> list[Output]:
+def pend_and_apply(t: TableShape, inp: Housekeeping) -> list[Output]:
     """Between games it is in force at once."""
     out = pend(t, inp)
     t.state.apply_pending()
     return out
 
 
-def configure_at_the_gate(t: Table, inp: Housekeeping) -> list[Output]:
+def configure_at_the_gate(t: TableShape, inp: Housekeeping) -> list[Output]:
     """The daemon came back with the pages off (or unable to serve them) while
     the gate waited: no phone can pair now.  No game has begun, so back to the
     seating, the pages off in force; the card's refusal says why."""
@@ -55,7 +51,7 @@ def configure_at_the_gate(t: Table, inp: Housekeeping) -> list[Output]:
     return [*out, Say("pairing.refuse.no_pages", {"game": f"game/{game}"})]
 
 
-def named(t: Table, inp: Housekeeping) -> list[Output]:
+def named(t: TableShape, inp: Housekeeping) -> list[Output]:
     """A seat's page chose its display name (core/display_names.py): tonight's,
     the next game's record.  Refused by night (nothing may move on any page
     then), for a seat whose phone is not its page (pages ``on``: paired

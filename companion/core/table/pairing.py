@@ -4,19 +4,15 @@ Functions of the table (phases.py names them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from companion.core import display_names
 from companion.core.contract import Setup
 from companion.core.events import Housekeeping, Input, Output, Refusal, Report, Say, Tap
 from companion.core.steps import Goto
+from companion.core.table.shape import TableShape
 from companion.core.table.state import PAGES_OFF, PLAYING, TableState
 
-if TYPE_CHECKING:
-    from companion.core.table.table import Table
 
-
-def pairing_prompt(t: Table) -> list[Output]:
+def pairing_prompt(t: TableShape) -> list[Output]:
     """Who still has to pair, and what the game has the table set out meanwhile."""
     game = t.state.game or ""
     cls = t.games[game]
@@ -25,7 +21,7 @@ def pairing_prompt(t: Table) -> list[Output]:
             Say("pairing.needed", {"game": f"game/{game}", "players": t.unpaired()})]
 
 
-def pairing_refusal(t: Table, kind: str, inp: Input) -> Refusal:
+def pairing_refusal(t: TableShape, kind: str, inp: Input) -> Refusal:
     if isinstance(inp, Tap) and kind == "player":
         # no phone was waiting for this card: the page asks first
         return Refusal("pairing.refuse.page_first", "pick your seat on your phone's page first, then tap",
@@ -33,7 +29,7 @@ def pairing_refusal(t: Table, kind: str, inp: Input) -> Refusal:
     return Refusal("pairing.refuse.missing", "every phone must be paired first", players=t.unpaired())
 
 
-def begin(t: Table, back_to: TableState) -> Goto:
+def begin(t: TableShape, back_to: TableState) -> Goto:
     """The game begins: it plays once the driver has moved the phase."""
     st = t.state
     game = st.game or ""
@@ -50,7 +46,7 @@ def begin(t: Table, back_to: TableState) -> Goto:
     return Goto(PLAYING, [started, *t.engine.start()])
 
 
-def check_pages(t: Table, game: str) -> None:
+def check_pages(t: TableShape, game: str) -> None:
     if t.games[game].needs_pages and t.pages == PAGES_OFF:
         raise no_pages(game)
 
@@ -60,7 +56,7 @@ def no_pages(game: str) -> Refusal:
                    game=f"game/{game}")
 
 
-def paired(t: Table, inp: Housekeeping) -> list[Output]:
+def paired(t: TableShape, inp: Housekeeping) -> list[Output]:
     """A phone became this seat's page: a fact, in force at once."""
     st, seat = t.state, str(inp.data.get("seat", ""))
     if not seat:
@@ -70,7 +66,7 @@ def paired(t: Table, inp: Housekeeping) -> list[Output]:
     return [Say("pairing.done", {"player": t.name_of(seat)})]
 
 
-def paired_at_the_gate(t: Table, inp: Housekeeping) -> list[Output] | Goto:
+def paired_at_the_gate(t: TableShape, inp: Housekeeping) -> list[Output] | Goto:
     """At the gate: the last phone paired starts the game."""
     out = paired(t, inp)
     if missing := t.unpaired():

@@ -5,20 +5,16 @@ play's record, the standings and the result view.  Functions of the table
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from companion.core.engine import Engine
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Submit, Tap
 from companion.core.steps import Goto
 from companion.core.table.result import result_view
 from companion.core.table.seating import back_to_snapshot
+from companion.core.table.shape import TableShape
 from companion.core.table.state import IDLE, FinishedPlay
 
-if TYPE_CHECKING:
-    from companion.core.table.table import Table
 
-
-def to_engine(t: Table, inp: Input) -> list[Output] | Goto:
+def to_engine(t: TableShape, inp: Input) -> list[Output] | Goto:
     """Everything goes to the engine, after the checks every game shares."""
     engine = t.engine
     if engine is None:
@@ -50,23 +46,23 @@ def to_engine(t: Table, inp: Input) -> list[Output] | Goto:
     return outputs
 
 
-def playing_refusal(t: Table, kind: str, _: Input) -> Refusal:
+def playing_refusal(t: TableShape, kind: str, _: Input) -> Refusal:
     """A game plays: everything is the game's but another game's card."""
     return Refusal("refuse.game_in_progress", "a game is in progress; hold back to abandon it", game=t.state.game)
 
 
-def playing_resume(t: Table) -> list[Output]:
+def playing_resume(t: TableShape) -> list[Output]:
     assert t.engine is not None
     return [Say("table.resumed_game", {"game": f"game/{t.state.game}"}), *t.engine.resume()]
 
 
-def unstarts(t: Table) -> bool:
+def unstarts(t: TableShape) -> bool:
     """Would ``back`` leave the game for the seating (it has taken no input yet)?"""
     engine = t.engine
     return engine is not None and engine.at_start and not engine.eyes_closed and bool(t.snapshots)
 
 
-def unstart(t: Table, _: Input | None = None) -> list[Output]:
+def unstart(t: TableShape, _: Input | None = None) -> list[Output]:
     """``back`` before the game has taken any input: the table returns to
     where it was before ``next`` (e.g. a player had not tapped yet) — the
     seating of its game, or between games where it was played again."""
@@ -80,7 +76,7 @@ def unstart(t: Table, _: Input | None = None) -> list[Output]:
     return [*out, Say("table.again")]
 
 
-def finish(t: Table, engine: Engine, said: list[Output]) -> list[Output]:
+def finish(t: TableShape, engine: Engine, said: list[Output]) -> list[Output]:
     st = t.state
     result = engine.result()
     game = st.game or ""
@@ -102,7 +98,7 @@ def finish(t: Table, engine: Engine, said: list[Output]) -> list[Output]:
             Say("table.standings", {"scores": t.evening_ranking()}), Say("table.again")]
 
 
-def to_idle(t: Table) -> None:
+def to_idle(t: TableShape) -> None:
     st = t.state
     t.engine = None
     t.snapshots.clear()  # the start of the game is out of reach

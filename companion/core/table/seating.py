@@ -6,42 +6,39 @@ of the table."""
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
 
 from companion.core.events import Input, Output, Press, Refusal, Say, Tap
 from companion.core.steps import Goto
 from companion.core.table.pairing import begin, check_pages, no_pages, pairing_prompt
+from companion.core.table.shape import TableShape
 from companion.core.table.state import GATHERING, PAGES_OFF, PAGES_ON, PAIRING, TableState
 
-if TYPE_CHECKING:
-    from companion.core.table.table import Table
 
-
-def language(t: Table, inp: Tap) -> list[Output]:
+def language(t: TableShape, inp: Tap) -> list[Output]:
     t.state.lang = inp.identity.split("/", 1)[1]
     return [Say("table.language")]
 
 
-def quiet(t: Table, _: Input) -> Refusal | None:
+def quiet(t: TableShape, _: Input) -> Refusal | None:
     return Refusal("refuse.quiet", "not during the night") if t.eyes_closed else None
 
 
 # idle: waiting for a game card (or next: the same game again)
-def idle_refusal(t: Table, kind: str, _: Input) -> Refusal:
+def idle_refusal(t: TableShape, kind: str, _: Input) -> Refusal:
     if kind == "back":
         return Refusal("refuse.nothing_to_undo", "nothing to undo")
     return Refusal("refuse.tap_game_card", "tap a game card to begin")
 
 
-def idle_resume(t: Table) -> list[Output]:
+def idle_resume(t: TableShape) -> list[Output]:
     return [Say("table.ready")]
 
 
-def no_last_game(t: Table, _: Press) -> Refusal | None:
+def no_last_game(t: TableShape, _: Press) -> Refusal | None:
     return None if t.state.last else Refusal("refuse.tap_game_card", "tap a game card to begin")
 
 
-def again(t: Table, _: Press) -> Goto:
+def again(t: TableShape, _: Press) -> Goto:
     last = t.state.last
     assert last is not None
     back_to = copy.deepcopy(t.state)
@@ -50,7 +47,7 @@ def again(t: Table, _: Press) -> Goto:
     return start(t, back_to)
 
 
-def game_card_refusal(t: Table, inp: Tap) -> Refusal | None:
+def game_card_refusal(t: TableShape, inp: Tap) -> Refusal | None:
     game = inp.identity.split("/", 1)[1]
     if game not in t.games:
         return Refusal("refuse.game_not_supported", f"{game} is not supported yet", game=game)
@@ -59,7 +56,7 @@ def game_card_refusal(t: Table, inp: Tap) -> Refusal | None:
     return None
 
 
-def game_card(t: Table, inp: Tap) -> Goto:
+def game_card(t: TableShape, inp: Tap) -> Goto:
     st, game = t.state, inp.identity.split("/", 1)[1]
     t.snapshots.append(copy.deepcopy(st))
     st.game, st.rules, st.seats, st.cards = game, [], [], []
@@ -67,7 +64,7 @@ def game_card(t: Table, inp: Tap) -> Goto:
 
 
 # gathering: rule cards, player cards in seat order, then next
-def gathering_refusal(t: Table, kind: str, inp: Input) -> Refusal:
+def gathering_refusal(t: TableShape, kind: str, inp: Input) -> Refusal:
     if isinstance(inp, Press):
         return Refusal("refuse.not_now", "that button does nothing now")
     if isinstance(inp, Tap):
@@ -76,15 +73,15 @@ def gathering_refusal(t: Table, kind: str, inp: Input) -> Refusal:
     return Refusal("refuse.not_now", "not now")
 
 
-def gathering_resume(t: Table) -> list[Output]:
+def gathering_resume(t: TableShape) -> list[Output]:
     return [Say("table.resumed_gathering", {"game": f"game/{t.state.game}", "players": t.players})]
 
 
-def nothing_to_undo(t: Table, _: Press) -> Refusal | None:
+def nothing_to_undo(t: TableShape, _: Press) -> Refusal | None:
     return None if t.snapshots else Refusal("refuse.nothing_to_undo", "nothing to undo")
 
 
-def back_to_snapshot(t: Table) -> None:
+def back_to_snapshot(t: TableShape) -> None:
     """The table as it was before the last input of the seating: a language
     card, a phone paired, a name chosen are not seats, so back keeps them."""
     st = t.state
@@ -93,12 +90,12 @@ def back_to_snapshot(t: Table) -> None:
     t.state.lang, t.state.paired, t.state.called = lang, paired, called
 
 
-def ungather(t: Table, _: Press) -> list[Output]:
+def ungather(t: TableShape, _: Press) -> list[Output]:
     back_to_snapshot(t)
     return [Say("undo.done")]
 
 
-def start_refusal(t: Table, _: Press) -> Refusal | None:
+def start_refusal(t: TableShape, _: Press) -> Refusal | None:
     """Why the seated table cannot start its game (``start`` checks the same)."""
     game = t.state.game or ""
     try:
@@ -111,11 +108,11 @@ def start_refusal(t: Table, _: Press) -> Refusal | None:
     return None
 
 
-def seated(t: Table, _: Press) -> Goto:
+def seated(t: TableShape, _: Press) -> Goto:
     return start(t, copy.deepcopy(t.state))
 
 
-def rules_refusal(t: Table, inp: Tap) -> Refusal | None:
+def rules_refusal(t: TableShape, inp: Tap) -> Refusal | None:
     st, name = t.state, inp.identity.partition("/")[2]
     if name not in t.games[st.game or ""].known_rules():
         return Refusal("refuse.rules_unknown", f"{st.game} has no rule set {name}", rules=name)
@@ -124,14 +121,14 @@ def rules_refusal(t: Table, inp: Tap) -> Refusal | None:
     return None
 
 
-def rules_card(t: Table, inp: Tap) -> list[Output]:
+def rules_card(t: TableShape, inp: Tap) -> list[Output]:
     st, name = t.state, inp.identity.partition("/")[2]
     t.snapshots.append(copy.deepcopy(st))
     st.rules.append(name)
     return [Say("table.rules_added", {"rules": name})]
 
 
-def setup_card_refusal(t: Table, inp: Tap) -> Refusal | None:
+def setup_card_refusal(t: TableShape, inp: Tap) -> Refusal | None:
     """A component before the start: the game's to take (a deck's cards), or refused."""
     st, cls = t.state, t.games[t.state.game or ""]
     if not (cls.setup_cards and inp.identity.startswith(cls.tag_prefixes)):
@@ -143,7 +140,7 @@ def setup_card_refusal(t: Table, inp: Tap) -> Refusal | None:
     return None
 
 
-def setup_card(t: Table, inp: Tap) -> list[Output]:
+def setup_card(t: TableShape, inp: Tap) -> list[Output]:
     st, cls = t.state, t.games[t.state.game or ""]
     said = cls.setup_card(st.rules, dict(t.settings["options"]).get(st.game or "", {}), st.cards, inp.identity)
     t.snapshots.append(copy.deepcopy(st))
@@ -151,7 +148,7 @@ def setup_card(t: Table, inp: Tap) -> list[Output]:
     return said
 
 
-def seat_refusal(t: Table, inp: Tap) -> Refusal | None:
+def seat_refusal(t: TableShape, inp: Tap) -> Refusal | None:
     st, cls = t.state, t.games[t.state.game or ""]
     seat, player = inp.identity.partition("/")[2], t.player_name(inp.identity)
     if seat in st.seats or player in t.players:  # one seat per name: the engine knows names
@@ -161,14 +158,14 @@ def seat_refusal(t: Table, inp: Tap) -> Refusal | None:
     return None
 
 
-def seat(t: Table, inp: Tap) -> list[Output]:
+def seat(t: TableShape, inp: Tap) -> list[Output]:
     st = t.state
     t.snapshots.append(copy.deepcopy(st))
     st.seats.append(inp.identity.partition("/")[2])
     return [Say("table.player_seated", {"player": t.player_name(inp.identity), "n": len(st.seats)})]
 
 
-def start(t: Table, back_to: TableState) -> Goto:
+def start(t: TableShape, back_to: TableState) -> Goto:
     """Start the game; ``back_to`` is the table before ``next``, where
     ``back`` returns while the game is as it started."""
     st = t.state

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from companion.core.contract import Legal
 from companion.core.driver import offers
 from companion.core.events import Input, Press, Tap
 from companion.core.table.play import unstarts
+from companion.core.table.shape import TableShape
 from companion.core.table.state import NIGHT_HEADLINE, Phase
 
-if TYPE_CHECKING:
-    from companion.core.table.table import Table
 
-
-def public_view(t: Table, due: Mapping[str, float] | None = None) -> dict[str, Any]:
+def public_view(t: TableShape, due: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Everything anyone may see now, JSON-ready (the public page).
     ``due``: the wall-clock time each armed timer fires (the runtime's; the
     table keeps no clock), for the headline's deadline."""
@@ -42,7 +40,7 @@ def public_view(t: Table, due: Mapping[str, float] | None = None) -> dict[str, A
     return view
 
 
-def _order(t: Table) -> list[str]:
+def _order(t: TableShape) -> list[str]:
     """Tonight's seats (ids) in the order they first finished a game: the same before
     and after a restart (a checkpoint older than the order: its ids sorted, after)."""
     known = t.state.standing_order
@@ -50,20 +48,20 @@ def _order(t: Table) -> list[str]:
     return [*known, *rest]
 
 
-def tonight(t: Table) -> dict[str, dict[str, int]]:
+def tonight(t: TableShape) -> dict[str, dict[str, int]]:
     """Each game's totals tonight (name → total), game by game as first played, the seats in ``_order``."""
     order = _order(t)
     return {game: {t.name_of(i): totals[i] for i in order if i in totals}
             for game, totals in t.state.standings.items()}
 
 
-def evening_ranking(t: Table) -> list[tuple[str, int]]:
+def evening_ranking(t: TableShape) -> list[tuple[str, int]]:
     """The evening's totals (every game's summed), highest first; a tie in ``_order``."""
     summed = {i: sum(totals.get(i, 0) for totals in t.state.standings.values()) for i in _order(t)}
     return sorted(((t.name_of(i), n) for i, n in summed.items()), key=lambda kv: -kv[1])
 
 
-def _seats_view(t: Table) -> list[dict[str, Any]]:
+def _seats_view(t: TableShape) -> list[dict[str, Any]]:
     """The seats as every page shows them: id, engine name, whether paired,
     and ``called``, the display name its player chose (public: chosen to be shown)."""
     st = t.state
@@ -71,7 +69,7 @@ def _seats_view(t: Table) -> list[dict[str, Any]]:
              **({"called": st.called[i]} if i in st.called else {})} for i in st.seats]
 
 
-def _night_view(t: Table) -> dict[str, Any]:
+def _night_view(t: TableShape) -> dict[str, Any]:
     """By night (One Night's, eyes closed) the same for any deal and any
     tap: the seats, the language, the evening's totals before the night,
     and the night's headline — the step's name and nothing else."""
@@ -84,7 +82,7 @@ def _night_view(t: Table) -> dict[str, Any]:
             "confirm": None, "play": {"step": step, "whose_turn": []}, "headline": {**NIGHT_HEADLINE, "step": step}}
 
 
-def headline(t: Table, due: Mapping[str, float] | None = None) -> dict[str, Any]:
+def headline(t: TableShape, due: Mapping[str, float] | None = None) -> dict[str, Any]:
     """What the table waits for now (the pages' headline, docs/reference/pages.md): the
     step, whom (seat ids) or anyone, a count, the countdown's wall-clock
     deadline; by night the night screen's, the same for any deal.  The
@@ -103,7 +101,7 @@ def headline(t: Table, due: Mapping[str, float] | None = None) -> dict[str, Any]
     return head
 
 
-def playing_headline(t: Table) -> dict[str, Any]:
+def playing_headline(t: TableShape) -> dict[str, Any]:
     """While a game plays: the game's headline, its players as seat ids."""
     assert t.engine is not None
     game = t.engine.headline()
@@ -112,7 +110,7 @@ def playing_headline(t: Table) -> dict[str, Any]:
             "count": game.get("count"), "timer": game.get("timer")}
 
 
-def pairing_headline(t: Table) -> dict[str, Any]:
+def pairing_headline(t: TableShape) -> dict[str, Any]:
     """The pairing gate waits for the seats whose phone is not paired yet, counted."""
     st = t.state
     unpaired = [i for i in st.seats if i not in st.paired]
@@ -120,24 +118,24 @@ def pairing_headline(t: Table) -> dict[str, Any]:
             "count": {"done": len(st.seats) - len(unpaired), "of": len(st.seats), "what": "paired"}}
 
 
-def confirm_headline(t: Table) -> dict[str, Any]:
+def confirm_headline(t: TableShape) -> dict[str, Any]:
     """A long press of back waits for next or back: anyone's (the view's ``confirm``), in the game's step."""
     return {"step": t.engine.state.step if t.engine is not None else t.state.phase}
 
 
-def may_press(t: Table, player_id: str) -> bool:
+def may_press(t: TableShape, player_id: str) -> bool:
     """May a seat's page press next or back now?  Where the table waits for
     that seat or for anyone; never by night (the panel's buttons are the table's)."""
     head = headline(t)
     return not head["night"] and (head["anyone"] or player_id in head["waiting_for"])
 
 
-def public_label(t: Table, inp: Input) -> str:
+def public_label(t: TableShape, inp: Input) -> str:
     """How an accepted ``inp`` is named in public (the engine may hide a secret)."""
     return t.engine.public_label(inp) if t.engine is not None else inp.label
 
 
-def private_view(t: Table, player_id: str) -> dict[str, Any]:
+def private_view(t: TableShape, player_id: str) -> dict[str, Any]:
     """What the player seated as ``player_id`` alone may see now."""
     name = t.engine_name(player_id)
     if t.engine is None or name is None:
@@ -145,7 +143,7 @@ def private_view(t: Table, player_id: str) -> dict[str, Any]:
     return t.engine.private_view(name)
 
 
-def page(t: Table, player_id: str) -> list[tuple[str, dict[str, Any]]]:
+def page(t: TableShape, player_id: str) -> list[tuple[str, dict[str, Any]]]:
     """The player's page as lines (keys and params), ``private_view`` labelled."""
     name = t.engine_name(player_id)
     if t.engine is None or name is None:
@@ -153,7 +151,7 @@ def page(t: Table, player_id: str) -> list[tuple[str, dict[str, Any]]]:
     return t.engine.page(name)
 
 
-def board(t: Table) -> list[tuple[str, dict[str, Any]]]:
+def board(t: TableShape) -> list[tuple[str, dict[str, Any]]]:
     """The game's public lines (keys and params), ``public_view`` labelled;
     before the start, the cards tapped so far (a deck being built)."""
     if t.engine is not None:
@@ -165,7 +163,7 @@ def board(t: Table) -> list[tuple[str, dict[str, Any]]]:
     return []
 
 
-def legal(t: Table, player_id: str | None = None) -> Legal:
+def legal(t: TableShape, player_id: str | None = None) -> Legal:
     """What the table (``None``) or one seated player may do now: the phase's
     own ``legal`` where it declares one (while a game plays, the game's), else
     ``phase_legal``."""
@@ -175,7 +173,7 @@ def legal(t: Table, player_id: str | None = None) -> Legal:
     return phase_legal(t, player_id)
 
 
-def phase_legal(t: Table, player_id: str | None = None, *, repeat: bool = True) -> Legal:
+def phase_legal(t: TableShape, player_id: str | None = None, *, repeat: bool = True) -> Legal:
     """Derived from ``PHASES`` (the one ``offers``, as a game's from its
     ``STEPS``): the buttons the phase takes whose guard lets them pass
     (``repeat``, the loop's, too), and the tap families it takes
@@ -194,12 +192,12 @@ def phase_legal(t: Table, player_id: str | None = None, *, repeat: bool = True) 
     return Legal(buttons=buttons, taps=tuple(tap for kind, ids in families.items() if kind in takes for tap in ids))
 
 
-def answer_legal(t: Table, player_id: str | None = None) -> Legal:
+def answer_legal(t: TableShape, player_id: str | None = None) -> Legal:
     """A question waiting for its answer (next or back): no ``repeat``."""
     return phase_legal(t, player_id, repeat=False)
 
 
-def playing_legal(t: Table, player_id: str | None = None) -> Legal:
+def playing_legal(t: TableShape, player_id: str | None = None) -> Legal:
     """While a game plays: the game's ``legal``, and what the table takes
     around it (``back`` before its first input, a language card by day)."""
     engine = t.engine
