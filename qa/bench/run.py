@@ -276,6 +276,9 @@ def bench_mqtt(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
                    f"{c['tables']} light tables, {c['taps']} taps, {c['missed']} never seen; a plain subscriber's "
                    f"p99 {c['mqtt_tap_to_plain_subscriber_p99_ms']:.0f} ms"),
             figure("convention_venue_cpu_pct", [c["venue_cpu_pct"]], "%", None, "of one core, while the tables tap"),
+            figure("venue_cpu_ms_per_play", [c["venue_cpu_ms_per_play"]], "ms", 0.25,
+                   f"the venue's CPU seconds ÷ the {c['taps']:,} plays of {c['tables']:,} tables; "
+                   f"p99 tap → venue {c['mqtt_tap_to_venue_p99_ms']:.0f} ms"),
             figure("convention_board_answer_p99_ms", [c["board_answer_p99_ms"]], "ms", None,
                    f"GET /api/venue, {c['board_answers']} answers (p50 {c['board_answer_p50_ms']:.0f} ms)"),
         ]
