@@ -97,23 +97,33 @@ class VenueServer:
     def _push_pending(self) -> None:
         with self._pending_lock:
             pending, self._pending, self._pending_handed = self._pending, {}, None
-        for kind, ident in pending:
-            self._push(kind, ident)
+        if not self._clients:
+            return
+        # one chunk for the batch: each TV's stream written once, not once per change
+        texts = [t for t in (self._text(kind, ident) for kind, ident in pending) if t is not None]
+        if texts:
+            self._send("".join(texts), len(texts))
 
     def _push(self, kind: str, ident: str) -> None:
         if not self._clients:
             return
+        text = self._text(kind, ident)
+        if text is not None:
+            self._send(text, 1)
+
+    def _text(self, kind: str, ident: str) -> str | None:
         if kind == "table":
             row = self.table(ident)
-            text = sse("table", row if row is not None else {"id": ident, "gone": True})
-        elif kind == "play":
-            text = sse("league", self.league())
-        else:
-            return
+            return sse("table", row if row is not None else {"id": ident, "gone": True})
+        if kind == "play":
+            return sse("league", self.league())
+        return None
+
+    def _send(self, text: str, messages: int) -> None:
         for queue in list(self._clients):
             try:
                 queue.put_nowait(text)
-                self.pushed += 1
+                self.pushed += messages
             except asyncio.QueueFull:
                 self._let_go(queue)
 
