@@ -88,8 +88,7 @@ class Store:
         self._stop = threading.Event()
         self._checkpointer = threading.Thread(target=self._checkpoints, name="venue-checkpoint", daemon=True)
         self._checkpointer.start()
-        # one thread commits a group nothing else did, for the store's life: a timer thread
-        # started per group (GROUP_S) cost a thread's start twenty times a second
+        # commits a group no message did: one thread, not a timer's thread per group (20 a second)
         self._flusher = threading.Thread(target=self._flushes, name="venue-group-commit", daemon=True)
         self._flusher.start()
         self._synchronous = ""  # the PRAGMA in force (set on the first write)
@@ -217,15 +216,12 @@ class Store:
             with self.lock:
                 if self._closed:
                     return
-                if self._group_since is None:  # a message committed it; wait for the next group
-                    self._group_open.clear()
-                elif time.monotonic() - self._group_since >= GROUP_S:
-                    self._group_open.clear()
+                if self._group_since is None or time.monotonic() - self._group_since >= GROUP_S:
+                    self._group_open.clear()  # (a younger group: its own time is waited for next)
                     try:
-                        self._end_group()
+                        self._end_group()  # nothing if a message committed it first
                     except sqlite3.Error:  # states only: they come again with the next subscription
                         pass
-                # else: a younger group began since: its own time is waited for next
 
     def _sync(self, mode: str) -> None:
         if mode != self._synchronous:  # a statement saved on each of a thousand tables' states a second
