@@ -4,6 +4,7 @@ tests/ and each game's own tests (companion/games/<game>/tests/)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,36 @@ sys.path.insert(0, str(ROOT / "tests"))
 # Each game's example scripts live in its folder, under the names they had in the old top-level
 # examples/ folder: companion/games/seven_knights/examples/seven-knights.yaml, …/demagogos/6p.yaml.
 EXAMPLE_DIRS = sorted(ROOT.glob("companion/games/*/examples"))
+
+
+# ``pytest --quick`` (``bash test.sh --quick``): the loop to run while working — the rules, the
+# engines, core and runtime.  Left out: what starts a browser, a broker, a daemon process, a render
+# worker or a docs build, and the long campaigns (power cuts, crash kills, fuzzing, the benchmarks);
+# the whole suite (CI's) runs them all.
+QUICK_LEAVES_OUT = re.compile(
+    r"_browser\.py$|/test_(web|venue|mqtt|mosquitto|voice|docs|bench|page_walk|display_names|fifth_game"
+    r"|crash_resume|daemon|install_script|service_unit|power_and_damage|reader_faults|fuzz_scripts"
+    r"|journal_guard|damaged_journal|doctor|provision|tags_|tag_words|layers|supervisor)")
+QUICK_LEAVES_OUT_FIXTURES = {"browser", "broker", "readable"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--quick", action="store_true",
+                     help="the loop to run while working: rules, engines, core and runtime "
+                          "(no browser, no broker, no daemon, no long campaign)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("quick"):
+        return
+    keep, left = [], []
+    for item in items:
+        slow = (QUICK_LEAVES_OUT.search(item.path.as_posix()) is not None
+                or not QUICK_LEAVES_OUT_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())))
+        (left if slow else keep).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = keep
 
 
 def code_files(folder: Path) -> list[Path]:

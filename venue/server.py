@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import threading
 from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
@@ -64,6 +65,9 @@ class VenueServer:
         self.board, self.table, self.league = board, table, league
         self.host, self.port = host, port
         self._clients: list[asyncio.Queue[str | None]] = []
+        self._pending: dict[tuple[str, str], None] = {}  # changes not yet pushed, in order (``changed``)
+        self._pending_handed: object = None  # the serving loop asked to push them, if one was
+        self._pending_lock = threading.Lock()
         self.pushed = 0  # SSE messages handed to the pages, ever
         self.app = Starlette(routes=[
             Route("/", self.page), Route("/static/{name}", self.static),
@@ -78,22 +82,48 @@ class VenueServer:
 
     # -------------------------------------------------------- from the ear
     def changed(self, kind: str, ident: str) -> None:
-        self.serving.hand_over(self._push, kind, ident)
+        """Kept until the serving thread takes them: a thousand tables' changes a
+        second wake it once per batch, not once each (waking it is a write to its
+        self-pipe and a turn of its loop), and a table changed twice meanwhile is
+        pushed once, as it is now (``_push`` reads the row when it pushes)."""
+        with self._pending_lock:
+            self._pending[(kind, ident)] = None
+            loop = self.serving.loop
+            # asked once per batch, of the loop serving now (one stopped before taking them: ask again)
+            if loop is not None and not loop.is_closed() and self._pending_handed is not loop:
+                self._pending_handed = loop
+                self.serving.hand_over(self._push_pending)
+
+    def _push_pending(self) -> None:
+        with self._pending_lock:
+            pending, self._pending, self._pending_handed = self._pending, {}, None
+        if not self._clients:
+            return
+        # one chunk for the batch: each TV's stream written once, not once per change
+        texts = [t for t in (self._text(kind, ident) for kind, ident in pending) if t is not None]
+        if texts:
+            self._send("".join(texts), len(texts))
 
     def _push(self, kind: str, ident: str) -> None:
         if not self._clients:
             return
+        text = self._text(kind, ident)
+        if text is not None:
+            self._send(text, 1)
+
+    def _text(self, kind: str, ident: str) -> str | None:
         if kind == "table":
             row = self.table(ident)
-            text = sse("table", row if row is not None else {"id": ident, "gone": True})
-        elif kind == "play":
-            text = sse("league", self.league())
-        else:
-            return
+            return sse("table", row if row is not None else {"id": ident, "gone": True})
+        if kind == "play":
+            return sse("league", self.league())
+        return None
+
+    def _send(self, text: str, messages: int) -> None:
         for queue in list(self._clients):
             try:
                 queue.put_nowait(text)
-                self.pushed += 1
+                self.pushed += messages
             except asyncio.QueueFull:
                 self._let_go(queue)
 

@@ -83,11 +83,14 @@ class Store:
             raise StoreError(f"the venue cannot keep its state in {self.path.parent} ({e})") from None
         self.lock = threading.Lock()
         self._group_since: float | None = None  # when the open group of states began (monotonic)
-        self._timer: threading.Timer | None = None
+        self._group_open = threading.Event()  # wakes the flusher: a group began
         self._closed = False
         self._stop = threading.Event()
         self._checkpointer = threading.Thread(target=self._checkpoints, name="venue-checkpoint", daemon=True)
         self._checkpointer.start()
+        # commits a group no message did: one thread, not a timer's thread per group (20 a second)
+        self._flusher = threading.Thread(target=self._flushes, name="venue-group-commit", daemon=True)
+        self._flusher.start()
         self._synchronous = ""  # the PRAGMA in force (set on the first write)
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
@@ -165,15 +168,13 @@ class Store:
     def _grouped(self) -> Iterator[None]:
         """One message's changes inside the group's transaction (a savepoint:
         a message that fails undoes only its own); the group is committed once
-        GROUP_S old, by the next message or by a timer.  The pages read through
+        GROUP_S old, by the next message or by the flusher.  The pages read through
         this same connection, so they see a state before its commit."""
         if self._group_since is None:
             self._sync("NORMAL")
             self.db.execute("BEGIN IMMEDIATE")
             self._group_since = time.monotonic()
-            self._timer = threading.Timer(GROUP_S, self._flush)
-            self._timer.daemon = True
-            self._timer.start()
+            self._group_open.set()
         self.db.execute("SAVEPOINT one")
         try:
             yield
@@ -205,14 +206,22 @@ class Store:
         except sqlite3.Error:  # already undone: the error that undid it is the one to say
             pass
 
-    def _flush(self) -> None:
-        with self.lock:
-            if self._closed or self._group_since is None:
+    def _flushes(self) -> None:
+        """Commit each group GROUP_S after it began, if no message did first."""
+        while True:
+            self._group_open.wait()
+            since = self._group_since
+            if self._stop.wait(max(0.0, since + GROUP_S - time.monotonic()) if since is not None else 0):
                 return
-            try:
-                self._end_group()
-            except sqlite3.Error:  # states only: they come again with the next subscription
-                pass
+            with self.lock:
+                if self._closed:
+                    return
+                if self._group_since is None or time.monotonic() - self._group_since >= GROUP_S:
+                    self._group_open.clear()  # (a younger group: its own time is waited for next)
+                    try:
+                        self._end_group()  # nothing if a message committed it first
+                    except sqlite3.Error:  # states only: they come again with the next subscription
+                        pass
 
     def _sync(self, mode: str) -> None:
         if mode != self._synchronous:  # a statement saved on each of a thousand tables' states a second
@@ -381,15 +390,15 @@ class Store:
 
     def close(self) -> None:
         self._stop.set()
+        self._group_open.set()  # the flusher sees the stop
         self._checkpointer.join(5)
+        self._flusher.join(5)
         with self.lock:
             try:
                 self._end_group()
             except sqlite3.Error:
                 pass
             self._closed = True
-            if self._timer is not None:
-                self._timer.cancel()
             self.db.close()
 
 

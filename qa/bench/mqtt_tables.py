@@ -9,7 +9,8 @@
   the wall clock, which the processes share.
 - ``venue_rss_mb``: the venue process's RSS with every table heard;
   ``venue_cpu_pct``: its CPU (user + system, % of one core) while the tables
-  tap; ``board_answer_p50_ms``/``_p99_ms``: ``GET /api/venue`` (the whole
+  tap, and ``venue_cpu_ms_per_play`` (its CPU seconds ÷ the plays heard
+  meanwhile, each a table's new state); ``board_answer_p50_ms``/``_p99_ms``: ``GET /api/venue`` (the whole
   board) asked twice a second meanwhile.
 - ``--light`` (a convention: ``--tables=1000``): each table a plain MQTT
   client publishing what a table's link publishes for a tap (its retained
@@ -279,7 +280,8 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = F
             if not here.poll(start_at - time.time() + seconds + 60):
                 raise RuntimeError("a table process never reported")
             taps += here.recv()
-        cpu = (_cpu_s(venue.pid) - cpu0) / (time.monotonic() - t0) * 100
+        cpu_s = _cpu_s(venue.pid) - cpu0
+        cpu = cpu_s / (time.monotonic() - t0) * 100
         board.stop.set()
         if plain is not None:
             plain.close()
@@ -298,6 +300,8 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = F
             "mqtt_tap_to_plain_subscriber_p50_ms": percentile(direct, 50) if direct else float("nan"),"taps": len(taps), "missed": missed, "feed_reconnects": feed.reconnects, "tables": tables,
             "venue_rss_mb": rss,
             "venue_cpu_pct": round(cpu, 1), "board_answers": len(board.ms),
+            # CPU seconds ÷ plays (each table's state once a second): what a noisy machine cannot blur
+            "venue_cpu_ms_per_play": round(cpu_s * 1000 / len(taps), 4) if taps else float("nan"),
             "board_answer_p50_ms": percentile(board.ms, 50) if board.ms else float("nan"),
             "board_answer_p99_ms": percentile(board.ms, 99) if board.ms else float("nan"),
             "mqtt_tap_to_venue_p99_ms": percentile(lat, 99) if lat else float("nan"),
