@@ -240,7 +240,8 @@ def test_the_doppelganger_shows_the_role_it_copied_then_plays_it_and_a_dead_hunt
                       "deck": {"villager": 1, "werewolf": 1, "seer": 1, "thief": 1, "doppelganger": 1, "hunter": 1},
                       "final_roles": {"red": "doppelganger:hunter", "blue": "werewolf",
                                                          "green": "villager"},
-                      "dead": ["red", "blue"], "winning_teams": ["village"]}
+                      "dead": ["red", "blue"], "winning_teams": ["village"],
+                      "artifacts": {}, "teams": {"red": "village", "blue": "werewolf", "green": "village"}}
     assert engine.result().teams == {"red": "village", "blue": "werewolf", "green": "village"}
 
 
