@@ -37,7 +37,7 @@ from companion.games.one_night.state import (
 )
 from companion.games.one_night.verdict import dead as verdict_dead
 from companion.games.one_night.verdict import executed as guarded_executed
-from companion.games.one_night.verdict import result_fields, verdict
+from companion.games.one_night.verdict import playing, result_fields, verdict
 
 
 # ---------------------------------------------------------------- reveal
@@ -285,12 +285,17 @@ def role_card(g: Game, card: str) -> list[Output]:
 def judge(g: Game) -> list[Output]:
     s = g.state
     roles, dying = final_roles(g), executed(g)
-    shot = [p for p in verdict_dead(dying, roles, all_votes(g), s.artifacts, shielded(g)) if p not in dying]
+    votes, shields = all_votes(g), shielded(g)
+    shot = [p for p in verdict_dead(dying, roles, votes, s.artifacts, shields) if p not in dying]
     v = s.verdict = verdict(g.players, roles, dying, shot, s.artifacts)
+    # a dead hunter's shot at a player a bodyguard protects kills nobody (rule 11): said, so nobody wonders
+    missed = [(p, votes[p]) for p in v.dead if playing(roles[p], s.artifacts.get(p)).hunter
+              and votes.get(p) in shields and votes[p] not in v.dead]
     return [
         Say("onw.verdict.executed", {"players": dying}) if dying
         else Say("onw.verdict.nobody_executed"),
         *([Say("onw.verdict.shot", {"players": shot})] if shot else []),
+        *(Say("onw.verdict.shielded", {"player": p, "target": t}) for p, t in missed),
         *(Say(reason) for reason in v.reasons),
         Say("onw.verdict.winners", {"players": list(v.winners)}) if v.winners
         else Say("onw.verdict.no_winners"),

@@ -190,6 +190,8 @@ def test_a_hunters_shot_at_the_protected_player_kills_nobody() -> None:
     vote(engine, "red>blue blue>green yellow>green purple>green green>blue")
     feed(engine, "player/red", "onw/bodyguard/1", "player/blue", "onw/werewolf/1", "player/green",
          "onw/hunter/1", "player/yellow", "onw/villager/1", "player/purple", "onw/seer/1")
-    fields = report(feed(engine, Press("next")))
+    out = feed(engine, Press("next"))
+    assert ("onw.verdict.shielded", {"player": "green", "target": "blue"}) in said(out)
+    fields = report(out)
     assert fields["executed"] == ["green"] and fields["dead"] == ["green"]
     assert fields["winning_teams"] == ["werewolf"] and fields["winners"] == ["blue"]
