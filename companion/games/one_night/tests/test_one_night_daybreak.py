@@ -152,8 +152,8 @@ def test_the_wolves_wake_with_the_werewolves_and_the_dream_wolf_shows_a_thumb() 
     Doppelganger: a copied alpha or mystic wolf wakes with the werewolves; a copied dream wolf does not."""
     p = "onw.ultimate"
     assert _lines(EVERY, "werewolf") == [
-        (f"{p}.werewolf.wake", {}), (f"{p}.werewolf.lone", {}), (f"{p}.alpha-wolf.with", {}),
-        (f"{p}.mystic-wolf.with", {}), (f"{p}.dream-wolf.with", {}),
+        (f"{p}.werewolf.wake", {}), (f"{p}.werewolf.lone", {}), (f"{p}.alpha_wolf.with", {}),
+        (f"{p}.mystic_wolf.with", {}), (f"{p}.dream_wolf.with", {}),
         (f"{p}.doppelganger.with", {"role": "werewolf"}), (f"{p}.doppelganger.with", {"role": "alpha-wolf"}),
         (f"{p}.doppelganger.with", {"role": "mystic-wolf"})]
 
@@ -334,9 +334,9 @@ def test_a_daybreak_deck_sounds_the_same_night_whoever_holds_what(tmp_path: Path
     assert not [e for e in a if e["event"] == "rejected"]
     assert night(a) == night(b)
     keys = [k for _, _, k, *_ in night(a)]
-    woken = [k.split(".")[2] for k in keys if k and k.endswith(".wake") and k.count(".") == 3]
+    woken = [k.split(".")[2].replace("_", "-") for k in keys if k and k.endswith(".wake") and k.count(".") == 3]
     assert woken == ["sentinel", "doppelganger", "werewolf", "alpha-wolf", "mystic-wolf", "apprentice-seer", "pi", "witch", "village-idiot", "revealer", "curator"]
-    subs = [k.split(".")[2] for k in keys if k and k.endswith(".doppelganger.wake") and k.count(".") == 4]
+    subs = [k.split(".")[2].replace("_", "-") for k in keys if k and k.endswith(".doppelganger.wake") and k.count(".") == 4]
     assert subs == ["alpha-wolf", "mystic-wolf", "revealer", "curator"]
 
 

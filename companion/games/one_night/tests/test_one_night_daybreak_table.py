@@ -195,3 +195,22 @@ def test_a_hunters_shot_at_the_protected_player_kills_nobody() -> None:
     fields = report(out)
     assert fields["executed"] == ["green"] and fields["dead"] == ["green"]
     assert fields["winning_teams"] == ["werewolf"] and fields["winners"] == ["blue"]
+
+
+# --------------------------------------------------------------- the league
+def test_a_league_rates_a_pi_turned_werewolf_with_the_werewolves_and_each_tanner_alone() -> None:
+    """red, the PI, saw a werewolf (a werewolf now); the cudgel makes purple a second tanner.
+    yellow, the tanner, is executed and wins alone (rule 1), denying the werewolves (rule 3)."""
+    from venue.league import sides
+
+    engine = at_reveal(cards("pi", "curator", "werewolf", "tanner", "villager", "villager", "seer", "thief"))
+    feed(engine, "player/red", "onw/pi/1", "onw/werewolf/1", "player/blue", "onw/curator/1", "player/green",
+         "onw/werewolf/1", "player/yellow", "onw/tanner/1", "player/purple", "onw/villager/1",
+         "onw/artifact/cudgel", "player/yellow", Press("next"))
+    result = engine.result()
+    assert result.winners == ("yellow",)
+    assert result.teams == {"red": "werewolf", "blue": "village", "green": "werewolf"}  # no tanner's team
+    players = [{"seat": p, "team": result.teams.get(p), "winner": p in result.winners} for p in FIVE]
+    groups, ranks = sides(players, "teams")
+    named = {tuple(FIVE[i] for i in g): r for g, r in zip(groups, ranks, strict=True)}
+    assert named == {("yellow",): 1, ("purple",): 2, ("blue",): 2, ("red", "green"): 2}

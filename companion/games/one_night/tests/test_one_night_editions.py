@@ -17,7 +17,7 @@ from companion.core.engine import Setup
 from companion.core.events import Press, Refusal, Report, Say, Tap
 from companion.games.one_night import OneNight
 from companion.games.one_night.night import called_roles
-from companion.games.one_night.roles import EDITIONS, ROLES, in_edition
+from companion.games.one_night.roles import EDITIONS, ROLES, in_edition, key_of
 from companion.games.one_night.verdict import dead, verdict
 from conftest import example_script, example_scripts
 
@@ -141,7 +141,7 @@ def test_two_deals_of_one_deck_give_the_same_night_for_every_role(tmp_path: Path
     assert night(a) == night(b)
     keys = [k for _, _, k, *_ in night(a)]
     prefix = EDITIONS[edition].prefix
-    assert (f"{prefix}.{role}.wake" in keys) == (edition in ROLES[role].wake)  # woken whatever the centre holds
+    assert (f"{prefix}.{key_of(role)}.wake" in keys) == (edition in ROLES[role].wake)  # woken whatever the centre holds
     assert {s for _, ev, _, _, s, _ in night(a) if ev == "ambience"} == {"table-tapping"}
 
 
