@@ -37,7 +37,7 @@ def test_each_kind_becomes_its_record() -> None:
     result = {"executed": ["ben"], "winning_team": "village", "winners": ["aki"],
               "deck": {"werewolf": 2, "seer": 1, "thief": 1, "villager": 2},
               "final_roles": {"aki": "doppelganger:seer", "ben": "werewolf"}, "dead": ["ben"],
-              "winning_teams": ["village"]}
+              "winning_teams": ["village"], "artifacts": {}, "teams": {"aki": "village", "ben": "werewolf"}}
     e = check("companion/t1/event", {"id": "t1/e/12.0", "table": "t1", "t": 1.8e9, "event": "onw_result", **result})
     assert isinstance(e, schema.Event) and e.fields == result
     p = check("companion/t1/play", play())
