@@ -141,6 +141,8 @@ def hunter_executed(e: Any) -> None:
 
 _DOPPEL_HUNTER = ("onw/doppelganger/1", "onw/hunter/1", "onw/werewolf/1", "onw/seer/1", "onw/robber/1",
                   "onw/villager/1")
+_DAYBREAK = ("onw/alpha-wolf/1", "onw/werewolf/1", "onw/pi/1", "onw/bodyguard/1", "onw/curator/1", "onw/hunter/1",
+             "onw/villager/1")
 
 WALKS = (
     Walk(SevenKnights, 5, depth=3, playouts=3),  # basic, one tile in the centre
@@ -156,6 +158,9 @@ WALKS = (
          cards=_DOPPEL_HUNTER),
     Walk(OneNight, 3, ("ultimate",), depth=4, playouts=2, label="hunter-shot", cards=_DOPPEL_HUNTER,
          late=hunter_executed),
+    # Daybreak: the alpha wolf's centre werewolf card (3 + 3 + 1), the PI's and the artifacts' taps at
+    # the reveal, the bodyguard holding a counted vote's executed back until the reveal is done
+    Walk(OneNight, 3, ("ultimate",), depth=4, playouts=4, length=160, label="daybreak", cards=_DAYBREAK),
     Walk(MadnessHour, 2, depth=5, playouts=4),
     Walk(MadnessHour, 3, options={"turn_s": 60}, depth=3, playouts=3),  # turn timers armed
     Walk(MadnessHour, 4, depth=3, playouts=0, prefix=_SPLIT, label="battle"),

@@ -50,6 +50,11 @@ _ONW_SEED = ("onw/werewolf/1", "onw/werewolf/2", "onw/seer/1", "onw/thief/1", "o
 _ONW_ULTIMATE = ("rules/ultimate", "onw/doppelganger/1", "onw/werewolf/1", "onw/werewolf/2", "onw/seer/1",
                  "onw/robber/1", "onw/troublemaker/1", "onw/hunter/1", "onw/villager/1")
 
+# Daybreak in Ultimate's pool: the alpha wolf (5 players + 3 + its centre werewolf card), the PI,
+# the bodyguard (a counted vote's executed named after the reveal) and the curator (artifacts)
+_ONW_DAYBREAK = ("rules/ultimate", "onw/alpha-wolf/1", "onw/werewolf/1", "onw/pi/1", "onw/bodyguard/1",
+                 "onw/curator/1", "onw/seer/1", "onw/robber/1", "onw/villager/1", "onw/hunter/1")
+
 
 def players(seats: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(f"player/{s}" for s in seats)
@@ -63,6 +68,7 @@ EVENING = (
     Game("one-night-ultimate", "en", ("game/one-night", *_ONW_ULTIMATE, *players(FIVE)), FIVE, deal="ultimate"),
     Game("one-night-ultimate-again", "en", ("game/one-night", *_ONW_ULTIMATE, *players(FIVE)), FIVE,
          deal="ultimate"),
+    Game("one-night-daybreak", "ja", ("game/one-night", *_ONW_DAYBREAK, *players(FIVE)), FIVE),
 )
 IDS = [g.id for g in EVENING]
 

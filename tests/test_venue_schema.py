@@ -37,7 +37,7 @@ def test_each_kind_becomes_its_record() -> None:
     result = {"executed": ["ben"], "winning_team": "village", "winners": ["aki"],
               "deck": {"werewolf": 2, "seer": 1, "thief": 1, "villager": 2},
               "final_roles": {"aki": "doppelganger:seer", "ben": "werewolf"}, "dead": ["ben"],
-              "winning_teams": ["village"]}
+              "winning_teams": ["village"], "artifacts": {}, "teams": {"aki": "village", "ben": "werewolf"}}
     e = check("companion/t1/event", {"id": "t1/e/12.0", "table": "t1", "t": 1.8e9, "event": "onw_result", **result})
     assert isinstance(e, schema.Event) and e.fields == result
     p = check("companion/t1/play", play())
@@ -85,7 +85,8 @@ BAD = [
                                        "tiles": [], "excluded": [], "verdict": "maybe"}).encode(), "verdict is one of"),
     *[("companion/t1/event", json.dumps({"id": "t1/e/1.0", "table": "t1", "t": 1.8e9, "event": "onw_result",
                                         "executed": [], "winning_team": "village", "winners": [], "dead": [],
-                                        "final_roles": {}, "winning_teams": ["village"], "deck": deck}).encode(),
+                                        "final_roles": {}, "winning_teams": ["village"], "deck": deck,
+                                        "artifacts": {}, "teams": {}}).encode(),
        why) for deck, why in (({"seer": 0}, "deck['seer'] is a whole number from 1"),
                               ({"seer": "1"}, "deck['seer'] is a whole number"), (["seer"], "deck maps"))],
     ("companion/t1/play", json.dumps(play(id="t1/p/x")).encode(), "id is <table>/p/<play id>"),

@@ -16,7 +16,10 @@ Steps, and what each takes (everything else is refused and changes nothing):
                 player's final ``onw/<role>/<n>``; once all have, the executed players'
                 ``player/<name>`` (unless counted), then `next` → done (or hunter);
                 the doppelganger's holder shows ``onw/doppelganger/1``, then any
-                card of the role it copied
+                card of the role it copied; after a card, the ``onw/artifact/<id>``
+                on it (Daybreak), and a PI who saw a wolf or a tanner that card
+                (``tokens``); a counted vote with a bodyguard in the deck names
+                the executed at `next`, once whom it protects is known
     hunter      a dead hunter whose vote was not counted: the ``player/<name>`` they
                 voted for (who dies too; a hunter so shot is asked in turn) → done
     done        nothing
@@ -38,9 +41,18 @@ from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import Input, Output, Refusal, Say, Tap, TimerFired
 from companion.games.one_night import reveal, steps, views
 from companion.games.one_night.night import Segment, jitter_draw, night_script
-from companion.games.one_night.roles import EDITIONS, ROLES, Registered, card_ids, every_card, spoken
+from companion.games.one_night.roles import (
+    EDITIONS,
+    ROLES,
+    Registered,
+    card_ids,
+    every_card,
+    rule_cards,
+    spoken,
+)
 from companion.games.one_night.rules import (
     card_problem,
+    centre_lines,
     deck_for,
     options_from,
     settings_for,
@@ -49,7 +61,7 @@ from companion.games.one_night.rules import (
 )
 from companion.games.one_night.show import SHOWS
 from companion.games.one_night.state import OneNightState, final_roles, hunters, to_vote
-from companion.games.one_night.verdict import WINNING_TEAMS, acting
+from companion.games.one_night.verdict import WINNING_TEAMS, teams
 
 
 class OneNight(Engine):
@@ -122,7 +134,7 @@ class OneNight(Engine):
 
     @classmethod
     def known_rules(cls) -> tuple[str, ...]:
-        return tuple(e for e in EDITIONS if e != "jinrou")
+        return rule_cards()  # rules/ultimate, rules/daybreak
 
     @classmethod
     def setup_card(cls, rules: Sequence[str], options: Mapping[str, Any], cards: Sequence[str],
@@ -144,7 +156,7 @@ class OneNight(Engine):
         return [
             Say("onw.deck.intro", {"count": len(self.players), "cards": total}),
             *(Say("onw.deck.role", {"role": spoken(role, self.edition), "count": n}) for role, n in self.deck.items()),
-            Say("onw.deck.centre", {"count": total - len(self.players)}),
+            *centre_lines(len(self.players), self.deck),  # the alpha wolf's centre werewolf card set apart
         ]
 
     view = views.view  # the one read function: what the table or a seat may see
@@ -159,9 +171,10 @@ class OneNight(Engine):
             raise RuntimeError("the game is not finished")
         roles = final_roles(self)
         # a tanner is a team of one (each tanner who dies wins): no team, so a
-        # league rates each as a side alone, never two tanners as one team
+        # league rates each as a side alone, never two tanners as one team; a
+        # PI who saw a wolf, or a claw's holder, plays for the werewolves
         return Result({p: int(p in v.winners) for p in self.players}, v.winners, roles,
-                      teams={p: acting(r).team for p, r in roles.items() if not acting(r).dies_to_win})
+                      teams={p: t for p, t in teams(roles, self.state.artifacts).items() if t != "tanner"})
 
     def undo_scope(self, state: Any) -> Any:
         """The count and the reveal are one scope for ``back``: the tap that

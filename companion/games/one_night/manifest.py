@@ -10,13 +10,15 @@ from companion.games.one_night.verdict import WINNING_TEAMS
 
 MANIFEST = describe(OneNight, events=(
     Event("onw_result", {
-        "executed": names(),
+        "executed": names(),  # who dies by the vote (after a bodyguard's choice)
         "winning_team": choice(*WINNING_TEAMS),
         "winners": names(),
         "deck": counts(),  # {role: count}: public, the table chose it
-        "final_roles": roles(),  # {player: role}, the doppelganger as doppelganger:<role>
+        "final_roles": roles(),  # {player: role}, the doppelganger as doppelganger:<role>, a PI as pi:<role>
         "dead": names(),  # the executed and whom a hunter shot
         "winning_teams": words(),
+        "artifacts": roles(),  # {player: artifact}, the Daybreak tokens shown at the reveal ({} without)
+        "teams": roles(),  # {player: village|werewolf|tanner}, after the artifacts and the PI
     }),
 ), rating="teams")
 

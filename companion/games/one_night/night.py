@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from companion.core.events import Draw, Output, Say, Sound
-from companion.games.one_night.roles import EDITIONS, ROLES, Role, spoken
+from companion.games.one_night.roles import EDITIONS, ROLES, Role, key_of, spoken
 from companion.games.one_night.rules import Options
 
 AMBIENCE = "table-tapping"
@@ -52,10 +52,10 @@ def turns(deck: Mapping[str, int], edition: str) -> tuple[Turn, ...]:
     p, doppel = EDITIONS[edition].prefix, bool(deck.get(DOPPELGANGER))
     placed: list[tuple[float, Turn]] = []
     for role in (r for r in ROLES.values() if _called(r, deck) and edition in r.wake):
-        wake: list[Output] = [Say(f"{p}.{role.id}.wake")]
-        wake += [Say(f"{p}.{role.id}.{more}") for more in role.wake_more.get(edition, ())]
+        wake: list[Output] = [Say(f"{p}.{key_of(role.id)}.wake")]
+        wake += [Say(f"{p}.{key_of(role.id)}.{more}") for more in role.wake_more.get(edition, ())]
         pack = [r for r in ROLES.values() if r.pack == role.id and deck.get(r.id)]
-        wake += [Say(f"{p}.{r.id}.with") for r in pack]  # Daybreak's wolves, the dream wolf's thumb
+        wake += [Say(f"{p}.{key_of(r.id)}.with") for r in pack]  # Daybreak's wolves, the dream wolf's thumb
         if doppel:
             # a doppelganger who copied this role, or a role that wakes in its turn (and acts), wakes too
             wake += [Say(f"{p}.doppelganger.with", {"role": spoken(r.id, edition)}) for r in (role, *pack)
@@ -63,10 +63,10 @@ def turns(deck: Mapping[str, int], edition: str) -> tuple[Turn, ...]:
             if role.id == DOPPELGANGER:  # another box's roles it acts as at once: its own line names its box's
                 wake += [Say(f"{p}.doppelganger.now", {"role": spoken(r.id, edition)})
                          for r in ROLES.values() if r.doppel == "now" and r.box and deck.get(r.id)]
-        placed.append((role.wake[edition], Turn(role.id, role.id, tuple(wake), (Say(f"{p}.{role.id}.sleep"),))))
+        placed.append((role.wake[edition], Turn(role.id, role.id, tuple(wake), (Say(f"{p}.{key_of(role.id)}.sleep"),))))
         if doppel and role.doppel in ("after", "end") and deck.get(role.id):
             at = ROLES[DOPPELGANGER].wake[edition] if role.doppel == "after" else role.wake[edition]
-            sub = f"{p}.{role.id}.doppelganger"
+            sub = f"{p}.{key_of(role.id)}.doppelganger"
             # right after: before any role whose place is the next fraction (2B's copy before 2C)
             placed.append((at + SUB_STEP, Turn(f"{DOPPELGANGER}-{role.id}", DOPPELGANGER, (Say(f"{sub}.wake"),),
                                                (Say(f"{sub}.sleep"),))))

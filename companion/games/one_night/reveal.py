@@ -17,22 +17,27 @@ from __future__ import annotations
 
 from companion.core.engine import Ask, Goto
 from companion.core.events import Input, Output, Press, Refusal, Report, Say, Submit, Tap, Tell
+from companion.games.one_night import tokens
 from companion.games.one_night.roles import card_of, role_of, spoken
 from companion.games.one_night.rules import count_votes, most_executed
 from companion.games.one_night.state import (
     Game,
+    all_votes,
     counting,
     executed,
     final_roles,
+    guarded,
     hunters,
     missing,
     phone_votes,
+    shielded,
     tally_for,
     to_vote,
     voted,
 )
 from companion.games.one_night.verdict import dead as verdict_dead
-from companion.games.one_night.verdict import verdict
+from companion.games.one_night.verdict import executed as guarded_executed
+from companion.games.one_night.verdict import playing, result_fields, verdict
 
 
 # ---------------------------------------------------------------- reveal
@@ -44,6 +49,10 @@ def reveal_incomplete(g: Game, _: Press) -> Refusal | None:
 
 
 def reveal_done(g: Game, _: Press) -> list[Output] | Goto:
+    s = g.state
+    if s.counted and guarded(g):  # every card is shown: the bodyguards' choices are known (rule 11)
+        s.executed = guarded_executed(g.players, final_roles(g), s.votes, s.artifacts)
+    s.shown = None
     return Goto("hunter", prompt=True) if hunters(g) else Goto("done", judge(g))
 
 
@@ -71,6 +80,8 @@ def reveal_refusal(g: Game, inp: Tap) -> Refusal | None:
     if (player := g._player_of(inp)) is not None:
         return player_card_refusal(g, player)
     if inp.identity.startswith("onw/"):
+        if tokens.is_token(g, inp.identity):
+            return tokens.token_refusal(g, inp.identity)
         return role_card_refusal(g, inp.identity)
     return Refusal("onw.refuse.foreign", f"{inp.identity} is not a One Night card", card=inp.identity)
 
@@ -79,6 +90,8 @@ def reveal_tap(g: Game, inp: Tap) -> list[Output]:
     left = missing(g)
     if (player := g._player_of(inp)) is not None:
         return player_card(g, player, left)
+    if tokens.is_token(g, inp.identity):
+        return tokens.token(g, inp.identity)
     return role_card(g, inp.identity)
 
 
@@ -121,6 +134,7 @@ def player_card(g: Game, player: str, left: list[str]) -> list[Output]:
     """The count's pointing (a card pending, before any reveal), a player
     about to reveal, or — everyone revealed — an executed player."""
     s = g.state
+    s.shown = None  # a player card ends the tokens of the card shown before it
     if s.pending:
         return vote_for(g, player)
     if left:
@@ -154,12 +168,14 @@ def close_count(g: Game) -> list[Output]:
     phones = {p: c for p, c in phone_votes(g).items() if p not in s.votes}
     s.votes.update(phones)
     s.counted = True
-    s.executed = count_votes(g.players, s.votes)
     out: list[Output] = []
     if phones:
         got = tally_for(s.votes, g.players)
         out += [Say("onw.count.total_one" if n == 1 else "onw.count.total", {"player": p, "n": n})
                 for p, n in got.items()]
+    if guarded(g):  # who holds a bodyguard, and so whom it shields, is known only after the reveal
+        return [*out, Say("onw.count.guarded")]
+    s.executed = count_votes(g.players, s.votes)
     if not s.executed:
         return [*out, Say("onw.count.everyone_tied")]
     top = sum(1 for c in s.votes.values() if c == s.executed[0])
@@ -260,6 +276,7 @@ def role_card(g: Game, card: str) -> list[Output]:
             s.copying = player
             return [Say("onw.reveal.doppelganger", {"player": player})]
         out = [Say("onw.reveal.role", {"player": player, "role": spoken(role_of(card), g.edition)})]
+    s.shown = player  # an artifact token on the card (the PI: the card they became) may follow
     if len(s.revealed) == len(g.players):
         out.append(Say("onw.reveal.all_counted" if s.counted else "onw.reveal.all_done"))
     return out
@@ -268,16 +285,22 @@ def role_card(g: Game, card: str) -> list[Output]:
 def judge(g: Game) -> list[Output]:
     s = g.state
     roles, dying = final_roles(g), executed(g)
-    shot = [p for p in verdict_dead(dying, roles, {**s.votes, **s.shots}) if p not in dying]
-    v = s.verdict = verdict(g.players, roles, dying, shot)
+    votes, shields = all_votes(g), shielded(g)
+    shot = [p for p in verdict_dead(dying, roles, votes, s.artifacts, shields) if p not in dying]
+    v = s.verdict = verdict(g.players, roles, dying, shot, s.artifacts)
+    # a dead hunter's shot at a player a bodyguard protects kills nobody (rule 11): said, so nobody wonders
+    missed = [(p, votes[p]) for p in v.dead if playing(roles[p], s.artifacts.get(p)).hunter
+              and votes.get(p) in shields and votes[p] not in v.dead]
     return [
         Say("onw.verdict.executed", {"players": dying}) if dying
         else Say("onw.verdict.nobody_executed"),
         *([Say("onw.verdict.shot", {"players": shot})] if shot else []),
+        *(Say("onw.verdict.shielded", {"player": p, "target": t}) for p, t in missed),
         *(Say(reason) for reason in v.reasons),
         Say("onw.verdict.winners", {"players": list(v.winners)}) if v.winners
         else Say("onw.verdict.no_winners"),
         Report("onw_result", {"executed": dying, "winning_team": v.winning_team,
                               "winners": list(v.winners), "deck": dict(g.deck), "final_roles": roles,
-                              "dead": list(v.dead), "winning_teams": list(v.winning_teams)}),
+                              "dead": list(v.dead), "winning_teams": list(v.winning_teams),
+                              **result_fields(roles, s.artifacts)}),
     ]

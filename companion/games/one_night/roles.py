@@ -11,9 +11,9 @@ entry (its tests/test_one_night_roles.py adds one from a module of its own).
 Line keys a role's entry implies (``<p>`` is the edition's prefix: ``onw``
 for ``jinrou``, ``onw.ultimate`` for ``ultimate``): ``name.<id>`` (and
 ``name.<spoken>`` where an edition names it otherwise), ``tag.onw/<id>/<n>``,
-``<p>.<id>.wake``/``.sleep`` where it wakes, ``<p>.<id>.doppelganger.wake``/
+``<p>.<key>.wake``/``.sleep`` where it wakes (``<key>``: ``key_of(<id>)``), ``<p>.<key>.doppelganger.wake``/
 ``.sleep`` for the doppelganger's sub-step (``doppel`` "after"/"end"),
-``<p>.<id>.with`` said in its ``pack``'s turn, ``name.artifact/<id>`` and
+``<p>.<key>.with`` said in its ``pack``'s turn, ``name.artifact/<id>`` and
 ``tag.onw/artifact/<id>`` for Daybreak's tokens.
 """
 
@@ -36,7 +36,7 @@ class Role:
     # turn), "with" (wakes again with them), "after" (a sub-step right after the
     # doppelganger's turn), "end" (a sub-step right after the role's own turn); "" nothing.
     doppel: str = ""
-    # edition → more lines of its wake beat, after its wake line (``<p>.<id>.<more>``)
+    # edition → more lines of its wake beat, after its wake line (``<p>.<key>.<more>``)
     wake_more: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     werewolf: bool = False  # a werewolf for the verdict (rule 2a/3: "a player holds a werewolf")
     dies_to_win: bool = False  # wins alone iff it dies (the tanner; denies the werewolf team)
@@ -47,7 +47,7 @@ class Role:
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     lines: str | None = None  # the path of a folder of its lines (<lang>.yaml) outside the game's own (no I/O here)
     # The role whose turn it wakes in too (Daybreak's wolves: "werewolf"): that turn is
-    # called when the deck holds either, and says this role's ``<p>.<id>.with`` line.
+    # called when the deck holds either, and says this role's ``<p>.<key>.with`` line.
     pack: str = ""
     box: str = ""  # the box its card comes in when it is not its editions' own (``daybreak``)
     extra: int = 0  # cards the deck holds beyond the players' and the centre's (the alpha wolf's centre werewolf card)
@@ -220,6 +220,13 @@ def card_of(identity: str, edition: str | None = None) -> str:
 
 def role_of(card: str) -> str:
     return card_of(card).split("/")[1]
+
+
+def key_of(role: str) -> str:
+    """A role's id as its line keys spell it: a key is dotted words of
+    ``[a-z0-9_]`` (the event log's contract), so ``alpha-wolf`` is ``alpha_wolf``
+    there — its tags and final roles keep the id itself."""
+    return role.replace("-", "_")
 
 
 def spoken(role: str, edition: str) -> str:

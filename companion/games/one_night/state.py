@@ -17,9 +17,9 @@ from typing import Any, Protocol
 
 from companion.core.events import Draw, Output, Refusal
 from companion.games.one_night.night import Segment
-from companion.games.one_night.roles import role_of
+from companion.games.one_night.roles import ROLES, role_of
 from companion.games.one_night.rules import Options
-from companion.games.one_night.verdict import Verdict, hunters_to_ask
+from companion.games.one_night.verdict import Verdict, hunters_to_ask, protected
 
 
 @dataclass
@@ -39,6 +39,11 @@ class OneNightState:
     copied: dict[str, str] = field(default_factory=dict)  # the doppelganger's holder → the role copied
     copying: str | None = None  # the doppelganger's holder, whose copied role's card is awaited
     shots: dict[str, str] = field(default_factory=dict)  # a dead hunter asked → whom they voted for
+    # Daybreak's reveal: the player whose card was just shown, who may still show the
+    # artifact token on it (and, as the PI, the wolf's or tanner's card they became)
+    shown: str | None = None
+    artifacts: dict[str, str] = field(default_factory=dict)  # player → the artifact token on their card
+    became: dict[str, str] = field(default_factory=dict)  # the PI's holder → the wolf or tanner they saw
     verdict: Verdict | None = None
 
 
@@ -99,15 +104,34 @@ def executed(g: Game) -> list[str]:
 
 
 def final_roles(g: Game) -> dict[str, str]:
-    """Each revealed player's final role (the doppelganger's as ``doppelganger:<role>``)."""
+    """Each revealed player's final role card (the doppelganger's as
+    ``doppelganger:<role>``, a PI who saw a wolf or a tanner as ``pi:<role>``;
+    the artifacts are ``state.artifacts``)."""
     s = g.state
-    return {p: f"{role_of(c)}:{s.copied[p]}" if p in s.copied else role_of(c) for p, c in s.revealed.items()}
+    return {p: ":".join((role_of(c), *([s.copied[p]] if p in s.copied else []),
+                         *([s.became[p]] if p in s.became else [])))
+            for p, c in s.revealed.items()}
+
+
+def all_votes(g: Game) -> dict[str, str]:
+    """Every vote the table told: the count's, and the dead hunters' asked."""
+    return {**g.state.votes, **g.state.shots}
+
+
+def shielded(g: Game) -> set[str]:
+    """Whom the bodyguards protect (rule 11), as far as the votes told are known."""
+    return protected(final_roles(g), all_votes(g), g.state.artifacts)
+
+
+def guarded(g: Game) -> bool:
+    """Is a bodyguard in the deck?  Then a counted vote's executed are known
+    only once every card is shown (who holds the bodyguard, whom they chose)."""
+    return any(ROLES[r].bodyguard for r in g.deck if r in ROLES)
 
 
 def hunters(g: Game) -> list[str]:
     """Dead hunters whose vote the table has not told (the count, or asked here)."""
-    s = g.state
-    return hunters_to_ask(executed(g), final_roles(g), {**s.votes, **s.shots})
+    return hunters_to_ask(executed(g), final_roles(g), all_votes(g), g.state.artifacts, shielded(g))
 
 
 def discussion_s(g: Game) -> float:

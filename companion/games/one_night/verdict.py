@@ -47,10 +47,10 @@ def protected(roles: Mapping[str, str], votes: Mapping[str, str],
 
 
 def hunters_to_ask(executed: Sequence[str], roles: Mapping[str, str], votes: Mapping[str, str],
-                   artifacts: Mapping[str, str] | None = None) -> list[str]:
+                   artifacts: Mapping[str, str] | None = None, shielded: Collection[str] = ()) -> list[str]:
     """The dead hunters (so far) whose vote the table has not told: each is
     asked for the player they voted for."""
-    return [p for p in dead(executed, roles, votes, artifacts)
+    return [p for p in dead(executed, roles, votes, artifacts, shielded)
             if playing(roles[p], (artifacts or {}).get(p)).hunter and p not in votes]
 
 

@@ -23,6 +23,7 @@ from companion.games.one_night.state import (
     counting,
     discussion_s,
     executed,
+    guarded,
     missing,
     phone_votes,
     tally_for,
@@ -43,7 +44,9 @@ def table_view(g: Game) -> View:
     While the vote is open, the tally: the votes each player got as the
     pointing was said, how many have voted and who still has to (a phone's
     vote is counted in, never whom it is for); after the count, the votes
-    each player got.  The executed once the table knows them.  The edition
+    each player got.  The executed once the table knows them (with a
+    bodyguard in the deck, a counted vote's only after the reveal).  The
+    artifact tokens shown at the reveal, on whose card each lies.  The edition
     and the deck (role → count) for the whole game: the table chose them,
     and they were said.  Its lines: the deck in play, the tally and who
     still has to vote, the executed and the shot."""
@@ -61,11 +64,17 @@ def table_view(g: Game) -> View:
         lines.append(("onw.board.voted", {"n": tally["done"], "count": tally["of"]}))
         if tally["still"]:
             lines.append(("onw.board.to_vote", {"players": tally["still"]}))
-    if s.counted and not s.executed:
+    if s.counted and guarded(g) and s.verdict is None:  # the bodyguards' choices are known after the reveal
+        lines.append(("onw.board.guarded", {}))
+    elif s.counted and not s.executed:
         lines.append(("onw.board.nobody_executed", {}))
     if s.executed:  # said aloud as the count or the taps decided it: kept to the end, and in the result
         facts["executed"] = executed(g)
         lines.append(("onw.board.executed", {"players": facts["executed"]}))
+    if s.artifacts:  # each shown face up at the reveal, on the card it lies on
+        facts["artifacts"] = {p: s.artifacts[p] for p in g.players if p in s.artifacts}
+        lines += [("onw.board.artifact", {"player": p, "artifact": f"artifact/{a}"})
+                  for p, a in facts["artifacts"].items()]
     if s.verdict is not None:
         facts["dead"] = list(s.verdict.dead)
         if shot := [p for p in facts["dead"] if p not in facts.get("executed", [])]:

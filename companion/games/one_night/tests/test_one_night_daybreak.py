@@ -152,8 +152,8 @@ def test_the_wolves_wake_with_the_werewolves_and_the_dream_wolf_shows_a_thumb() 
     Doppelganger: a copied alpha or mystic wolf wakes with the werewolves; a copied dream wolf does not."""
     p = "onw.ultimate"
     assert _lines(EVERY, "werewolf") == [
-        (f"{p}.werewolf.wake", {}), (f"{p}.werewolf.lone", {}), (f"{p}.alpha-wolf.with", {}),
-        (f"{p}.mystic-wolf.with", {}), (f"{p}.dream-wolf.with", {}),
+        (f"{p}.werewolf.wake", {}), (f"{p}.werewolf.lone", {}), (f"{p}.alpha_wolf.with", {}),
+        (f"{p}.mystic_wolf.with", {}), (f"{p}.dream_wolf.with", {}),
         (f"{p}.doppelganger.with", {"role": "werewolf"}), (f"{p}.doppelganger.with", {"role": "alpha-wolf"}),
         (f"{p}.doppelganger.with", {"role": "mystic-wolf"})]
 
@@ -334,7 +334,21 @@ def test_a_daybreak_deck_sounds_the_same_night_whoever_holds_what(tmp_path: Path
     assert not [e for e in a if e["event"] == "rejected"]
     assert night(a) == night(b)
     keys = [k for _, _, k, *_ in night(a)]
-    woken = [k.split(".")[2] for k in keys if k and k.endswith(".wake") and k.count(".") == 3]
+    woken = [k.split(".")[2].replace("_", "-") for k in keys if k and k.endswith(".wake") and k.count(".") == 3]
     assert woken == ["sentinel", "doppelganger", "werewolf", "alpha-wolf", "mystic-wolf", "apprentice-seer", "pi", "witch", "village-idiot", "revealer", "curator"]
-    subs = [k.split(".")[2] for k in keys if k and k.endswith(".doppelganger.wake") and k.count(".") == 4]
+    subs = [k.split(".")[2].replace("_", "-") for k in keys if k and k.endswith(".doppelganger.wake") and k.count(".") == 4]
     assert subs == ["alpha-wolf", "mystic-wolf", "revealer", "curator"]
+
+
+def test_finding_a_daybreak_nights_line_keys_keep_the_event_logs_key_grammar() -> None:
+    """Contract (*Table scripts and the event log*): a `say` key is a stable line id of dotted
+    lower-case words (tests/test_event_log_contract.py's KEY) — a role id's hyphen
+    (alpha-wolf) is no part of it, though the role's tags and final roles keep theirs."""
+    import re
+
+    key = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+    opts = Options(edition="ultimate")
+    jitter = (0,) * len(turns(EVERY, "ultimate"))
+    said = {o.key for seg in night_script(EVERY, opts, jitter) for o in seg.outputs if isinstance(o, Say)}
+    assert {"onw.ultimate.alpha_wolf.wake", "onw.ultimate.mystic_wolf.doppelganger.wake"} <= said
+    assert [k for k in said if not key.match(k)] == []

@@ -17,7 +17,7 @@ from companion.core.engine import Setup
 from companion.core.events import Press, Refusal, Report, Say, Tap
 from companion.games.one_night import OneNight
 from companion.games.one_night.night import called_roles
-from companion.games.one_night.roles import EDITIONS, ROLES, in_edition
+from companion.games.one_night.roles import EDITIONS, ROLES, in_edition, key_of
 from companion.games.one_night.verdict import dead, verdict
 from conftest import example_script, example_scripts
 
@@ -141,7 +141,7 @@ def test_two_deals_of_one_deck_give_the_same_night_for_every_role(tmp_path: Path
     assert night(a) == night(b)
     keys = [k for _, _, k, *_ in night(a)]
     prefix = EDITIONS[edition].prefix
-    assert (f"{prefix}.{role}.wake" in keys) == (edition in ROLES[role].wake)  # woken whatever the centre holds
+    assert (f"{prefix}.{key_of(role)}.wake" in keys) == (edition in ROLES[role].wake)  # woken whatever the centre holds
     assert {s for _, ev, _, _, s, _ in night(a) if ev == "ambience"} == {"table-tapping"}
 
 
@@ -240,7 +240,8 @@ def test_the_doppelganger_shows_the_role_it_copied_then_plays_it_and_a_dead_hunt
                       "deck": {"villager": 1, "werewolf": 1, "seer": 1, "thief": 1, "doppelganger": 1, "hunter": 1},
                       "final_roles": {"red": "doppelganger:hunter", "blue": "werewolf",
                                                          "green": "villager"},
-                      "dead": ["red", "blue"], "winning_teams": ["village"]}
+                      "dead": ["red", "blue"], "winning_teams": ["village"],
+                      "artifacts": {}, "teams": {"red": "village", "blue": "werewolf", "green": "village"}}
     assert engine.result().teams == {"red": "village", "blue": "werewolf", "green": "village"}
 
 
