@@ -270,13 +270,13 @@ def test_each_example_ends_as_its_expect_says(path: Path) -> None:
 
 
 # ------------------------------------------------------------- the discussion
-def test_one_more_minute_from_a_page_is_said_and_added_when_the_time_is_up(tmp_path: Path) -> None:
+def test_one_more_minute_from_a_page_is_said_and_added_at_once(tmp_path: Path) -> None:
     events = simulate(tmp_path, [*seated(), {"press": "next"}, {"press": "next"}, {"wait": 60},
                                  {"submit": {"player": "red", "more_time": 1}}, {"wait": 300}])
     at = {e["key"]: e["t"] for e in events if e["event"] == "say"}
     start = at["onw.discussion.start_one"]  # a one-minute discussion
     assert start < at["onw.discussion.more_time"] == 60 < start + 60  # said when asked
-    assert at["onw.discussion.extended_one"] == start + 60  # the minute, when the time is up
+    assert at["onw.discussion.one_minute_left"] == start + 60  # the minute counted in: one left at the old end
     assert at["onw.discussion.time_up"] == start + 120
 
 
