@@ -112,5 +112,6 @@ def legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[st
     """``label``: a field's label key → its text, for a page."""
     return {"buttons": list(legal.buttons), "taps": list(legal.taps),
             "submits": {name: {"label": ask.label, "low": ask.low, "high": ask.high, "choices": list(ask.choices),
+                               **({"kind": ask.kind} if ask.kind else {}),
                                **({"text": label(ask.label)} if label else {})}
                         for name, ask in legal.submits.items()}}

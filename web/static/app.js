@@ -24,7 +24,7 @@ const T = {
         log: "Game log", your_turn: "Your turn.", may_nothing: "Nothing to do on this page now.",
         may_press: "You may press {buttons}.", or_press: "Or press {buttons}.", or: " or ",
         reveal: "Hold to see your secrets", revealed: "Let go to hide them", lost: "lost", won: "won",
-        ends_in: "Ends in {time}", yes_next: "Yes, go on",
+        ends_in: "Ends in {time}", paused: "Paused {time}", yes_next: "Yes, go on",
         csrf: "This page is out of date: reload it.", not_paired: "Pair this phone with a seat first.",
         too_many: "Too many attempts from this phone: wait a minute.", too_big: "That was too large for the table to take.",
         wrong_host: "This page was not opened from the table's own address: open it again from the QR code.",
@@ -57,7 +57,7 @@ const T = {
         log: "ゲームの記録", your_turn: "あなたの番です。", may_nothing: "今この画面ですることはありません。",
         may_press: "{buttons}を押せます。", or_press: "または{buttons}を押せます。", or: "か",
         reveal: "長押しで秘密を見る", revealed: "指を離すと隠れます", lost: "負け", won: "勝ち",
-        ends_in: "残り {time}", yes_next: "はい、進める",
+        ends_in: "残り {time}", paused: "一時停止中 {time}", yes_next: "はい、進める",
         csrf: "このページは古くなっています。再読み込みしてください。", not_paired: "先にこの端末を席とペアリングしてください。",
         too_many: "この端末からの試行が多すぎます。1分待ってください。", too_big: "大きすぎて卓が受け取れません。",
         wrong_host: "卓のアドレスから開かれたページではありません。QRコードから開き直してください。",
@@ -199,12 +199,15 @@ function logged(line) {
 // clock with each snapshot (``clock``), so this phone counts on the table's time,
 // as the TV does, whatever its own clock says (a second's drift at most).
 let skew = 0;  // the table's clock − this phone's (s)
+// Paused (no deadline), the time it goes on from stands still: "Paused 1:00" (the game's ``paused_s``).
 function tickCountdown() {
   const end = headline().deadline, box = $("countdown");
-  box.hidden = !end || night();
+  const stopped = end ? null : (state.play || {}).paused_s;
+  box.hidden = (!end && typeof stopped !== "number") || night();
   if (box.hidden) return;
-  const left = Math.max(0, Math.ceil(end - (Date.now() / 1000 + skew)));
-  box.textContent = t("ends_in").replace("{time}", `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
+  const left = typeof stopped === "number" ? stopped : Math.max(0, Math.ceil(end - (Date.now() / 1000 + skew)));
+  box.textContent = t(typeof stopped === "number" ? "paused" : "ends_in")
+    .replace("{time}", `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
 }
 setInterval(tickCountdown, 1000);
 
@@ -512,6 +515,15 @@ async function send(field, value, button) {
   status(r.ok ? toldText(r) || "✓" : refusal(r), r.ok);
   renderSubmits();
 }
+// A field with one value (``kind: button``: +1 min, pause / go on): a button named by
+// its label, one press sends the value — nothing to type.
+function buttonForm(field, ask) {
+  const button = el("button", { type: "submit", "data-field": field, text: ask.text || field });
+  const form = el("form", { class: "submit button", "data-field": field }, button);
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); send(field, ask.low, button); });
+  return form;
+}
+
 let submitsDrawn = null;  // what the forms were last drawn from
 function renderSubmits() {
   const box = $("submits");
@@ -528,6 +540,7 @@ function renderSubmits() {
   const focused = document.activeElement && box.contains(document.activeElement) ? document.activeElement.name : null;
   box.replaceChildren();
   for (const [field, ask] of Object.entries(submits)) {
+    if (ask.kind === "button") { box.append(buttonForm(field, ask)); continue; }
     const inputs = [];
     const number = (name, label) => el("input", { name, id: `submit-${name}`, ...(label ? { "aria-label": label } : {}),
       type: "number", inputmode: "numeric",

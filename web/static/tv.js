@@ -11,7 +11,7 @@ const T = {
         everyone: "everyone", time_left: "Time left", votes: "Votes", cave: "The cave", board: "On the table",
         pair: "Scan to pair your phone", missing: "Still to pair:", scores: "Scores", tonight: "Tonight",
         total: "Total", place: "Place", role: "Final role", result: "Result", of: "{n} of {m} have voted",
-        closed: "closed", min_left: "{n} minutes left", one_min_left: "1 minute left", under_min: "under a minute left",
+        closed: "closed", min_left: "{n} minutes left", paused: "Paused {time}", one_min_left: "1 minute left", under_min: "under a minute left",
         keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…", round: "Round {n}",
         deck: "Roles in play", players: "Players", captain: "Captain", start_player: "Starts", girl: "The Girl",
         dead: "Dead", exited: "Out, won",
@@ -20,7 +20,7 @@ const T = {
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
         pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
         total: "合計", place: "順位", role: "最後の役職", result: "結果", of: "{m}人中{n}人が投票",
-        closed: "未開封", min_left: "残り{n}分", one_min_left: "残り1分", under_min: "残り1分未満",
+        closed: "未開封", min_left: "残り{n}分", paused: "一時停止中 {time}", one_min_left: "残り1分", under_min: "残り1分未満",
         keep: "生かす", kill: "殺す", offline: "再接続中…", round: "第{n}ラウンド",
         deck: "使う役職", players: "プレイヤー", captain: "隊長", start_player: "最初の手番", girl: "少女",
         dead: "死亡", exited: "勝ち抜け",
@@ -86,7 +86,7 @@ function render() {
   // the round the game is in, where its view counts rounds (One Night has one: none said)
   const round = (state.play || {}).round;
   if (show("round", Number.isInteger(round))) $("round").textContent = fill(t("round"), { n: round });
-  countdown(h.deadline ?? null);
+  countdown(h.deadline ?? null, (state.play || {}).paused_s);
   said();
   renderTally(); renderDeck(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
   place(); fit();
@@ -155,11 +155,13 @@ function said() {
 
 // The discussion's countdown to the table's deadline (wall-clock seconds): the
 // big digits every quarter second; for a screen reader, a polite sentence at
-// most once a minute (the timer's own region stays quiet).
-let deadline = null, ticker = null, saidMinute = null;
-function countdown(at) {
+// most once a minute (the timer's own region stays quiet).  Paused, no deadline:
+// the time it goes on from stands still, "Paused 1:00" (the game's ``paused_s``).
+let deadline = null, stopped = null, ticker = null, saidMinute = null;
+function countdown(at, pausedS) {
   deadline = typeof at === "number" ? at : null;
-  if (!show("timer-section", deadline !== null)) {
+  stopped = deadline === null && typeof pausedS === "number" ? pausedS : null;
+  if (!show("timer-section", deadline !== null || stopped !== null)) {
     if (ticker) { clearInterval(ticker); ticker = null; }
     saidMinute = null;
     return;
@@ -168,9 +170,10 @@ function countdown(at) {
   if (!ticker) ticker = setInterval(tick, 250);
 }
 function tick() {
-  if (deadline === null) return;
-  const left = Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
-  const text = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+  if (deadline === null && stopped === null) return;
+  const left = stopped ?? Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
+  const clock = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+  const text = stopped === null ? clock : fill(t("paused"), { time: clock });
   if ($("countdown").textContent !== text) $("countdown").textContent = text;
   // whole minutes left, as the digits read them (1:29 is "1 minute left", as the table says it at 1:00)
   const minute = Math.floor(left / 60);

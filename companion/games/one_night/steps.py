@@ -116,9 +116,10 @@ def discussion_tick(g: Game, inp: TimerFired) -> list[Output] | Goto:
 
 
 def discussion_asks(g: Game, player: str) -> dict[str, Ask]:
-    """From any page: one more minute; pause (1) or go on (0)."""
-    go_on = 0 if g.state.paused else 1
-    return {"more_time": Ask("onw.field.more_time", 1, 1), "pause": Ask("onw.field.pause", go_on, go_on)}
+    """From any page, two buttons: one more minute; pause (sends 1) or go on (0)."""
+    label, go_on = ("onw.field.go_on", 0) if g.state.paused else ("onw.field.pause", 1)
+    return {"more_time": Ask("onw.field.more_time", 1, 1, kind="button"),
+            "pause": Ask(label, go_on, go_on, kind="button")}
 
 
 def discussion_submit_refusal(g: Game, inp: Submit) -> Refusal | None:
