@@ -329,6 +329,18 @@ def test_back_takes_the_last_role_card_out_and_a_restart_keeps_the_tapped_deck(t
     assert "Hunter: 1." in said and "Tanner" not in said and started["players"] == list(SEATS)
 
 
+@pytest.mark.parametrize("lang, seats_again", [("en", "tap the player cards again"),
+                                                ("ja", "プレイヤーカードをもう一度タップ")])
+def test_finding_a_too_long_decks_advice_says_back_takes_the_seats_off_first(tmp_path: Path, lang: str,
+                                                                              seats_again: str) -> None:
+    """Back undoes the last tap, and the seats were tapped after the cards: the
+    advice says so (a card comes out only after every seat), and to seat again."""
+    deck = deck_with("ultimate", "hunter", 5)
+    events = simulate(tmp_path, [*seated("rules/ultimate", *deck, "onw/tanner/1"), {"press": "next"}], lang=lang)
+    (advice,) = [e["text"] for e in events if e["event"] == "say" and e["key"] == "onw.refuse.deck_long"]
+    assert seats_again in advice, advice
+
+
 def test_the_export_records_each_players_final_role_and_the_edition(tmp_path: Path) -> None:
     import argparse
 
