@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 const CSRF = document.querySelector('meta[name="csrf"]').content;
 const T = {
   en: { scores: "Scores", seats: "Seats", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
-        your_seat: "Your seat: ", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
+        your_seat: "Your seat: ", unseated: "Not seated now, tap this card to sit again: ", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         unpaired: "This phone is no longer a seat's page: pair it again.",
@@ -39,7 +39,7 @@ const T = {
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
-        your_seat: "あなたの席：", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
+        your_seat: "あなたの席：", unseated: "今は席にいません。このカードをタップすると座り直せます：", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         unpaired: "この端末はもう席の画面ではありません。もう一度ペアリングしてください。",
@@ -422,6 +422,8 @@ function renderMe() {
   if (!me) return;
   const seat = (state.seats || []).find((s) => s.id === me.seat);
   const name = seat ? seat.name : me.seat;
+  // back took this seat off (the phone stays paired: its card's tap seats it again): not "Your seat"
+  $("me-seat-label").textContent = t(seat ? "your_seat" : "unseated");
   $("me-seat").textContent = who(name);
   $("name-now").textContent = seat && seat.called ? t("name_now").replace("{name}", seat.called) : "";
   if (nameOpened === null) {  // open on a phone not yet named, between games; folded in a game (the controls first)
