@@ -10,7 +10,7 @@ const T = {
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         unpaired: "This phone is no longer a seat's page: pair it again.",
-        no_game: "No game yet", idle: "Between games", gathering: "Players, tap your cards",
+        no_game: "No game yet", list_sep: ", ", idle: "Between games", gathering: "Players, tap your cards",
         pairing: "Pairing the phones", board: "On the table", playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
         evening: "Evening {n}", export_evening: "export",
         unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
@@ -43,7 +43,7 @@ const T = {
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         unpaired: "この端末はもう席の画面ではありません。もう一度ペアリングしてください。",
-        no_game: "まだゲームはありません", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
+        no_game: "まだゲームはありません", list_sep: "、", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
         pairing: "スマホのペアリング", board: "卓の上", playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
         evening: "{n}回目の夜", export_evening: "エクスポート",
         unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
@@ -147,7 +147,8 @@ function render() {
     pressConfirm = null;
     return;
   }
-  $("game").textContent = state.game ? gameName(state.game) : t("no_game");
+  // a game played tonight (its totals below), the next one left: between games, not "no game yet"
+  $("game").textContent = state.game ? gameName(state.game) : t(Object.keys(state.tonight || {}).length ? "idle" : "no_game");
   if (state.game !== drawnGame) {  // a refusal left from another game is not the present
     if (drawnGame !== undefined && $("status").className === "err") status("");
     drawnGame = state.game;
@@ -268,7 +269,7 @@ function whoseTurn() {
   const turn = (state.play && state.play.whose_turn) || [];
   if (!turn.length) return "";
   const seated = (state.seats || []).length;
-  const names = turn.length === seated && seated > 1 ? t("everyone") : turn.map(who).join(", ");
+  const names = turn.length === seated && seated > 1 ? t("everyone") : turn.map(who).join(t("list_sep"));
   return t("turn").replace("{who}", names);
 }
 
@@ -315,7 +316,7 @@ const OTHERS = ["#5fd3c6", "#d86ba6", "#b3c94a", "#c9a77a"];
 // The chart in words, for whoever does not see it: each player's total after the last round.
 function chartSummary(names, rounds, last) {
   if (!rounds.length) return "";
-  const totals = names.map((name) => `${who(name)} ${last[name] ?? 0}`).join(", ");
+  const totals = names.map((name) => `${who(name)} ${last[name] ?? 0}`).join(t("list_sep"));
   return el("p", { id: "chart-summary", class: "summary",
     text: t("chart_summary").replace("{n}", rounds[rounds.length - 1].round).replace("{totals}", totals) });
 }
@@ -348,7 +349,7 @@ function chart(names, rounds) {
   });
   for (const [total, group] of ends) {
     const label = line({ tag: "text", x: W - P, y: y(total) - 6, fill: "#9aa7b4", "font-size": 12, "text-anchor": "end" });
-    label.textContent = group.map(who).join(", ");
+    label.textContent = group.map(who).join(t("list_sep"));
   }
   return svg;
 }
@@ -376,7 +377,7 @@ function renderHistory() {
     const day = first.toLocaleDateString(lang === "ja" ? "ja-JP" : undefined, { dateStyle: "full" });
     const games = el("ul");
     for (const play of [...plays].reverse()) {
-      const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
+      const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(t("list_sep"));
       const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
       const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${gameName(play.game)}` }),
         el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);

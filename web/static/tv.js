@@ -7,7 +7,7 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 const T = {
-  en: { no_game: "No game yet", last_game: "Last game: {game}", turn: "Whose turn: {who}",
+  en: { no_game: "No game yet", list_sep: ", ", last_game: "Last game: {game}", turn: "Whose turn: {who}",
         everyone: "everyone", time_left: "Time left", votes: "Votes", cave: "The cave", board: "On the table",
         pair: "Scan to pair your phone", missing: "Still to pair:", scores: "Scores", tonight: "Tonight",
         total: "Total", place: "Place", role: "Final role", result: "Result", of: "{n} of {m} have voted",
@@ -16,7 +16,7 @@ const T = {
         deck: "Roles in play", players: "Players", captain: "Captain", start_player: "Starts", girl: "The Girl",
         dead: "Dead", exited: "Out, won",
         idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
-  ja: { no_game: "まだゲームはありません", last_game: "前のゲーム: {game}", turn: "手番: {who}",
+  ja: { no_game: "まだゲームはありません", list_sep: "、", last_game: "前のゲーム: {game}", turn: "手番: {who}",
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
         pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
         total: "合計", place: "順位", role: "最後の役職", result: "結果", of: "{m}人中{n}人が投票",
@@ -77,7 +77,7 @@ function render() {
   if (night) { $("night-step").textContent = stepLabel(state.game, h.step || "night"); countdown(null); return; }
   const res = !state.play && state.result;
   $("game").textContent = state.game ? gameName(state.game)
-    : res ? fill(t("last_game"), { game: gameName(res.game) }) : t("no_game");
+    : res ? fill(t("last_game"), { game: gameName(res.game) }) : t(tonightPlayed() ? "idle" : "no_game");
   const sentence = state.headline_text || h.text || turnText(h);  // the table's sentence once it has one
   // No game: the table's sentence names the phase itself ("Between games: tap a game card."), said once
   $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : sentence ? "" : t(state.phase || "idle");
@@ -138,11 +138,14 @@ function fit() {
   }
 }
 
+// Tonight's totals hold a game played: without a game or its result, the table is between games.
+const tonightPlayed = () => Object.keys(state.tonight || {}).length > 0;
+
 function turnText(h) {
   const turn = h.waiting;
   if (!turn.length) return "";
   const seated = (state.seats || []).length;
-  return fill(t("turn"), { who: h.anyone || (turn.length === seated && seated > 1) ? t("everyone") : turn.map(who).join(", ") });
+  return fill(t("turn"), { who: h.anyone || (turn.length === seated && seated > 1) ? t("everyone") : turn.map(who).join(t("list_sep")) });
 }
 
 // The last line said, unless it told the time left (a game's ``clock`` lines) while a
@@ -202,7 +205,7 @@ function renderTally() {
     for (const side of ["keep", "kill"]) {
       const names = Object.entries(play.votes).filter(([, s]) => s === side).map(([p]) => who(p));
       list.append(el("li", { "data-side": side }, el("span", { class: "name", text: t(side) }),
-        el("span", { class: "n", text: String(names.length) }), el("span", { class: "who", text: names.join(", ") })));
+        el("span", { class: "n", text: String(names.length) }), el("span", { class: "who", text: names.join(t("list_sep")) })));
     }
     const done = Object.keys(play.votes).length;
     const living = (state.seats || []).filter((st) => st.name !== play.girl && !(play.dead || []).includes(st.name));
