@@ -177,7 +177,10 @@ function tick() {
   const left = stopped ?? Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
   const clock = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
   const text = stopped === null ? clock : fill(t("paused"), { time: clock });
-  if ($("countdown").textContent !== text) $("countdown").textContent = text;
+  if ($("countdown").textContent !== text) {  // paused: the word small beside the digits ("Paused 1:00")
+    const [word, digits] = stopped === null ? ["", clock] : [text.slice(0, text.length - clock.length), clock];
+    $("countdown").replaceChildren(...(word ? [el("span", { class: "paused", text: word })] : []), digits);
+  }
   // whole minutes left, as the digits read them (1:29 is "1 minute left", as the table says it at 1:00)
   const minute = Math.floor(left / 60);
   if (`${lang}${minute}` !== saidMinute) {  // once a minute, and again in another language
