@@ -60,3 +60,25 @@ def test_finding_a_japanese_list_of_names_is_joined_with_the_japanese_comma(brow
         tv.context.close()
     finally:
         live.close()
+
+
+def test_finding_demagogos_totals_are_called_vp_on_the_board_as_in_speech(browser: Any,  # noqa: F811
+                                                                           tmp_path: Path) -> None:
+    expect = sync_api.expect
+    live = LiveTable(tmp_path)
+    try:
+        live.tap("game/one-night", *(f"player/{s}" for s in ("red", "blue", "green", "yellow")))
+        public_state = live.web.public_state
+        vp = {"red": 3, "blue": 1, "green": 0, "yellow": 2}
+
+        def demagogos(history: bool = True) -> dict[str, Any]:  # round 1's trading, its VP on the board
+            return {**public_state(history), "game": "demagogos", "phase": "playing",
+                    "play": {"step": "trade", "round": 1, "vp": vp, "totals": vp, "whose_turn": []}}
+
+        live.web.public_state = demagogos  # type: ignore[method-assign]
+        tv = open_board(browser, live.url)
+        expect(tv.locator("#scores tr").first).to_have_text("VP")
+        expect(tv.locator("#scores")).not_to_contain_text("Total")
+        tv.context.close()
+    finally:
+        live.close()
