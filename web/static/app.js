@@ -76,6 +76,7 @@ const T = {
 let GAMES = {};
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
+const totalWord = (id) => gameInfo(id).points || t("total");  // a game's own word for its totals ("VP")
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
 let state = {}, me = null, lang = "en", drawnGame;
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
@@ -254,7 +255,7 @@ function renderResult() {
   const teams = !!gameInfo(res.game).no_points;  // a side wins, no totals: each player won or lost, no places
   const words = state.verdict || { lines: [], roles: {} };  // the server's: the verdict as said, the roles named
   const table = $("result"); table.replaceChildren();
-  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place") }), el("th", { text: t("player") }), el("th", { text: t("total") }),
+  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place") }), el("th", { text: t("player") }), el("th", { text: totalWord(res.game) }),
     ...(roles ? [el("th", { text: t("role") })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: teams ? t(p.winner ? "won" : "lost") : String(p.place) }),
@@ -295,7 +296,7 @@ function renderScores() {
   const table = $("scores"); table.replaceChildren();
   const head = el("tr", {}, el("th", { text: "" }));
   rounds.forEach((r) => head.append(el("th", { text: String(r.round) })));
-  if (scored) head.append(el("th", { text: t("total") }));
+  if (scored) head.append(el("th", { text: totalWord(over ? state.result.game : state.game) }));
   table.append(head);
   const last = (play && play.totals) || (rounds.length ? rounds[rounds.length - 1].totals : {});
   for (const name of names) {

@@ -44,6 +44,7 @@ const who = (name) => {
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
 // a game's step by its label; the table's own phases (gathering, pairing) by the board's words
+const totalWord = (id) => gameInfo(id).points || t("total");  // a game's own word for its totals ("VP")
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || (step in T.en ? t(step) : step);
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
@@ -262,7 +263,7 @@ function renderResult() {
   const words = state.verdict || { lines: [], roles: {} };
   const table = $("result"); table.replaceChildren();
   table.append(el("tr", {}, el("th", { text: t("place"), scope: "col" }), el("th", { text: "", scope: "col" }),
-    el("th", { text: t("total"), scope: "col" }), ...(roles ? [el("th", { text: t("role"), scope: "col" })] : [])));
+    el("th", { text: totalWord(res.game), scope: "col" }), ...(roles ? [el("th", { text: t("role"), scope: "col" })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
       el("td", { text: who(p.name) + (p.winner ? " ★" : "") }),  // the winners by a sign, not colour alone; the verdict says it
@@ -320,7 +321,7 @@ function renderScores() {
   if (!show("scores-section", rows.length > 0)) return;
   const marks = (name) => MARKS.filter((k) => play && (play[k] === name || (Array.isArray(play[k]) && play[k].includes(name))));
   table.append(el("tr", {}, el("th", { text: "", scope: "col" }),
-    ...(points ? [el("th", { text: t("total"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
+    ...(points ? [el("th", { text: play ? totalWord(state.game) : t("total"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
   for (const [name, n] of rows) {
     const mine = turn.has(name);
     table.append(el("tr", mine ? { class: "turn", "aria-current": "true" } : {}, el("td", { text: (mine ? "▸ " : "") + who(name) }),
