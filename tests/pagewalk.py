@@ -372,7 +372,7 @@ class Evening:
             form.locator(f"input[name={name}-amount]").fill(str(value["gems"]))
         elif form.locator(f"select[name={name}]").count():
             form.locator(f"select[name={name}]").select_option(str(value))
-        else:
+        elif form.locator(f"input[name={name}]").count():  # a button (kind: button) sends its one value
             form.locator(f"input[name={name}]").fill(str(value))
         with page.expect_response(lambda r: r.url.endswith("/api/submit"), timeout=10_000):
             form.locator(f'button[data-field="{name}"]').click()

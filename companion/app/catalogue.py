@@ -93,7 +93,8 @@ def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
     ``clock``: the keys of its lines that tell the time left (``Engine.clock_lines``):
     a page shows its countdown instead of them while one runs.  ``no_points``: a side
     wins with no totals to rank the rest by (``Engine.no_points``): a page lists
-    each player as won or lost, never "place 4"."""
+    each player as won or lost, never "place 4".  ``points``: what its totals are called
+    (a ``points.<game>`` line: Demagogos' "VP"), the word its speech uses; else the page's "Total"."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for lang in langs:
         out[lang] = {}
@@ -105,7 +106,8 @@ def page_games(lines: Lines, games: Iterable[type[Engine]] | None = None,
             out[lang][g.game] = {"name": name(lines, g.game, lang), "steps": steps,
                                  **({"confirm": confirm} if confirm else {}),
                                  **({"clock": list(g.clock_lines)} if g.clock_lines else {}),
-                                 **({"no_points": True} if g.no_points else {})}
+                                 **({"no_points": True} if g.no_points else {}),
+                                 **({"points": points} if (points := _text(lines, lang, f"points.{g.game}")) else {})}
     return out
 
 

@@ -22,12 +22,15 @@ class Setup:
 @dataclass(frozen=True)
 class Ask:
     """What a submit field takes: a whole number from ``low`` to ``high``, or
-    one of ``choices``; ``label`` is a narration key naming the field."""
+    one of ``choices``; ``label`` is a narration key naming the field.
+    ``kind`` ``button``: a field with one value (``low`` = ``high``), that a
+    page draws as a button named by its label, pressed to send the value."""
 
     label: str
     low: int = 0
     high: int = 0
     choices: tuple[str, ...] = ()
+    kind: str = ""
 
     def check(self, value: Any) -> str | None:
         """Why ``value`` does not fit, or None."""

@@ -17,6 +17,6 @@ def spoken(x: float) -> int | float:
 def next_point(left: float, total: float, warnings: Sequence[float]) -> float:
     """The next time-left value at which the discussion timer fires: every whole
     minute (so a restart knows the time left to within a minute), every warning
-    and 0."""
-    points = {float(m) for m in range(60, int(total) + 1, 60)} | {float(w) for w in warnings} | {0.0}
+    and 0 (past ``total`` too, where minutes were added)."""
+    points = {float(m) for m in range(60, int(max(total, left)) + 1, 60)} | {float(w) for w in warnings} | {0.0}
     return max(p for p in points if p < left)

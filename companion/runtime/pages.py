@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from companion.core.engine import Legal
+from companion.core.events import Say
 from companion.core.messages import ReadSide
 from companion.core.table import GATHERING, IDLE, PAGES_OFF, Table
 from companion.runtime.outputs import Narrate
@@ -99,8 +100,9 @@ class PageProjection:
             keys = [(f"headline.{head['step']}", {})]
         elif head["waiting_for"]:
             keys = [("headline.waiting", {"players": [table.name_of(i) for i in head["waiting_for"]]})]
-        else:
-            keys = [("headline.anyone", {})]
+        else:  # anyone's: what to do now, as the step's prompt says it aloud (repeat's words)
+            prompt = table.engine.prompt() if table.engine is not None else []
+            keys = [(o.key, dict(o.params)) for o in prompt if isinstance(o, Say)] or [("headline.anyone", {})]
         if head["count"]:
             count = head["count"]
             keys.append((f"headline.count.{count['what']}", {"done": count["done"], "of": count["of"]}))
@@ -112,5 +114,6 @@ def legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[st
     """``label``: a field's label key → its text, for a page."""
     return {"buttons": list(legal.buttons), "taps": list(legal.taps),
             "submits": {name: {"label": ask.label, "low": ask.low, "high": ask.high, "choices": list(ask.choices),
+                               **({"kind": ask.kind} if ask.kind else {}),
                                **({"text": label(ask.label)} if label else {})}
                         for name, ask in legal.submits.items()}}

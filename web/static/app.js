@@ -6,11 +6,11 @@ const $ = (id) => document.getElementById(id);
 const CSRF = document.querySelector('meta[name="csrf"]').content;
 const T = {
   en: { scores: "Scores", seats: "Seats", tonight: "Tonight", history: "History", pair: "Pair this phone with a seat",
-        your_seat: "Your seat: ", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
+        your_seat: "Your seat: ", unseated: "Not seated now, tap this card to sit again: ", next: "Next", back: "Back", repeat: "Repeat", round: "Round", total: "Total",
         export: "Export all plays (JSON)", virtual: "Virtual table", bgstats: "Send to BG Stats",
         waiting: "Tap your player card on the reader now…", paired: "This phone is {seat}'s page.",
         unpaired: "This phone is no longer a seat's page: pair it again.",
-        no_game: "No game yet", idle: "Between games", gathering: "Players, tap your cards",
+        no_game: "No game yet", list_sep: ", ", idle: "Between games", gathering: "Players, tap your cards",
         pairing: "Pairing the phones", board: "On the table", playing: "Playing", winners: "winners", turn: "Whose turn: {who}", everyone: "everyone",
         evening: "Evening {n}", export_evening: "export",
         unplug: "Unplug the reader", plug: "Plug the reader in", hold_back: "Hold to restart the step (or leave the game)", min: "min", send: "Send",
@@ -24,7 +24,7 @@ const T = {
         log: "Game log", your_turn: "Your turn.", may_nothing: "Nothing to do on this page now.",
         may_press: "You may press {buttons}.", or_press: "Or press {buttons}.", or: " or ",
         reveal: "Hold to see your secrets", revealed: "Let go to hide them", lost: "lost", won: "won",
-        ends_in: "Ends in {time}", yes_next: "Yes, go on",
+        ends_in: "Ends in {time}", paused: "Paused {time}", yes_next: "Yes, go on",
         csrf: "This page is out of date: reload it.", not_paired: "Pair this phone with a seat first.",
         too_many: "Too many attempts from this phone: wait a minute.", too_big: "That was too large for the table to take.",
         wrong_host: "This page was not opened from the table's own address: open it again from the QR code.",
@@ -39,11 +39,11 @@ const T = {
         colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
                    white: "White", black: "Black" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
-        your_seat: "あなたの席：", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
+        your_seat: "あなたの席：", unseated: "今は席にいません。このカードをタップすると座り直せます：", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
         waiting: "今、リーダーに自分のプレイヤーカードをタッチしてください…", paired: "この端末は{seat}の画面です。",
         unpaired: "この端末はもう席の画面ではありません。もう一度ペアリングしてください。",
-        no_game: "まだゲームはありません", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
+        no_game: "まだゲームはありません", list_sep: "、", idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ",
         pairing: "スマホのペアリング", board: "卓の上", playing: "プレイ中", winners: "勝者", turn: "手番: {who}", everyone: "全員",
         evening: "{n}回目の夜", export_evening: "エクスポート",
         unplug: "リーダーを外す", plug: "リーダーをつなぐ", hold_back: "長押し: この段階をやり直す(またはゲームをやめる)", min: "分", send: "送信",
@@ -57,7 +57,7 @@ const T = {
         log: "ゲームの記録", your_turn: "あなたの番です。", may_nothing: "今この画面ですることはありません。",
         may_press: "{buttons}を押せます。", or_press: "または{buttons}を押せます。", or: "か",
         reveal: "長押しで秘密を見る", revealed: "指を離すと隠れます", lost: "負け", won: "勝ち",
-        ends_in: "残り {time}", yes_next: "はい、進める",
+        ends_in: "残り {time}", paused: "一時停止中 {time}", yes_next: "はい、進める",
         csrf: "このページは古くなっています。再読み込みしてください。", not_paired: "先にこの端末を席とペアリングしてください。",
         too_many: "この端末からの試行が多すぎます。1分待ってください。", too_big: "大きすぎて卓が受け取れません。",
         wrong_host: "卓のアドレスから開かれたページではありません。QRコードから開き直してください。",
@@ -76,6 +76,7 @@ const T = {
 let GAMES = {};
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
+const totalWord = (id) => gameInfo(id).points || t("total");  // a game's own word for its totals ("VP")
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
 let state = {}, me = null, lang = "en", drawnGame;
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
@@ -147,7 +148,8 @@ function render() {
     pressConfirm = null;
     return;
   }
-  $("game").textContent = state.game ? gameName(state.game) : t("no_game");
+  // a game played tonight (its totals below), the next one left: between games, not "no game yet"
+  $("game").textContent = state.game ? gameName(state.game) : t(Object.keys(state.tonight || {}).length ? "idle" : "no_game");
   if (state.game !== drawnGame) {  // a refusal left from another game is not the present
     if (drawnGame !== undefined && $("status").className === "err") status("");
     drawnGame = state.game;
@@ -199,12 +201,15 @@ function logged(line) {
 // clock with each snapshot (``clock``), so this phone counts on the table's time,
 // as the TV does, whatever its own clock says (a second's drift at most).
 let skew = 0;  // the table's clock − this phone's (s)
+// Paused (no deadline), the time it goes on from stands still: "Paused 1:00" (the game's ``paused_s``).
 function tickCountdown() {
   const end = headline().deadline, box = $("countdown");
-  box.hidden = !end || night();
+  const stopped = end ? null : (state.play || {}).paused_s;
+  box.hidden = (!end && typeof stopped !== "number") || night();
   if (box.hidden) return;
-  const left = Math.max(0, Math.ceil(end - (Date.now() / 1000 + skew)));
-  box.textContent = t("ends_in").replace("{time}", `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
+  const left = typeof stopped === "number" ? stopped : Math.max(0, Math.ceil(end - (Date.now() / 1000 + skew)));
+  box.textContent = t(typeof stopped === "number" ? "paused" : "ends_in")
+    .replace("{time}", `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
 }
 setInterval(tickCountdown, 1000);
 
@@ -250,7 +255,7 @@ function renderResult() {
   const teams = !!gameInfo(res.game).no_points;  // a side wins, no totals: each player won or lost, no places
   const words = state.verdict || { lines: [], roles: {} };  // the server's: the verdict as said, the roles named
   const table = $("result"); table.replaceChildren();
-  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place") }), el("th", { text: t("player") }), el("th", { text: t("total") }),
+  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place") }), el("th", { text: t("player") }), el("th", { text: totalWord(res.game) }),
     ...(roles ? [el("th", { text: t("role") })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: teams ? t(p.winner ? "won" : "lost") : String(p.place) }),
@@ -265,7 +270,7 @@ function whoseTurn() {
   const turn = (state.play && state.play.whose_turn) || [];
   if (!turn.length) return "";
   const seated = (state.seats || []).length;
-  const names = turn.length === seated && seated > 1 ? t("everyone") : turn.map(who).join(", ");
+  const names = turn.length === seated && seated > 1 ? t("everyone") : turn.map(who).join(t("list_sep"));
   return t("turn").replace("{who}", names);
 }
 
@@ -291,7 +296,7 @@ function renderScores() {
   const table = $("scores"); table.replaceChildren();
   const head = el("tr", {}, el("th", { text: "" }));
   rounds.forEach((r) => head.append(el("th", { text: String(r.round) })));
-  if (scored) head.append(el("th", { text: t("total") }));
+  if (scored) head.append(el("th", { text: totalWord(over ? state.result.game : state.game) }));
   table.append(head);
   const last = (play && play.totals) || (rounds.length ? rounds[rounds.length - 1].totals : {});
   for (const name of names) {
@@ -312,7 +317,7 @@ const OTHERS = ["#5fd3c6", "#d86ba6", "#b3c94a", "#c9a77a"];
 // The chart in words, for whoever does not see it: each player's total after the last round.
 function chartSummary(names, rounds, last) {
   if (!rounds.length) return "";
-  const totals = names.map((name) => `${who(name)} ${last[name] ?? 0}`).join(", ");
+  const totals = names.map((name) => `${who(name)} ${last[name] ?? 0}`).join(t("list_sep"));
   return el("p", { id: "chart-summary", class: "summary",
     text: t("chart_summary").replace("{n}", rounds[rounds.length - 1].round).replace("{totals}", totals) });
 }
@@ -345,7 +350,7 @@ function chart(names, rounds) {
   });
   for (const [total, group] of ends) {
     const label = line({ tag: "text", x: W - P, y: y(total) - 6, fill: "#9aa7b4", "font-size": 12, "text-anchor": "end" });
-    label.textContent = group.map(who).join(", ");
+    label.textContent = group.map(who).join(t("list_sep"));
   }
   return svg;
 }
@@ -373,7 +378,7 @@ function renderHistory() {
     const day = first.toLocaleDateString(lang === "ja" ? "ja-JP" : undefined, { dateStyle: "full" });
     const games = el("ul");
     for (const play of [...plays].reverse()) {
-      const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(", ");
+      const winners = play.players.filter((p) => p.winner).map((p) => who(p.name)).join(t("list_sep"));
       const scores = play.players.map((p) => `${who(p.name)} ${p.score}`).join(" · ");
       const item = el("li", {}, el("strong", { text: `${localDate(play.playDate)} — ${gameName(play.game)}` }),
         el("br"), `${scores} (${t("winners")}: ${winners || "—"}; ${play.durationMin} ${t("min")}) `);
@@ -419,6 +424,8 @@ function renderMe() {
   if (!me) return;
   const seat = (state.seats || []).find((s) => s.id === me.seat);
   const name = seat ? seat.name : me.seat;
+  // back took this seat off (the phone stays paired: its card's tap seats it again): not "Your seat"
+  $("me-seat-label").textContent = t(seat ? "your_seat" : "unseated");
   $("me-seat").textContent = who(name);
   $("name-now").textContent = seat && seat.called ? t("name_now").replace("{name}", seat.called) : "";
   if (nameOpened === null) {  // open on a phone not yet named, between games; folded in a game (the controls first)
@@ -512,6 +519,15 @@ async function send(field, value, button) {
   status(r.ok ? toldText(r) || "✓" : refusal(r), r.ok);
   renderSubmits();
 }
+// A field with one value (``kind: button``: +1 min, pause / go on): a button named by
+// its label, one press sends the value — nothing to type.
+function buttonForm(field, ask) {
+  const button = el("button", { type: "submit", "data-field": field, text: ask.text || field });
+  const form = el("form", { class: "submit button", "data-field": field }, button);
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); send(field, ask.low, button); });
+  return form;
+}
+
 let submitsDrawn = null;  // what the forms were last drawn from
 function renderSubmits() {
   const box = $("submits");
@@ -528,6 +544,7 @@ function renderSubmits() {
   const focused = document.activeElement && box.contains(document.activeElement) ? document.activeElement.name : null;
   box.replaceChildren();
   for (const [field, ask] of Object.entries(submits)) {
+    if (ask.kind === "button") { box.append(buttonForm(field, ask)); continue; }
     const inputs = [];
     const number = (name, label) => el("input", { name, id: `submit-${name}`, ...(label ? { "aria-label": label } : {}),
       type: "number", inputmode: "numeric",

@@ -7,20 +7,20 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 const T = {
-  en: { no_game: "No game yet", last_game: "Last game: {game}", turn: "Whose turn: {who}",
+  en: { no_game: "No game yet", list_sep: ", ", last_game: "Last game: {game}", turn: "Whose turn: {who}",
         everyone: "everyone", time_left: "Time left", votes: "Votes", cave: "The cave", board: "On the table",
         pair: "Scan to pair your phone", missing: "Still to pair:", scores: "Scores", tonight: "Tonight",
         total: "Total", place: "Place", role: "Final role", result: "Result", of: "{n} of {m} have voted",
-        closed: "closed", min_left: "{n} minutes left", one_min_left: "1 minute left", under_min: "under a minute left",
+        closed: "closed", min_left: "{n} minutes left", paused: "Paused {time}", one_min_left: "1 minute left", under_min: "under a minute left",
         keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…", round: "Round {n}",
         deck: "Roles in play", players: "Players", captain: "Captain", start_player: "Starts", girl: "The Girl",
         dead: "Dead", exited: "Out, won",
         idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
-  ja: { no_game: "まだゲームはありません", last_game: "前のゲーム: {game}", turn: "手番: {who}",
+  ja: { no_game: "まだゲームはありません", list_sep: "、", last_game: "前のゲーム: {game}", turn: "手番: {who}",
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
         pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
         total: "合計", place: "順位", role: "最後の役職", result: "結果", of: "{m}人中{n}人が投票",
-        closed: "未開封", min_left: "残り{n}分", one_min_left: "残り1分", under_min: "残り1分未満",
+        closed: "未開封", min_left: "残り{n}分", paused: "一時停止中 {time}", one_min_left: "残り1分", under_min: "残り1分未満",
         keep: "生かす", kill: "殺す", offline: "再接続中…", round: "第{n}ラウンド",
         deck: "使う役職", players: "プレイヤー", captain: "隊長", start_player: "最初の手番", girl: "少女",
         dead: "死亡", exited: "勝ち抜け",
@@ -44,6 +44,7 @@ const who = (name) => {
 const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || {};
 const gameName = (id) => gameInfo(id).name || id;
 // a game's step by its label; the table's own phases (gathering, pairing) by the board's words
+const totalWord = (id) => gameInfo(id).points || t("total");  // a game's own word for its totals ("VP")
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || (step in T.en ? t(step) : step);
 const el = (tag, attrs = {}, ...kids) => {
   const e = document.createElement(tag);
@@ -77,7 +78,7 @@ function render() {
   if (night) { $("night-step").textContent = stepLabel(state.game, h.step || "night"); countdown(null); return; }
   const res = !state.play && state.result;
   $("game").textContent = state.game ? gameName(state.game)
-    : res ? fill(t("last_game"), { game: gameName(res.game) }) : t("no_game");
+    : res ? fill(t("last_game"), { game: gameName(res.game) }) : t(tonightPlayed() ? "idle" : "no_game");
   const sentence = state.headline_text || h.text || turnText(h);  // the table's sentence once it has one
   // No game: the table's sentence names the phase itself ("Between games: tap a game card."), said once
   $("step").textContent = state.game && h.step ? stepLabel(state.game, h.step) : sentence ? "" : t(state.phase || "idle");
@@ -86,7 +87,7 @@ function render() {
   // the round the game is in, where its view counts rounds (One Night has one: none said)
   const round = (state.play || {}).round;
   if (show("round", Number.isInteger(round))) $("round").textContent = fill(t("round"), { n: round });
-  countdown(h.deadline ?? null);
+  countdown(h.deadline ?? null, (state.play || {}).paused_s);
   said();
   renderTally(); renderDeck(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
   place(); fit();
@@ -138,11 +139,14 @@ function fit() {
   }
 }
 
+// Tonight's totals hold a game played: without a game or its result, the table is between games.
+const tonightPlayed = () => Object.keys(state.tonight || {}).length > 0;
+
 function turnText(h) {
   const turn = h.waiting;
   if (!turn.length) return "";
   const seated = (state.seats || []).length;
-  return fill(t("turn"), { who: h.anyone || (turn.length === seated && seated > 1) ? t("everyone") : turn.map(who).join(", ") });
+  return fill(t("turn"), { who: h.anyone || (turn.length === seated && seated > 1) ? t("everyone") : turn.map(who).join(t("list_sep")) });
 }
 
 // The last line said, unless it told the time left (a game's ``clock`` lines) while a
@@ -155,11 +159,13 @@ function said() {
 
 // The discussion's countdown to the table's deadline (wall-clock seconds): the
 // big digits every quarter second; for a screen reader, a polite sentence at
-// most once a minute (the timer's own region stays quiet).
-let deadline = null, ticker = null, saidMinute = null;
-function countdown(at) {
+// most once a minute (the timer's own region stays quiet).  Paused, no deadline:
+// the time it goes on from stands still, "Paused 1:00" (the game's ``paused_s``).
+let deadline = null, stopped = null, ticker = null, saidMinute = null;
+function countdown(at, pausedS) {
   deadline = typeof at === "number" ? at : null;
-  if (!show("timer-section", deadline !== null)) {
+  stopped = deadline === null && typeof pausedS === "number" ? pausedS : null;
+  if (!show("timer-section", deadline !== null || stopped !== null)) {
     if (ticker) { clearInterval(ticker); ticker = null; }
     saidMinute = null;
     return;
@@ -168,10 +174,14 @@ function countdown(at) {
   if (!ticker) ticker = setInterval(tick, 250);
 }
 function tick() {
-  if (deadline === null) return;
-  const left = Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
-  const text = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-  if ($("countdown").textContent !== text) $("countdown").textContent = text;
+  if (deadline === null && stopped === null) return;
+  const left = stopped ?? Math.max(0, Math.ceil(deadline - (Date.now() / 1000 + skew)));
+  const clock = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+  const text = stopped === null ? clock : fill(t("paused"), { time: clock });
+  if ($("countdown").textContent !== text) {  // paused: the word small beside the digits ("Paused 1:00")
+    const [word, digits] = stopped === null ? ["", clock] : [text.slice(0, text.length - clock.length), clock];
+    $("countdown").replaceChildren(...(word ? [el("span", { class: "paused", text: word })] : []), digits);
+  }
   // whole minutes left, as the digits read them (1:29 is "1 minute left", as the table says it at 1:00)
   const minute = Math.floor(left / 60);
   if (`${lang}${minute}` !== saidMinute) {  // once a minute, and again in another language
@@ -199,7 +209,7 @@ function renderTally() {
     for (const side of ["keep", "kill"]) {
       const names = Object.entries(play.votes).filter(([, s]) => s === side).map(([p]) => who(p));
       list.append(el("li", { "data-side": side }, el("span", { class: "name", text: t(side) }),
-        el("span", { class: "n", text: String(names.length) }), el("span", { class: "who", text: names.join(", ") })));
+        el("span", { class: "n", text: String(names.length) }), el("span", { class: "who", text: names.join(t("list_sep")) })));
     }
     const done = Object.keys(play.votes).length;
     const living = (state.seats || []).filter((st) => st.name !== play.girl && !(play.dead || []).includes(st.name));
@@ -253,7 +263,7 @@ function renderResult() {
   const words = state.verdict || { lines: [], roles: {} };
   const table = $("result"); table.replaceChildren();
   table.append(el("tr", {}, el("th", { text: t("place"), scope: "col" }), el("th", { text: "", scope: "col" }),
-    el("th", { text: t("total"), scope: "col" }), ...(roles ? [el("th", { text: t("role"), scope: "col" })] : [])));
+    el("th", { text: totalWord(res.game), scope: "col" }), ...(roles ? [el("th", { text: t("role"), scope: "col" })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
       el("td", { text: who(p.name) + (p.winner ? " ★" : "") }),  // the winners by a sign, not colour alone; the verdict says it
@@ -311,7 +321,7 @@ function renderScores() {
   if (!show("scores-section", rows.length > 0)) return;
   const marks = (name) => MARKS.filter((k) => play && (play[k] === name || (Array.isArray(play[k]) && play[k].includes(name))));
   table.append(el("tr", {}, el("th", { text: "", scope: "col" }),
-    ...(points ? [el("th", { text: t("total"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
+    ...(points ? [el("th", { text: play ? totalWord(state.game) : t("total"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
   for (const [name, n] of rows) {
     const mine = turn.has(name);
     table.append(el("tr", mine ? { class: "turn", "aria-current": "true" } : {}, el("td", { text: (mine ? "▸ " : "") + who(name) }),

@@ -259,6 +259,7 @@ def tapped_lines(edition: str, cards: Sequence[str]) -> list[Say]:
 
 # -------------------------------------------------------------- the discussion
 def warning_line(left: float) -> Say:
+    """The time left as the clocks show it: whole minutes in minutes."""
     if left == 60:
         return Say("onw.discussion.one_minute_left")
     if left % 60 == 0:

@@ -9,7 +9,6 @@ entry leads.
 from __future__ import annotations
 
 from companion.core.countdown import next_point
-from companion.core.countdown import spoken as number
 from companion.core.engine import Ask, Goto
 from companion.core.events import (
     CancelTimer,
@@ -105,11 +104,11 @@ def discussion_timer_refusal(g: Game, inp: TimerFired) -> Refusal | None:
 
 
 def discussion_tick(g: Game, inp: TimerFired) -> list[Output] | Goto:
+    """The minutes asked for since the last tick join the time left here, so
+    the warnings are said from the deadline the clocks show (the headline's)."""
     s = g.state
-    left = s.left_s = next_point(s.left_s, discussion_s(g), g.opts.warnings_s)
-    if left == 0 and s.extra_s:  # the minutes asked for meanwhile, now
-        s.left_s, s.extra_s = s.extra_s, 0.0
-        return [minutes_line("onw.discussion.extended", s.left_s), discussion_timer(g)]
+    left = s.left_s = next_point(s.left_s, discussion_s(g), g.opts.warnings_s) + s.extra_s
+    s.extra_s = 0.0
     if left == 0:
         return begin_vote(g).after(Say("onw.discussion.time_up"))
     said = [warning_line(left)] if left in g.opts.warnings_s else []
@@ -117,9 +116,10 @@ def discussion_tick(g: Game, inp: TimerFired) -> list[Output] | Goto:
 
 
 def discussion_asks(g: Game, player: str) -> dict[str, Ask]:
-    """From any page: one more minute; pause (1) or go on (0)."""
-    go_on = 0 if g.state.paused else 1
-    return {"more_time": Ask("onw.field.more_time", 1, 1), "pause": Ask("onw.field.pause", go_on, go_on)}
+    """From any page, two buttons: one more minute; pause (sends 1) or go on (0)."""
+    label, go_on = ("onw.field.go_on", 0) if g.state.paused else ("onw.field.pause", 1)
+    return {"more_time": Ask("onw.field.more_time", 1, 1, kind="button"),
+            "pause": Ask(label, go_on, go_on, kind="button")}
 
 
 def discussion_submit_refusal(g: Game, inp: Submit) -> Refusal | None:
@@ -132,16 +132,18 @@ def discussion_submit_refusal(g: Game, inp: Submit) -> Refusal | None:
 
 
 def discussion_submit(g: Game, inp: Submit) -> list[Output]:
-    """+1 min (said aloud, added when the time is up), or a pause: the
-    timer stops, and goes on from the last minute the journal holds."""
+    """+1 min (said aloud; the clocks show it at once, the next tick counts
+    it in), or a pause: the timer stops, and goes on from the last point the
+    journal holds — the time the paused clocks show, said when it goes on."""
     s = g.state
     if inp.field == "more_time":
         s.extra_s += 60
         return [Say("onw.discussion.more_time", {"player": inp.player})]
     s.paused = bool(inp.value)
-    if s.paused:
+    if s.paused:  # no tick counts the minutes asked for while paused: they join the time left now
+        s.left_s, s.extra_s = s.left_s + s.extra_s, 0.0
         return [CancelTimer("discussion"), Say("onw.discussion.paused", {"player": inp.player})]
-    return [Say("onw.discussion.go_on", {"seconds": number(s.left_s + s.extra_s)}), discussion_timer(g)]
+    return [Say("onw.discussion.go_on"), warning_line(s.left_s + s.extra_s), discussion_timer(g)]
 
 
 def end_discussion(g: Game, _: Press) -> Goto:
@@ -151,7 +153,7 @@ def end_discussion(g: Game, _: Press) -> Goto:
 def resume_discussion(g: Game) -> list[Output]:
     """Re-armed from the last tick the journal holds, said aloud."""
     s = g.state
-    said = [Say("onw.resume.discussion", {"seconds": number(s.left_s + s.extra_s)}), *g.prompt()]
+    said = [Say("onw.resume.discussion"), warning_line(s.left_s + s.extra_s), *g.prompt()]
     return said if s.paused else [*said, discussion_timer(g)]
 
 

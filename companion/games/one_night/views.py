@@ -54,6 +54,8 @@ def table_view(g: Game) -> View:
     facts: dict[str, Any] = {"step": s.step, "whose_turn": g.waiting(),
                              "edition": g.edition, "deck": dict(g.deck)}  # public: the table chose it
     lines = deck_lines(g.edition, g.deck)
+    if s.step == "discussion" and s.paused:  # no deadline while stopped: the time it goes on from ("Paused 2:00")
+        facts["paused_s"] = s.left_s
     done = voted(g)
     # the count, as each vote was said aloud ("A vote for red: 2 of 5 have voted"); at the count even when 0 of 5
     if done or s.step == "count":

@@ -271,13 +271,13 @@ def test_each_example_ends_as_its_expect_says(path: Path) -> None:
 
 
 # ------------------------------------------------------------- the discussion
-def test_one_more_minute_from_a_page_is_said_and_added_when_the_time_is_up(tmp_path: Path) -> None:
+def test_one_more_minute_from_a_page_is_said_and_added_at_once(tmp_path: Path) -> None:
     events = simulate(tmp_path, [*seated(), {"press": "next"}, {"press": "next"}, {"wait": 60},
                                  {"submit": {"player": "red", "more_time": 1}}, {"wait": 300}])
     at = {e["key"]: e["t"] for e in events if e["event"] == "say"}
     start = at["onw.discussion.start_one"]  # a one-minute discussion
     assert start < at["onw.discussion.more_time"] == 60 < start + 60  # said when asked
-    assert at["onw.discussion.extended_one"] == start + 60  # the minute, when the time is up
+    assert at["onw.discussion.one_minute_left"] == start + 60  # the minute counted in: one left at the old end
     assert at["onw.discussion.time_up"] == start + 120
 
 
@@ -292,6 +292,31 @@ def test_a_paused_discussion_stops_its_clock_and_goes_on_from_the_last_minute(tm
     assert not [k for t, k in said if at["onw.discussion.paused"] < t < at["onw.discussion.go_on"]]
 
 
+# The time left as the speaker says it, in seconds, from the warnings' lines' text.
+SAID_LEFT = {"onw.discussion.one_minute_left": lambda text: 60,
+             "onw.discussion.minutes_left": lambda text: 60 * int(text.split()[0]),
+             "onw.discussion.seconds_left": lambda text: int(text.split()[0])}
+
+
+def test_the_time_left_the_speaker_says_is_the_time_the_clocks_show(tmp_path: Path) -> None:
+    """The clocks count down to time up; after +1 min and after a pause the
+    speaker's "N left" is that same time, and going on says it too."""
+    more = simulate(tmp_path, [*seated(), {"press": "next"}, {"press": "next"}, {"wait": 60},
+                               {"submit": {"player": "red", "more_time": 1}}, {"wait": 300}], name="more")
+    paused = simulate(tmp_path, [*seated(), {"press": "next"}, {"press": "next"}, {"wait": 50},
+                                 {"submit": {"player": "blue", "pause": 1}}, {"wait": 600},
+                                 {"submit": {"player": "blue", "pause": 0}}, {"wait": 300}], name="paused")
+    for events in (more, paused):
+        said = [e for e in events if e["event"] == "say"]
+        (end,) = [e["t"] for e in said if e["key"] == "onw.discussion.time_up"]
+        left = [(e["t"], SAID_LEFT[e["key"]](e["text"])) for e in said if e["key"] in SAID_LEFT]
+        assert left and [round(end - t, 3) for t, _ in left] == [n for _, n in left]
+    (go_on,) = [e["t"] for e in paused if e["event"] == "say" and e["key"] == "onw.discussion.go_on"]
+    assert [e["key"] for e in paused if e["event"] == "say" and e["t"] == go_on][-1] in SAID_LEFT
+    assert 60 in [SAID_LEFT[e["key"]](e["text"]) for e in more  # "One minute left" at 1:00
+                  if e["event"] == "say" and e["key"] in SAID_LEFT]
+
+
 def test_back_takes_the_last_role_card_out_and_a_restart_keeps_the_tapped_deck(tmp_path: Path) -> None:
     deck = deck_with("ultimate", "hunter", 5)
     events = simulate(tmp_path, [*seated("rules/ultimate", *deck, "onw/tanner/1"), {"press": "next"},
@@ -303,6 +328,18 @@ def test_back_takes_the_last_role_card_out_and_a_restart_keeps_the_tapped_deck(t
     (started,) = [e for e in events if e["event"] == "game_started"]
     said = " ".join(e["text"] for e in events if e["event"] == "say" and e["key"] == "onw.deck.role")
     assert "Hunter: 1." in said and "Tanner" not in said and started["players"] == list(SEATS)
+
+
+@pytest.mark.parametrize("lang, seats_again", [("en", "tap the player cards again"),
+                                                ("ja", "プレイヤーカードをもう一度タップ")])
+def test_finding_a_too_long_decks_advice_says_back_takes_the_seats_off_first(tmp_path: Path, lang: str,
+                                                                              seats_again: str) -> None:
+    """Back undoes the last tap, and the seats were tapped after the cards: the
+    advice says so (a card comes out only after every seat), and to seat again."""
+    deck = deck_with("ultimate", "hunter", 5)
+    events = simulate(tmp_path, [*seated("rules/ultimate", *deck, "onw/tanner/1"), {"press": "next"}], lang=lang)
+    (advice,) = [e["text"] for e in events if e["event"] == "say" and e["key"] == "onw.refuse.deck_long"]
+    assert seats_again in advice, advice
 
 
 def test_the_export_records_each_players_final_role_and_the_edition(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ def engine_keys() -> set[str]:
             keys |= {o.key for o in seg.outputs if isinstance(o, Say)}
     keys -= {e.prefix for e in EDITIONS.values()}  # the editions' prefixes, not lines
     keys |= {f"onw.vote.{n}" for n in one_night_rules.VOTE_COUNT}
-    keys |= {"onw.discussion.start_one", "onw.discussion.extended_one"}
+    keys |= {"onw.discussion.start_one"}
     return keys
 
 

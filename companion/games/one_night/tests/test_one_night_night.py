@@ -238,8 +238,9 @@ def test_resume_in_the_discussion_rearms_from_the_last_tick() -> None:
     table = discussion()  # 42: 3 minutes; ticks at 102 (2 min left), 162 (1 min), 212, 222
     table.advance(130 - table.t)
     resumed = table.power_cut()
-    assert resumed.says(130) == [(130, "onw.resume.discussion"), (130, "onw.discussion.prompt")]
-    assert Say("onw.resume.discussion", {"seconds": 120}) in [o for t, o in resumed.log if t == 130]
+    assert resumed.says(130) == [(130, "onw.resume.discussion"), (130, "onw.discussion.minutes_left"),
+                                 (130, "onw.discussion.prompt")]
+    assert Say("onw.discussion.minutes_left", {"minutes": 2}) in [o for t, o in resumed.log if t == 130]  # as the clocks
     assert resumed.timers == {"discussion": 130 + 60}
     resumed.run_until("vote")
     assert resumed.says(131) == [(190, "onw.discussion.one_minute_left"), (240, "onw.discussion.seconds_left"),
