@@ -68,3 +68,23 @@ def test_unknown_key_falls_back_and_is_recorded() -> None:
     n = Narrator()
     line = n.render("no.such.line", {}, "ja")
     assert line.text == "no.such.line" and ("ja", "no.such.line") in n.misses
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_finding_a_game_in_progress_is_named_by_its_name_not_its_id(lang: str) -> None:
+    """Another game card tapped during a game was refused with "Seven-knightsの途中です":
+    the refusal names the game as the table says it, in its language."""
+    from companion.core.events import Press, Refusal, Tap
+    from companion.core.table import Table
+    from companion.games import GAMES
+
+    table = Table({g.game: g for g in GAMES}, lang=lang)
+    said = ""
+    for inp in [Tap("game/seven-knights"), *(Tap(f"player/{c}") for c in ("red", "blue", "green", "yellow")),
+                Press("next"), Tap("game/one-night")]:
+        try:
+            table.handle(inp)
+        except Refusal as refusal:
+            said = Narrator(line_folders()).render(refusal.key, refusal.params, lang).text
+    name = "ミュルマミウスの虜" if lang == "ja" else "Seven Knights Bewitched"
+    assert name in said and "seven-knights" not in said.lower()
