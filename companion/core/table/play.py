@@ -48,7 +48,8 @@ def to_engine(t: TableShape, inp: Input) -> list[Output] | Goto:
 
 def playing_refusal(t: TableShape, kind: str, _: Input) -> Refusal:
     """A game plays: everything is the game's but another game's card."""
-    return Refusal("refuse.game_in_progress", "a game is in progress; hold back to abandon it", game=t.state.game)
+    return Refusal("refuse.game_in_progress", "a game is in progress; hold back to abandon it",
+                   game=f"game/{t.state.game}")  # named as the table says it, never by its id
 
 
 def playing_resume(t: TableShape) -> list[Output]:
