@@ -60,7 +60,7 @@ const T = {
         may_press: "{buttons}を押せます。", or_press: "または{buttons}を押せます。", or: "か",
         reveal: "長押しで秘密を見る", revealed: "指を離すと隠れます", lost: "負け", won: "勝ち",
         new_secret: "卓からあなたへの知らせがあります。長押しで見られます。", sent_secret: "✓ 送りました。長押しで見られます。",
-        choose: "選んでください…", choose_first: "先に選んでから送ってください。",
+        choose: "選ぶ…", choose_first: "先に選んでから送ってください。",
         ends_in: "残り {time}", yes_next: "はい、進める",
         csrf: "このページは古くなっています。再読み込みしてください。", not_paired: "先にこの端末を席とペアリングしてください。",
         too_many: "この端末からの試行が多すぎます。1分待ってください。", too_big: "大きすぎて卓が受け取れません。",
