@@ -28,7 +28,7 @@ from web.pairing import RateLimit
 PHONE = {"width": 360, "height": 780}
 HD = {"width": 1920, "height": 1080}
 SEATS = ("red", "blue", "green", "yellow", "purple", "orange")
-PROPERTIES = ("controls", "stale", "language", "clock", "tv_text", "axe")
+PROPERTIES = ("controls", "stale", "language", "clock", "tv_text", "axe", "secret", "past")
 TV_MIN_PX = 24
 # What a page keeps on purpose: the history (and a game log, however it is named).
 HISTORY = "section:has(> #history), #history, #log, #game-log, [data-history], [data-log]"
@@ -156,6 +156,12 @@ class Evening:
         self.sent: set[tuple[Any, ...]] = set()  # (step, seat, field) sent in the current step
         self.sent_in: tuple[Any, ...] = ()
         self.spent: dict[str, float] = {}  # seconds in each part of the checks (the report's budget)
+        # what the table told one seat alone (every ``tell``: a secret), and the lines told or refused
+        # that answered an earlier step (``past``) or the one the pages are on (``answered``)
+        self.secrets: set[str] = set()
+        self.past: set[str] = set()
+        self.answered: set[str] = set()
+        self.answered_at: tuple[Any, ...] | None = None  # the step (game, phase, step, round, language)
 
     # ------------------------------------------------------------ the table
     def on_loop(self, fn: Callable[[], Any]) -> Any:
@@ -458,13 +464,17 @@ class Evening:
         present = strings(public, set())
         for seat in self.phones:
             present |= strings(self.live.loop.read_side.private(seat), set())
-        self.remember_events(after)
+        self.remember_events(after, (self.game.id, now["phase"], now["step"], now["round"], now["lang"]))  # type: ignore[union-attr]
         recent = {t for t, at in self.told_at.items() if after - at <= 5.0}  # the word of the moment, fading
         self.check_controls(now, drawn)
         self.check_stale(drawn, present | recent)
         self.check_language(now["lang"], drawn)
         self.check_clock(public, drawn, (before + after) / 2)
         self.check_tv_text(drawn["tv"])
+        for what in secret_problems(drawn, self.secrets):
+            self.fail("secret", f"{self.where()}: {what}")
+        for what in stale_problems(drawn, self.past - self.answered, present):
+            self.fail("past", f"{self.where()}: {what}")
         for s in present:
             if a_line(s):
                 self.lines.add(s)
@@ -476,9 +486,27 @@ class Evening:
             self.check_axe()
             self.spent["axe"] = self.spent.get("axe", 0) + time.perf_counter() - t0
 
-    def remember_events(self, at: float) -> None:
+    def remember_events(self, at: float, step: tuple[Any, ...]) -> None:
+        """The lines since the last check; ``step``: the one the pages are on now.  A step
+        changes by one input at most between two checks (each change is checked): the lines
+        told or refused since a change answered the step before it."""
         events = self.live.events[self.mark:]
         self.mark += len(events)
+        answers, refused = set(), False
+        for e in events:
+            text = e.get("text") if isinstance(e.get("text"), str) else None
+            if e.get("event") == "tell" and text:
+                self.secrets.add(text)
+            if e.get("event") == "rejected":  # a submit's refusal has its sentence; a press's is said next
+                refused = not text
+            if text and (e.get("event") in ("tell", "rejected") or e.get("event") == "say" and refused):
+                answers.add(text)
+                refused = False
+        if step != self.answered_at:
+            self.past |= self.answered | answers
+            self.answered, self.answered_at = set(), step
+        else:
+            self.answered |= answers
         for e in events:
             if e.get("event") in ("say", "tell", "rejected") and isinstance(e.get("text"), str):
                 self.told_at[e["text"]] = at
@@ -582,6 +610,13 @@ def stale_problems(drawn: dict[str, Any], lines: set[str], present: set[str]) ->
                 if line in t["text"] and not any(line in p and p in t["text"] for p in present if len(p) > len(line)):
                     out.append(f"{name} {t['where']}: {line!r}")
     return out
+
+
+def secret_problems(drawn: dict[str, Any], secrets: set[str]) -> list[str]:
+    """No text a seat was told alone (``secrets``) is visible on any page, its own
+    included: there it is held (the secrets' button), never shown unheld."""
+    return [f"{name} {t['where']}: {secret!r}" for name, page in drawn.items()
+            for t in page["texts"] for secret in secrets if secret in t["text"]]
 
 
 def language_problems(lang: str, drawn: dict[str, Any]) -> list[str]:

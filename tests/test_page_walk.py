@@ -18,6 +18,10 @@ may press.  At every step every page is read as drawn (tests/pagewalk.py) and:
 - clock: every remaining time shown agrees with the deadline the table gives;
 - tv_text: no visible text on the TV below 24 px;
 - axe: axe-core finds nothing serious or critical (each step's first visit);
+- secret: no text the table told one seat alone is visible on any page, its own
+  included (there it is held: the secrets' button), not even for a moment;
+- past: no line told or refused in answer to an earlier step (or round, game,
+  language) is shown outside the history;
 - by night every page is the same for two deals, and every phone as every other.
 
 The evening is walked once (the first test that needs it) and each property's
@@ -39,6 +43,7 @@ from pagewalk import (
     controls_problems,
     language_problems,
     night_problems,
+    secret_problems,
     stale_problems,
     tv_text_problems,
 )
@@ -139,6 +144,16 @@ def test_walk_axe_no_serious_violation(evening: Evening, game: str) -> None:
     recorded(evening, "axe", game)
 
 
+@pytest.mark.parametrize("game", IDS)
+def test_walk_no_secret_shown_unheld(evening: Evening, game: str) -> None:
+    recorded(evening, "secret", game)
+
+
+@pytest.mark.parametrize("game", IDS)
+def test_walk_no_told_line_or_refusal_outlives_its_step(evening: Evening, game: str) -> None:
+    recorded(evening, "past", game)
+
+
 @pytest.mark.parametrize("deal", sorted({g.deal for g in EVENING if g.deal}))
 def test_walk_by_night_every_page_is_the_same_for_two_deals(evening: Evening, deal: str) -> None:
     """By night a page shows nothing that could differ between deals: each page the same
@@ -169,6 +184,13 @@ def test_the_walk_s_checks_catch_what_the_review_saw() -> None:
     assert stale_problems({"phone:red": drawn(boxes)}, {boxes}, set())
     assert not stale_problems({"phone:red": drawn(boxes, history=True)}, {boxes}, set())
     assert not stale_problems({"phone:red": drawn(boxes)}, {boxes}, {boxes})
+    # the sage's boxes on the status line of a lit phone (held, they are not drawn)
+    assert secret_problems({"phone:red": drawn("Treasures lie in boxes 2 and 5.")}, {"Treasures lie in boxes 2 and 5."})
+    assert not secret_problems({"phone:red": drawn("The table told you something: hold to see it.")},
+                               {"Treasures lie in boxes 2 and 5."})
+    # round 1's refusal in round 2 (the past check is the stale one, given the lines of earlier steps)
+    refusal = "A VP bid is from 3, the top bid, to your 7 gems."
+    assert stale_problems({"phone:red": drawn(refusal)}, {refusal}, set())
     # English on a Japanese table (a URL is no word); Japanese on an English one
     assert language_problems("ja", {"phone:red": drawn("Your bid: 2.", lang="ja")})
     assert not language_problems("ja", {"phone:red": drawn("入札: 2。", "http://127.0.0.1:8080/", lang="ja")})

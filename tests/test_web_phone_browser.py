@@ -16,7 +16,7 @@ from typing import Any
 
 from test_web_accessibility import PHONE, TV, Page
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
-from test_web_present_browser import closed, page_of, play_until, step_is, table_of
+from test_web_present_browser import closed, page_of, play_until, pump_until, step_is, table_of
 
 # Every control the page offers now (a form of the step's, an enabled press): its bottom edge
 CONTROLS_BOTTOM = """() => Math.max(0, ...[...document.querySelectorAll(
@@ -148,7 +148,9 @@ def test_finding_a_passing_acknowledgement_leaves_with_its_language(browser: Any
         form = red.locator('#submits form[data-field="bid"]')
         form.locator("input[name=bid]").fill("1")
         form.locator('button[data-field="bid"]').click()
-        expect(red.locator("#status.ok")).not_to_have_text("")  # the bid's acknowledgement, in English
+        # the bid's acknowledgement, in English (the table's loop, this thread's, takes the bid)
+        pump_until(table, red, lambda: red.locator("#status.ok").count() == 1 and red.locator("#status").inner_text() != "")
+        expect(red.locator("#status.ok")).not_to_have_text("")
         table.sim.step("tap", "lang/ja")
         expect(red.locator("#me-head")).to_contain_text("あなたの席")  # the page is in Japanese now
         status = red.locator("#status").inner_text()

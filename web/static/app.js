@@ -24,6 +24,8 @@ const T = {
         log: "Game log", your_turn: "Your turn.", may_nothing: "Nothing to do on this page now.",
         may_press: "You may press {buttons}.", or_press: "Or press {buttons}.", or: " or ",
         reveal: "Hold to see your secrets", revealed: "Let go to hide them", lost: "lost", won: "won",
+        new_secret: "The table told you something: hold to see it.", sent_secret: "✓ Sent: hold to see it.",
+        choose: "Choose…", choose_first: "Choose first, then send.",
         ends_in: "Ends in {time}", paused: "Paused {time}", yes_next: "Yes, go on",
         csrf: "This page is out of date: reload it.", not_paired: "Pair this phone with a seat first.",
         too_many: "Too many attempts from this phone: wait a minute.", too_big: "That was too large for the table to take.",
@@ -57,6 +59,8 @@ const T = {
         log: "ゲームの記録", your_turn: "あなたの番です。", may_nothing: "今この画面ですることはありません。",
         may_press: "{buttons}を押せます。", or_press: "または{buttons}を押せます。", or: "か",
         reveal: "長押しで秘密を見る", revealed: "指を離すと隠れます", lost: "負け", won: "勝ち",
+        new_secret: "卓からあなたへの知らせがあります。長押しで見られます。", sent_secret: "✓ 送りました。長押しで見られます。",
+        choose: "選ぶ…", choose_first: "先に選んでから送ってください。",
         ends_in: "残り {time}", paused: "一時停止中 {time}", yes_next: "はい、進める",
         csrf: "このページは古くなっています。再読み込みしてください。", not_paired: "先にこの端末を席とペアリングしてください。",
         too_many: "この端末からの試行が多すぎます。1分待ってください。", too_big: "大きすぎて卓が受け取れません。",
@@ -78,7 +82,7 @@ const gameInfo = (id) => ((GAMES[lang] || {})[id]) || ((GAMES.en || {})[id]) || 
 const gameName = (id) => gameInfo(id).name || id;
 const totalWord = (id) => gameInfo(id).points || t("total");  // a game's own word for its totals ("VP")
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
-let state = {}, me = null, lang = "en", drawnGame;
+let state = {}, me = null, lang = "en", drawnStep;
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 // A player as the pages name them: the seat's colour word or name, and the display name
 // its page chose (``called``: public, chosen to be shown) after it, wherever they appear.
@@ -98,6 +102,9 @@ const localDate = (utc) => new Date(utc.replace(" ", "T") + "Z").toLocaleString(
 
 // A confirmation is short-lived: it fades out after a few seconds instead of
 // staying beside the next one (a refusal, or what the phone waits for, stays until the next status).
+// A refusal belongs to the step it answered: a new step, round or game clears it (``render``),
+// a language card any status; a refusal that comes back after its step has gone is not shown.
+// What the table tells this seat alone is never here (``tellMe``).
 let statusTimer = null;
 function status(text, ok, keep) {
   const s = $("status"); s.textContent = text || ""; s.className = ok ? "ok" : "err";
@@ -129,6 +136,9 @@ function offline(on) { $("offline").hidden = !on; }
 
 const headline = () => state.headline || { waiting_for: [], anyone: true, night: false };
 const night = () => !!headline().night;
+// The step a refusal answers: the game, its phase, step and round, the language (last).
+const stepNow = () => JSON.stringify([state.game, state.phase, state.play && state.play.step,
+  state.play && state.play.round, headline().step, state.lang]);
 
 function render() {
   lang = state.lang || "en";
@@ -150,9 +160,9 @@ function render() {
   }
   // a game played tonight (its totals below), the next one left: between games, not "no game yet"
   $("game").textContent = state.game ? gameName(state.game) : t(Object.keys(state.tonight || {}).length ? "idle" : "no_game");
-  if (state.game !== drawnGame) {  // a refusal left from another game is not the present
-    if (drawnGame !== undefined && $("status").className === "err") status("");
-    drawnGame = state.game;
+  if (stepNow() !== drawnStep) {  // a refusal of another step is not the present, nor a word in another language
+    if (drawnStep !== undefined && ($("status").className === "err" || JSON.parse(drawnStep).pop() !== state.lang)) status("");
+    drawnStep = stepNow();
   }
   const step = state.play && state.play.step;
   // Between games the headline says so ("Between games: tap a game card."): the phase's
@@ -469,6 +479,11 @@ function renderMeView() {
   $("reveal").hidden = !view.querySelector(".secret");
   reveal(revealing);
 }
+// What the table tells this seat alone (a ``tell``: "Your role: the sage", "Treasures lie in
+// boxes 2 and 5", "Your bid: 3.") is a secret, never shown unheld, not even for a moment: the
+// status line says only that it came (``note``), and what it told is the seat's page now, its
+// lines held with the others ("Your role this round: the sage", "Your role-auction bid: 3").
+function tellMe(note) { status(t(note), true); }
 // Held (a pointer, or Space/Enter on the button) the secret shows; let go, it is hidden again.
 let revealing = false;
 function reveal(on) {
@@ -502,21 +517,34 @@ function confirmText(field, value) {
   return line.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
 }
 // A control's answer is all it hears back (the server's ``_control``): the verdict, what the
-// table told this seat for it ("Your bid: 2.", shown instead of ✓) and this seat's page after it,
+// table told this seat for it ("Your bid: 2.": a secret, never shown here) and this seat's page after it,
 // drawn at once — unless the feed brought a page meanwhile (as new, or newer).
+// ``r.current``: whether the step the control answered is still the page's (a step, round or
+// language since: its refusal is the past, and shown no more).
 async function answered(path, body) {
-  const seen = meSeen;
+  const seen = meSeen, at = stepNow();
   const r = await post(path, body);
   if (r.me && me && seen === meSeen) { me = { seat: me.seat, ...r.me }; render(); }
+  r.current = stepNow() === at;
   return r;
 }
-const toldText = (r) => (r.told && r.told.length ? r.told[r.told.length - 1].text : null);
+// A control's verdict on the status line: a refusal, "✓", or (the table told this seat
+// something for it) that it was sent and is held with the secrets.
+function verdict(r, done) {
+  if (!r.ok && !r.current) return;
+  if (r.ok && r.told && r.told.length) return tellMe("sent_secret");
+  status(r.ok ? done : refusal(r), r.ok);
+}
 async function send(field, value, button) {
   confirming = null;
   button.disabled = true;
   const r = await answered("/api/submit", { field, value });
   button.disabled = false;
-  status(r.ok ? toldText(r) || "✓" : refusal(r), r.ok);
+  verdict(r, "✓");
+  if (r.ok) {  // sent: the choice is the table's now, and not kept in sight (it is held, if told)
+    const form = $("submits").querySelector(`form[data-field="${field}"]`);
+    if (form) form.querySelectorAll("input, select").forEach((i) => { i.value = ""; });
+  }
   renderSubmits();
 }
 // A field with one value (``kind: button``: +1 min, pause / go on): a button named by
@@ -550,7 +578,9 @@ function renderSubmits() {
       type: "number", inputmode: "numeric",
       min: String(ask.low ?? ""), max: String(ask.high ?? ""), value: String(ask.low ?? 0) });
     if (ask.choices && ask.choices.length) {
-      const pick = el("select", { name: field, id: `submit-${field}` });
+      // no choice made for the player: a placeholder first, and Send refused until one is chosen
+      const pick = el("select", { name: field, id: `submit-${field}` },
+        el("option", { value: "", disabled: "", selected: "", text: t("choose") }));
       ask.choices.forEach((c) => pick.append(el("option", { value: String(c), text: who(String(c)) })));
       inputs.push(pick);
       if (ask.high) inputs.push(number(field + "-amount", `${ask.text || field}: ${t("amount")}`));
@@ -564,6 +594,7 @@ function renderSubmits() {
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const [first, amount] = inputs;
+      if (first.tagName === "SELECT" && !first.value) { first.focus(); return status(t("choose_first"), false); }
       const num = amount || (first.type === "number" ? first : null);
       if (num) {  // empty or not a whole number: refused here, never sent as 0 (the range: the table's refusal)
         const v = num.value.trim() === "" ? NaN : Number(num.value);
@@ -631,7 +662,7 @@ async function loadMe() {
     // The seat's feed and the table's are two streams: a word told in the language the table
     // has just left can come after the snapshot that changed it, and stays unsaid here.
     // (A refusal of this page's own control is in its answer, not here.)
-    if (ev.event === "tell" && !(state && state.lang && ev.lang && ev.lang !== state.lang)) status(ev.text, true);
+    if (ev.event === "tell" && !(state && state.lang && ev.lang && ev.lang !== state.lang)) tellMe("new_secret");
   });
   // the server ends a seat's feed when the seat is no longer this phone's (another phone
   // took it, the evening ended): asked again, the page drops its private text and says so
@@ -641,7 +672,7 @@ async function loadMe() {
 async function press(button) {
   pressConfirm = null; renderControls();
   const r = await answered("/api/press", { button });
-  status(r.ok ? toldText(r) || "✓ " + t(button) : refusal(r), r.ok);
+  verdict(r, "✓ " + t(button));
 }
 document.querySelectorAll("[data-press]").forEach((b) => b.addEventListener("click", () => {
   if (b.dataset.press === "next" && confirmNext()) {  // it ends the step for everyone: asked first
@@ -720,10 +751,6 @@ function leds(state) {
 
 // A snapshot, and the table's clock when it was sent: the countdown counts on the table's time.
 function took(s) {
-  // a passing acknowledgement in the language just left ("✓ 次へ" on an English table) goes with it
-  if (state && state.lang && s.lang !== state.lang && $("status").classList.contains("ok")) {
-    clearTimeout(statusTimer); $("status").textContent = ""; $("status").className = "";
-  }
   state = s;
   if (typeof s.clock === "number") skew = s.clock - Date.now() / 1000;
 }
