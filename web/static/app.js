@@ -479,10 +479,10 @@ function renderMeView() {
   $("reveal").hidden = !view.querySelector(".secret");
   reveal(revealing);
 }
-// What the table tells this seat alone (a ``tell``: "Your role: the sage", "Treasures lie in
-// boxes 2 and 5", "Your bid: 3.") is a secret, never shown unheld, not even for a moment: the
-// status line says only that it came (``note``), and what it told is the seat's page now, its
-// lines held with the others ("Your role this round: the sage", "Your role-auction bid: 3").
+// What the table tells this seat alone (a ``tell``: a role, where the treasures lie, a sealed
+// bid) is a secret, never shown unheld, not even for a moment: the status line says only that
+// it came (``note``), and what it told is the seat's page now, its lines held with the others.
+// (This file is public: the privacy walks read it, so it quotes no line a seat is told.)
 function tellMe(note) { status(t(note), true); }
 // Held (a pointer, or Space/Enter on the button) the secret shows; let go, it is hidden again.
 let revealing = false;
