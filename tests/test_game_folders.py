@@ -237,7 +237,7 @@ def test_the_tag_sets_are_each_games_components_then_the_tables_own() -> None:
     # the table's sets name the games' cards and rule cards from the engines
     assert sets["games"] == ("game/seven-knights", "game/one-night", "game/madness-hour", "game/demagogos")
     assert sets["cards"] == ("rules/basic", "rules/special", "rules/advanced", "rules/cooperative",
-                             "rules/ultimate", "lang/en", "lang/ja")
+                             "rules/ultimate", "rules/daybreak", "lang/en", "lang/ja")
     # the core keeps only the table's own: no game's identity is listed there
     own = (*tags.PLAYER_CARDS, *tags.LANGUAGE_CARDS)
     assert not any(i.startswith((*g.tag_prefixes, "game/", "rules/")) for i in own for g in GAMES)
