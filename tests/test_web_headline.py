@@ -75,21 +75,6 @@ def test_headline_is_always_there_between_games(tmp_path: Path) -> None:
         sim.close()
 
 
-def test_finding_the_headline_says_what_to_do_now_where_anyone_may_act(tmp_path: Path) -> None:
-    """The discussion is anyone's: its headline said "Over to the whole table.";
-    it says what to do now, as the step's prompt (repeat's words) does."""
-    for lang, prompt in (("en", "The discussion is on. Press next to end it early."),
-                         ("ja", None)):
-        sim, s = simulation(tmp_path / lang, ONW, lang)
-        try:
-            play_until(sim, s, lambda sim: (sim.loop.read_side.public().get("play") or {}).get("step") == "discussion")
-            public = sim.loop.read_side.public()
-            said = sim.loop.narrate("onw.discussion.prompt", {}, lang).text
-            assert public["headline"]["anyone"] and public["headline_text"] == said == (prompt or said)
-        finally:
-            sim.close()
-
-
 def test_the_discussion_deadline_is_the_wall_clock_time_it_ends(tmp_path: Path) -> None:
     """One Night's discussion (2 min here): the deadline is the wall-clock time
     the discussion ends, the same at each of its minutes (a phone counts down to

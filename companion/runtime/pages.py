@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from companion.core.engine import Legal
-from companion.core.events import Say
 from companion.core.messages import ReadSide
 from companion.core.table import GATHERING, IDLE, PAGES_OFF, Table
 from companion.runtime.outputs import Narrate
@@ -100,9 +99,8 @@ class PageProjection:
             keys = [(f"headline.{head['step']}", {})]
         elif head["waiting_for"]:
             keys = [("headline.waiting", {"players": [table.name_of(i) for i in head["waiting_for"]]})]
-        else:  # anyone's: what to do now, as the step's prompt says it aloud (repeat's words)
-            prompt = table.engine.prompt() if table.engine is not None else []
-            keys = [(o.key, dict(o.params)) for o in prompt if isinstance(o, Say)] or [("headline.anyone", {})]
+        else:
+            keys = [("headline.anyone", {})]
         if head["count"]:
             count = head["count"]
             keys.append((f"headline.count.{count['what']}", {"done": count["done"], "of": count["of"]}))
