@@ -39,17 +39,15 @@ CREATE TABLE IF NOT EXISTS quarantine (
 CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER NOT NULL, k INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, topic TEXT NOT NULL,
     payload TEXT NOT NULL, PRIMARY KEY (seq, k));
--- What the broker acknowledged and may not have kept yet (``acked``: wall time, for
--- a reader), sent again at each new connection until confirmed: a broker killed
--- before it saved an acknowledged message forgets it (mqtt/link.py, CONFIRM_S).
+-- What the broker acknowledged and may not have kept yet (``acked``: wall time), sent again at
+-- each new connection until confirmed: a broker killed before it saved it forgets it (mqtt/link.py).
 CREATE TABLE IF NOT EXISTS outbox_sent (
     id TEXT PRIMARY KEY, topic TEXT NOT NULL, payload TEXT NOT NULL, acked REAL NOT NULL);
 """
 # PRAGMA user_version.  0: the first journals (no version, no quarantine table);
 # 1: adds the quarantine; 2: the MQTT outbox (and its acknowledged rows).  A journal from a newer release is never written into.
 SCHEMA_VERSION = 2
-# The version that added each table version 0 did not have: what a restore
-# expects of an older backup (companion.runtime.journal_check.schema_problem).
+# The version that added each table v0 lacked: what a restore expects of an older backup (schema_problem).
 TABLES_SINCE = {"quarantine": 1, "outbox": 2, "outbox_sent": 2}
 # The journal's epoch (a ``meta`` key): none at first; a fresh token whenever older
 # inputs are put back in its place (a restore, a recovery from a backup), since the
@@ -57,8 +55,7 @@ TABLES_SINCE = {"quarantine": 1, "outbox": 2, "outbox_sent": 2}
 # carry it (runtime.outbox), so a receiver that keeps ids never drops a new play as
 # one it has already seen.
 EPOCH = "epoch"
-# Every journal is written with this page size (set before its first page): a
-# salvage tries it before the size a damaged header claims (page_scan, wal_format).
+# Every journal's page size (set before its first page): salvage tries it before a damaged header's.
 PAGE_SIZE = 4096
 
 
@@ -124,8 +121,7 @@ class Journal:
         self.db = self._open()
         self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a no-op on a journal that has pages
         self.db.execute("PRAGMA journal_mode=WAL")
-        # FULL: each COMMIT is fsynced to the WAL before it returns — the durability
-        # the table relies on ("nothing accepted is ever lost, not even on power loss").
+        # FULL: each COMMIT is fsynced to the WAL before it returns (nothing accepted is ever lost)
         self.db.execute("PRAGMA synchronous=FULL")
         version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
