@@ -157,15 +157,9 @@ done
 # ---------------------------------------------------------------- 7
 step "7/9 \`companion\` on the PATH: $BIN_DIR/companion"
 # The docs' `companion …` as typed by the pi user: the table's commands run as the
-# service's user in its state folder (systemd/companion-cli says which).
-printf '    $ sed ... %s > %s\n' "$SRC/systemd/companion-cli" "$BIN_DIR/companion"
-if [ "$DRY_RUN" -eq 0 ]; then
-    install -d -m 0755 "$BIN_DIR"
-    sed -e "s|^PREFIX=.*|PREFIX=$PREFIX|" -e "s|^STATE=.*|STATE=$STATE|" \
-        -e "s|^SERVICE_USER=.*|SERVICE_USER=$SERVICE_USER|" "$SRC/systemd/companion-cli" > "$BIN_DIR/.companion.new"
-    chmod 0755 "$BIN_DIR/.companion.new"
-    mv -f "$BIN_DIR/.companion.new" "$BIN_DIR/companion"
-fi
+# service's user in its state folder (systemd/companion-cli says which).  Written here
+# from the checkout, and again from the current release at every switch (install_wrapper).
+write_wrapper "$SRC/systemd/companion-cli"
 
 # ---------------------------------------------------------------- 8
 step "8/9 prerender the narration, then the service on release $RELEASE (back to the previous one unless it becomes ready)"

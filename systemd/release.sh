@@ -26,6 +26,7 @@ PREFIX="${PREFIX:-${COMPANION_PREFIX:-/opt/companion}}"
 STATE="${STATE:-${COMPANION_STATE:-/var/lib/companion}}"
 UNIT_DIR="${UNIT_DIR:-${COMPANION_UNIT_DIR:-/etc/systemd/system}}"
 SERVICE_USER="${SERVICE_USER:-companion}"
+BIN_DIR="${BIN_DIR:-${COMPANION_BIN_DIR:-/usr/local/bin}}"
 DRY_RUN="${DRY_RUN:-0}"
 # Seconds: the longest a restart may take (the unit's TimeoutStartSec=90 fails it
 # first), then how long the started release must stay active to count as proved.
@@ -138,9 +139,34 @@ failed_build() {
     run rm -rf -- "${RELEASES:?}/$1"
 }
 
+# `companion` on the PATH: the wrapper FILE (a systemd/companion-cli) with this PREFIX,
+# STATE and SERVICE_USER, as BIN_DIR/companion, replaced by a rename.
+write_wrapper() {
+    printf '    $ sed ... %s > %s\n' "$1" "$BIN_DIR/companion"
+    if [ "$DRY_RUN" -eq 0 ]; then
+        install -d -m 0755 "$BIN_DIR"
+        sed -e "s|^PREFIX=.*|PREFIX=$PREFIX|" -e "s|^STATE=.*|STATE=$STATE|" \
+            -e "s|^SERVICE_USER=.*|SERVICE_USER=$SERVICE_USER|" "$1" > "$BIN_DIR/.companion.new"
+        chmod 0755 "$BIN_DIR/.companion.new"
+        mv -f "$BIN_DIR/.companion.new" "$BIN_DIR/companion"
+    fi
+}
+
+# The current release's `companion` on the PATH: a release that changes it brings its
+# own, a roll-back puts the older one back.  One from before it (legacy) keeps the one there is.
+install_wrapper() {
+    if [ -f "$PREFIX/current/systemd/companion-cli" ]; then
+        write_wrapper "$PREFIX/current/systemd/companion-cli"
+    else
+        note "release $(link_target current) brings no systemd/companion-cli: $BIN_DIR/companion stays as it is."
+    fi
+}
+
 # The unit file of the current release (each release brings its own; a roll-back
-# puts the older one back), with this PREFIX and STATE, into UNIT_DIR.
+# puts the older one back), with this PREFIX and STATE, into UNIT_DIR; and its
+# `companion` on the PATH.
 install_unit() {
+    install_wrapper
     local unit="$PREFIX/current/systemd/$SERVICE"
     printf '    $ sed s|/opt/companion/|%s/| %s > %s\n' "$PREFIX" "$unit" "$UNIT_DIR/$SERVICE"
     if [ "$DRY_RUN" -eq 0 ]; then

@@ -114,7 +114,24 @@ def test_finding_every_command_the_build_pages_write_runs_as_written_on_the_pi(t
         out = typed(tmp_path, PI, command)
         assert out.endswith(f" {command}") and ME in out, out
     install = (ROOT / "systemd" / "install.sh").read_text(encoding="utf-8")
-    assert 'BIN_DIR="${COMPANION_BIN_DIR:-/usr/local/bin}"' in install and '"$BIN_DIR/companion"' in install
+    release = (ROOT / "systemd" / "release.sh").read_text(encoding="utf-8")
+    assert 'BIN_DIR="${COMPANION_BIN_DIR:-/usr/local/bin}"' in install and '"$BIN_DIR/companion"' in release
+    assert 'write_wrapper "$SRC/systemd/companion-cli"' in install
+
+
+def test_finding_tags_learn_runs_as_root_for_the_tag_map_is_in_the_config_folder(tmp_path: Path) -> None:
+    """`companion tags learn` saves the tag map (`reader: tag_map:`, tags.yaml beside
+    companion.yaml in /etc/companion, which install.sh makes root's and 0755): as the
+    service's user the walk asked for the first tag, then could not save it. It runs as
+    root, with the service's environment, as editing the config does."""
+    state = tmp_path / "state"
+    words = ["tags", "learn", "skb/knight/1", "--force"]
+    assert typed(tmp_path, PI, *words) == f"sudo -u root {ME} {state} {state} {' '.join(words)}"
+    assert typed(tmp_path, ("root", 0), *words) == f"{ME} {state} {state} {' '.join(words)}"
+    assert typed(tmp_path, PI, "--config", "x.yaml", "tags", "learn").startswith("sudo -u root ")
+    assert typed(tmp_path, PI, "tags", "write", "one-night").startswith("sudo -u companion ")  # the state's
+    install = (ROOT / "systemd" / "install.sh").read_text(encoding="utf-8")
+    assert 'run install -d -m 0755 "$ETC"' in install and 'for f in companion.yaml tags.yaml' in install
 
 
 def test_root_uses_runuser_and_the_service_user_runs_it_directly(tmp_path: Path) -> None:
@@ -194,8 +211,8 @@ def test_for_real_the_state_is_written_as_the_service_user(tmp_path: Path) -> No
         shutil.rmtree(top, ignore_errors=True)
 
 
-def test_install_writes_the_wrapper_with_its_paths() -> None:
-    text = (ROOT / "systemd" / "install.sh").read_text(encoding="utf-8")
+def test_the_wrapper_is_written_with_its_paths() -> None:
+    text = (ROOT / "systemd" / "release.sh").read_text(encoding="utf-8")  # write_wrapper, install.sh's too
     for key in ("PREFIX", "STATE", "SERVICE_USER"):
         assert f'-e "s|^{key}=.*|{key}=${key}|"' in text or f'"s|^{key}=.*|{key}=${key}|"' in text
     assert stat.S_IMODE(WRAPPER.stat().st_mode) & 0o444

@@ -99,16 +99,19 @@ class Pi:
             "COMPANION_SETTLE_S": "1", "FAKE_STATE": str(self.state),
             "FAKE_SYSTEMCTL_DIR": str(tmp / "run"), "FAKE_SYSTEMCTL_UNITS": str(self.units),
             "FAKE_SYSTEMCTL_START_TIMEOUT": "3", "FAKE_SYSTEMCTL_STATE_ROOT": str(tmp),
+            "COMPANION_BIN_DIR": str(tmp / "usr-local-bin"),
         }
 
     def source(self, name: str, behaviour: str) -> Path:
-        """A checkout whose companion behaves so."""
+        """A checkout whose companion behaves so (its wrapper says which release it came with)."""
         src = self.tmp / f"src-{name}"
         (src / "systemd").mkdir(parents=True)
-        for f in ("companion.service", "release.sh"):
+        for f in ("companion.service", "release.sh", "companion-cli"):
             shutil.copy(ROOT / "systemd" / f, src / "systemd" / f)
         (src / "pyproject.toml").write_text('version = "9.9"\n')
         (src / "behaviour").write_text(behaviour)
+        wrapper = src / "systemd" / "companion-cli"
+        wrapper.write_text(wrapper.read_text().replace("\nPREFIX=", f"\n# the wrapper of {name}\nPREFIX=", 1))
         _exe(src / "fake-companion", COMPANION)
         return src
 
@@ -120,6 +123,16 @@ class Pi:
         """What install.sh does with a checkout: build the release, then activate it."""
         src = self.source(name, behaviour)
         return self.bash(f'build_release "{src}" {name} 0 && activate {name}', **env)
+
+    def wrapper(self) -> str | None:
+        """Which release's `companion` is on the PATH, and that its paths are this Pi's."""
+        path = Path(self.env["COMPANION_BIN_DIR"]) / "companion"
+        if not path.exists():
+            return None
+        text = path.read_text()
+        assert f"\nPREFIX={self.prefix}\n" in text and f"\nSTATE={self.state}\n" in text
+        assert os.access(path, os.X_OK)
+        return text.split("# the wrapper of ")[1].split()[0]
 
     def link(self, name: str) -> str | None:
         p = self.prefix / name
@@ -267,3 +280,19 @@ def test_the_switch_is_one_rename(pi: Pi) -> None:
     lines = [line.strip() for line in got.stdout.splitlines()]
     assert lines == [f"$ ln -sfn releases/r9 {pi.prefix}/.current.new",
                      f"$ mv -T {pi.prefix}/.current.new {pi.prefix}/current"]
+
+
+def test_finding_the_companion_on_the_path_is_the_current_release_s_after_every_switch(pi: Pi) -> None:
+    """`companion` on the PATH is systemd/companion-cli filled in; a release that changes it
+    (which commands run as whom) must bring its own, and a roll-back the older one back —
+    install.sh alone wrote it, from the checkout, before the switch."""
+    pi.update("r1")
+    assert pi.wrapper() == "r1"
+    pi.update("r2")
+    assert pi.wrapper() == "r2"
+    assert pi.bash("rollback").returncode == 0
+    assert (pi.link("current"), pi.wrapper()) == ("r1", "r1")
+    assert pi.bash("rollback").returncode == 0
+    assert pi.wrapper() == "r2"
+    got = pi.update("r3", "exit")  # never ready: back to r2, and to its wrapper
+    assert got.returncode != 0 and (pi.link("current"), pi.wrapper()) == ("r2", "r2")
