@@ -21,7 +21,8 @@ from companion.games import GAMES
 ONE_NAME = {
     "seven-knights": {"虜": [r"魅了"], "隊列": [r"陣形"]},
     "demagogos": {"役職オークション": [r"役職の(競り|入札)"], "手番オークション": [r"手番の(競り|入札)"],
-                  "財宝": [r"(?<![財])宝(?![石])"], "空箱": [r"空っぽ", r"「空」|\*\*空\*\*"]},
+                  "財宝": [r"(?<![財])宝(?![石])"], "空箱": [r"空っぽ", r"「空」|\*\*空\*\*"],
+                  "オークション": [r"封印入札"]},
     "madness-hour": {"戦闘": [r"戦い"]},
 }
 
@@ -36,6 +37,14 @@ def _lines(game: type) -> dict[str, str]:
 
 
 GAMES_BY_ID = {g.game: g for g in GAMES}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def japanese_pages() -> list[Path]:
+    """Every Japanese page of the site: docs/**/*.ja.md and each game's guide."""
+    pages = [p for p in (ROOT / "docs").rglob("*.ja.md")  # not the guides' copies the site's hook makes
+             if p.parent.name != "play" or p.name.startswith("index")]
+    return sorted(pages) + [_folder(g) / "guide" / "ja.md" for g in GAMES]
 
 
 @pytest.mark.parametrize("game_id", sorted(ONE_NAME))
@@ -60,3 +69,24 @@ def test_the_japanese_guide_names_the_game_and_its_rule_sets_as_the_table_does(g
     named = [key for key in lines if key.startswith("name.") and key[5:] in game.known_rules()]
     for key in named:
         assert lines[key] in guide, f"the guide does not name the rule set {key[5:]} as the table does: {lines[key]}"
+
+
+@pytest.mark.parametrize("page", japanese_pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_finding_every_japanese_page_uses_the_table_s_words(page: Path) -> None:
+    """Not only the guides: the home page named デマゴーゴスの罠's auctions 封印入札, a word the
+    table never says (it says 役職オークション and 手番オークション); the words the table
+    replaces appear on no Japanese page."""
+    text = page.read_text(encoding="utf-8")
+    for words in ONE_NAME.values():
+        for word, others in words.items():
+            for pattern in others:
+                found = re.search(pattern, text)
+                assert found is None, f"{page.relative_to(ROOT)} says {found.group(0)!r} where the table says {word}"
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.game)
+def test_finding_the_japanese_nav_names_each_game_as_the_table_does(game: type) -> None:
+    """A guide's title is its name in the Japanese nav: ミュルマミウスの虜 was listed as
+    'ミュルマミウスの虜（Seven Knights Bewitched）', an English title in the Japanese nav."""
+    title = (_folder(game) / "guide" / "ja.md").read_text(encoding="utf-8").splitlines()[0]
+    assert title == f"# {_lines(game)[f'name.game/{game.game}']}"
