@@ -140,12 +140,34 @@ const night = () => !!headline().night;
 const stepNow = () => JSON.stringify([state.game, state.phase, state.play && state.play.step,
   state.play && state.play.round, headline().step, state.lang]);
 
+// A snapshot comes whenever anything at the table changed: a part is drawn again only
+// when what it is drawn from (its data, the language, the seats, the games' names) changed.
+const drawnFrom = {};
+function drawn(part, draw, ...from) {
+  const key = JSON.stringify([lang, state.seats, !!GAMES.en, from]);
+  if (drawnFrom[part] !== key) { drawnFrom[part] = key; draw(); }
+}
+// A list's children by their data: a child drawn from the same data stays (the same node);
+// only the others are made (``make``), put in place, or taken out.
+function fill(box, items, make) {
+  const old = new Map([...box.children].map((e) => [e.from, e]));
+  items.forEach((item, i) => {
+    const from = JSON.stringify(item);
+    let e = old.get(from);
+    if (e) old.delete(from); else { e = make(item); e.from = from; }
+    if (box.children[i] !== e) box.insertBefore(e, box.children[i] || null);
+  });
+  while (box.children.length > items.length) box.lastElementChild.remove();
+}
+
 function render() {
   lang = state.lang || "en";
-  document.documentElement.lang = lang;
-  document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
-  document.querySelectorAll("[data-t-label]").forEach((e) => { e.setAttribute("aria-label", `${t("virtual")}: ${t(e.dataset.tLabel)}`); });
-  document.querySelectorAll("[data-t-title]").forEach((e) => { e.title = t(e.dataset.tTitle); });
+  if (document.documentElement.lang !== lang) document.documentElement.lang = lang;  // set, even unchanged: all styled again
+  drawn("words", () => {
+    document.querySelectorAll("[data-t]").forEach((e) => { e.textContent = t(e.dataset.t); });
+    document.querySelectorAll("[data-t-label]").forEach((e) => { e.setAttribute("aria-label", `${t("virtual")}: ${t(e.dataset.tLabel)}`); });
+    document.querySelectorAll("[data-t-title]").forEach((e) => { e.title = t(e.dataset.tTitle); });
+  });
   // By night every page is the same near-black screen with the step's name alone:
   // nothing else is drawn, so nothing can differ from one phone (or deal) to another.
   const dark = night();
@@ -176,7 +198,13 @@ function render() {
   $("address").textContent = state.address || "";
   tickCountdown();
   if (ledsLang !== lang) leds(ledsNow);  // the virtual table's, drawn again in another language
-  renderResult(); renderBoard(); renderScores(); renderTonight(); renderHistory(); renderSeats(); renderMe();
+  renderResult();
+  drawn("board", renderBoard, state.board);
+  drawn("scores", renderScores, state.play && [state.play.rounds, state.play.totals, state.play.whose_turn],
+    !state.play && state.result, state.game);
+  drawn("tonight", renderTonight, state.tonight); drawn("history", renderHistory, state.history);
+  drawn("seats", renderSeats, !me);
+  drawn("me", renderMe, me, state.headline, state.legal, state.phase);
   renderControls();
 }
 
@@ -288,7 +316,7 @@ function whoseTurn() {
 // game's ``board``, dt.board.*): what anyone at the table may see.
 function renderBoard() {
   const lines = state.board || [];
-  $("board").replaceChildren(...lines.map((line) => el("li", { "data-key": line.key, text: line.text })));
+  fill($("board"), lines, (line) => el("li", { "data-key": line.key, text: line.text }));
   $("board-section").hidden = !lines.length;
 }
 
@@ -466,16 +494,16 @@ function mayDo() {
 // gems, bids), face down until the button above is held (a lit phone shows no one else).
 function renderMeView() {
   const view = $("me-view");
-  const lines = (me.page || []).map((line) => el("p", { "data-key": line.key, text: line.text,
+  const lines = (me.page || []).map((line) => ({ "data-key": line.key, text: line.text,
     ...(line.key.includes(".now.") ? {} : { class: "secret" }) }));
   if (!lines.length) {  // a game that gives no lines (a test's engine): its view as it is, but nothing empty
     for (const [k, v] of Object.entries(me)) {
       const empty = v === null || v === "" || (typeof v === "object" && !Object.keys(v).length);
       if (["seat", "legal", "page", "night"].includes(k) || empty) continue;
-      lines.push(el("p", { text: `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}` }));
+      lines.push({ text: `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}` });
     }
   }
-  view.replaceChildren(...lines);
+  fill(view, lines, (line) => el("p", line));
   $("reveal").hidden = !view.querySelector(".secret");
   reveal(revealing);
 }
