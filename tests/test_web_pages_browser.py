@@ -277,7 +277,7 @@ def test_madness_hour_result_the_girl_s_card_and_who_won(browser: Any, tmp_path:
     try:
         page = result_page(browser, web)
         expect(page.locator("#verdict li").first).to_have_text("Green, the Girl, was the evil god.")
-        expect(page.locator("#verdict")).to_contain_text("Escaped from the mansion: blue and yellow.")
+        expect(page.locator("#verdict")).to_contain_text("Escaped from the mansion: Blue and Yellow.")
         assert rows(page)[0][:2] == ["won", "Yellow ★"]  # a side wins, no totals: won or lost, no places
         assert {r[1]: r[3] for r in rows(page)}["Green"] == "the Girl: the evil god"
     finally:
