@@ -214,7 +214,7 @@ def test_a_fifth_game_in_a_folder_of_its_own_plays_through_simulate(quiz: type[E
     # every line found: none spoken as its key (a missing one is, sentence-cased: "Qz.Start")
     assert all(text.lower() != key.lower() for key, text in said.items()), said
     expected = {"en": ("Quiz Night.", "The speed round.", "Red, tap your answer.",
-                       "The answer was A: red and green got it."),
+                       "The answer was A: Red and Green got it."),
                 "ja": ("クイズナイト。", "早押しルール。", "赤さん、答えのカードをタッチしてください。",
                        "正解はAでした。正解者は赤、緑です。")}[lang]
     game_chosen, rules, ask, reveal = expected

@@ -61,7 +61,7 @@ def test_names_and_lists_are_translated() -> None:
     assert line.text == "今夜の合計：赤3点、青1点。"
     assert line.reading == "こんやのごうけい、あか3てん、あお1てん。"
     en = n.render("table.standings", {"scores": {"red": 3, "blue": 1, "green": 0}}, "en")
-    assert en.text == "Tonight's totals: red 3, blue 1 and green 0."
+    assert en.text == "Tonight's totals: Red 3, Blue 1 and Green 0."
 
 
 def test_unknown_key_falls_back_and_is_recorded() -> None:

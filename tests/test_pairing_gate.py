@@ -73,7 +73,7 @@ def test_demagogos_waits_for_every_phone_says_who_is_missing_and_starts_with_the
     assert (boxes["key"], boxes["text"]) == ("dt.pairing.boxes", "Demagogos' Trap: lay out 7 boxes, numbered 1 to 7, "
                                                                  "while the phones pair.")
     assert needed["key"] == "pairing.needed"
-    assert needed["text"].endswith("Still to pair: red, blue, green, yellow, purple and orange.")
+    assert needed["text"].endswith("Still to pair: Red, Blue, Green, Yellow, Purple and Orange.")
     for n, seat in enumerate(SIX[:-1], 1):
         mark = len(gate.events)
         gate.pair(seat)
@@ -86,7 +86,7 @@ def test_demagogos_waits_for_every_phone_says_who_is_missing_and_starts_with_the
     gate.sim.step("press", "next")
     (rejected,) = [e for e in gate.events[mark:] if e["event"] == "rejected"]
     assert rejected["input"] == "next"
-    assert gate.says(mark)[-1]["text"] == "Every phone must be paired first. Still to pair: orange."
+    assert gate.says(mark)[-1]["text"] == "Every phone must be paired first. Still to pair: Orange."
     # a card tapped with no phone waiting is refused, and says what to do
     gate.tap("player/orange")
     assert gate.says()[-1]["key"] == "pairing.refuse.page_first"
@@ -125,7 +125,7 @@ def test_the_gate_survives_a_restart_and_says_who_is_still_missing(tmp_path: Pat
     try:
         table = again.sim.loop.table
         assert table.state.phase == PAIRING and table.state.paired == list(SIX[:4])
-        assert again.says()[-1]["text"].endswith("Still to pair: purple and orange.")
+        assert again.says()[-1]["text"].endswith("Still to pair: Purple and Orange.")
         again.pair("purple")
         again.pair("orange")
         assert table.state.phase == PLAYING
@@ -328,7 +328,7 @@ def test_a_paired_phone_is_still_its_seat_s_page_after_a_restart_and_the_gate_ag
         assert r.status_code == 200  # the page open across the restart still posts
         again.settle()  # the answer comes at "accepted": the repeat's lines (two now) may still be on their way
         said = [e["text"] for e in again.events if e["event"] == "say"]
-        assert said[-1].endswith("Still to pair: blue, green, yellow, purple and orange.")  # the resume says so
+        assert said[-1].endswith("Still to pair: Blue, Green, Yellow, Purple and Orange.")  # the resume says so
     finally:
         client.close()
         again.close()

@@ -62,8 +62,8 @@ def test_a_gift_is_on_the_giver_s_and_the_receiver_s_pages_only(tmp_path: Path) 
     after = step_index(DT6, lambda k, v: isinstance(v, Submit) and v.field == "gift") + 1
     sim = play(tmp_path, DT6, after)
     try:
-        assert "Round 2: you gave red 5 gems" in lines(sim, "green")
-        assert "Round 2: green gave you 5 gems" in lines(sim, "red")
+        assert "Round 2: you gave Red 5 gems" in lines(sim, "green")
+        assert "Round 2: Green gave you 5 gems" in lines(sim, "red")
         assert lines(sim, "red")[0] == "Gems: 10" and lines(sim, "green")[0] == "Gems: 5"
         for seat in ("blue", "yellow", "purple", "orange"):
             assert not [t for t in lines(sim, seat) if "gave" in t], seat

@@ -56,7 +56,7 @@ def test_headline_counts_the_sealed_bids_and_names_who_is_still_to_bid(tmp_path:
         assert head["count"] == {"done": 2, "of": 6, "what": "bids"}
         assert head["waiting_for"] == [p for p in ("red", "blue", "green", "yellow", "purple", "orange") if p not in bid]
         assert (head["step"], head["anyone"], head["night"], head["deadline"]) == ("role_auction", False, False, None)
-        assert public["headline_text"] == ("Waiting for green, yellow, purple and orange. 2 of 6 bids are in.")
+        assert public["headline_text"] == ("Waiting for Green, Yellow, Purple and Orange. 2 of 6 bids are in.")
         assert set(head["count"]) == {"done", "of", "what"}  # counts only, never what was bid
         sim.step("tap", "lang/ja")
         assert sim.loop.read_side.public()["headline_text"] == "緑、黄色、紫、オレンジを待っています。6人中2人が入札済みです。"

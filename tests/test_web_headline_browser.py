@@ -47,13 +47,13 @@ def test_the_headline_is_the_table_s_state_and_the_game_log_stands_beside_it(bro
     try:
         live.press("next")
         page = opened(browser, live.url + "/", PHONE)
-        expect(page.locator("#headline")).to_have_text("Waiting for red.")  # the quest: the start player
+        expect(page.locator("#headline")).to_have_text("Waiting for Red.")  # the quest: the start player
         said = [e["text"] for e in live.events if e["event"] == "say"][-1]
         expect(page.locator("#log li").first).to_have_text(said)
         live.tap("lang/en")  # "English narration.": said, atop the game log, beside the headline, which stays
         expect(page.locator("#log li").first).to_have_text("English narration.")
         expect(page.locator("#log li").nth(1)).to_have_text(said)  # the line before it, kept below
-        expect(page.locator("#headline")).to_have_text("Waiting for red.")
+        expect(page.locator("#headline")).to_have_text("Waiting for Red.")
     finally:
         live.close()
 

@@ -87,7 +87,7 @@ def test_enter_submits_only_its_own_field_and_a_gift_is_confirmed_first(browser:
         with red.expect_response(lambda r: r.url.endswith("/api/submit")):
             red.click("#submits .confirm button.yes")
         assert posts[-1] == {"field": "gift", "value": {"to": "blue", "gems": 1}}
-        expect(red.locator("#me-view")).to_contain_text("Round 1: you gave blue 1 gem")
+        expect(red.locator("#me-view")).to_contain_text("Round 1: you gave Blue 1 gem")
         assert "1 gems" not in red.locator("#me-view").inner_text()
     finally:
         live.close()
@@ -211,7 +211,7 @@ def test_seven_knights_result_winners_first_with_rounds_and_chart(browser: Any, 
         assert rows(page)[0][:3] == ["1", "Red ★", "9"]  # the winner first, the final total
         assert [r[2] for r in rows(page)] == ["9", "5", "5", "2", "0"]
         expect(page.locator("#chart polyline")).to_have_count(5)  # the rounds and the chart stay
-        expect(page.locator("#verdict")).to_contain_text("red")
+        expect(page.locator("#verdict")).to_contain_text("Red")
         sim.step("tap", "game/seven-knights")  # a new game being gathered: the page is its, the result in the history
         expect(page.locator("#result-section")).to_be_hidden()
         expect(page.locator("#history")).to_contain_text("Seven Knights Bewitched")
@@ -277,7 +277,7 @@ def test_madness_hour_result_the_girl_s_card_and_who_won(browser: Any, tmp_path:
     try:
         page = result_page(browser, web)
         expect(page.locator("#verdict li").first).to_have_text("Green, the Girl, was the evil god.")
-        expect(page.locator("#verdict")).to_contain_text("Escaped from the mansion: blue and yellow.")
+        expect(page.locator("#verdict")).to_contain_text("Escaped from the mansion: Blue and Yellow.")
         assert rows(page)[0][:2] == ["won", "Yellow ★"]  # a side wins, no totals: won or lost, no places
         assert {r[1]: r[3] for r in rows(page)}["Green"] == "the Girl: the evil god"
     finally:

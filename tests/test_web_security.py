@@ -578,7 +578,7 @@ def test_a_seat_paired_again_is_said_aloud_and_the_old_phone_told(live: LiveTabl
         assert not any("earlier phone" in t for t in said)
         assert pair(live, second, "red").status_code == 200
         said = [e["text"] for e in live.events if e["event"] == "say"]
-        assert said[-2:] == ["Red's phone is paired.", "Red's earlier phone is no longer red's page."]
+        assert said[-2:] == ["Red's phone is paired.", "Red's earlier phone is no longer Red's page."]
         r = first.get("/api/me")
         assert r.status_code == 403 and r.json()["error"] == "not_paired"
 

@@ -314,8 +314,16 @@ class WebServer:
         return stream(client.queue, first, lambda: self._clients.remove(client) if client in self._clients else None)
 
     async def page(self, request: Request) -> Response:
+        """The phone's page, with the players' names as the table says them (a data
+        block, never run: ``names``), the same words as the speech and the TV."""
         html = resources.files("web").joinpath("static/index.html").read_text(encoding="utf-8")
-        return _html(html.replace("{{csrf}}", self.pairings.csrf_token()))
+        return _html(html.replace("{{csrf}}", self.pairings.csrf_token()).replace("{{names}}", _block(self.names())))
+
+    def names(self) -> dict[str, dict[str, str]]:
+        """The players' names as the table says them (``name.<value>`` lines: 赤 for red), by language."""
+        narrate, langs = self.narrate, self.games or {"en": {}}
+        return {lang: {k.removeprefix("name."): v[0] for k, v in narrate.lines(lang).items() if k.startswith("name.")}
+                for lang in langs} if narrate is not None else {}
 
     async def tv(self, request: Request) -> Response:
         """The TV board: the public state drawn for a room (``static/tv.js``),
@@ -324,14 +332,9 @@ class WebServer:
         its script and style inline, pinned by their hashes: its first frame shows
         the table without waiting for a round trip (``tv_first_paint_ms``)."""
         html, csp = _tv_page()
-        narrate, langs = self.narrate, self.games or {"en": {}}
-        # the players' names as the table says them (``name.<value>`` lines: 赤 for red), by language
-        names = {lang: {k.removeprefix("name."): v[0] for k, v in narrate.lines(lang).items() if k.startswith("name.")}
-                 for lang in langs} if narrate is not None else {}
         # ``clock``: the table's wall clock now, so a TV whose own clock is off still counts to the deadline
-        boot = json.dumps({"state": self.public_state(history=False), "games": self.games, "names": names,
-                           "clock": self.clock()},
-                          ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")  # no </script> inside
+        boot = _block({"state": self.public_state(history=False), "games": self.games, "names": self.names(),
+                       "clock": self.clock()})
         return _html(html.replace("{{boot}}", boot), csp)
 
     async def static(self, request: Request) -> Response:
@@ -557,6 +560,11 @@ def _tv_page() -> tuple[str, str]:
             .replace('<script src="/static/tv.js"></script>', f"<script>{js}</script>"))
     csp = CSP.replace("style-src 'self'", f"style-src {pin(css)}").replace("script-src 'self'", f"script-src {pin(js)}")
     return html, csp
+
+
+def _block(data: Any) -> str:
+    """JSON for a page's data block (``<script type="application/json">``): no ``</script>`` inside."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
 def _html(html: str, csp: str = CSP) -> Response:

@@ -99,13 +99,21 @@ class PageProjection:
             keys = [(f"headline.{head['step']}", {})]
         elif head["waiting_for"]:
             keys = [("headline.waiting", {"players": [table.name_of(i) for i in head["waiting_for"]]})]
-        else:
-            keys = [("headline.anyone", {})]
+        else:  # anyone's: what to do now, short (``now.<game>.<step>``: one line of the TV's headline)
+            keys = [(self.now_key(head["step"]) or "headline.anyone", {})]
         if head["count"]:
             count = head["count"]
             keys.append((f"headline.count.{count['what']}", {"done": count["done"], "of": count["of"]}))
         return self.narrate("fmt.sentence_sep", {}, lang).text.join(self.narrate(key, params, lang).text
                                                                     for key, params in keys)
+
+
+    def now_key(self, step: str) -> str | None:
+        """The game's line for what to do now at ``step`` where anyone may act, if it has one
+        (a narrator's lines; a bare narrate function has none to look in)."""
+        lines, engine = getattr(self.narrate, "lines", None), self.table.engine
+        key = f"now.{engine.game}.{step}" if engine is not None else ""
+        return key if lines is not None and key in lines(self.table.lang) else None
 
 
 def legal_json(legal: Any, label: Callable[[str], str] | None = None) -> dict[str, Any]:

@@ -37,9 +37,7 @@ const T = {
         display_name: "Your name for the scores", your_name: "Your name", set_name: "Save name", name_empty: "Type a name first.",
         name_set: "Saved: the next game's scores call you {name}.", name_now: "Now: {name}",
         bad_name: "The table could not read that: reload the page.",
-        leds: { ready: "ready", ok: "ok", error: "error" },
-        colours: { red: "Red", blue: "Blue", green: "Green", yellow: "Yellow", purple: "Purple", orange: "Orange",
-                   white: "White", black: "Black" } },
+        leds: { ready: "ready", ok: "ok", error: "error" } },
   ja: { scores: "得点", seats: "席", tonight: "今夜の合計", history: "履歴", pair: "この端末を席とペアリング",
         your_seat: "あなたの席：", unseated: "今は席にいません。このカードをタップすると座り直せます：", next: "次へ", back: "戻る", repeat: "もう一度", round: "ラウンド", total: "合計",
         export: "全記録をエクスポート (JSON)", virtual: "仮想テーブル", bgstats: "BG Stats に送る",
@@ -72,8 +70,7 @@ const T = {
         display_name: "記録に残す名前", your_name: "あなたの名前", set_name: "名前を保存", name_empty: "先に名前を入れてください。",
         name_set: "保存しました。次のゲームから記録の名前は{name}です。", name_now: "いま: {name}",
         bad_name: "卓が読み取れませんでした。再読み込みしてください。",
-        leds: { ready: "準備", ok: "成功", error: "エラー" },
-        colours: { red: "赤", blue: "青", green: "緑", yellow: "黄色", purple: "紫", orange: "オレンジ", white: "白", black: "黒" } },
+        leds: { ready: "準備", ok: "成功", error: "エラー" } },
 };
 // The games' names and their steps' labels, by language: the server's
 // (/api/games, from each game's own folder); this page names no game itself.
@@ -84,11 +81,13 @@ const totalWord = (id) => gameInfo(id).points || t("total");  // a game's own wo
 const stepLabel = (id, step) => (gameInfo(id).steps || {})[step] || step;  // a step without a label: its id
 let state = {}, me = null, lang = "en", drawnStep;
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
-// A player as the pages name them: the seat's colour word or name, and the display name
-// its page chose (``called``: public, chosen to be shown) after it, wherever they appear.
+// A player as the table names them (the page came with the server's ``name.*`` lines: the
+// words the speech and the TV use), and the display name its page chose (``called``: public,
+// chosen to be shown) after it, wherever they appear.
+const NAMES = JSON.parse(($("names") || {}).textContent || "{}");
 const who = (name) => {
   const seat = (state.seats || []).find((s) => s.name === name);
-  const base = t("colours")[name] || name;
+  const base = (NAMES[lang] || {})[name] ?? (NAMES.en || {})[name] ?? name;
   return seat && seat.called ? `${base} · ${seat.called}` : base;
 };
 const el = (tag, attrs = {}, ...kids) => {

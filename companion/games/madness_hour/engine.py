@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from companion.core.countdown import TIME_FORMS
 from companion.core.engine import Engine, Outcome, Result, Setup, Step, Take
 from companion.core.events import (
     Input,
@@ -73,8 +74,8 @@ class MadnessHour(Engine):
     no_points: ClassVar[bool] = True  # the winners win; no points (the export)
     unknown_player: ClassVar[str] = "mh.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("mh_result", "girl", GIRLS),)  # the Girl's card decides the sides
-    clock_lines: ClassVar[tuple[str, ...]] = ("mh.turn.warning", "mh.climax.discuss", "mh.climax.seconds_left",
-                                              "mh.resume.discussion")
+    clock_lines: ClassVar[tuple[str, ...]] = tuple(key + form for key in (
+        "mh.turn.warning", "mh.climax.discuss", "mh.climax.seconds_left", "mh.resume.discussion") for form in TIME_FORMS)
     state: MadnessState
 
     def __init__(self, setup: Setup) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from companion.core.countdown import next_point, spoken
+from companion.core.countdown import next_point, time_line
 from companion.core.engine import Ask, Goto
 from companion.core.events import (
     CancelTimer,
@@ -101,7 +101,7 @@ def turn_timer_refusal(g: Game, inp: TimerFired) -> Refusal | None:
 def turn_timer_fired(g: Game, inp: TimerFired) -> list[Output]:
     s = g.state
     if inp.name == f"turn:{s.turns}:warn":
-        return [Say("mh.turn.warning", {"seconds": spoken(g.opts.turn_warning_s)}),
+        return [Say(*time_line("mh.turn.warning", g.opts.turn_warning_s)),
                 SetTimer(f"turn:{s.turns}:up", g.opts.turn_warning_s)]
     return [Say("mh.turn.time_up", {"player": s.turn_of})]
 
@@ -168,7 +168,7 @@ def begin_discussion(g: Game) -> Goto:
     s = g.state
     s.pending = None
     s.left_s = g.opts.discussion_s
-    return Goto("discussion", [Say("mh.climax.gather"), Say("mh.climax.discuss", {"seconds": spoken(s.left_s)}),
+    return Goto("discussion", [Say("mh.climax.gather"), Say(*time_line("mh.climax.discuss", s.left_s)),
                                discussion_timer(g)])
 
 
@@ -181,7 +181,7 @@ def discussion_tick(g: Game, inp: TimerFired) -> list[Output] | Goto:
     left = s.left_s = next_point(s.left_s, g.opts.discussion_s, g.opts.warnings_s)
     if left == 0:
         return Goto("vote", [Say("mh.climax.time_up")], prompt=True)
-    return [Say("mh.climax.seconds_left", {"seconds": spoken(left)}), discussion_timer(g)]
+    return [Say(*time_line("mh.climax.seconds_left", left)), discussion_timer(g)]
 
 
 def end_discussion(g: Game, _: Press) -> Goto:
@@ -388,4 +388,4 @@ def resume_explore(g: Game) -> list[Output]:
 
 
 def resume_discussion(g: Game) -> list[Output]:
-    return [Say("mh.resume.discussion", {"seconds": spoken(g.state.left_s)}), discussion_timer(g)]
+    return [Say(*time_line("mh.resume.discussion", g.state.left_s)), discussion_timer(g)]

@@ -213,7 +213,7 @@ def test_turn_timer_is_off_by_default_and_warns_when_set(tmp_path: Path) -> None
         assert not [e for e in quiet.events if e["event"] == "say" and e["t"] > 0]  # the turn ran on, unsaid
         keys = [(e["key"], e["text"]) for e in timed.events if e["event"] == "say" and e["t"] > 0]
         assert keys == [("mh.turn.warning", "15 seconds left in this turn."),
-                        ("mh.turn.time_up", "Time is up for red's turn.")]
+                        ("mh.turn.time_up", "Time is up for Red's turn.")]
     finally:
         quiet.close()
         timed.close()

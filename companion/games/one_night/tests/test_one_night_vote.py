@@ -314,7 +314,7 @@ def test_finding_the_tally_names_who_still_has_to_vote() -> None:
     table.tap("player/red", "player/blue", "player/green", "player/blue")
     assert table.engine.public_view()["tally"]["still"] == ["blue", "yellow", "purple"]
     board = [text(k, p) for k, p in table.engine.board()]
-    assert board[-3:] == ["Blue: 2 votes", "2 of 5 have voted.", "Still to vote: blue, yellow and purple."]
+    assert board[-3:] == ["Blue: 2 votes", "2 of 5 have voted.", "Still to vote: Blue, Yellow and Purple."]
 
 
 def test_finding_the_executed_stay_on_the_board_and_in_the_result() -> None:
@@ -327,11 +327,11 @@ def test_finding_the_executed_stay_on_the_board_and_in_the_result() -> None:
     engine = table.engine
     assert engine.finished
     assert engine.public_view()["executed"] == ["blue"]  # the result keeps the finished game's public view
-    assert text(*engine.board()[-1]) == "Executed: blue."
+    assert text(*engine.board()[-1]) == "Executed: Blue."
 
 
 @pytest.mark.parametrize(("lang", "one", "two"), [
-    ("en", "Executed, with 3 votes: blue.", "Executed, with 2 votes each: blue and green."),
+    ("en", "Executed, with 3 votes: Blue.", "Executed, with 2 votes each: Blue and Green."),
     ("ja", "3票で処刑されるのは、青です。", "それぞれ2票で処刑されるのは、青、緑です。"),
 ])
 def test_finding_one_executed_player_is_said_in_the_singular(lang: str, one: str, two: str) -> None:
