@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted([*example_scripts("*.yaml"), *example_scripts("demagogos/*.yaml"),
                   *example_scripts("one-night/*.yaml")])  # the editions: new roles
 PUBLIC = ("/", "/tv", "/api/table", "/api/export", "/qr.svg", "/static/app.js", "/static/app.css", "/api/virtual")
-SERVER_KEYS = ("version", "address", "now", "log", "verdict", "clock")  # what the pages add to the read side's public snapshot
+SERVER_KEYS = ("version", "address", "now", "log", "verdict", "cards", "clock")  # what the pages add to the read side's public snapshot
 
 
 def _play(snapshot: dict[str, Any]) -> Any:

@@ -264,8 +264,11 @@ class WebServer:
             state["log"] = self.log.lines(str(state.get("lang", "en")), render) if gamed else []
         if (state.get("headline") or {}).get("deadline"):  # a countdown runs: counted on the table's clock
             state["clock"] = self.clock()
+        lang = str(state.get("lang", "en"))
+        if isinstance(state.get("play"), dict) and state["play"].get("cards"):  # the cards shown, in words
+            state["cards"] = self._cards(state["play"]["cards"], state.get("game"), lang)
         if state.get("result"):  # the read side's result stays as it is; its words beside it
-            state["verdict"] = self._verdict(state["result"], str(state.get("lang", "en")))
+            state["verdict"] = self._verdict(state["result"], lang)
         if history:
             state["history"] = [public_play(p, self.export) for p in self.history()]
         return state
@@ -278,14 +281,36 @@ class WebServer:
             return {"lines": [], "roles": {}}
         lines = [{"key": s["key"], "text": narrate.render(s["key"], s["params"], lang).text}
                  for s in result.get("says", [])]
+        game = result.get("game")
+        # a card its last view named (the edition's name, the role it became) by those names; else the role's
+        cards = self._cards((result.get("play") or {}).get("cards") or {}, game, lang)
+        return {"lines": lines, "roles": {p["name"]: cards.get(p["name"]) or self._word(p["role"], game, lang)
+                                          for p in result.get("players", []) if p.get("role")}}
 
-        def role(name: str) -> str:  # the game's own word for a final role (role.<game>.<role>), or the role's name
-            for key in (f"role.{result.get('game')}.{name}", f"name.{name}"):
-                if key in narrate.lines(lang) or key in narrate.lines("en"):
-                    return str(narrate.render(key, {}, lang).text)
-            return name
+    def _word(self, name: str, game: Any, lang: str) -> str:
+        """The game's own word for a role (``role.<game>.<role>``), or the role's name (``name.<role>``)."""
+        narrate = self.narrate
+        assert narrate is not None
+        for key in (f"role.{game}.{name}", f"name.{name}"):
+            if key in narrate.lines(lang) or key in narrate.lines("en"):
+                return str(narrate.render(key, {}, lang).text)
+        return name
 
-        return {"lines": lines, "roles": {p["name"]: role(p["role"]) for p in result.get("players", []) if p.get("role")}}
+    def _cards(self, cards: Mapping[str, Any], game: Any, lang: str) -> dict[str, str]:
+        """The cards a game's view shows face up (player → the names of what the card is: its role,
+        then the role it became), in the table's words: "Doppelganger (Villager)" (``fmt.card_as``)."""
+        narrate = self.narrate
+        if narrate is None:
+            return {}
+
+        def named(names: list[str]) -> str:
+            words = [(w := self._word(str(n), game, lang))[:1].upper() + w[1:] for n in names]
+            text = words[-1]
+            for word in reversed(words[:-1]):
+                text = str(narrate.render("fmt.card_as", {"card": word, "as": text}, lang).text)
+            return text
+
+        return {p: named(list(names)) for p, names in cards.items() if names}
 
     async def api_table(self, request: Request) -> Response:
         return JSONResponse(self.public_state())

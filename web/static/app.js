@@ -292,12 +292,13 @@ function renderResult() {
   const teams = !!gameInfo(res.game).no_points;  // a side wins, no totals: each player won or lost, no places
   const words = state.verdict || { lines: [], roles: {} };  // the server's: the verdict as said, the roles named
   const table = $("result"); table.replaceChildren();
-  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place") }), el("th", { text: t("player") }), el("th", { text: totalWord(res.game) }),
-    ...(roles ? [el("th", { text: t("role") })] : [])));
+  // a side's game: "won"/"lost" says what its totals (1 or 0) would — no column for them (a phone's width)
+  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place") }), el("th", { text: t("player") }),
+    ...(teams ? [] : [el("th", { text: totalWord(res.game) })]), ...(roles ? [el("th", { text: t("role") })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: teams ? t(p.winner ? "won" : "lost") : String(p.place) }),
-      el("td", { text: who(p.name) + (p.winner ? " ★" : "") }), el("td", { text: String(p.total) }),
-      ...(roles ? [el("td", { text: words.roles[p.name] || p.role || "" })] : [])));
+      el("td", { text: who(p.name) + (p.winner ? " ★" : "") }), ...(teams ? [] : [el("td", { text: String(p.total) })]),
+      ...(roles ? [el("td", { class: "role", text: words.roles[p.name] || p.role || "" })] : [])));
   }
   $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
 }

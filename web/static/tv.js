@@ -14,7 +14,8 @@ const T = {
         closed: "closed", min_left: "{n} minutes left", paused: "Paused {time}", one_min_left: "1 minute left", under_min: "under a minute left",
         keep: "Keep her alive", kill: "Kill her", offline: "Reconnecting…", round: "Round {n}",
         deck: "Roles in play", players: "Players", captain: "Captain", start_player: "Starts", girl: "The Girl",
-        dead: "Dead", exited: "Out, won",
+        dead: "Dead", exited: "Out, won", executed: "Executed", shot: "Shot by the hunter",
+        outcome: "Result", won: "won", lost: "lost", card: "Card",
         idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
   ja: { no_game: "まだゲームはありません", list_sep: "、", last_game: "前のゲーム: {game}", turn: "手番: {who}",
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
@@ -23,14 +24,18 @@ const T = {
         closed: "未開封", min_left: "残り{n}分", paused: "一時停止中 {time}", one_min_left: "残り1分", under_min: "残り1分未満",
         keep: "生かす", kill: "殺す", offline: "再接続中…", round: "第{n}ラウンド",
         deck: "使う役職", players: "プレイヤー", captain: "隊長", start_player: "最初の手番", girl: "少女",
-        dead: "死亡", exited: "勝ち抜け",
+        dead: "死亡", exited: "勝ち抜け", executed: "処刑", shot: "ハンターに撃たれた",
+        outcome: "勝敗", won: "勝ち", lost: "負け", card: "カード",
         idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ", pairing: "スマホのペアリング", playing: "プレイ中" },
 };
 // What a box held, shown by a sign as well as its words (never by colour alone)
 const SIGN = { treasure: "★", empty: "○", disaster: "✖" };
 // What a game's view makes public about a player, by the view's key: a name (the captain) or a list of names
-// (the dead), each shown by its word beside the player; the points a game keeps (``vp``) as its totals
-const MARKS = ["captain", "start_player", "girl", "dead", "exited"];
+// (the dead, the executed, whom a hunter shot), each shown by its word beside the player; the points a
+// game keeps (``vp``) as its totals.  A card a view shows face up (``cards``) stands beside its player
+// too, in the table's words (the server's ``cards``: "Doppelganger (Villager)").
+const MARKS = ["captain", "start_player", "girl", "dead", "exited", "executed", "shot"];
+const marksOf = (play, name) => MARKS.filter((k) => play && (play[k] === name || (Array.isArray(play[k]) && play[k].includes(name))));
 let state = {}, GAMES = {}, NAMES = {}, lang = "en", drawn = false, skew = 0;  // skew: the table's clock − ours (s)
 const t = (k) => (T[lang] || T.en)[k] ?? T.en[k] ?? k;
 const fill = (s, args) => s.replace(/\{(\w+)\}/g, (m, k) => String(args[k] ?? m));
@@ -225,12 +230,13 @@ function renderTally() {
   show("tally-section", true);
 }
 
-// One Night's deck (``deck``: role → cards), public: the table chose it before the deal
+// The deck in play (One Night's), public: the table chose it — as the game's board lines name it
+// (``….board.deck_role…``: each role, by the edition's name, and its count), from the first card
+// tapped into it while it is built to the end of the game.
 function renderDeck() {
-  const deck = (state.play || {}).deck;
-  if (!show("deck-section", !!deck && Object.keys(deck).length > 0)) return;
-  $("deck").replaceChildren(...Object.entries(deck).map(([role, n]) => el("li", { "data-role": role },
-    el("span", { class: "name", text: who(role) }), el("span", { class: "n", text: `×${n}` }))));
+  const roles = (state.board || []).filter((l) => /\.board\.deck_/.test(l.key));
+  show("deck-section", roles.length > 0);
+  $("deck").replaceChildren(...roles.map((l) => el("li", { "data-key": l.key, text: l.text.charAt(0).toUpperCase() + l.text.slice(1) })));
 }
 
 // A cave of boxes (``boxes``, ``opened``): one box a cell, opened or not; an opened box shows what it
@@ -260,14 +266,20 @@ function renderResult() {
   if (!show("result-section", !!res)) return;
   $("result-title").textContent = `${t("result")} · ${gameName(res.game)}`;
   const roles = res.players.some((p) => p.role);
+  const teams = !!gameInfo(res.game).no_points;  // a side wins, no totals: each player won or lost, as on the phones
   const words = state.verdict || { lines: [], roles: {} };
+  const marked = res.players.some((p) => marksOf(res.play, p.name).length);  // the game's last view: the executed, the shot
   const table = $("result"); table.replaceChildren();
-  table.append(el("tr", {}, el("th", { text: t("place"), scope: "col" }), el("th", { text: "", scope: "col" }),
-    el("th", { text: totalWord(res.game), scope: "col" }), ...(roles ? [el("th", { text: t("role"), scope: "col" })] : [])));
+  table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place"), scope: "col" }), el("th", { text: "", scope: "col" }),
+    ...(teams ? [] : [el("th", { text: totalWord(res.game), scope: "col" })]),
+    ...(roles ? [el("th", { class: "card", text: t("role"), scope: "col" })] : []), ...(marked ? [el("th", { text: "", scope: "col" })] : [])));
   for (const p of res.players) {
-    table.append(el("tr", p.winner ? { class: "winner" } : {}, el("td", { text: String(p.place) }),
+    table.append(el("tr", p.winner ? { class: "winner", "data-player": p.name } : { "data-player": p.name },
+      el("td", { text: teams ? t(p.winner ? "won" : "lost") : String(p.place) }),
       el("td", { text: who(p.name) + (p.winner ? " ★" : "") }),  // the winners by a sign, not colour alone; the verdict says it
-      el("td", { text: String(p.total) }), ...(roles ? [el("td", { text: words.roles[p.name] || p.role || "" })] : [])));
+      ...(teams ? [] : [el("td", { text: String(p.total) })]),
+      ...(roles ? [el("td", { class: "card", text: words.roles[p.name] || p.role || "" })] : []),
+      ...(marked ? [el("td", { class: "marks", text: marksOf(res.play, p.name).map(t).join(" · ") })] : [])));
   }
   $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
 }
@@ -319,14 +331,18 @@ function renderScores() {
   }
   $("scores-title").textContent = title;
   if (!show("scores-section", rows.length > 0)) return;
-  const marks = (name) => MARKS.filter((k) => play && (play[k] === name || (Array.isArray(play[k]) && play[k].includes(name))));
+  const cards = (play && state.cards) || {};  // the cards shown face up, in the table's words
+  const shown = Object.keys(cards).length > 0;
   table.append(el("tr", {}, el("th", { text: "", scope: "col" }),
-    ...(points ? [el("th", { text: play ? totalWord(state.game) : t("total"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
+    ...(points ? [el("th", { text: play ? totalWord(state.game) : t("total"), scope: "col" })] : []),
+    ...(shown ? [el("th", { class: "card", text: t("card"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
   for (const [name, n] of rows) {
     const mine = turn.has(name);
-    table.append(el("tr", mine ? { class: "turn", "aria-current": "true" } : {}, el("td", { text: (mine ? "▸ " : "") + who(name) }),
+    table.append(el("tr", { "data-player": name, ...(mine ? { class: "turn", "aria-current": "true" } : {}) },
+      el("td", { text: (mine ? "▸ " : "") + who(name) }),
       ...(points ? [el("td", { text: String(n) })] : []),
-      el("td", { class: "marks", text: marks(name).map(t).join(" · ") })));
+      ...(shown ? [el("td", { class: "card", text: cards[name] || "" })] : []),
+      el("td", { class: "marks", text: marksOf(play, name).map(t).join(" · ") })));
   }
 }
 

@@ -17,7 +17,7 @@ from typing import Any
 from companion.core.contract import View
 from companion.core.countdown import next_point
 from companion.core.events import Output, Say
-from companion.games.one_night.roles import spoken as spoken_role
+from companion.games.one_night.roles import role_of, spoken
 from companion.games.one_night.state import (
     Game,
     counting,
@@ -45,8 +45,12 @@ def table_view(g: Game) -> View:
     pointing was said, how many have voted and who still has to (a phone's
     vote is counted in, never whom it is for); after the count, the votes
     each player got.  The executed once the table knows them (with a
-    bodyguard in the deck, a counted vote's only after the reveal).  The
-    artifact tokens shown at the reveal, on whose card each lies.  The edition
+    bodyguard in the deck, a counted vote's only after the reveal), and whom a
+    dead hunter shot once the verdict decided it (``shot``).  Each card shown
+    at the reveal (``cards``: player → the names of the role it is, by the
+    edition's names: ``["robber"]``, the doppelganger's ``["doppelganger",
+    "villager"]``) — turned face up, said aloud — and never one not yet shown.
+    The artifact tokens shown at the reveal, on whose card each lies.  The edition
     and the deck (role → count) for the whole game: the table chose them,
     and they were said.  Its lines: the deck in play, the tally and who
     still has to vote, the executed and the shot."""
@@ -73,22 +77,31 @@ def table_view(g: Game) -> View:
     if s.executed:  # said aloud as the count or the taps decided it: kept to the end, and in the result
         facts["executed"] = executed(g)
         lines.append(("onw.board.executed", {"players": facts["executed"]}))
+    if s.revealed:  # face up on the table and said aloud as each was shown: public from then on
+        facts["cards"] = {p: card_names(g, p) for p in g.players if p in s.revealed}
     if s.artifacts:  # each shown face up at the reveal, on the card it lies on
         facts["artifacts"] = {p: s.artifacts[p] for p in g.players if p in s.artifacts}
         lines += [("onw.board.artifact", {"player": p, "artifact": f"artifact/{a}"})
                   for p, a in facts["artifacts"].items()]
-    if s.verdict is not None:
-        facts["dead"] = list(s.verdict.dead)
-        if shot := [p for p in facts["dead"] if p not in facts.get("executed", [])]:
-            lines.append(("onw.board.shot", {"players": shot}))
+    if s.verdict is not None and (shot := [p for p in s.verdict.dead if p not in facts.get("executed", [])]):
+        facts["shot"] = shot  # the dead are the executed and the shot: each marked once
+        lines.append(("onw.board.shot", {"players": shot}))
     return View(facts, lines)
+
+
+def card_names(g: Game, player: str) -> list[str]:
+    """The names (``name.<id>`` lines) of the card ``player`` showed: its role as the edition
+    names it, then the role the doppelganger copied, the wolf or tanner a PI became."""
+    s = g.state
+    return [spoken(role_of(s.revealed[player]), g.edition),
+            *(spoken(r, g.edition) for r in (s.copied.get(player), s.became.get(player)) if r)]
 
 
 def deck_lines(edition: str, deck: Mapping[str, int]) -> list[tuple[str, dict[str, Any]]]:
     """The roles in play, as the deal said them: how many cards, then each role and its count."""
     return [("onw.board.deck", {"cards": sum(deck.values())}),
             *(("onw.board.deck_role_one" if n == 1 else "onw.board.deck_role",
-               {"role": spoken_role(role, edition), "count": n})
+               {"role": spoken(role, edition), "count": n})
               for role, n in deck.items())]
 
 

@@ -257,6 +257,23 @@ def test_a_hunter_whose_vote_was_counted_shoots_without_being_asked() -> None:
     assert report["dead"] == ["red", "blue"] and report["winners"] == ["red", "green"]
 
 
+def test_the_table_sees_each_card_once_shown_by_the_editions_name_and_the_hunters_shot_once_decided() -> None:
+    cards = ("onw/doppelganger/1", "onw/hunter/1", "onw/werewolf/1", "onw/villager/1", "onw/seer/1", "onw/thief/1")
+    engine = at_reveal(cards)
+    assert "cards" not in engine.public_view()  # nothing shown yet: nothing to see
+    feed(engine, "player/red", "onw/doppelganger/1")
+    assert engine.public_view()["cards"] == {"red": ["doppelganger"]}  # the copied role is still to come
+    feed(engine, "onw/hunter/1", "player/blue")
+    assert engine.public_view()["cards"] == {"red": ["doppelganger", "hunter"]}  # blue taps, shows nothing yet
+    feed(engine, "onw/thief/1", "player/green", "onw/werewolf/1", "player/red")
+    view = engine.public_view()
+    assert view["cards"] == {"red": ["doppelganger", "hunter"], "blue": ["robber"], "green": ["werewolf"]}
+    assert view["executed"] == ["red"] and "shot" not in view  # the hunter is still to be asked
+    feed(engine, Press("next"), "player/green")
+    view = engine.public_view()
+    assert view["executed"] == ["red"] and view["shot"] == ["green"] and "dead" not in view
+
+
 # ------------------------------------------------------------------ examples
 EXAMPLES = example_scripts("one-night/*.yaml")
 
