@@ -82,7 +82,7 @@ def seen(browser: Any, tmp_path_factory: Any, request: Any) -> Iterator[Seen]:  
                           if ".board.deck_" in line["key"]],
                 **tv.evaluate(READ)})
         SHOTS.mkdir(parents=True, exist_ok=True)
-        tv.screenshot(path=str(SHOTS / f"tv-onw-result-{lang}.png"))
+        tv.screenshot(path=str(SHOTS / f"tv-one-night-result-{lang}.png"))
         phone_page, phone = pages["phone"]
         table.caught_up(phone_page, phone)
         sync_api.expect(phone.locator("#result-section")).to_be_visible()
