@@ -85,6 +85,52 @@ def test_states_share_a_commit_that_comes_without_another_message(tmp_path: Path
     store.close()
 
 
+def test_a_tables_state_is_one_statement_on_the_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thousand tables' states a second: each is its row's one write inside the
+    group's transaction — its row is not read back, no savepoint per message, the
+    counters are written once per commit, not once per message."""
+    from venue import store as storemod
+
+    monkeypatch.setattr(storemod, "GROUP_S", 60.0)  # one group for the whole test
+    store = Store(tmp_path)
+    statements: list[str] = []
+    store.db.set_trace_callback(statements.append)
+    for i in range(100):
+        s = schema.check(f"companion/t{i % 10}/state", json.dumps(state(f"t{i % 10}", round=i)).encode())
+        assert isinstance(s, schema.State)
+        assert store.apply(s, float(i)) == Change("table", f"t{i % 10}")
+    writes = [q for q in statements if not q.startswith(("BEGIN", "PRAGMA"))]
+    assert len(writes) == 100 and all(q.startswith("INSERT INTO tables") for q in writes), writes[:6]
+    store.db.set_trace_callback(None)
+    assert store.counts()["messages"] == 100 and store.tables()[3]["state"]["round"] == 93
+    store.close()
+    again = Store(tmp_path)  # what the pages were shown is what was committed
+    assert again.counts()["messages"] == 100 and [t["state"]["round"] for t in again.tables()] == list(range(90, 100))
+    again.close()
+
+
+def test_a_group_undone_is_not_shown_nor_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """States not yet committed are shown at once; a group SQLite undid (a full
+    disk) takes them back off the board and out of the counts."""
+    from venue import store as storemod
+
+    monkeypatch.setattr(storemod, "GROUP_S", 60.0)
+    store = Store(tmp_path)
+    for step, t in (("vote", 1.0), ("night", 2.0)):
+        s = schema.check("companion/t1/state", json.dumps(state("t1", step=step)).encode())
+        assert isinstance(s, schema.State)
+        store.apply(s, t)
+        if step == "vote":
+            with store.lock:
+                store._end_group()  # the first committed
+    assert store.tables()[0]["state"]["step"] == "night" and store.counts()["messages"] == 2
+    with store.lock:
+        store._abandon_group()
+    assert store.tables()[0]["state"]["step"] == "vote" and store.tables()[0]["last_seen"] == 1.0
+    assert store.counts()["messages"] == 1
+    store.close()
+
+
 def test_no_message_checkpoints_the_wal_a_thread_of_its_own_does(tmp_path: Path) -> None:
     """A commit that checkpoints pays the database file's fsync: no message
     does it (a thousand tables' states would wait behind it); the store's
