@@ -131,6 +131,38 @@ def test_a_group_undone_is_not_shown_nor_counted(tmp_path: Path, monkeypatch: py
     store.close()
 
 
+def test_a_tables_message_is_read_without_paho_building_its_properties(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A QoS 1 PUBLISH with no MQTT 5 properties (a table's message, as mosquitto passes
+    it on) reaches the venue without paho's ``Properties`` object, the largest part of
+    reading a message; one that has properties is read by paho as before."""
+    import struct
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt import _packet
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from venue.subscriber import _Client
+
+    got: list[mqtt.MQTTMessage] = []
+    client = _Client(CallbackAPIVersion.VERSION2, client_id="t", protocol=mqtt.MQTTv5, manual_ack=True)
+    client.on_message = lambda _c, _u, m: got.append(m)
+    topic, payload = b"companion/t1/state", json.dumps(state("t1")).encode()
+
+    def publish(properties: bytes, header: int = 0x32) -> None:  # PUBLISH, QoS 1
+        client._in_packet = {**client._in_packet, "command": header,
+                             "packet": struct.pack("!H", len(topic)) + topic + struct.pack("!H", 7) + properties + payload}
+        assert client._handle_publish() == mqtt.MQTT_ERR_SUCCESS
+
+    real = _packet.Properties
+    monkeypatch.setattr(_packet, "Properties", lambda *a: pytest.fail("Properties built for a plain message"))
+    publish(b"\x00", 0x3B)  # dup, QoS 1, retained
+    m = got[-1]
+    assert (m.topic, m.payload, m.mid, m.qos, m.dup, m.retain) == (topic.decode(), payload, 7, 1, True, True)
+    monkeypatch.setattr(_packet, "Properties", real)
+    publish(b"\x05\x02\x00\x00\x00\x3c")  # a message expiry interval: paho's own way
+    assert (got[-1].topic, got[-1].payload, got[-1].properties.MessageExpiryInterval) == (topic.decode(), payload, 60)
+
+
 def test_no_message_checkpoints_the_wal_a_thread_of_its_own_does(tmp_path: Path) -> None:
     """A commit that checkpoints pays the database file's fsync: no message
     does it (a thousand tables' states would wait behind it); the store's
