@@ -310,7 +310,7 @@ def bench_venue(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
         figures += [
             figure(f"venue_cpu_ms_per_play{suffix}", c[f"venue_cpu_ms_per_play_windows{suffix}"] or [float("nan")],
                    "ms", 0.25 if not suffix else None,
-                   f"{whose}: CPU s ÷ the {c[f'venue_plays_kept{suffix}']:,} plays it kept (10 s windows) of "
+                   f"{whose}: CPU s ÷ the {c[f'venue_plays_kept{suffix}']:,} plays it kept as they tapped (10 s windows, 6 in quick) of "
                    f"{c['tables']:,} tables; p99 tap → venue {c[f'mqtt_tap_to_venue_p99_ms{suffix}']:.0f} ms"),
             figure(f"convention_tap_to_venue_p99_ms{suffix}", [c[f"mqtt_tap_to_venue_p99_ms{suffix}"]], "ms", 250.0,
                    f"{whose}: {c['taps']} taps, {c[f'missed{suffix}']} never seen; a plain subscriber's "
