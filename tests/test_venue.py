@@ -131,6 +131,38 @@ def test_a_group_undone_is_not_shown_nor_counted(tmp_path: Path, monkeypatch: py
     store.close()
 
 
+def test_a_play_whose_commit_fails_is_undone_and_kept_when_it_comes_again(tmp_path: Path) -> None:
+    """A commit that fails (the disk full at that moment) undoes the play's
+    transaction, with what the store holds in memory: not acknowledged, the
+    play comes again and is kept then, counted once."""
+    import sqlite3
+
+    class FailingCommit:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            if sql == "COMMIT":
+                raise sqlite3.OperationalError("database or disk is full")
+            return self.db.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.db, name)
+
+    store = Store(tmp_path)
+    p = schema.check("companion/t1/play", json.dumps(play()).encode())
+    assert isinstance(p, schema.Play)
+    real = store.db
+    store.db = FailingCommit(real)  # type: ignore[assignment]
+    with pytest.raises(sqlite3.OperationalError):
+        store.apply(p, 1.0)
+    store.db = real
+    assert not real.in_transaction and store.counts()["plays"] == 0
+    assert store.apply(p, 2.0) == Change("play", "t1/p/3")
+    assert store.counts() == {"messages": 1, "duplicates": 0, "refused": 0, "plays": 1, "events": 0}
+    store.close()
+
+
 def test_a_tables_message_is_read_without_paho_building_its_properties(monkeypatch: pytest.MonkeyPatch) -> None:
     """A QoS 1 PUBLISH with no MQTT 5 properties (a table's message, as mosquitto passes
     it on) reaches the venue without paho's ``Properties`` object, the largest part of

@@ -366,8 +366,12 @@ class _Tx:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is None:
-            self.db.execute("COMMIT")
-            return
+            try:
+                self.db.execute("COMMIT")
+                return
+            except sqlite3.Error:  # not kept: undone, and the rows and counts in memory with it
+                self.__exit__(sqlite3.Error, None, None)
+                raise
         try:
             self.db.execute("ROLLBACK")
         except sqlite3.Error:  # SQLite undid it itself (a full disk): the error to say is the first
