@@ -4,8 +4,11 @@ tests/ and each game's own tests (companion/games/<game>/tests/)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,12 +38,31 @@ QUICK_LEAVES_OUT = re.compile(
     r"|crash_resume|daemon|install_script|service_unit|power_and_damage|reader_faults|fuzz_scripts"
     r"|journal_guard|damaged_journal|doctor|provision|tags_|tag_words|layers|supervisor)")
 QUICK_LEAVES_OUT_FIXTURES = {"browser", "broker", "readable"}
+# The quick loop's tmp_path is in memory (tmpfs), where there is one: a journal's commit there costs
+# no disk fsync (2 ms each on this machine's disk, and a resume test commits thousands), and no test
+# of the loop is about what a disk keeps through a power cut (the campaigns model that themselves:
+# qa/reliability).  The whole suite's is on disk, as before.
+QUICK_TMP = Path("/dev/shm")
+_quick_tmp: list[Path] = []  # made by this process (the controller, with xdist): removed at its end
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--quick", action="store_true",
                      help="the loop to run while working: rules, engines, core and runtime "
                           "(no browser, no broker, no daemon, no long campaign)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if (config.getoption("quick") and config.option.basetemp is None and QUICK_TMP.is_dir()
+            and os.access(QUICK_TMP, os.W_OK)):
+        # xdist's workers are handed this option (each its own folder under it) as they start
+        _quick_tmp.append(Path(tempfile.mkdtemp(prefix="pytest-quick-", dir=QUICK_TMP)))
+        config.option.basetemp = str(_quick_tmp[0])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _quick_tmp:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

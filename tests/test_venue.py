@@ -85,6 +85,116 @@ def test_states_share_a_commit_that_comes_without_another_message(tmp_path: Path
     store.close()
 
 
+def test_a_tables_state_is_one_statement_on_the_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thousand tables' states a second: each is its row's one write inside the
+    group's transaction — its row is not read back, no savepoint per message, the
+    counters are written once per commit, not once per message."""
+    from venue import store as storemod
+
+    monkeypatch.setattr(storemod, "GROUP_S", 60.0)  # one group for the whole test
+    store = Store(tmp_path)
+    statements: list[str] = []
+    store.db.set_trace_callback(statements.append)
+    for i in range(100):
+        s = schema.check(f"companion/t{i % 10}/state", json.dumps(state(f"t{i % 10}", round=i)).encode())
+        assert isinstance(s, schema.State)
+        assert store.apply(s, float(i)) == Change("table", f"t{i % 10}")
+    writes = [q for q in statements if not q.startswith(("BEGIN", "PRAGMA"))]
+    assert len(writes) == 100 and all(q.startswith("INSERT INTO tables") for q in writes), writes[:6]
+    store.db.set_trace_callback(None)
+    assert store.counts()["messages"] == 100 and store.tables()[3]["state"]["round"] == 93
+    store.close()
+    again = Store(tmp_path)  # what the pages were shown is what was committed
+    assert again.counts()["messages"] == 100 and [t["state"]["round"] for t in again.tables()] == list(range(90, 100))
+    again.close()
+
+
+def test_a_group_undone_is_not_shown_nor_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """States not yet committed are shown at once; a group SQLite undid (a full
+    disk) takes them back off the board and out of the counts."""
+    from venue import store as storemod
+
+    monkeypatch.setattr(storemod, "GROUP_S", 60.0)
+    store = Store(tmp_path)
+    for step, t in (("vote", 1.0), ("night", 2.0)):
+        s = schema.check("companion/t1/state", json.dumps(state("t1", step=step)).encode())
+        assert isinstance(s, schema.State)
+        store.apply(s, t)
+        if step == "vote":
+            with store.lock:
+                store._end_group()  # the first committed
+    assert store.tables()[0]["state"]["step"] == "night" and store.counts()["messages"] == 2
+    with store.lock:
+        store._abandon_group()
+    assert store.tables()[0]["state"]["step"] == "vote" and store.tables()[0]["last_seen"] == 1.0
+    assert store.counts()["messages"] == 1
+    store.close()
+
+
+def test_a_play_whose_commit_fails_is_undone_and_kept_when_it_comes_again(tmp_path: Path) -> None:
+    """A commit that fails (the disk full at that moment) undoes the play's
+    transaction, with what the store holds in memory: not acknowledged, the
+    play comes again and is kept then, counted once."""
+    import sqlite3
+
+    class FailingCommit:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            if sql == "COMMIT":
+                raise sqlite3.OperationalError("database or disk is full")
+            return self.db.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.db, name)
+
+    store = Store(tmp_path)
+    p = schema.check("companion/t1/play", json.dumps(play()).encode())
+    assert isinstance(p, schema.Play)
+    real = store.db
+    store.db = FailingCommit(real)  # type: ignore[assignment]
+    with pytest.raises(sqlite3.OperationalError):
+        store.apply(p, 1.0)
+    store.db = real
+    assert not real.in_transaction and store.counts()["plays"] == 0
+    assert store.apply(p, 2.0) == Change("play", "t1/p/3")
+    assert store.counts() == {"messages": 1, "duplicates": 0, "refused": 0, "plays": 1, "events": 0}
+    store.close()
+
+
+def test_a_tables_message_is_read_without_paho_building_its_properties(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A QoS 1 PUBLISH with no MQTT 5 properties (a table's message, as mosquitto passes
+    it on) reaches the venue without paho's ``Properties`` object, the largest part of
+    reading a message; one that has properties is read by paho as before."""
+    import struct
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt import _packet
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from venue.subscriber import _Client
+
+    got: list[mqtt.MQTTMessage] = []
+    client = _Client(CallbackAPIVersion.VERSION2, client_id="t", protocol=mqtt.MQTTv5, manual_ack=True)
+    client.on_message = lambda _c, _u, m: got.append(m)
+    topic, payload = b"companion/t1/state", json.dumps(state("t1")).encode()
+
+    def publish(properties: bytes, header: int = 0x32) -> None:  # PUBLISH, QoS 1
+        client._in_packet = {**client._in_packet, "command": header,
+                             "packet": struct.pack("!H", len(topic)) + topic + struct.pack("!H", 7) + properties + payload}
+        assert client._handle_publish() == mqtt.MQTT_ERR_SUCCESS
+
+    real = _packet.Properties
+    monkeypatch.setattr(_packet, "Properties", lambda *a: pytest.fail("Properties built for a plain message"))
+    publish(b"\x00", 0x3B)  # dup, QoS 1, retained
+    m = got[-1]
+    assert (m.topic, m.payload, m.mid, m.qos, m.dup, m.retain) == (topic.decode(), payload, 7, 1, True, True)
+    monkeypatch.setattr(_packet, "Properties", real)
+    publish(b"\x05\x02\x00\x00\x00\x3c")  # a message expiry interval: paho's own way
+    assert (got[-1].topic, got[-1].payload, got[-1].properties.MessageExpiryInterval) == (topic.decode(), payload, 60)
+
+
 def test_no_message_checkpoints_the_wal_a_thread_of_its_own_does(tmp_path: Path) -> None:
     """A commit that checkpoints pays the database file's fsync: no message
     does it (a thousand tables' states would wait behind it); the store's

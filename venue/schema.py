@@ -150,17 +150,16 @@ def published() -> dict[str, Declared]:
 
 def check(topic: str, payload: bytes) -> Record | Problem:
     """The record ``payload`` on ``topic`` is, or why it is refused."""
-    shown = _shown(topic)
     parts = topic.split("/")
     if len(parts) != 3 or parts[0] != "companion":
-        return Problem(f"{shown}: not a table's topic (companion/<table>/<kind>)")
+        return Problem(f"{_shown(topic)}: not a table's topic (companion/<table>/<kind>)")
     _, table, kind = parts
     if not TABLE_ID.fullmatch(table):
-        return Problem(f"{shown}: the table id is not [a-z0-9-], 1 to 32 characters")
+        return Problem(f"{_shown(topic)}: the table id is not [a-z0-9-], 1 to 32 characters")
     if kind not in KINDS:
-        return Problem(f"{shown}: no such topic ({', '.join(KINDS)})")
+        return Problem(f"{_shown(topic)}: no such topic ({', '.join(KINDS)})")
     if len(payload) > MAX_PAYLOAD:
-        return Problem(f"{shown}: {len(payload)} bytes, over the {MAX_PAYLOAD} a message may have")
+        return Problem(f"{_shown(topic)}: {len(payload)} bytes, over the {MAX_PAYLOAD} a message may have")
     try:
         if kind == "status":
             return _status(table, payload)
@@ -179,7 +178,7 @@ def check(topic: str, payload: bytes) -> Record | Problem:
             return _event(table, data)
         return _play(table, data)
     except _Bad as e:
-        return Problem(f"{shown}: {e}")
+        return Problem(f"{_shown(topic)}: {e}")
 
 
 def rating(game: str) -> str | None:

@@ -34,6 +34,9 @@ LANGS = ("en", "ja")
 # resyncs.  A few seconds of a convention's thousand tables (one change a second each), so a TV on a
 # Wi-Fi that hiccups is not sent the whole board again; at most ~1 MiB held for one TV.
 SSE_QUEUE = 4096
+# The changes heard this long are pushed together: a thousand tables' states a second are a few
+# dozen writes to each TV, not one (and a turn of the serving loop, a wake-up) per state or two.
+PUSH_S = 0.025
 STATIC = {"venue.js": "text/javascript", "venue.css": "text/css"}
 CSP = "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'"
 
@@ -82,17 +85,21 @@ class VenueServer:
 
     # -------------------------------------------------------- from the ear
     def changed(self, kind: str, ident: str) -> None:
-        """Kept until the serving thread takes them: a thousand tables' changes a
-        second wake it once per batch, not once each (waking it is a write to its
-        self-pipe and a turn of its loop), and a table changed twice meanwhile is
-        pushed once, as it is now (``_push`` reads the row when it pushes)."""
+        """Kept until the serving thread takes them, PUSH_S after the first: a
+        thousand tables' changes a second wake it once per batch, not once each
+        (waking it is a write to its self-pipe and a turn of its loop), and a table
+        changed twice meanwhile is pushed once, as it is now (``_push`` reads the
+        row when it pushes)."""
         with self._pending_lock:
             self._pending[(kind, ident)] = None
             loop = self.serving.loop
             # asked once per batch, of the loop serving now (one stopped before taking them: ask again)
             if loop is not None and not loop.is_closed() and self._pending_handed is not loop:
                 self._pending_handed = loop
-                self.serving.hand_over(self._push_pending)
+                self.serving.hand_over(self._push_later)
+
+    def _push_later(self) -> None:
+        asyncio.get_running_loop().call_later(PUSH_S, self._push_pending)
 
     def _push_pending(self) -> None:
         with self._pending_lock:

@@ -3,9 +3,11 @@ state and whether it is online, the events and the plays keyed by their ids
 (a repeat is dropped: ``INSERT OR IGNORE``), the people who played.
 
 Written on the MQTT thread, read by the pages' thread: one connection behind
-a lock (a venue hears at most a few hundred messages a second).  A message
-is acknowledged to the broker only once it is committed here (subscriber),
-so a venue killed mid-write hears it again.
+a lock.  A play or an event is acknowledged to the broker only once it is
+committed here (subscriber), so a venue killed mid-write hears it again.
+The tables' rows are also held in memory (``_rows``, the database's copy,
+loaded at the start and reloaded when a write is undone): a thousand tables'
+states a second neither read their row back nor parse it for every page.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from venue import schema
+from venue.reads import Reads
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +51,6 @@ GROUP_S = 0.05  # tables' states share one commit this long (a play or an event 
 # A play rated later than this many plays already rated (a table that was away for days) is rated
 # where it arrives: the league keeps this much history to rate a late play in its place (league.Tally).
 LATE_PLAYS = 200
-COUNTERS = ("refused", "duplicates", "messages")
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class StoreError(Exception):
     """The state directory cannot hold the venue's database (one line)."""
 
 
-class Store:
+class Store(Reads):
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / "venue.sqlite"
         self.recovered: str | None = None  # what a start on a damaged database recovered (venue.salvage)
@@ -92,6 +94,9 @@ class Store:
         self._flusher = threading.Thread(target=self._flushes, name="venue-group-commit", daemon=True)
         self._flusher.start()
         self._synchronous = ""  # the PRAGMA in force (set on the first write)
+        self._counted: dict[str, int] = {}  # counters not yet in ``meta``: written with the next commit
+        self._rows: dict[str, list[Any]] = {}  # id → [state text, online, last seen, state parsed or None]
+        self._load_rows()
         self.version = 0  # moves with every change the pages may show
         self.plays_version = 0  # moves with every new play (the league is recomputed only then)
 
@@ -138,20 +143,22 @@ class Store:
                 self._end_group()
                 self._sync("FULL")
                 with self._tx():
-                    return self._apply(record, now)
+                    change = self._apply(record, now)
+                    self._write_counts()
+                    return change
             with self._grouped():
                 return self._apply(record, now)
 
     def _apply(self, record: schema.Record, now: float) -> Change | None:
-        self._count("messages")
         if isinstance(record, schema.Command):
-            return None  # a button from Home Assistant: the table's business, not the board's
-        if isinstance(record, (schema.Status, schema.State)):
+            change = None  # a button from Home Assistant: the table's business, not the board's
+        elif isinstance(record, (schema.Status, schema.State)):
             change = self._table(record, now)
         elif isinstance(record, schema.Event):
             change = self._event(record, now)
         else:
             change = self._play(record, now)
+        self._count("messages")  # counted once kept: a message that failed comes again
         if change is None and isinstance(record, (schema.Event, schema.Play)):
             self._count("duplicates")
         elif change is not None:
@@ -166,26 +173,23 @@ class Store:
 
     @contextmanager
     def _grouped(self) -> Iterator[None]:
-        """One message's changes inside the group's transaction (a savepoint:
-        a message that fails undoes only its own); the group is committed once
-        GROUP_S old, by the next message or by the flusher.  The pages read through
-        this same connection, so they see a state before its commit."""
+        """One message's changes inside the group's transaction, committed once
+        GROUP_S old, by the next message or by the flusher.  A state writes one
+        statement, which SQLite undoes alone when it fails (no savepoint per
+        message); a failure that undid the whole transaction (a full disk) drops
+        the group.  The pages read through this same connection (and ``_rows``),
+        so they see a state before its commit."""
         if self._group_since is None:
             self._sync("NORMAL")
             self.db.execute("BEGIN IMMEDIATE")
             self._group_since = time.monotonic()
             self._group_open.set()
-        self.db.execute("SAVEPOINT one")
         try:
             yield
         except BaseException:
-            try:
-                self.db.execute("ROLLBACK TO one")
-                self.db.execute("RELEASE one")
-            except sqlite3.Error:  # SQLite undid the whole transaction itself (a full disk)
+            if not self.db.in_transaction:  # SQLite undid the whole transaction itself
                 self._abandon_group()
             raise
-        self.db.execute("RELEASE one")
         if time.monotonic() - self._group_since >= GROUP_S:
             self._end_group()
 
@@ -194,6 +198,7 @@ class Store:
             return
         self._group_since = None
         try:
+            self._write_counts()
             self.db.execute("COMMIT")
         except sqlite3.Error:
             self._abandon_group()
@@ -205,6 +210,16 @@ class Store:
             self.db.execute("ROLLBACK")
         except sqlite3.Error:  # already undone: the error that undid it is the one to say
             pass
+        self._undone()
+
+    def _undone(self) -> None:
+        """A transaction rolled back: its counts are gone with it, the rows read again."""
+        self._counted.clear()
+        self._load_rows()
+
+    def _load_rows(self) -> None:
+        self._rows = {i: [state, online, seen, None] for i, state, online, seen in
+                      self.db.execute("SELECT id, state, online, last_seen FROM tables")}
 
     def _flushes(self) -> None:
         """Commit each group GROUP_S after it began, if no message did first."""
@@ -229,16 +244,19 @@ class Store:
             self._synchronous = mode
 
     def _table(self, record: schema.Status | schema.State, now: float) -> Change | None:
-        row = self.db.execute("SELECT state, online FROM tables WHERE id=?", (record.table,)).fetchone()
-        state, online = (row if row else (None, None))
+        row = self._rows.get(record.table)
+        state, online = (row[0], row[1]) if row else (None, None)
         if isinstance(record, schema.Status):
             if record.online is None:  # the table's retained status cleared: it was forgotten
                 self.db.execute("DELETE FROM tables WHERE id=?", (record.table,))
+                self._rows.pop(record.table, None)
                 return Change("table", record.table) if row else None
             new_state, new_online = state, int(record.online)
         else:
             if record.state is None:
                 self.db.execute("UPDATE tables SET state=NULL, changed=? WHERE id=?", (now, record.table))
+                if row:
+                    row[0] = row[3] = None
                 return Change("table", record.table) if row and state is not None else None
             # a state is only sent by a table that is up
             new_state, new_online = json.dumps(record.state, sort_keys=True), 1
@@ -247,6 +265,8 @@ class Store:
                         "ON CONFLICT(id) DO UPDATE SET state=excluded.state, online=excluded.online, "
                         "last_seen=excluded.last_seen, changed=CASE WHEN ? THEN excluded.changed ELSE changed END",
                         (record.table, new_state, new_online, now, now, changed))
+        parsed = row[3] if row and new_state == state else None  # parsed again only when read (``tables``)
+        self._rows[record.table] = [new_state, new_online, now, parsed]
         return Change("table", record.table) if changed else None
 
     def _event(self, e: schema.Event, now: float) -> Change | None:
@@ -287,90 +307,25 @@ class Store:
 
     def _seen(self, table: str, now: float) -> None:
         self.db.execute("UPDATE tables SET last_seen=? WHERE id=?", (now, table))
+        if table in self._rows:
+            self._rows[table][2] = now
 
     def _count(self, name: str) -> None:
-        self.db.execute("INSERT INTO meta (key, value) VALUES (?, '1') "
-                        "ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER) + 1", (name,))
+        self._counted[name] = self._counted.get(name, 0) + 1
+
+    def _write_counts(self) -> None:
+        """The counts since the last commit, into ``meta`` with this one (a statement each, not one per message)."""
+        for name, n in self._counted.items():
+            self.db.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                            "ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER) + ?", (name, str(n), n))
+        self._counted.clear()
 
     def set_meta(self, key: str, value: str) -> None:
         with self.lock:
             self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def _tx(self) -> Any:
-        return _Tx(self.db)
-
-    # ----------------------------------------------------------------- reads
-    def meta(self, key: str) -> str | None:
-        with self.lock:
-            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return str(row[0]) if row else None
-
-    def counts(self) -> dict[str, int]:
-        with self.lock:
-            rows = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN (?, ?, ?)", COUNTERS).fetchall())
-            plays = self.db.execute("SELECT COUNT(*) FROM plays").fetchone()[0]
-            events = self.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-        return {**{k: int(rows.get(k, 0)) for k in COUNTERS}, "plays": int(plays), "events": int(events)}
-
-    def tables(self, table: str | None = None) -> list[dict[str, Any]]:
-        """Every table (or one), by id: its last state, online or not, last heard."""
-        q = "SELECT id, state, online, last_seen FROM tables" + (" WHERE id=?" if table else "") + " ORDER BY id"
-        with self.lock:
-            rows = self.db.execute(q, (table,) if table else ()).fetchall()
-        out = []
-        for ident, state, online, seen in rows:
-            out.append({"id": ident, "online": bool(online) if online is not None else None, "last_seen": seen,
-                        "state": json.loads(state) if state else None})
-        return out
-
-    def plays(self, after: tuple[float, str, int] | None = None, since: float | None = None,
-              arrived_after: int | None = None) -> list[dict[str, Any]]:
-        """The plays with their players, in the league's order (``at``: the play's
-        end, or its arrival for one very late, then its table and its number there;
-        so a restart rates the same); ``after``: only those after this key
-        (league.key); ``since``: ended then or later; ``arrived_after``: only
-        those kept after that arrival number (each play's ``arrival``)."""
-        where, args = self._window(after, since, ">")
-        if arrived_after is not None:
-            where, args = (where + " AND" if where else " WHERE") + " plays.rowid > ?", (*args, arrived_after)
-        with self.lock:
-            plays = self.db.execute("SELECT id, table_id, seq, game, evening, ended, at, rowid FROM plays" + where +
-                                    " ORDER BY at, table_id, seq", args).fetchall()
-            players: dict[str, list[dict[str, Any]]] = {}
-            ids = [row[0] for row in plays]
-            for chunk in range(0, len(ids), 500):  # SQLite's limit on variables, with room to spare
-                part = ids[chunk:chunk + 500]
-                for row in self.db.execute(
-                        "SELECT pp.play_id, pp.person, pp.name, pp.seat, pp.score, pp.winner, pp.team, pp.place, "
-                        "people.name FROM play_players pp LEFT JOIN people ON people.key = pp.person "
-                        f"WHERE pp.play_id IN ({','.join('?' * len(part))}) ORDER BY pp.play_id, pp.pos", part):
-                    players.setdefault(row[0], []).append(
-                        {"person": row[1], "name": row[2], "seat": row[3], "score": row[4], "winner": bool(row[5]),
-                         "team": row[6], "place": row[7], "known_as": row[8]})
-        return [{"id": i, "table": t, "game": g, "evening": e, "ended": end, "at": at, "arrival": arrival,
-                 "players": players.get(i, [])} for i, t, _seq, g, e, end, at, arrival in plays]
-
-    @staticmethod
-    def _window(mark: tuple[float, str, int] | None, since: float | None, op: str) -> tuple[str, tuple[Any, ...]]:
-        terms: list[str] = []
-        args: list[Any] = []
-        if mark is not None:
-            terms.append(f"(plays.at, plays.table_id, plays.seq) {op} (?, ?, ?)")
-            args.extend(mark)
-        if since is not None:
-            terms.append("plays.ended >= ?")
-            args.append(since)
-        return (" WHERE " + " AND ".join(terms) if terms else ""), tuple(args)
-
-    def people(self) -> dict[str, str]:
-        """A person's key → the name they were first seen by."""
-        with self.lock:
-            return dict(self.db.execute("SELECT key, name FROM people").fetchall())
-
-    def last_heard(self) -> float | None:
-        with self.lock:
-            row = self.db.execute("SELECT MAX(last_seen) FROM tables").fetchone()
-        return float(row[0]) if row and row[0] is not None else None
+        return _Tx(self.db, self._undone)
 
     def _checkpoints(self) -> None:
         """The WAL into the database file, PASSIVE (it waits for no writer and
@@ -403,17 +358,22 @@ class Store:
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+    def __init__(self, db: sqlite3.Connection, undone: Any) -> None:
+        self.db, self.undone = db, undone
 
     def __enter__(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is None:
-            self.db.execute("COMMIT")
-            return
+            try:
+                self.db.execute("COMMIT")
+                return
+            except sqlite3.Error:  # not kept: undone, and the rows and counts in memory with it
+                self.__exit__(sqlite3.Error, None, None)
+                raise
         try:
             self.db.execute("ROLLBACK")
         except sqlite3.Error:  # SQLite undid it itself (a full disk): the error to say is the first
             pass
+        self.undone()

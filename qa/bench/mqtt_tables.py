@@ -12,6 +12,11 @@
   tap, and ``venue_cpu_ms_per_play`` (its CPU seconds ÷ the plays heard
   meanwhile, each a table's new state); ``board_answer_p50_ms``/``_p99_ms``: ``GET /api/venue`` (the whole
   board) asked twice a second meanwhile.
+- ``--before=DIR`` (with ``--light``): a second venue from another checkout
+  (``git archive main | tar -x -C DIR``) hears the same tables at the same
+  time, its own feed and board reader beside it, so one run gives both
+  figures side by side and their ratio (``..._before``, ``..._ratio``) under
+  the same load.  ``venue_cpu_ms_per_play_windows``: the figure per 10 s window.
 - ``--light`` (a convention: ``--tables=1000``): each table a plain MQTT
   client publishing what a table's link publishes for a tap (its retained
   ``state``, the contract's shape) once a second, a few processes hosting
@@ -43,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +209,7 @@ class _Feed:
     """The venue page's SSE stream: when each table's ``lang`` was first seen."""
 
     def __init__(self, url: str) -> None:
+        self.url = url
         self.seen: list[tuple[str, str, float]] = []
         self.stop = threading.Event()
         self.ready = threading.Event()
@@ -240,25 +247,52 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = False) -> dict[str, Any]:
+def _start_venue(tmp: Path, broker: str, root: Path, ident: str) -> tuple[subprocess.Popen[str], str]:
+    """``companion venue`` from the checkout at ``root`` (its own modules first on the path); its board's URL."""
+    env = {**os.environ, "PYTHONPATH": str(root)} if root != ROOT else None
+    venue = subprocess.Popen([sys.executable, "-m", "companion.app.cli", "venue", "--mqtt", broker,
+                              "--web", "127.0.0.1:0", "--state", str(tmp / ident), "--id", ident],
+                             cwd=str(root), env=env, stderr=subprocess.PIPE, text=True)
+    assert venue.stderr is not None
+    url = None
+    deadline = time.monotonic() + 30
+    while url is None and time.monotonic() < deadline:
+        m = re.search(r"(http://127\.0\.0\.1:\d+)", venue.stderr.readline())
+        url = m.group(1) if m else None
+    if url is None:
+        venue.terminate()
+        raise RuntimeError(f"the venue ({root}) never said where its board is")
+    threading.Thread(target=lambda: [None for _ in venue.stderr], daemon=True).start()  # type: ignore[union-attr]
+    return venue, url
+
+
+def _mark(proc: subprocess.Popen[str], url: str) -> tuple[float, float, int]:
+    """(wall time, the venue's CPU seconds, the messages it has kept: its board's count)."""
+    import httpx
+
+    heard = int(httpx.get(url + "/api/venue", timeout=30).json()["counts"]["messages"])
+    return time.time(), _cpu_s(proc.pid), heard
+
+
+def _windows(marks: list[tuple[float, float, int]]) -> list[float]:
+    """CPU ms per play kept in each window between two marks."""
+    return [round((c1 - c0) * 1000 / (n1 - n0), 4) for (_t0, c0, n0), (_t1, c1, n1) in pairwise(marks)
+            if n1 > n0]
+
+
+def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = False,
+                before: Path | None = None, window_s: float = 10.0) -> dict[str, Any]:
     broker = Broker(tmp / "broker").start()
-    venue = subprocess.Popen([sys.executable, "-m", "companion.app.cli", "venue", "--mqtt", broker.address,
-                              "--web", "127.0.0.1:0", "--state", str(tmp / "venue"), "--id", "venue-bench"],
-                             cwd=str(ROOT), stderr=subprocess.PIPE, text=True)
+    sides = [("", ROOT)] + ([("_before", Path(before).resolve())] if before is not None else [])
+    venues: list[tuple[str, subprocess.Popen[str], _Feed]] = []
     try:
-        assert venue.stderr is not None
-        url = None
-        deadline = time.monotonic() + 30
-        while url is None and time.monotonic() < deadline:
-            m = re.search(r"(http://127\.0\.0\.1:\d+)", venue.stderr.readline())
-            url = m.group(1) if m else None
-        if url is None:
-            raise RuntimeError("the venue never said where its board is")
-        threading.Thread(target=lambda: [None for _ in venue.stderr], daemon=True).start()  # type: ignore[union-attr]
-        feed = _Feed(url)
+        for suffix, root in sides:
+            proc, url = _start_venue(tmp, broker.address, root, f"venue-bench{suffix.replace('_', '-')}")
+            venues.append((suffix, proc, _Feed(url)))
         plain = _Plain(broker.address) if light else None
-        if not feed.ready.wait(15):
-            raise RuntimeError("the venue's feed never opened")
+        for _suffix, _proc, feed in venues:
+            if not feed.ready.wait(15):
+                raise RuntimeError("the venue's feed never opened")
         ctx = multiprocessing.get_context("fork")
         per = -(-tables // PROCESSES)
         # every table built (light: connected) first
@@ -273,39 +307,63 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = F
             procs.append(p)
         while time.time() < start_at:
             time.sleep(0.05)
-        cpu0, t0 = _cpu_s(venue.pid), time.monotonic()
-        board = _Board(url)
+        marks = [[_mark(proc, feed.url)] for _s, proc, feed in venues]
+        t0 = time.monotonic()
+        boards = [_Board(feed.url) for _s, _p, feed in venues]
+        # a mark each window while the tables tap, the last as they stop: a backlog taken
+        # afterwards (and the board read meanwhile) is in no window
+        end, step = start_at + seconds, min(window_s, seconds / 2)
+        for k in range(1, int(seconds // step) + 1):
+            due = min(start_at + k * step, end) if seconds - k * step >= step / 2 else end
+            while time.time() < due:
+                time.sleep(min(0.1, max(0.0, due - time.time())))
+            for m, (_s, proc, feed) in zip(marks, venues, strict=True):
+                m.append(_mark(proc, feed.url))
+            if due >= end:
+                break
+        wall = time.monotonic() - t0
         taps: list[tuple[str, str, float]] = []
         for here in pipes:
             if not here.poll(start_at - time.time() + seconds + 60):
                 raise RuntimeError("a table process never reported")
             taps += here.recv()
-        cpu_s = _cpu_s(venue.pid) - cpu0
-        cpu = cpu_s / (time.monotonic() - t0) * 100
-        board.stop.set()
+        for board in boards:
+            board.stop.set()
         if plain is not None:
             plain.close()
         time.sleep(2.0)
-        rss = _rss_mb(venue.pid)
+        rss = [_rss_mb(proc.pid) for _s, proc, _f in venues]
         for p in procs:
             p.join(30)
-        feed.stop.set()
+        for _s, _p, feed in venues:
+            feed.stop.set()
     finally:
-        venue.terminate()
-        venue.wait(15)
+        for _s, proc, _f in venues:
+            proc.terminate()
+            proc.wait(15)
         broker.stop()
-    lat, missed = _latencies(taps, feed.seen)
     direct = _latencies(taps, plain.seen)[0] if plain is not None else []
-    return {"mqtt_tap_to_plain_subscriber_p99_ms": percentile(direct, 99) if direct else float("nan"),
-            "mqtt_tap_to_plain_subscriber_p50_ms": percentile(direct, 50) if direct else float("nan"),"taps": len(taps), "missed": missed, "feed_reconnects": feed.reconnects, "tables": tables,
-            "venue_rss_mb": rss,
-            "venue_cpu_pct": round(cpu, 1), "board_answers": len(board.ms),
-            # CPU seconds ÷ plays (each table's state once a second): what a noisy machine cannot blur
-            "venue_cpu_ms_per_play": round(cpu_s * 1000 / len(taps), 4) if taps else float("nan"),
+    out: dict[str, Any] = {
+        "mqtt_tap_to_plain_subscriber_p99_ms": percentile(direct, 99) if direct else float("nan"),
+        "mqtt_tap_to_plain_subscriber_p50_ms": percentile(direct, 50) if direct else float("nan"),
+        "taps": len(taps), "tables": tables}
+    for (suffix, _proc, feed), board, m, mb in zip(venues, boards, marks, rss, strict=True):
+        lat, missed = _latencies(taps, feed.seen)
+        cpu_s, kept = m[-1][1] - m[0][1], m[-1][2] - m[0][2]
+        out.update({f"{k}{suffix}": v for k, v in {
+            "missed": missed, "feed_reconnects": feed.reconnects, "venue_rss_mb": mb,
+            "venue_cpu_pct": round(cpu_s / wall * 100, 1), "board_answers": len(board.ms),
+            # CPU seconds ÷ plays kept while the tables tapped (each a table's state, once a second):
+            # what a noisy machine cannot blur
+            "venue_plays_kept": kept, "venue_cpu_ms_per_play": round(cpu_s * 1000 / kept, 4) if kept else float("nan"),
+            "venue_cpu_ms_per_play_windows": _windows(m),
             "board_answer_p50_ms": percentile(board.ms, 50) if board.ms else float("nan"),
             "board_answer_p99_ms": percentile(board.ms, 99) if board.ms else float("nan"),
             "mqtt_tap_to_venue_p99_ms": percentile(lat, 99) if lat else float("nan"),
-            "mqtt_tap_to_venue_p50_ms": percentile(lat, 50) if lat else float("nan")}
+            "mqtt_tap_to_venue_p50_ms": percentile(lat, 50) if lat else float("nan")}.items()})
+    if before is not None and out["venue_cpu_ms_per_play_before"]:
+        out["venue_cpu_ms_per_play_ratio"] = round(out["venue_cpu_ms_per_play"] / out["venue_cpu_ms_per_play_before"], 3)
+    return out
 
 
 def venue_capacity(tmp: Path, states: int = 20000) -> dict[str, Any]:
@@ -433,5 +491,7 @@ if __name__ == "__main__":
         if "--capacity" in sys.argv:
             print(json.dumps(venue_capacity(Path(d)), indent=1))
         else:
-            print(json.dumps(venue_scale(Path(d), seconds, tables, light="--light" in sys.argv), indent=1))
+            before = next((Path(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--before=")), None)
+            print(json.dumps(venue_scale(Path(d), seconds, tables, light="--light" in sys.argv, before=before),
+                             indent=1))
     os._exit(0)

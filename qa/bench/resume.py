@@ -139,6 +139,64 @@ def build(state: Path, games: int) -> dict[str, Any]:
             "plays": played, "bytes": path.stat().st_size}
 
 
+# What a start does to a journal before READY=1, each timed where the daemon calls it.
+PARTS = (("quick_check", "companion.runtime.journal_guard", "diagnose"),  # SQLite's quick_check of the file
+         ("backup_crc", "companion.runtime.journal_guard", "newest_intact_backup"),  # each backup's CRC-32 read
+         ("quarantine", "companion.runtime.journal_guard", "quarantine_bad_rows"),  # the rows past the checkpoint
+         ("replay", "companion.runtime.loop", "replay"))  # the checkpoint, then the inputs after it
+
+
+def parts(state: Path, runs: int = 3) -> dict[str, float]:
+    """Where a start on ``state`` spends its time, in this process (imports
+    done): the daemon's own build and start (``Simulation``, on a copy each
+    run), each of ``PARTS`` timed by a wrapper where it is called, and
+    ``rest_of_build`` (the table, the loop, the panel...).  Seconds, the
+    median of ``runs``; ``in_process`` is their sum."""
+    import importlib
+    import shutil
+    import tempfile
+    import time
+
+    from companion.app.simulate import Simulation
+    from qa.bench.stats import percentile
+
+    spent: dict[str, list[float]] = {name: [] for name, _m, _f in PARTS}
+    spent["in_process"] = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="bench-resume-parts-") as tmp:
+            copy = Path(tmp) / "state"
+            shutil.copytree(state, copy)
+            took = dict.fromkeys(spent, 0.0)
+            saved = []
+            for name, module, func in PARTS:
+                mod = importlib.import_module(module)
+                real = getattr(mod, func)
+
+                def timed(*a: Any, _real: Any = real, _name: str = name, _took: dict[str, float] = took,
+                          **k: Any) -> Any:
+                    t0 = time.perf_counter()
+                    try:
+                        return _real(*a, **k)
+                    finally:
+                        _took[_name] += time.perf_counter() - t0
+
+                saved.append((mod, func, real))
+                setattr(mod, func, timed)
+            try:
+                t0 = time.perf_counter()
+                sim = Simulation(config(), copy, lambda ev: None)
+                took["in_process"] = time.perf_counter() - t0
+                sim.close()
+            finally:
+                for mod, func, real in saved:
+                    setattr(mod, func, real)
+            for name, s in took.items():
+                spent[name].append(s)
+    out = {name: round(percentile(v, 50), 4) for name, v in spent.items()}
+    out["rest_of_build"] = round(out["in_process"] - sum(out[name] for name, _m, _f in PARTS), 4)
+    return out
+
+
 if __name__ == "__main__":
     import sys
     import tempfile
@@ -148,3 +206,4 @@ if __name__ == "__main__":
         t0 = time.monotonic()
         facts = build(Path(tmp) / "state", int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
         print(facts, time.monotonic() - t0)
+        print(parts(Path(tmp) / "state"))

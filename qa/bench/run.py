@@ -48,6 +48,7 @@ class Plan:
         self.resume_games = 10_000
         self.engine_limit = 6 if quick else None  # files per engine; None: the whole cache
         self.loaded_nights = 1 if quick else 3
+        self.before: Path | None = None  # --before: a checkout whose venue runs beside this one's
 
 
 def note(msg: str) -> None:
@@ -207,6 +208,9 @@ def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
         s, m = startup.start_ready(state)
         resumed.append(s)
         resumed_rss.append(m)
+    note("where a resume's time goes: the same start in this process, each part timed where it is called")
+    parts = resume.parts(state, 1 if plan.quick else 3)
+    parts["process_and_imports"] = round(percentile(resumed, 50) - parts["in_process"], 4)
     note(f"idle: {plan.idle_windows} × {plan.idle_window_s:g} s")
     idle = startup.idle(tmp / "idle", plan.idle_windows, plan.idle_window_s)
     rss.append(idle.peak_rss_mb)
@@ -215,11 +219,12 @@ def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
         figure("peak_rss_mb", rss, "MiB", 40.0, "VmHWM at ready, and after the idle run"),
         figure("idle_cpu_pct", idle.cpu_pct, "%", 1.0, f"{plan.idle_window_s:g} s windows; "
                f"{idle.watchdog_per_s:.1f} WATCHDOG=1/s sent"),
-        figure("resume_10k_s", resumed, "s", 0.3, f"{facts['inputs']:,} inputs in the journal"),
+        figure("resume_10k_s", resumed, "s", 0.3, f"{facts['inputs']:,} inputs in the journal; " + ", ".join(
+            f"{k} {v:.3f}" for k, v in parts.items() if k != "in_process")),
         figure("resume_peak_rss_mb", resumed_rss, "MiB", 40.0),
         figure("journal_bytes_per_game", [facts["bytes_per_game"]], "B", None,
                f"{facts['inputs_per_game']:.0f} inputs/game"),
-    ], {"journal_inputs": facts["inputs"], "journal_mb": round(facts["bytes"] / 1e6, 1)}
+    ], {"journal_inputs": facts["inputs"], "journal_mb": round(facts["bytes"] / 1e6, 1), "resume_parts": parts}
 
 
 def bench_night(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
@@ -293,26 +298,11 @@ def bench_mqtt(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
     note(f"MQTT: {mqtt_tables.TABLES} tables tapping once a second → one mosquitto → the venue's page; "
          "one daemon's RSS and tap → feedback with MQTT on against off")
     r = mqtt_tables.measure(plan.quick, tmp / "mqtt")
-    note("the venue: a late play's league answer with a season kept; a convention's 1,000 light tables")
+    note("the venue: a late play's league answer with a season kept")
     lg = venue_league.measure(1000 if plan.quick else 3000, 10 if plan.quick else 20)
-    convention: list[Figure] = []
-    if not plan.quick:  # a minute of a thousand clients: the full run only
-        c = mqtt_tables.venue_scale(tmp / "convention", 30.0, 1000, light=True)
-        convention = [
-            figure("convention_tap_to_venue_p99_ms", [c["mqtt_tap_to_venue_p99_ms"]], "ms", 250.0,
-                   f"{c['tables']} light tables, {c['taps']} taps, {c['missed']} never seen; a plain subscriber's "
-                   f"p99 {c['mqtt_tap_to_plain_subscriber_p99_ms']:.0f} ms"),
-            figure("convention_venue_cpu_pct", [c["venue_cpu_pct"]], "%", None, "of one core, while the tables tap"),
-            figure("venue_cpu_ms_per_play", [c["venue_cpu_ms_per_play"]], "ms", 0.25,
-                   f"the venue's CPU seconds ÷ the {c['taps']:,} plays of {c['tables']:,} tables; "
-                   f"p99 tap → venue {c['mqtt_tap_to_venue_p99_ms']:.0f} ms"),
-            figure("convention_board_answer_p99_ms", [c["board_answer_p99_ms"]], "ms", None,
-                   f"GET /api/venue, {c['board_answers']} answers (p50 {c['board_answer_p50_ms']:.0f} ms)"),
-        ]
     return [
         figure("venue_late_play_league_ms", [lg["league_after_late_play_p50_ms"]], "ms", None,
                f"{lg['season']} plays kept; {lg['league_after_play_in_order_p50_ms']} ms a play in order"),
-        *convention,
         figure("mqtt_tap_to_venue_p99_ms", [r["mqtt_tap_to_venue_p99_ms"]], "ms", 250.0,
                f"{r['tables']} tables, {r['taps']} taps, {r['missed']} never seen on the venue's SSE"),
         figure("mqtt_tap_to_venue_p50_ms", [r["mqtt_tap_to_venue_p50_ms"]], "ms"),
@@ -326,6 +316,39 @@ def bench_mqtt(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
         figure("mqtt_tap_feedback_ratio_back_to_back", r["mqtt_tap_feedback_ratio_back_to_back"], "×", None,
                "the same, each tap as soon as the loop is idle (the link's threads may be busy)"),
     ], {"mqtt_taps_missed": r["missed"]}
+
+
+def bench_venue(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
+    """A convention: 1,000 light tables, each a state a second, through one mosquitto
+    to the venue; with ``--before DIR`` a second venue from that checkout hears the
+    same tables at the same time (mqtt_tables.venue_scale)."""
+    from qa.reliability.broker import MOSQUITTO
+
+    if MOSQUITTO is None:
+        return [], {"skipped": {"venue": "no mosquitto (apt install mosquitto)"}}
+    seconds = 12.0 if plan.quick else 30.0
+    note(f"the venue: a convention's 1,000 light tables for {seconds:g} s"
+         + (f", beside the venue of {plan.before}" if plan.before else ""))
+    c = mqtt_tables.venue_scale(tmp / "convention", seconds, 1000, light=True, before=plan.before)
+    figures = []
+    for suffix, whose in (("", "this checkout"), *((("_before", str(plan.before)),) if plan.before else ())):
+        figures += [
+            figure(f"venue_cpu_ms_per_play{suffix}", c[f"venue_cpu_ms_per_play_windows{suffix}"] or [float("nan")],
+                   "ms", 0.25 if not suffix else None,
+                   f"{whose}: CPU s ÷ the {c[f'venue_plays_kept{suffix}']:,} plays it kept as they tapped (10 s windows, 6 in quick) of "
+                   f"{c['tables']:,} tables; p99 tap → venue {c[f'mqtt_tap_to_venue_p99_ms{suffix}']:.0f} ms"),
+            figure(f"convention_tap_to_venue_p99_ms{suffix}", [c[f"mqtt_tap_to_venue_p99_ms{suffix}"]], "ms", 250.0,
+                   f"{whose}: {c['taps']} taps, {c[f'missed{suffix}']} never seen; a plain subscriber's "
+                   f"p99 {c['mqtt_tap_to_plain_subscriber_p99_ms']:.0f} ms"),
+            figure(f"convention_venue_cpu_pct{suffix}", [c[f"venue_cpu_pct{suffix}"]], "%", None,
+                   "of one core, while the tables tap"),
+            figure(f"convention_board_answer_p99_ms{suffix}", [c[f"board_answer_p99_ms{suffix}"]], "ms", None,
+                   f"GET /api/venue, {c[f'board_answers{suffix}']} answers (p50 {c[f'board_answer_p50_ms{suffix}']:.0f} ms)"),
+        ]
+    if plan.before:
+        figures.append(figure("venue_cpu_ms_per_play_ratio", [c["venue_cpu_ms_per_play_ratio"]], "×", None,
+                              "this checkout ÷ the one before, the same tables at the same time"))
+    return figures, {"venue_convention": c}
 
 
 def bench_imports(tmp: Path, top: int = 6) -> dict[str, Any]:
@@ -370,7 +393,7 @@ def table(figures: list[Figure], extra: dict[str, Any], quick: bool) -> str:
     return "\n".join(out)
 
 
-PARTS = ("taps", "sd_card", "voice", "daemon", "night", "engines", "web", "mqtt", "imports")
+PARTS = ("taps", "sd_card", "voice", "daemon", "night", "engines", "web", "mqtt", "venue", "imports")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,9 +402,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="end with one JSON object of every figure")
     parser.add_argument("--only", choices=PARTS, action="append",
                         help="run only this part (again for more); default: every part")
+    parser.add_argument("--before", type=Path, metavar="DIR",
+                        help="venue: also run the venue of this checkout (git archive main | tar -x -C DIR) "
+                             "beside this one, the same tables at the same time")
     args = parser.parse_args(argv)
     parts = args.only or PARTS
     plan = Plan(args.quick)
+    plan.before = args.before
     started = time.monotonic()
     figures: list[Figure] = []
     extra: dict[str, Any] = {}
@@ -391,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
                    "voice": lambda: bench_voice(plan),
                    "daemon": lambda: bench_daemon(plan, tmp), "night": lambda: bench_night(plan),
                    "engines": lambda: bench_engines(plan), "web": lambda: bench_web(plan, tmp),
-                   "mqtt": lambda: bench_mqtt(plan, tmp)}
+                   "mqtt": lambda: bench_mqtt(plan, tmp), "venue": lambda: bench_venue(plan, tmp)}
         for name, part in benches.items():
             if name in parts:
                 figs, info = part()
