@@ -34,10 +34,9 @@ def view(g: Game, seat: str | None = None) -> View:
                              "rounds": [dict(r) for r in st.scored]}
     lines: list[tuple[str, dict[str, Any]]] = []
     for key, step, tiles in (("laid", "formation", st.formation), ("aside", "left_out", st.excluded)):
-        if tiles or st.step == step:
+        if tiles:  # from the first tile revealed
             facts[key] = {"step": step, "tiles": list(tiles)}
-            if tiles:
-                lines.append((f"skb.board.{key}", {"tiles": list(tiles)}))
+            lines.append((f"skb.board.{key}", {"tiles": list(tiles)}))
     if st.verdict is not None:
         facts["verdict"] = st.verdict
         lines.append((f"skb.board.verdict.{st.verdict}", {}))
