@@ -138,8 +138,10 @@ class Board:
 
 
 def scores(page: Any) -> dict[str, str]:
-    rows = page.locator("#scores tr").all_inner_texts()[1:]
-    return {r.split("\t")[0].strip().lstrip("▸ ").strip(): r.split("\t")[1].strip() for r in rows}
+    """Each player's total on the board (after the rounds' columns, where the game keeps rounds)."""
+    rows = page.locator("#scores tr:has(td)").all()
+    return {r.locator("td").first.inner_text().strip().lstrip("▸ ").strip(): r.locator("td.total").inner_text().strip()
+            for r in rows}
 
 
 @pytest.mark.parametrize("viewport", [HD, TV], ids=["1280x720", "1920x1080"])
@@ -172,7 +174,7 @@ def test_tv_board_shows_the_step_and_totals_then_the_result(browser: Any, tmp_pa
         result = board.walk.read_side.public()["result"]
         assert [r[1].strip() for r in rows] == [p["name"].capitalize() + (" ★" if p["winner"] else "")
                                                  for p in result["players"]]
-        assert [r[2].strip() for r in rows] == [str(p["total"]) for p in result["players"]]
+        assert page.locator("#result td.total").all_inner_texts() == [str(p["total"]) for p in result["players"]]
         assert rows[0][1].strip().endswith("★")
         left, right = page.locator("main > .col").all()
         lb, rb = left.bounding_box(), right.bounding_box()

@@ -16,7 +16,8 @@ const T = {
         deck: "Roles in play", players: "Players", captain: "Captain", start_player: "Starts", girl: "The Girl",
         dead: "Dead", exited: "Out, won", executed: "Executed", shot: "Shot by the hunter",
         outcome: "Result", won: "won", lost: "lost", card: "Card",
-        idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing" },
+        idle: "Between games", gathering: "Players, tap your cards", pairing: "Pairing the phones", playing: "Playing",
+        round_col: "R{n}" },
   ja: { no_game: "まだゲームはありません", list_sep: "、", last_game: "前のゲーム: {game}", turn: "手番: {who}",
         everyone: "全員", time_left: "残り時間", votes: "投票", cave: "洞窟", board: "卓の上",
         pair: "スキャンしてスマホをペアリング", missing: "まだペアリングしていない席:", scores: "得点", tonight: "今夜の合計",
@@ -26,7 +27,8 @@ const T = {
         deck: "使う役職", players: "プレイヤー", captain: "隊長", start_player: "最初の手番", girl: "少女",
         dead: "死亡", exited: "勝ち抜け", executed: "処刑", shot: "ハンターに撃たれた",
         outcome: "勝敗", won: "勝ち", lost: "負け", card: "カード",
-        idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ", pairing: "スマホのペアリング", playing: "プレイ中" },
+        idle: "ゲームの合間", gathering: "プレイヤーはカードをタッチ", pairing: "スマホのペアリング", playing: "プレイ中",
+        round_col: "{n}R" },
 };
 // What a box held, shown by a sign as well as its words (never by colour alone)
 const SIGN = { treasure: "★", empty: "○", disaster: "✖" };
@@ -95,22 +97,22 @@ function render() {
   countdown(h.deadline ?? null, (state.play || {}).paused_s);
   said();
   renderTally(); renderDeck(); renderCave(); renderResult(); renderLines(); renderPairing(); renderScores();
+  renderVerdict(); renderTiles();
   place(); fit();
 }
 
 // The screen is the board's.  What a game always has stands in its own column (the
 // vote, the deck, the cave, a result to the left; the players to the right); the other
-// panels (the table's lines, the QR code) each go to the column with less in it, so
-// neither has an empty half; a column with nothing in it gives its room to the other,
-// and the last panel of a column takes the height left (no empty foot).
-const MOVABLE = ["lines-section", "pair-section"];
+// panels (the verdict, first in its column; the table's lines; the QR code) each go to the column with less in it; a
+// column with nothing in it gives its room to the other.  A panel is as tall as what it
+// holds: a panel stretched to the foot of the screen around one line reads as empty.
+const MOVABLE = ["round-verdict-section", "lines-section", "pair-section"];
 function place() {
   const main = document.querySelector("#day > main");
   const cols = [...main.querySelectorAll(".col")];
   main.style.setProperty("--fit", "1");  // measured at full size
   main.classList.remove("one");
   cols.forEach((c) => { c.hidden = false; });
-  main.querySelectorAll(".grow").forEach((e) => e.classList.remove("grow"));  // measured at their own height
   const used = (col) => [...col.children].filter((e) => !e.hidden && !MOVABLE.includes(e.id))
     .reduce((h, e) => h + e.offsetHeight, 0);
   const height = cols.map(used);
@@ -121,11 +123,7 @@ function place() {
     cols[i].append(e);
     height[i] += e.offsetHeight;
   }
-  for (const col of cols) {
-    const shown = [...col.children].filter((e) => !e.hidden);
-    col.hidden = !shown.length;
-    if (shown.length) shown[shown.length - 1].classList.add("grow");
-  }
+  for (const col of cols) col.hidden = ![...col.children].some((e) => !e.hidden);
   main.classList.toggle("one", cols.some((c) => c.hidden));
 }
 
@@ -270,23 +268,51 @@ function renderResult() {
   const words = state.verdict || { lines: [], roles: {} };
   const marked = res.players.some((p) => marksOf(res.play, p.name).length);  // the game's last view: the executed, the shot
   const table = $("result"); table.replaceChildren();
+  const rounds = roundsOf(res.play);
   table.append(el("tr", {}, el("th", { text: t(teams ? "outcome" : "place"), scope: "col" }), el("th", { text: "", scope: "col" }),
-    ...(teams ? [] : [el("th", { text: totalWord(res.game), scope: "col" })]),
+    ...roundHeads(rounds), ...(teams ? [] : [el("th", { text: totalWord(res.game), scope: "col" })]),
     ...(roles ? [el("th", { class: "card", text: t("role"), scope: "col" })] : []), ...(marked ? [el("th", { text: "", scope: "col" })] : [])));
   for (const p of res.players) {
     table.append(el("tr", p.winner ? { class: "winner", "data-player": p.name } : { "data-player": p.name },
       el("td", { text: teams ? t(p.winner ? "won" : "lost") : String(p.place) }),
       el("td", { text: who(p.name) + (p.winner ? " ★" : "") }),  // the winners by a sign, not colour alone; the verdict says it
-      ...(teams ? [] : [el("td", { text: String(p.total) })]),
+      ...roundCells(rounds, p.name), ...(teams ? [] : [el("td", { class: "total", text: String(p.total) })]),
       ...(roles ? [el("td", { class: "card", text: words.roles[p.name] || p.role || "" })] : []),
       ...(marked ? [el("td", { class: "marks", text: marksOf(res.play, p.name).map(t).join(" · ") })] : [])));
   }
-  $("verdict").replaceChildren(...words.lines.map((l) => el("li", { "data-key": l.key, text: l.text })));
+  // its last line (who won) stands large on its own (``renderVerdict``)
+  $("verdict").replaceChildren(...words.lines.slice(0, -1).map((l) => el("li", { "data-key": l.key, text: l.text })));
 }
 
 // The board lines a panel of its own draws from the view (the cave's boxes, the victory points,
 // One Night's deck and tally): the "on the table" panel leaves them out, so nothing is said twice.
-const PANELLED = /\.box\.|\.vp$|\.boxes$|\.board\.(deck|votes_for|voted|to_vote)/;
+const PANELLED = /\.box\.|\.vp$|\.boxes$|\.board\.(deck|votes_for|voted|to_vote|laid|aside|verdict)/;
+
+// The verdict while it stands, the largest line on the board, where a player who missed it looks first:
+// a round's (the board's ``….board.verdict…`` line, in the table's words), or a finished game's last
+// line said — who won (its other lines stay in the result)
+function renderVerdict() {
+  const line = (state.board || []).find((l) => /\.board\.verdict(\.|$)/.test(l.key));
+  const said = (!state.play && state.result && (state.verdict || {}).lines) || [];
+  const text = line ? line.text : said.length ? said[said.length - 1].text : "";
+  if (!show("round-verdict-section", !!text)) return;
+  $("round-verdict").textContent = text;
+  $("round-verdict").dataset.verdict = (state.play || {}).verdict || "";
+}
+
+// Tiles as the table lays them (``laid``: left to right, as revealed) and those set aside (``aside``),
+// each row under the label of the step that lays it (the game's own word, /api/games): no game named here
+function renderTiles() {
+  const play = state.play || {};
+  const rows = [["laid", play.laid], ["aside", play.aside]];
+  show("tiles-section", rows.some(([, r]) => r));
+  for (const [id, row] of rows) {
+    show(`${id}-title`, !!row); show(id, !!row && row.tiles.length > 0);
+    $(`${id}-title`).textContent = row ? stepLabel(state.game, row.step) : "";
+    $(id).replaceChildren(...(row ? row.tiles : []).map((tile) => el("li", { "data-tile": tile, text: who(tile) })));
+  }
+  $("tiles-section").setAttribute("aria-labelledby", play.laid ? "laid-title" : "aside-title");
+}
 
 // The game's other public lines (its board: bids in, an auction, role results)
 function renderLines() {
@@ -333,18 +359,26 @@ function renderScores() {
   if (!show("scores-section", rows.length > 0)) return;
   const cards = (play && state.cards) || {};  // the cards shown face up, in the table's words
   const shown = Object.keys(cards).length > 0;
-  table.append(el("tr", {}, el("th", { text: "", scope: "col" }),
+  const rounds = points && play ? roundsOf(play) : [];
+  table.append(el("tr", {}, el("th", { text: "", scope: "col" }), ...roundHeads(rounds),
     ...(points ? [el("th", { text: play ? totalWord(state.game) : t("total"), scope: "col" })] : []),
     ...(shown ? [el("th", { class: "card", text: t("card"), scope: "col" })] : []), el("th", { text: "", scope: "col" })));
   for (const [name, n] of rows) {
     const mine = turn.has(name);
     table.append(el("tr", { "data-player": name, ...(mine ? { class: "turn", "aria-current": "true" } : {}) },
       el("td", { text: (mine ? "▸ " : "") + who(name) }),
-      ...(points ? [el("td", { text: String(n) })] : []),
+      ...roundCells(rounds, name), ...(points ? [el("td", { class: "total", text: String(n) })] : []),
       ...(shown ? [el("td", { class: "card", text: cards[name] || "" })] : []),
       el("td", { class: "marks", text: marksOf(play, name).map(t).join(" · ") })));
   }
 }
+
+// Each scored round's points in a column of its own, before the total, where the game's view keeps its
+// rounds (``rounds``: [{round, points}]) — the last few, where a long game has more than a row can hold
+const ROUND_COLS = 6;
+const roundsOf = (play) => (Array.isArray(play && play.rounds) ? play.rounds.slice(-ROUND_COLS) : []);
+const roundHeads = (rounds) => rounds.map((r) => el("th", { class: "round", scope: "col", text: fill(t("round_col"), { n: r.round }) }));
+const roundCells = (rounds, name) => rounds.map((r) => el("td", { class: "round", text: String((r.points || {})[name] ?? 0) }));
 
 function drawnOnce() {  // the bench's mark: the first frame holding the table's state
   if (drawn) return;

@@ -20,15 +20,27 @@ from companion.games.seven_knights.state import Game, concede_hint
 
 def view(g: Game, seat: str | None = None) -> View:
     """For the table, the round, the start player, the captain once elected,
-    the totals and each scored round: all said at the table.  Nothing about
-    tiles or the witch team, which the engine learns only when they become
-    public; nothing for a seat alone (no hand is known to the engine)."""
+    the totals and each scored round: all said at the table; the formation
+    tile by tile as the captain reveals it (``laid``), the tiles left out
+    (``aside``), each under the step that lays it, and the round's verdict
+    once it is given — each said aloud as it came.  Nothing else about tiles
+    (a tile tapped before the command phase is not named until confirmed) or
+    the witch team; nothing for a seat alone (no hand is known to the engine)."""
     if seat is not None:
         return View()
     st = g.state
-    return View({"step": st.step, "round": st.round, "start_player": g.players[st.start_seat],
-                 "captain": st.captain, "totals": dict(st.totals), "whose_turn": g.waiting(),
-                 "rounds": [dict(r) for r in st.scored]})
+    facts: dict[str, Any] = {"step": st.step, "round": st.round, "start_player": g.players[st.start_seat],
+                             "captain": st.captain, "totals": dict(st.totals), "whose_turn": g.waiting(),
+                             "rounds": [dict(r) for r in st.scored]}
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for key, step, tiles in (("laid", "formation", st.formation), ("aside", "left_out", st.excluded)):
+        if tiles:  # from the first tile revealed
+            facts[key] = {"step": step, "tiles": list(tiles)}
+            lines.append((f"skb.board.{key}", {"tiles": list(tiles)}))
+    if st.verdict is not None:
+        facts["verdict"] = st.verdict
+        lines.append((f"skb.board.verdict.{st.verdict}", {}))
+    return View(facts, lines)
 
 
 # Whom the table waits for (the steps' ``waits``): the start player leads the

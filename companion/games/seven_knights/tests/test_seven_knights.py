@@ -1131,3 +1131,37 @@ def test_bug_a_slipped_tile_is_not_named_in_the_public_log(table) -> None:
         assert [e["input"] for e in public[start:] if e["event"] == "accepted"] == ["skb/*"]
         assert tile not in str(public[start:])
         table.press("back")  # dropped: the phase goes on
+
+
+def test_the_table_view_holds_the_formation_as_laid_the_tiles_left_out_and_the_verdict() -> None:
+    """What a player who missed a line needs, and only once it was said: the
+    formation tile by tile (``laid``), the tiles left out (``aside``), each under
+    the step that lays it (a page names the step, never the game's word), and
+    the round's verdict once given; a tile tapped before the command phase is
+    not named until the captain confirms it."""
+    engine = make(5)
+    feed(engine, "k4")  # the captain is ready: the tile not named
+    facts, lines = engine.view().facts, engine.view().lines
+    assert "laid" not in facts and "aside" not in facts and "verdict" not in facts and list(lines) == []
+    assert "knight/4" not in str(facts)
+    feed(engine, "next")  # confirmed: the formation begins, with its first tile revealed
+    assert "laid" not in engine.view().facts
+    seen = []
+    for word in ("k1", "k2", "k4", "k3"):
+        feed(engine, word)
+        seen.append(parse(word).identity)  # type: ignore[attr-defined]
+        assert engine.view().facts["laid"] == {"step": "formation", "tiles": seen}
+        assert "aside" not in engine.view().facts and "verdict" not in engine.view().facts
+    feed(engine, "next", "witch")
+    facts = engine.view().facts
+    assert facts["aside"] == {"step": "left_out", "tiles": ["skb/witch"]} and "verdict" not in facts
+    feed(engine, "k5")  # every tile on the table: the witch team taps; no verdict yet
+    assert engine.view().facts["aside"]["tiles"] == ["skb/witch", "skb/knight/5"]
+    assert "verdict" not in engine.view().facts
+    feed(engine, "green", "next")
+    view = engine.view()
+    assert view.facts["verdict"] == "witch"  # a knight left out: said, and on the board
+    assert ("skb.board.verdict.witch", {}) in view.lines
+    assert ("skb.board.laid", {"tiles": seen}) in view.lines
+    feed(engine, "next")  # the next round: a clean table
+    assert not {"laid", "aside", "verdict"} & set(engine.view().facts)

@@ -61,7 +61,7 @@ SETUP_REFUSALS = [(4, ("basic", "special")), (4, ("easy",)), (5, ("special",))]
 
 
 def spoken() -> list[tuple[str, dict[str, Any]]]:
-    """Every line and refusal the engine speaks across the scripted games."""
+    """Every line and refusal the engine speaks across the scripted games, and the board lines it shows."""
     lines: list[tuple[str, dict[str, Any]]] = []
     scripts: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = [
         (5, (), w) for w in walk_every_step()]
@@ -87,6 +87,7 @@ def spoken() -> list[tuple[str, dict[str, Any]]]:
             except Refusal:
                 break
             outputs += engine.prompt() + engine.resume()
+            lines += list(engine.view().lines)  # the board's lines (the pages', never spoken)
         lines += [(o.key, dict(o.params)) for o in outputs if isinstance(o, Say)]
     # an overridden basic set with two tiles over: both go to the centre
     override = {"tile_sets": {"basic": {4: [f"skb/knight/{i}" for i in range(1, 7)]}}}
