@@ -223,7 +223,8 @@ def test_tv_board_cave_grid_fills_as_boxes_open(browser: Any, tmp_path: Path) ->
             assert contents == [opened.get(b, "closed") for b in range(1, play["boxes"] + 1)]
             for o in play["opened"]:  # by whom, what: the game's own line for the box, on the box
                 cell = page.locator(f'#cave li[data-box="{o["box"]}"]')
-                assert o["player"] in cell.inner_text() and str(o["box"]) in cell.inner_text()
+                # the seat by its name ("Yellow"), and the box's number
+                assert o["player"].title() in cell.inner_text() and str(o["box"]) in cell.inner_text()
             if play["step"] == "cave" and (not grown or grown[-1] != len(opened)):
                 grown.append(len(opened))
                 if len(grown) == 3:
