@@ -26,9 +26,11 @@ def view(g: Game, seat: str | None = None) -> View:
 
 
 def table_view(g: Game) -> View:
-    """Everything tapped in the open; the Girl's card only once the game is over."""
+    """Everything tapped in the open; the Girl's card only once the game is over; the
+    round once the Girl's first turn began it (a climax before any turn: no round)."""
     s = g.state
-    facts: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held, "round": s.round,
+    facts: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held,
+                             **({"round": s.round} if s.round else {}),  # none before the Girl's first turn
                              "turn": s.turn_of, "votes": dict(s.votes), "dead": list(s.dead),
                              "battle": dict(s.totals), "revealed": list(s.revealed), "girl_alive": s.girl_alive,
                              "states": dict(s.states)}
