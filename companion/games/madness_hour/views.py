@@ -57,6 +57,13 @@ def seat_view(g: Game, player: str) -> View:
     return View(facts, rows)
 
 
+def explore_headline(g: Game) -> dict[str, Any]:
+    """A timed turn (``turn_s``) counts down on the pages as it is said: to its
+    warning, then to its end; untimed, no clock."""
+    n, o = g.state.turns, g.opts
+    return {"timer": [(f"turn:{n}:warn", o.turn_warning_s), (f"turn:{n}:up", 0)]} if n and o.turn_s else {}
+
+
 def discussion_headline(g: Game) -> dict[str, Any]:
     """The discussion ends on its countdown."""
     return {"timer": ("discussion", next_point(g.state.left_s, g.opts.discussion_s, g.opts.warnings_s))}
