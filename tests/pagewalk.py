@@ -122,6 +122,7 @@ class Played:
     night: dict[str, list[str]] = field(default_factory=dict)  # page → its distinct snapshots by night
     audits: int = 0
     behind: int = 0  # checks at which the pages did not catch up with the table
+    said_times: int = 0  # times the speaker said, held against the clocks
 
 
 def strings(obj: Any, out: set[str]) -> set[str]:
@@ -313,6 +314,7 @@ class Evening:
         return out
 
     def move(self, played: Played) -> bool:
+        self.hear()  # what the table said on its own (a timer) since, before an input moves it on
         now = self.now()
         candidates = self.moves(now)
         if not candidates:
@@ -407,7 +409,8 @@ class Evening:
 
     def hear(self) -> None:
         """Each time the speaker said since the last hearing, held against the deadline the
-        pages count to just after it (read at once: the table's next move is seconds away)."""
+        pages count to just after it: heard before and after each input and each move of
+        the table's own, so no input has moved the clocks since."""
         events = self.live.events[self.heard:]
         self.heard += len(events)
         engine = self.on_loop(lambda: self.live.loop.table.engine)
@@ -417,7 +420,8 @@ class Evening:
         said = [(e["text"], wall_of_t + float(e["t"])) for e in events
                 if e.get("event") == "say" and not e.get("aside") and isinstance(e.get("text"), str)
                 and (e.get("key") in keys or LEFT_WORD.search(e["text"]) and said_times(e["text"]))]
-        if said:
+        if said and self.game is not None:
+            self.played[self.game.id].said_times += sum(len(said_times(text)) for text, _ in said)
             deadline = (self.public().get("headline") or {}).get("deadline")
             for what in said_clock_problems(said, deadline):
                 self.fail("said_clock", f"{self.where()}: {what}")
