@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import fnmatch
 import json
+import math
 import random
 import re
 import time
@@ -28,7 +29,7 @@ from web.pairing import RateLimit
 PHONE = {"width": 360, "height": 780}
 HD = {"width": 1920, "height": 1080}
 SEATS = ("red", "blue", "green", "yellow", "purple", "orange")
-PROPERTIES = ("controls", "stale", "language", "clock", "tv_text", "axe", "secret", "past")
+PROPERTIES = ("controls", "stale", "language", "clock", "tv_text", "axe", "secret", "past", "said_clock")
 TV_MIN_PX = 24
 # What a page keeps on purpose: the history (and a game log, however it is named).
 HISTORY = "section:has(> #history), #history, #log, #game-log, [data-history], [data-log]"
@@ -43,6 +44,11 @@ UNDER_EN = re.compile(r"under a minute|less than a minute", re.I)
 MINUTES_JA = re.compile(r"(?:残り|あと)\s*(\d+)\s*分(?!未満|を切)")
 UNDER_JA = re.compile(r"1分(?:を)?(?:切|未満)")
 WORDS = {"one": 1, "a": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+# A time said: "2 minutes 30", "one minute", "45 seconds"; 2分30秒, 1分, 45秒 (a number may be a fraction: caught)
+NUM = r"\d+(?:\.\d+)?"
+SAID_EN = re.compile(rf"\b(?:({NUM}|one|a) minutes?(?: ({NUM})(?: seconds?)?)?|({NUM}) seconds?)\b", re.I)
+SAID_JA = re.compile(rf"(?:({NUM})分(?:({NUM})秒)?|({NUM})秒)")
+LEFT_WORD = re.compile(r"\bleft\b|残り|あと", re.I)
 STRIDE = 6  # within one step, the pages are checked every STRIDE inputs (every step change always)
 # A game whose pages fall behind this many times is left there: each costs a page's
 # whole wait, and one such failure already fails the walk (a red run stays short).
@@ -116,6 +122,7 @@ class Played:
     night: dict[str, list[str]] = field(default_factory=dict)  # page → its distinct snapshots by night
     audits: int = 0
     behind: int = 0  # checks at which the pages did not catch up with the table
+    said_times: int = 0  # times the speaker said, held against the clocks
 
 
 def strings(obj: Any, out: set[str]) -> set[str]:
@@ -162,6 +169,7 @@ class Evening:
         self.past: set[str] = set()
         self.answered: set[str] = set()
         self.answered_at: tuple[Any, ...] | None = None  # the step (game, phase, step, round, language)
+        self.heard = 0  # events whose said times were held against the clocks so far
 
     # ------------------------------------------------------------ the table
     def on_loop(self, fn: Callable[[], Any]) -> Any:
@@ -306,6 +314,7 @@ class Evening:
         return out
 
     def move(self, played: Played) -> bool:
+        self.hear()  # what the table said on its own (a timer) since, before an input moves it on
         now = self.now()
         candidates = self.moves(now)
         if not candidates:
@@ -339,6 +348,7 @@ class Evening:
         else:
             self.live.press(what)
         self.live.settle()
+        self.hear()
         return True
 
     def press_on_phone(self, seat: str, button: str) -> None:
@@ -395,6 +405,26 @@ class Evening:
                 self.night_snapshot(played)
             assert time.monotonic() < deadline, f"{self.where()}: nothing to do and the table did not move"
             time.sleep(0.05)
+        self.hear()
+
+    def hear(self) -> None:
+        """Each time the speaker said since the last hearing, held against the deadline the
+        pages count to just after it: heard before and after each input and each move of
+        the table's own, so no input has moved the clocks since."""
+        events = self.live.events[self.heard:]
+        self.heard += len(events)
+        engine = self.on_loop(lambda: self.live.loop.table.engine)
+        keys = set(getattr(engine, "clock_lines", ()))
+        # an event's ``t`` is seconds on the loop's monotonic clock since its outputs began
+        wall_of_t = self.live.loop.out._t0 + time.time() - time.monotonic()
+        said = [(e["text"], wall_of_t + float(e["t"])) for e in events
+                if e.get("event") == "say" and not e.get("aside") and isinstance(e.get("text"), str)
+                and (e.get("key") in keys or LEFT_WORD.search(e["text"]) and said_times(e["text"]))]
+        if said and self.game is not None:
+            self.played[self.game.id].said_times += sum(len(said_times(text)) for text, _ in said)
+            deadline = (self.public().get("headline") or {}).get("deadline")
+            for what in said_clock_problems(said, deadline):
+                self.fail("said_clock", f"{self.where()}: {what}")
 
     def version(self) -> tuple[int, int]:
         """What moves when the table does: the pages' snapshot, and the lines said."""
@@ -657,6 +687,43 @@ def clock_problems(deadline: float | None, drawn: dict[str, Any], at: float) -> 
             wrong += [n for n in minutes if not (n * 60 <= left + SLACK_S and left - SLACK_S < (n + 1) * 60)]
             if wrong or under and left - SLACK_S >= 60:
                 out.append(f"{name} {t['where']}: {text!r} but {left:.0f} s are left")
+    return out
+
+
+def said_times(text: str) -> list[tuple[float | None, float | None]]:
+    """The times a line says, each as (minutes, seconds), either None where not said."""
+    out = []
+    for m in (*SAID_EN.finditer(text), *SAID_JA.finditer(text)):
+        minutes, rest, alone = m.groups()
+        n = None if minutes is None else float(WORDS.get(minutes.lower(), minutes))
+        out.append((n, float(rest) if rest else float(alone) if alone else None))
+    return out
+
+
+def clock_form(seconds: float) -> str:
+    """m:ss as the pages draw the time left (whole seconds, rounded up)."""
+    shown = max(0, math.ceil(seconds - 1e-6))
+    return f"{shown // 60}:{shown % 60:02d}"
+
+
+def said_clock_problems(said: list[tuple[str, float]], deadline: float | None) -> list[str]:
+    """Each time the speaker said (its line, the wall-clock moment) equals the clocks the
+    pages show then (the time left to ``deadline``), and in the clock's form: whole
+    minutes said as minutes (1:00 "one minute", 1分; 1:30 "one minute 30", 1分30秒),
+    seconds alone only under a minute, no fraction."""
+    out = []
+    for text, at in said:
+        for minutes, seconds in said_times(text):
+            total = (minutes or 0) * 60 + (seconds or 0)
+            if deadline is None:
+                out.append(f"said {text!r} ({total:g} s) with no clock shown")
+                continue
+            left = deadline - at
+            whole = all(v is None or float(v).is_integer() for v in (minutes, seconds))
+            form = whole and (total < 60 if minutes is None else minutes >= 1 and (seconds is None or 0 < seconds < 60))
+            if not form or abs(total - left) > SLACK_S:
+                out.append(f"said {text!r} ({total:g} s{'' if form else ', not as a clock says it'}) "
+                           f"while the clocks show {clock_form(left)}")
     return out
 
 

@@ -22,6 +22,10 @@ may press.  At every step every page is read as drawn (tests/pagewalk.py) and:
   included (there it is held: the secrets' button), not even for a moment;
 - past: no line told or refused in answer to an earlier step (or round, game,
   language) is shown outside the history;
+- said_clock: every time the speaker says (a turn's or discussion's warning, its
+  start, its resumption) equals the clocks the pages show at that moment, in the
+  clock's form: 1:00 "one minute" (1分), 1:30 "one minute 30" (1分30秒), seconds
+  alone only under a minute;
 - by night every page is the same for two deals, and every phone as every other.
 
 The evening is walked once (the first test that needs it) and each property's
@@ -43,6 +47,7 @@ from pagewalk import (
     controls_problems,
     language_problems,
     night_problems,
+    said_clock_problems,
     secret_problems,
     stale_problems,
     tv_text_problems,
@@ -89,7 +94,7 @@ def evening(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         print("\npage walk:")
         for gid, p in walk.played.items():
             print(f"  {gid}: {p.steps} inputs {p.inputs}, {len(p.states)} states (phase, step, round), "
-                  f"{p.audits} audits, finished={p.finished}, {p.seconds:.1f} s"
+                  f"{p.audits} audits, {p.said_times} said times, finished={p.finished}, {p.seconds:.1f} s"
                   + (f", by night {len(p.night)} pages, {sorted({len(v) for v in p.night.values()})} snapshots each"
                      if p.night else ""))
         print(f"  the evening: {total:.1f} s; the checks' parts: "
@@ -154,6 +159,13 @@ def test_walk_no_told_line_or_refusal_outlives_its_step(evening: Evening, game: 
     recorded(evening, "past", game)
 
 
+@pytest.mark.parametrize("game", IDS)
+def test_walk_said_times_are_the_clocks(evening: Evening, game: str) -> None:
+    if game.startswith(("madness-hour", "one-night")):  # a timed discussion: its start at least was heard
+        assert evening.played[game].said_times, f"{game}: no time said was held against the clocks"
+    recorded(evening, "said_clock", game)
+
+
 @pytest.mark.parametrize("deal", sorted({g.deal for g in EVENING if g.deal}))
 def test_walk_by_night_every_page_is_the_same_for_two_deals(evening: Evening, deal: str) -> None:
     """By night a page shows nothing that could differ between deals: each page the same
@@ -201,6 +213,17 @@ def test_the_walk_s_checks_catch_what_the_review_saw() -> None:
     assert not clock_problems(100.0 + 89, {"tv": drawn("1:29", "1 minute left")}, 100.0)
     assert not clock_problems(100.0 + 28, {"tv": drawn("0:28", "under a minute left", "残り1分未満")}, 100.0)
     assert clock_problems(None, {"tv": drawn("0:28")}, 100.0)  # a clock with no deadline
+    # said times against the clocks (a deadline 100 s on from the line): 1:00 said as "60 seconds",
+    # 1:46 as "2 minutes", 0:30 as "0.5 minutes", 1:30 as 90秒; a time said with no clock shown
+    assert said_clock_problems([("60 seconds left.", 100.0)], 160.0)
+    assert said_clock_problems([("2 minutes left in this turn.", 100.0)], 206.0)
+    assert said_clock_problems([("Discuss who to execute. You have 0.5 minutes.", 100.0)], 130.0)
+    assert said_clock_problems([("残り90秒です。", 100.0)], 190.0)
+    assert said_clock_problems([("One minute left.", 100.0)], None)
+    assert not said_clock_problems([("One minute left.", 100.0), ("残り1分です。", 100.0)], 160.0)
+    assert not said_clock_problems([("Investigators, you have one minute 30: keep the Girl alive, or kill her?",
+                                     100.0), ("残り1分30秒です。", 100.0)], 190.0)
+    assert not said_clock_problems([("2 minutes 30 left.", 150.0), ("45 seconds left.", 255.0)], 300.0)
     # the cave's captions at 16 px, "On the table" at 22 px
     assert len(tv_text_problems({"texts": drawn("closed", px=16)["texts"] + drawn("On the table", px=22)["texts"]})) == 2
     assert not tv_text_problems(drawn("The cave", px=24))

@@ -238,7 +238,8 @@ class Engine:
         (``{"done", "of", "what"}`` for inputs that fill up — counts only,
         never whose value) and ``timer``: ``(name, left)`` when the step ends
         on a countdown — ``left`` seconds remain when the timer ``name``
-        fires (the runtime knows when that is; the engine keeps no clock).
+        fires (the runtime knows when that is; the engine keeps no clock),
+        or a list of such pairs, of which the first armed counts.
         Default: the public view's ``whose_turn``; nobody named, or
         everyone, is anyone."""
         waiting = list(self.public_view().get("whose_turn", []))

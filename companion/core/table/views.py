@@ -87,7 +87,8 @@ def headline(t: TableShape, due: Mapping[str, float] | None = None) -> dict[str,
     step, whom (seat ids) or anyone, a count, the countdown's wall-clock
     deadline; by night the night screen's, the same for any deal.  The
     phase's own part is its ``headline`` (a ``timer``: (name, seconds left
-    when it fires) becomes the deadline)."""
+    when it fires), or a list of them of which the first armed counts, becomes
+    the deadline)."""
     engine = t.engine
     if t.eyes_closed:
         return {**NIGHT_HEADLINE, "step": engine.state.step if engine is not None else None}
@@ -96,8 +97,10 @@ def headline(t: TableShape, due: Mapping[str, float] | None = None) -> dict[str,
     phase = t.PHASES[t.where]
     head.update(phase.headline(t) if phase.headline is not None else {})
     timer = head.pop("timer", None)
-    if timer is not None and due is not None and timer[0] in due:
-        head["deadline"] = float(due[timer[0]]) + float(timer[1])
+    timers = [] if timer is None else [timer] if isinstance(timer[0], str) else list(timer)
+    armed = [float(due[name]) + float(left) for name, left in timers if due is not None and name in due]
+    if armed:  # a list: the first of them armed (a turn's warning, then its end)
+        head["deadline"] = armed[0]
     return head
 
 

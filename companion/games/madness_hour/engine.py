@@ -159,7 +159,7 @@ class MadnessHour(Engine):
                          "tap": Take(steps.explore, ("explore", "discussion", "ending"), steps.explore_refusal)},
                         ("mh.refuse.explore", "press next for the next turn, or tap the climax card"),
                         prompt=lambda g: [Say("mh.explore.prompt")], resume=steps.resume_explore,
-                        waits=lambda g: [g.state.turn_of] if g.state.turn_of else []),
+                        waits=lambda g: [g.state.turn_of] if g.state.turn_of else [], headline=views.explore_headline),
         "discussion": Step({"timer": Take(steps.discussion_tick, ("discussion", "vote"), steps.discussion_timer_refusal),
                             "next": Take(steps.end_discussion, ("vote",))},
                            ("mh.refuse.discussion", "the discussion is on: press next to end it"),

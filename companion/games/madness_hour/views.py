@@ -26,9 +26,11 @@ def view(g: Game, seat: str | None = None) -> View:
 
 
 def table_view(g: Game) -> View:
-    """Everything tapped in the open; the Girl's card only once the game is over."""
+    """Everything tapped in the open; the Girl's card only once the game is over; the
+    round once the Girl's first turn began it (a climax before any turn: no round)."""
     s = g.state
-    facts: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held, "round": s.round,
+    facts: dict[str, Any] = {"step": s.step, "girl": s.girl, "card_held": s.held,
+                             **({"round": s.round} if s.round else {}),  # none before the Girl's first turn
                              "turn": s.turn_of, "votes": dict(s.votes), "dead": list(s.dead),
                              "battle": dict(s.totals), "revealed": list(s.revealed), "girl_alive": s.girl_alive,
                              "states": dict(s.states)}
@@ -53,6 +55,13 @@ def seat_view(g: Game, player: str) -> View:
     if g.legal(player).submits:
         rows.append(("mh.page.now.battle", {}))
     return View(facts, rows)
+
+
+def explore_headline(g: Game) -> dict[str, Any]:
+    """A timed turn (``turn_s``) counts down on the pages as it is said: to its
+    warning, then to its end; untimed, no clock."""
+    n, o = g.state.turns, g.opts
+    return {"timer": [(f"turn:{n}:warn", o.turn_warning_s), (f"turn:{n}:up", 0)]} if n and o.turn_s else {}
 
 
 def discussion_headline(g: Game) -> dict[str, Any]:

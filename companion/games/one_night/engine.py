@@ -77,8 +77,10 @@ class OneNight(Engine):
     unknown_player: ClassVar[str] = "onw.refuse.unknown_player"
     outcomes: ClassVar[tuple[Outcome, ...]] = (Outcome("onw_result", "winning_team", WINNING_TEAMS),)
     clock_lines: ClassVar[tuple[str, ...]] = tuple(f"onw.{k}" for k in (
-        "discussion.start", "discussion.start_one", "discussion.one_minute_left", "discussion.minutes_left",
-        "discussion.seconds_left", "resume.discussion"))
+        "discussion.start", "discussion.start_one", "discussion.start_seconds", "discussion.start_one_and",
+        "discussion.start_minutes_and", "discussion.one_minute_left", "discussion.minutes_left",
+        "discussion.seconds_left", "discussion.one_minute_and_left", "discussion.minutes_and_left",
+        "resume.discussion"))
     state: OneNightState
 
     def __init__(self, setup: Setup) -> None:

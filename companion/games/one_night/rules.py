@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companion.core import settings
-from companion.core.countdown import spoken
+from companion.core.countdown import time_line
 from companion.core.events import Refusal, Say
 from companion.core.settings import Field
 from companion.games.one_night import roles
@@ -258,19 +258,32 @@ def tapped_lines(edition: str, cards: Sequence[str]) -> list[Say]:
 
 
 # -------------------------------------------------------------- the discussion
+# The discussion's times as the clocks show them, by ``countdown.time_line``'s form
+# (``TIME_FORMS``): a key of the game's own for each.
+LEFT_LINES = {"": "onw.discussion.seconds_left",
+              ".one": "onw.discussion.one_minute_left",
+              ".minutes": "onw.discussion.minutes_left",
+              ".one_and": "onw.discussion.one_minute_and_left",
+              ".minutes_and": "onw.discussion.minutes_and_left"}
+START_LINES = {"": "onw.discussion.start_seconds",
+               ".one": "onw.discussion.start_one",
+               ".minutes": "onw.discussion.start",
+               ".one_and": "onw.discussion.start_one_and",
+               ".minutes_and": "onw.discussion.start_minutes_and"}
+
+
 def warning_line(left: float) -> Say:
-    """The time left as the clocks show it: whole minutes in minutes."""
-    if left == 60:
-        return Say("onw.discussion.one_minute_left")
-    if left % 60 == 0:
-        return Say("onw.discussion.minutes_left", {"minutes": spoken(left / 60)})
-    return Say("onw.discussion.seconds_left", {"seconds": spoken(left)})
+    """The time left as the clocks show it: 1:00 "One minute left.", 1:10 "One
+    minute 10 left." (残り1分10秒), seconds alone under a minute."""
+    key, params = time_line("", left)
+    return Say(LEFT_LINES[key], params)
 
 
-def minutes_line(key: str, seconds: float) -> Say:
-    """``<key>`` with ``minutes``, or ``<key>_one`` for exactly one minute."""
-    minutes = spoken(round(seconds / 60, 2))
-    return Say(f"{key}_one") if minutes == 1 else Say(key, {"minutes": minutes})
+def start_line(seconds: float) -> Say:
+    """The discussion's length as the clocks start it: 0:30 "30 seconds", 1:30 "one
+    minute 30" (1分30秒), 3:00 "3 minutes"."""
+    key, params = time_line("", seconds)
+    return Say(START_LINES[key], params)
 
 
 # ------------------------------------------------------------------ the vote

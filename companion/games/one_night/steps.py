@@ -24,7 +24,7 @@ from companion.core.events import (
 )
 from companion.games.one_night.night import turn_start
 from companion.games.one_night.reveal import close_count
-from companion.games.one_night.rules import VOTE_COUNT, minutes_line, warning_line
+from companion.games.one_night.rules import VOTE_COUNT, start_line, warning_line
 from companion.games.one_night.state import Game, discussion_s, to_vote
 
 
@@ -91,7 +91,7 @@ def resume_night(g: Game) -> list[Output]:
 # ------------------------------------------------------------ discussion
 def begin_discussion(g: Game) -> Goto:
     g.state.left_s = discussion_s(g)
-    return Goto("discussion", [minutes_line("onw.discussion.start", discussion_s(g)), discussion_timer(g)])
+    return Goto("discussion", [start_line(discussion_s(g)), discussion_timer(g)])
 
 
 def discussion_timer(g: Game) -> SetTimer:

@@ -61,3 +61,29 @@ def test_the_minute_left_is_said_as_a_minute(tmp_path: Path) -> None:
         assert ticks == ["One minute left.", "30 seconds left."], ticks
     finally:
         sim.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_timed_turn_s_warning_is_the_time_the_clocks_show(tmp_path: Path, lang: str) -> None:
+    """With a turn timer (turn_s) the speaker says "10 seconds left in this turn": the
+    pages count the turn down too (the headline's deadline), so the time said is the
+    time they show — 1:00 at the Girl's turn, 0:10 at its warning."""
+    s = load_script(MH)
+    overrides = {**(s.overrides or {}), "language": lang,
+                 "games": {"madness-hour": {"turn_s": 60, "turn_warning_s": 10}}}
+    cfg = config.load([ROOT / "config" / "companion.yaml"], overrides)
+    events: list[dict[str, Any]] = []
+    sim = Simulation(cfg, tmp_path, events.append, draws=s.draws, read_side=WatchedReadSide())
+    left = lambda: sim.loop.read_side.public()["headline"]["deadline"] - sim.clock.wall()  # noqa: E731
+    try:
+        for kind, value in [(k, v) for _, k, v in s.steps][:10]:  # to the Girl's first turn
+            sim.step(kind, value)
+        assert round(left()) == 60
+        mark = len(events)
+        sim.step("wait", 50)
+        assert [e["key"] for e in events[mark:] if e["event"] == "say"] == ["mh.turn.warning"]
+        assert round(left()) == 10
+        sim.step("wait", 10)
+        assert sim.loop.read_side.public()["headline"]["deadline"] is None  # time up: no clock left
+    finally:
+        sim.close()

@@ -379,3 +379,17 @@ def test_turns_the_girl_then_the_investigators_clockwise_skipping_the_dead() -> 
     assert who == ["green", "yellow", "purple", "red", "blue", "green", "purple", "red", "blue"]
     rounds = [o.params["round"] for out in calls for o in out if isinstance(o, Say) and o.key == "mh.turn.round"]
     assert rounds == [1, 2]
+
+
+def test_the_table_shows_no_round_before_the_girl_s_first_turn() -> None:
+    """A round is the Girl's turn and the investigators' after it: the climax tapped
+    before any turn was called has no round to show (the TV drew "Round 0", 第0ラウンド);
+    called once, the table shows round 1."""
+    e = new_game()
+    assert "round" not in e.public_view()
+    e.handle(Tap("mh/climax"))
+    assert e.state.step == "discussion" and "round" not in e.public_view()
+    e = new_game()
+    e.handle(Press("next"))  # the Girl's turn: round 1
+    e.handle(Tap("mh/climax"))
+    assert e.public_view()["round"] == 1

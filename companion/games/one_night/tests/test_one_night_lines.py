@@ -88,3 +88,36 @@ def test_japanese_night_says_what_the_seed_says_keep_tapping_then_stop_and_do_no
     assert "音を鳴らすのを止め" in morning["text"] and "再度自分のカードは確認できません" in morning["text"]
     assert "keep tapping" in str(en["onw.night.start"])
     assert "stop tapping" in str(en["onw.night.morning"]) and "look at their card" in str(en["onw.night.morning"])
+
+
+@pytest.mark.parametrize(("seconds", "en", "ja"), [
+    (30, "Discuss who to execute. You have 30 seconds.", "制限時間は30秒です。"),
+    (60, "Discuss who to execute. You have one minute.", "制限時間は1分です。"),
+    (90, "Discuss who to execute. You have one minute 30.", "制限時間は1分30秒です。"),
+    (180, "Discuss who to execute. You have 3 minutes.", "制限時間は3分です。"),
+    (150, "Discuss who to execute. You have 2 minutes 30.", "制限時間は2分30秒です。"),
+])
+def test_the_discussion_s_length_is_said_as_the_clocks_show_it(seconds: float, en: str, ja: str) -> None:
+    """A half-minute setting (discussion_min 0.5, 1.5) starts the clocks at 0:30 or 1:30:
+    said "30 seconds" and "one minute 30" (1分30秒), never "0.5 minutes"."""
+    start = one_night_rules.start_line(seconds)
+    assert said(start, "en") == en and said(start, "ja").endswith(ja)
+
+
+@pytest.mark.parametrize(("left", "en", "ja"), [
+    (10, "10 seconds left.", "残り10秒です。"),
+    (60, "One minute left.", "残り1分です。"),
+    (70, "One minute 10 left.", "残り1分10秒です。"),
+    (120, "2 minutes left.", "残り2分です。"),
+    (130, "2 minutes 10 left.", "残り2分10秒です。"),
+])
+def test_the_time_left_is_said_as_the_clocks_show_it(left: float, en: str, ja: str) -> None:
+    """Going on after a pause with one more minute asked at 0:10 the clocks show 1:10:
+    "One minute 10 left." (残り1分10秒), not "70 seconds"."""
+    line = one_night_rules.warning_line(left)
+    assert (said(line, "en"), said(line, "ja")) == (en, ja)
+
+
+def said(line: Say, lang: str) -> str:
+    text = load(lang)[line.key]
+    return str(text["text"] if isinstance(text, dict) else text).format(**line.params)
