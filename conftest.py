@@ -30,13 +30,15 @@ EXAMPLE_DIRS = sorted(ROOT.glob("companion/games/*/examples"))
 
 
 # ``pytest --quick`` (``bash test.sh --quick``): the loop to run while working — the rules, the
-# engines, core and runtime.  Left out: what starts a browser, a broker, a daemon process, a render
-# worker or a docs build, and the long campaigns (power cuts, crash kills, fuzzing, the benchmarks);
+# engines, core and runtime.  Left out: what starts a browser, a broker, a daemon process (a file
+# of them by its name, one test by ``@pytest.mark.daemon``), a render worker, a docs build or the
+# installed layout's scripts, and the long campaigns (power cuts, crash kills, fuzzing, the benchmarks);
 # the whole suite (CI's) runs them all.
 QUICK_LEAVES_OUT = re.compile(
     r"_browser\.py$|/test_(web|venue|mqtt|mosquitto|voice|docs|bench|page_walk|display_names|fifth_game"
     r"|crash_resume|daemon|install_script|service_unit|power_and_damage|reader_faults|fuzz_scripts"
-    r"|journal_guard|damaged_journal|doctor|provision|tags_|tag_words|layers|supervisor)")
+    r"|journal_guard|damaged_journal|doctor|provision|tags_|tag_words|layers|supervisor"
+    r"|release_update|cli_wrapper)")  # the installed layout's scripts, as install_script's
 QUICK_LEAVES_OUT_FIXTURES = {"browser", "broker", "readable"}
 # The quick loop's tmp_path is in memory (tmpfs), where there is one: a journal's commit there costs
 # no disk fsync (2 ms each on this machine's disk, and a resume test commits thousands), and no test
@@ -71,6 +73,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep, left = [], []
     for item in items:
         slow = (QUICK_LEAVES_OUT.search(item.path.as_posix()) is not None
+                or item.get_closest_marker("daemon") is not None
                 or not QUICK_LEAVES_OUT_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())))
         (left if slow else keep).append(item)
     if left:

@@ -146,6 +146,7 @@ def daemon_refuses(config_path: Path, named: Path, line: int | None, tmp: Path) 
     return None
 
 
+@pytest.mark.daemon
 def test_the_daemon_refuses_every_bad_file_with_exit_2_and_one_line(tmp_path: Path) -> None:
     jobs: list[tuple[Path, Path, int | None, Path]] = []
     for b in CONFIGS:
@@ -161,6 +162,7 @@ def test_the_daemon_refuses_every_bad_file_with_exit_2_and_one_line(tmp_path: Pa
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.daemon
 def test_run_takes_config_after_the_subcommand(tmp_path: Path) -> None:
     """The config named after the subcommand: ``companion run --simulate --config BAD``."""
     bad = CORPUS / "config" / "tabs.yaml"
