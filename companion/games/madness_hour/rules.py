@@ -45,7 +45,7 @@ class Options:
 
 # ``games.madness-hour`` in the config schema.
 SETTINGS = {
-    "turn_s": Field(Options.turn_s, settings.number(0, 3600), "the turn timer; 0: off"),
+    "turn_s": Field(Options.turn_s, settings.number(0, 3600), "the turn timer; 0: off (on, the pages count each turn down: its warning is said at the time they show)"),
     "turn_warning_s": Field(Options.turn_warning_s, settings.number(0, 600),
                             "seconds before a turn's end at which it is said"),
     "discussion_s": Field(Options.discussion_s, settings.number(5, 1800), "the climax discussion"),
