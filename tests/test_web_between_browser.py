@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from test_web_browser import browser, pytestmark, sync_api  # noqa: F401  (the fixture and the chromium skip)
-from test_web_tv_board import open_board
+from test_web_tv_board import BOARDS, close_boards, open_board
 
 from companion.app.live_table import LiveTable
 
@@ -38,6 +38,7 @@ def test_finding_a_left_game_leaves_tonights_totals_under_between_games_not_no_g
             expect(page.locator("#game")).to_have_text("Between games")
             page.context.close()
     finally:
+        close_boards()  # those an assertion left open
         live.close()
 
 
@@ -55,6 +56,7 @@ def test_finding_a_japanese_list_of_names_is_joined_with_the_japanese_comma(brow
         expect(tv.locator("#turn")).not_to_contain_text(",")
         tv.context.close()
     finally:
+        close_boards()  # those an assertion left open
         live.close()
 
 
@@ -73,4 +75,20 @@ def test_finding_demagogos_totals_are_called_vp_on_the_board_as_in_speech(browse
         expect(tv.locator("#scores")).not_to_contain_text("Total")
         tv.context.close()
     finally:
+        close_boards()  # those an assertion left open
+        live.close()
+
+
+def test_finding_a_board_its_test_closed_is_not_closed_again_by_the_next_file(browser: Any,  # noqa: F811
+                                                                              tmp_path: Path) -> None:
+    """A board whose test closed its context leaves the open boards' list, which every browser file
+    shares: closing it again from a later file, after this file's browser stopped, failed that file."""
+    live = LiveTable(tmp_path)
+    try:
+        tv = open_board(browser, live.url)
+        assert tv in BOARDS
+        tv.context.close()
+        assert tv not in BOARDS
+    finally:
+        close_boards()
         live.close()

@@ -78,6 +78,9 @@ def open_board(browser: Any, url: str, viewport: dict[str, int] = TV) -> Any:  #
     their CSP hashes: a refused one is an error)."""
     page = browser.new_context(viewport=viewport).new_page()
     BOARDS.append(page)
+    # A board its test closed itself leaves the list: the list outlives the file (another file's
+    # close_boards would close it again after this file's browser has stopped, and fail there).
+    page.context.on("close", lambda _: BOARDS.remove(page) if page in BOARDS else None)
     page.on("pageerror", lambda e: ERRORS.append(str(e)))
     page.on("console", lambda m: ERRORS.append(m.text) if m.type == "error" else None)
     page.goto(url.rstrip("/") + "/tv")
