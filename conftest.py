@@ -40,12 +40,16 @@ QUICK_LEAVES_OUT = re.compile(
     r"|journal_guard|damaged_journal|doctor|provision|tags_|tag_words|layers|supervisor"
     r"|release_update|cli_wrapper)")  # the installed layout's scripts, as install_script's
 QUICK_LEAVES_OUT_FIXTURES = {"browser", "broker", "readable"}
-# The quick loop's tmp_path is in memory (tmpfs), where there is one: a journal's commit there costs
-# no disk fsync (2 ms each on this machine's disk, and a resume test commits thousands), and no test
-# of the loop is about what a disk keeps through a power cut (the campaigns model that themselves:
-# qa/reliability).  The whole suite's is on disk, as before.
-QUICK_TMP = Path("/dev/shm")
-_quick_tmp: list[Path] = []  # made by this process (the controller, with xdist): removed at its end
+# Every test's tmp_path is in memory (tmpfs), where there is one with room: a journal's commit there
+# costs no disk fsync (2 ms each on this machine's disk; a resume test commits thousands, and the
+# whole suite spent more of its time waiting on the disk than on anything it checks).  No test is
+# about what a disk keeps through a power cut: the campaigns model that themselves (qa/reliability),
+# and a test that needs a second device takes the disk's temporary folder beside this one.  A passed
+# test's folder is removed as it ends (pyproject's tmp_path_retention_policy), so the memory holds the
+# tests running now, not every test so far.  COMPANION_TEST_TMP=disk keeps them on the disk.
+MEMORY_TMP = Path("/dev/shm")
+MEMORY_TMP_ROOM = 2 * 2**30  # the folders of the tests running at once, with a wide margin
+_memory_tmp: list[Path] = []  # made by this process (the controller, with xdist): removed at its end
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,16 +58,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "(no browser, no broker, no daemon, no long campaign)")
 
 
+def memory_has_room(folder: Path = MEMORY_TMP) -> bool:
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        return False
+    room = os.statvfs(folder)
+    return room.f_bavail * room.f_frsize >= MEMORY_TMP_ROOM
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if (config.getoption("quick") and config.option.basetemp is None and QUICK_TMP.is_dir()
-            and os.access(QUICK_TMP, os.W_OK)):
+    if (config.option.basetemp is None and os.environ.get("COMPANION_TEST_TMP") != "disk"
+            and not hasattr(config, "workerinput") and memory_has_room()):
         # xdist's workers are handed this option (each its own folder under it) as they start
-        _quick_tmp.append(Path(tempfile.mkdtemp(prefix="pytest-quick-", dir=QUICK_TMP)))
-        config.option.basetemp = str(_quick_tmp[0])
+        _memory_tmp.append(Path(tempfile.mkdtemp(prefix="pytest-companion-", dir=MEMORY_TMP)))
+        config.option.basetemp = str(_memory_tmp[0])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for folder in _quick_tmp:
+    for folder in _memory_tmp:
         shutil.rmtree(folder, ignore_errors=True)
 
 
