@@ -173,7 +173,7 @@ def test_a_tables_message_is_read_without_paho_building_its_properties(monkeypat
     from paho.mqtt import _packet
     from paho.mqtt.enums import CallbackAPIVersion
 
-    from venue.subscriber import _Client
+    from venue.paho_client import _Client
 
     got: list[mqtt.MQTTMessage] = []
     client = _Client(CallbackAPIVersion.VERSION2, client_id="t", protocol=mqtt.MQTTv5, manual_ack=True)

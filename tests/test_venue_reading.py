@@ -1,0 +1,154 @@
+"""How the venue's ear reads the broker's socket (venue/paho_client.py): what
+waits there is read in bulk and all of it handled in the same turn, the turn's
+acknowledgements go out together before it waits, and nothing read ahead on
+one connection is taken for the next one's."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from collections.abc import Iterator
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from venue import paho_client
+from venue.paho_client import _Client
+
+
+class _Counted:
+    """The client's end of a socket pair, counting paho's calls into it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.recvs, self.sends = sock, 0, 0
+
+    def recv(self, n: int) -> bytes:
+        self.recvs += 1
+        return self.sock.recv(n)
+
+    def send(self, data: bytes) -> int:
+        self.sends += 1
+        return self.sock.send(data)
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def publish(table: str, mid: int) -> bytes:
+    """A table's state as mosquitto passes it on to an MQTT 5 subscriber (QoS 1, no properties)."""
+    topic = f"companion/{table}/state".encode()
+    payload = json.dumps({"table": table, "game": None, "lang": "en", "online": True}).encode()
+    body = struct.pack("!H", len(topic)) + topic + struct.pack("!H", mid) + b"\x00" + payload
+    length, n = b"", len(body)
+    while True:
+        n, byte = n >> 7, n & 0x7F
+        length += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            break
+    return b"\x32" + length + body
+
+
+def puback(mid: int) -> bytes:
+    return struct.pack("!BBH", 0x40, 2, mid)
+
+
+@pytest.fixture
+def ear() -> Iterator[tuple[_Client, _Counted, socket.socket, list[mqtt.MQTTMessage]]]:
+    """A venue's client on one end of a socket pair (the broker's end returned),
+    acknowledging each message it hears, as the venue does once it is kept."""
+    mine, broker = socket.socketpair()
+    mine.setblocking(False)
+    broker.settimeout(2)
+    client = _Client(CallbackAPIVersion.VERSION2, client_id="t", protocol=mqtt.MQTTv5, manual_ack=True)
+    heard: list[mqtt.MQTTMessage] = []
+
+    def on_message(c: Any, _u: Any, m: mqtt.MQTTMessage) -> None:
+        heard.append(m)
+        c.ack(m.mid, m.qos)
+
+    client.on_message = on_message
+    counted = _Counted(mine)
+    client._sock = counted  # type: ignore[assignment]
+    yield client, counted, broker, heard
+    mine.close()
+    broker.close()
+
+
+def test_messages_waiting_together_are_read_with_one_recv_and_all_handled(ear: Any) -> None:
+    """Three tables' states waiting on the socket: one ``recv`` takes them (paho alone asks
+    four times per message: its first byte, its length byte by byte, its body), and all
+    three are handled in the same read, none left behind where ``select`` cannot see it."""
+    client, sock, broker, heard = ear
+    broker.sendall(publish("t1", 1) + publish("t2", 2) + publish("t3", 3))
+    assert client.loop_read() == mqtt.MQTT_ERR_SUCCESS
+    assert [(m.topic, m.mid, m.qos) for m in heard] == [(f"companion/t{i}/state", i, 1) for i in (1, 2, 3)]
+    assert json.loads(heard[2].payload)["table"] == "t3"
+    assert sock.recvs == 1
+
+
+def test_a_packet_split_across_reads_is_read_whole(ear: Any) -> None:
+    """Half a packet read ahead with a whole one: the whole is heard, the half waits for its rest."""
+    client, _sock, broker, heard = ear
+    second = publish("t2", 2)
+    broker.sendall(publish("t1", 1) + second[:9])
+    client.loop_read()
+    assert [m.mid for m in heard] == [1]
+    broker.sendall(second[9:])
+    client.loop_read()
+    assert [(m.topic, m.mid) for m in heard] == [("companion/t1/state", 1), ("companion/t2/state", 2)]
+
+
+def test_a_turns_acknowledgements_go_out_together_before_it_waits(ear: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn that heard messages acknowledges them (one ``send``, in order) before it
+    waits GATHER_S for more; a turn that heard nothing does not wait, nor one that
+    heard GATHER_MOST or more (a backlog is read on at once)."""
+    client, sock, broker, heard = ear
+    waits: list[tuple[float, bytes]] = []
+
+    def sleep(s: float) -> None:
+        broker.setblocking(False)
+        try:
+            acked = broker.recv(4096)
+        except BlockingIOError:
+            acked = b""
+        broker.settimeout(2)
+        waits.append((s, acked))
+
+    monkeypatch.setattr(paho_client.time, "sleep", sleep)
+    broker.sendall(publish("t1", 1) + publish("t2", 2) + publish("t3", 3))
+    assert client._loop(1.0) == mqtt.MQTT_ERR_SUCCESS
+    assert len(heard) == 3
+    assert waits == [(paho_client.GATHER_S, puback(1) + puback(2) + puback(3))]
+    assert sock.sends == 1
+    assert client._loop(0.0) == mqtt.MQTT_ERR_SUCCESS  # nothing came: no wait
+    assert len(waits) == 1
+    many = range(10, 10 + paho_client.GATHER_MOST)
+    broker.sendall(b"".join(publish(f"t{i}", i) for i in many))
+    assert client._loop(1.0) == mqtt.MQTT_ERR_SUCCESS
+    assert len(heard) == 3 + paho_client.GATHER_MOST and len(waits) == 1
+    assert broker.recv(4096) == b"".join(puback(i) for i in many)
+
+
+def test_nothing_read_ahead_on_a_connection_is_taken_for_the_next(ear: Any) -> None:
+    """A connection let go with a message read ahead behind the packet that ended it (one
+    announcing more than MAX_PACKET): the next connection starts with its own bytes."""
+    client, _sock, broker, heard = ear
+    too_big = b"\x32\xff\xff\x7f"  # PUBLISH, remaining length 2 MiB: over MAX_PACKET
+    broker.sendall(too_big + publish("old", 1))
+    client.loop_read()
+    assert heard == [] and client._sock is None  # let go
+    mine, broker2 = socket.socketpair()
+    mine.setblocking(False)
+    client._sock = _Counted(mine)
+    client._in_packet = _Client(CallbackAPIVersion.VERSION2, client_id="u")._in_packet  # as paho's reconnect does
+    broker2.sendall(publish("new", 2))
+    client.loop_read()
+    assert [m.topic for m in heard] == ["companion/new/state"]
+    mine.close()
+    broker2.close()
