@@ -112,9 +112,10 @@ class _Client(mqtt.Client):
     def _packet_queue(self, command: int, packet: bytes | bytearray, mid: int, qos: int,
                       info: Any = None) -> Any:
         """A packet queued on paho's own thread (the acknowledgement of each message,
-        sent from ``on_message``) needs no wake-up byte through paho's socket pair:
-        the turn writes whatever is queued before it ends.  Two system calls saved
-        per message heard."""
+        sent from ``on_message``) needs no wake-up byte through paho's socket pair: a
+        turn that heard messages writes what is queued before it ends, and any turn
+        asks its ``select`` to write what is queued when it begins.  Two system calls
+        saved per message heard."""
         if threading.current_thread() is not self._thread:
             return super()._packet_queue(command, packet, mid, qos, info)
         wake, self._sockpairW = self._sockpairW, None
