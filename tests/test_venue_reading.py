@@ -90,14 +90,36 @@ def ear() -> Iterator[tuple[_Client, _Counted, socket.socket, list[mqtt.MQTTMess
 
 def test_messages_waiting_together_are_read_with_one_recv_and_all_handled(ear: Any) -> None:
     """Three tables' states waiting on the socket: one ``recv`` takes them (paho alone asks
-    four times per message: its first byte, its length byte by byte, its body), and all
-    three are handled in the same read, none left behind where ``select`` cannot see it."""
+    four times per message: its first byte, its length byte by byte, its body), all three
+    are handled in the same read, none left behind where ``select`` cannot see it, and
+    those after the first are taken whole from what was read, not in paho's small steps."""
     client, sock, broker, heard = ear
+    paho_reads: list[int] = []
+    real = client._packet_read
+    client._packet_read = lambda: paho_reads.append(1) or real()
     broker.sendall(publish("t1", 1) + publish("t2", 2) + publish("t3", 3))
     assert client.loop_read() == mqtt.MQTT_ERR_SUCCESS
     assert [(m.topic, m.mid, m.qos) for m in heard] == [(f"companion/t{i}/state", i, 1) for i in (1, 2, 3)]
     assert json.loads(heard[2].payload)["table"] == "t3"
     assert sock.recvs == 1
+    assert len(paho_reads) == 1  # the first read the socket; the others were taken whole from what it read
+
+
+def test_other_packets_among_the_tables_messages_are_read_paho_s_way(ear: Any) -> None:
+    """Read ahead with tables' messages: a ping's answer, a message with MQTT 5
+    properties and one at QoS 0 are read by paho as ever, each in its place."""
+    client, _sock, broker, heard = ear
+    topic = b"\x00\x12companion/t2/state"
+    expiry = topic + b"\x00\x02" + b"\x05\x02\x00\x00\x00\x3c" + b'{"table": "t2"}'  # an expiry interval
+    qos0 = b"\x00\x12companion/t3/state\x00on"
+    broker.sendall(publish("t1", 1) + b"\xd0\x00" + b"\x32" + bytes([len(expiry)]) + expiry
+                   + b"\x30" + bytes([len(qos0)]) + qos0 + publish("t4", 4) + publish("t5", 5))
+    client.loop_read()
+    assert [(m.topic, m.qos) for m in heard] == [("companion/t1/state", 1), ("companion/t2/state", 1),
+                                                 ("companion/t3/state", 0), ("companion/t4/state", 1),
+                                                 ("companion/t5/state", 1)]
+    assert heard[1].properties.MessageExpiryInterval == 60 and heard[2].payload == b"on"
+    assert json.loads(heard[4].payload)["table"] == "t5" and heard[4].mid == 5
 
 
 def test_a_packet_split_across_reads_is_read_whole(ear: Any) -> None:

@@ -62,8 +62,46 @@ class _Client(mqtt.Client):
     def loop_read(self, max_packets: int = 1) -> Any:
         rc = super().loop_read(max_packets)
         while rc == mqtt.MQTT_ERR_SUCCESS and self._read_ahead and self._sock is not None:
-            rc = super().loop_read(max_packets)
+            if not self._take_publishes():
+                rc = super().loop_read(max_packets)
         return rc
+
+    def _take_publishes(self) -> bool:
+        """Whole table messages (PUBLISH, QoS 1, no properties) at the head of the
+        read-ahead, each heard straight from it: paho's way reads a packet in five
+        small steps (its first byte, its length byte by byte, its body, its handling)
+        that cost as much as the rest of its reading.  False if the head is anything
+        else (paho reads it), or only part of a packet (paho keeps it for the rest)."""
+        ahead, taken = self._read_ahead, 0
+        while ahead and self._protocol == mqtt.MQTTv5 and ahead[0] & 0xF6 == 0x32 and self._in_packet["command"] == 0:
+            length, shift, at = 0, 0, 1
+            while at < len(ahead) and at <= 4:
+                length += (ahead[at] & 0x7F) << shift
+                shift += 7
+                at += 1
+                if not ahead[at - 1] & 0x80:
+                    break
+            else:
+                return taken > 0  # its length not all here (or too long: paho says so)
+            end = at + length
+            if length > MAX_PACKET or end > len(ahead):
+                break
+            packet = bytes(ahead[at:end])
+            topic_end = 2 + int.from_bytes(packet[:2], "big")
+            if packet[topic_end + 2:topic_end + 3] != b"\x00":
+                break
+            header = ahead[0]
+            del ahead[:end]
+            self._heard_in_turn += 1
+            message = mqtt.MQTTMessage(mid=int.from_bytes(packet[topic_end:topic_end + 2], "big"),
+                                       topic=packet[2:topic_end])
+            message.dup, message.qos, message.retain = bool(header & 0x08), 1, bool(header & 0x01)
+            message.payload, message.timestamp = packet[topic_end + 3:], time.monotonic()
+            self._handle_on_message(message)
+            taken += 1
+            if self._sock is None:
+                break
+        return taken > 0
 
     def _sock_close(self) -> None:
         self._read_ahead.clear()  # what was read ahead on a connection is not the next one's
