@@ -11,7 +11,9 @@ the same QoS 1 (each message acknowledged by the venue once kept,
   here one ``recv`` of up to ``READ_CHUNK`` takes what the socket holds and
   paho's small reads are served from it.  ``loop_read`` goes on until that
   read-ahead is empty, so no packet waits in it for a ``select`` that cannot
-  see it, and a connection closed drops it (it is not the next one's).
+  see it, and a connection closed drops it (it is not the next one's).  A
+  whole table's message at its head is taken from it at once, not in those
+  small steps; anything else is read paho's way.
 - A turn that heard messages sends their acknowledgements before it ends,
   queued ones together in one ``send``; then, unless it heard ``GATHER_MOST``
   or more (a backlog: the venue is behind), the thread waits ``GATHER_S``
