@@ -13,11 +13,13 @@ from starlette.responses import StreamingResponse
 
 KEEPALIVE_S = 15.0  # a comment this often, so a proxy or a sleeping phone notices a dead link
 RETRY_MS = 1000  # how soon a page's EventSource reconnects
+# one encoder for every event (``json.dumps`` with options builds one per call: a venue sends a thousand a second)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def sse(kind: str, data: Any) -> str:
     """One event: ``kind`` and ``data`` as compact JSON (UTF-8 as it is)."""
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    return f"event: {kind}\ndata: {_COMPACT(data)}\n\n"
 
 
 def stream(queue: asyncio.Queue[str | None], first: str, gone: Callable[[], None]) -> StreamingResponse:

@@ -109,6 +109,27 @@ def test_a_tables_state_is_one_statement_on_the_disk(tmp_path: Path, monkeypatch
     again.close()
 
 
+def test_a_tables_new_state_is_shown_without_parsing_its_text_back(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The board and the TVs' pushes read a table's new state as the message gave it (the
+    record the schema checked), not by parsing the text just written from it; what a new
+    venue reads from the disk is the same."""
+    from venue import reads
+
+    store = Store(tmp_path)
+    s = schema.check("companion/t1/state", json.dumps(state("t1", round=3, totals={"Ann": 2})).encode())
+    assert isinstance(s, schema.State)
+    store.apply(s, 1.0)
+    monkeypatch.setattr(reads.json, "loads", lambda *_a, **_k: pytest.fail("a new state parsed back"))
+    shown = store.tables("t1")[0]["state"]
+    assert shown == s.state and (shown["round"], shown["totals"], shown["lang"]) == (3, {"Ann": 2}, "en")
+    monkeypatch.undo()
+    store.close()
+    again = Store(tmp_path)
+    assert again.tables("t1")[0]["state"] == shown
+    again.close()
+
+
 def test_a_group_undone_is_not_shown_nor_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """States not yet committed are shown at once; a group SQLite undid (a full
     disk) takes them back off the board and out of the counts."""
@@ -173,7 +194,7 @@ def test_a_tables_message_is_read_without_paho_building_its_properties(monkeypat
     from paho.mqtt import _packet
     from paho.mqtt.enums import CallbackAPIVersion
 
-    from venue.subscriber import _Client
+    from venue.paho_client import _Client
 
     got: list[mqtt.MQTTMessage] = []
     client = _Client(CallbackAPIVersion.VERSION2, client_id="t", protocol=mqtt.MQTTv5, manual_ack=True)

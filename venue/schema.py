@@ -319,12 +319,17 @@ def _field(v: Any, key: str, spec: Field) -> Any:
     return check[spec.kind](v, key)
 
 
-def _json(payload: bytes) -> Any:
-    def constant(name: str) -> Any:
-        raise _Bad(f"{name} is not a JSON number")
+def _constant(name: str) -> Any:
+    raise _Bad(f"{name} is not a JSON number")
 
+
+# one decoder for every message: ``json.loads`` with an option builds a decoder (and its scanner) per call
+_DECODER = json.JSONDecoder(parse_constant=_constant)
+
+
+def _json(payload: bytes) -> Any:
     try:
-        return json.loads(payload.decode("utf-8"), parse_constant=constant)
+        return _DECODER.decode(payload.decode("utf-8"))
     except UnicodeDecodeError:
         raise _Bad("not UTF-8") from None
     except RecursionError:

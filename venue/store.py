@@ -48,6 +48,8 @@ CREATE INDEX IF NOT EXISTS plays_in_league_order ON plays (at, table_id, seq);
 CHECKPOINT_S = 2.0  # the WAL copied into the database file this often, on a thread of its own
 WAL_LIMIT = 64 * 1024 * 1024  # what of the WAL's file is kept once checkpointed (bytes)
 GROUP_S = 0.05  # tables' states share one commit this long (a play or an event has its own)
+# a table's state as stored: keys sorted (a state sent again is the same text); one encoder, not one per call
+_STATE_TEXT = json.JSONEncoder(sort_keys=True).encode
 # A play rated later than this many plays already rated (a table that was away for days) is rated
 # where it arrives: the league keeps this much history to rate a late play in its place (league.Tally).
 LATE_PLAYS = 200
@@ -259,13 +261,15 @@ class Store(Reads):
                     row[0] = row[3] = None
                 return Change("table", record.table) if row and state is not None else None
             # a state is only sent by a table that is up
-            new_state, new_online = json.dumps(record.state, sort_keys=True), 1
+            new_state, new_online = _STATE_TEXT(record.state), 1
         changed = row is None or (new_state, new_online) != (state, online)
         self.db.execute("INSERT INTO tables (id, state, online, last_seen, changed) VALUES (?, ?, ?, ?, ?) "
                         "ON CONFLICT(id) DO UPDATE SET state=excluded.state, online=excluded.online, "
                         "last_seen=excluded.last_seen, changed=CASE WHEN ? THEN excluded.changed ELSE changed END",
                         (record.table, new_state, new_online, now, now, changed))
-        parsed = row[3] if row and new_state == state else None  # parsed again only when read (``tables``)
+        # the record's own state (what its text is made of), so a page never parses it back; a
+        # status keeps the state parsed as it was, or parses it when read (``tables``)
+        parsed = record.state if isinstance(record, schema.State) else row[3] if row and new_state == state else None
         self._rows[record.table] = [new_state, new_online, now, parsed]
         return Change("table", record.table) if changed else None
 

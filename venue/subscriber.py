@@ -45,12 +45,12 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from venue import schema
+from venue.paho_client import MAX_PACKET, _Client
 from venue.store import Change, Store
 
 TOPIC = "companion/+/#"
 SESSION_S = 7 * 24 * 3600  # a week: a venue off between two games nights still hears what it missed
 BACKOFF_S = (1, 30)
-MAX_PACKET = schema.MAX_PAYLOAD + 1024  # the largest message the schema takes, its topic and header
 HOLD_S, HOLD_MAX_S = 0.5, 16.0  # a message the store could not keep is tried again this long (keepalive 30 s)
 SAY_AGAIN_S = 60.0  # a topic refused again within this is counted, not said again (a flood is a line a minute)
 # and whatever the number of topics, lines are said at a bounded rate (a token bucket): a burst of
@@ -102,46 +102,6 @@ class _Bucket:
     def _summary(self) -> None:
         self.report(f"refused: {self.held} more like this, not said one by one")
         self.held = 0
-
-
-class _Client(mqtt.Client):
-    """paho's client, refusing to read a packet larger than ``MAX_PACKET``:
-    paho reads a packet whole into memory, whatever its announced length."""
-
-    def _sock_recv(self, bufsize: int) -> bytes:
-        packet = self._in_packet
-        if packet["have_remaining"] and packet["remaining_length"] > MAX_PACKET:
-            raise OSError(f"a packet of {packet['remaining_length']} bytes, over the {MAX_PACKET} the venue takes")
-        return super()._sock_recv(bufsize)  # type: ignore[no-any-return]
-
-    def _handle_publish(self) -> Any:
-        """A QoS 1 PUBLISH without properties (what a table sends, as the broker passes it
-        on) read without paho's MQTT 5 ``Properties`` object, whose making and unpacking
-        cost more than the rest of the message's reading: about a third of the venue's CPU
-        per message.  Anything else goes paho's way."""
-        header, packet = self._in_packet["command"], self._in_packet["packet"]
-        end = 2 + int.from_bytes(packet[:2], "big")  # the topic's length, then the topic
-        if self._protocol != mqtt.MQTTv5 or (header & 0x06) >> 1 != 1 or packet[end + 2:end + 3] != b"\x00":
-            return super()._handle_publish()
-        message = mqtt.MQTTMessage(mid=int.from_bytes(packet[end:end + 2], "big"), topic=bytes(packet[2:end]))
-        message.dup, message.qos, message.retain = bool(header & 0x08), 1, bool(header & 0x01)
-        message.payload, message.timestamp = bytes(packet[end + 3:]), time.monotonic()
-        self._handle_on_message(message)
-        return mqtt.MQTT_ERR_SUCCESS  # acknowledged by the venue once kept (manual_ack)
-
-    def _packet_queue(self, command: int, packet: bytes | bytearray, mid: int, qos: int,
-                      info: Any = None) -> Any:
-        """A packet queued on paho's own thread (the acknowledgement of each message,
-        sent from ``on_message``) needs no wake-up byte through paho's socket pair:
-        its loop asks to write whatever is queued before it waits again.  Two system
-        calls and a turn of the loop saved per message heard."""
-        if threading.current_thread() is not self._thread:
-            return super()._packet_queue(command, packet, mid, qos, info)
-        wake, self._sockpairW = self._sockpairW, None
-        try:
-            return super()._packet_queue(command, packet, mid, qos, info)
-        finally:
-            self._sockpairW = wake
 
 
 class Subscriber:
