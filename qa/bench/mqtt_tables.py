@@ -48,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -281,7 +282,7 @@ def _windows(marks: list[tuple[float, float, int]]) -> list[float]:
 
 
 def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = False,
-                before: Path | None = None, window_s: float = 10.0) -> dict[str, Any]:
+                before: Path | None = None, window_s: float = 10.0, lead_s: float | None = None) -> dict[str, Any]:
     broker = Broker(tmp / "broker").start()
     sides = [("", ROOT)] + ([("_before", Path(before).resolve())] if before is not None else [])
     venues: list[tuple[str, subprocess.Popen[str], _Feed]] = []
@@ -295,8 +296,10 @@ def venue_scale(tmp: Path, seconds: float, tables: int = TABLES, light: bool = F
                 raise RuntimeError("the venue's feed never opened")
         ctx = multiprocessing.get_context("fork")
         per = -(-tables // PROCESSES)
-        # every table built (light: connected) first
-        start_at = time.time() + (5.0 + tables * 0.01 if light else 8.0 + tables * 0.05)
+        # every table built (light: connected) first; a table not yet built by then starts late
+        if lead_s is None:
+            lead_s = 5.0 + tables * 0.01 if light else 8.0 + tables * 0.05
+        start_at = time.time() + lead_s
         pipes, procs = [], []
         for first in range(0, tables, per):
             here, there = ctx.Pipe(duplex=False)
@@ -449,12 +452,27 @@ def daemon_rss_mb(tmp: Path, broker: str | None, taps: int = 40, web: bool = Tru
         d.quit()
 
 
-def measure(quick: bool, tmp: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Sizes:
+    """The full run's counts; qa/bench/run.py's ``Plan`` holds --quick's and --smoke's."""
+
+    seconds: float = 30.0  # the tables tapping
+    tables: int = TABLES
+    lead_s: float | None = None  # None: as long as the tables take to build
+    rss_runs: int = 3
+    rss_taps: int = 40
+    ratio_taps: int = 1000
+    ratio_runs: int = 3
+    back_to_back_taps: int = 3000
+    back_to_back_runs: int = 3
+
+
+def measure(tmp: Path, size: Sizes) -> dict[str, Any]:
     from qa.bench import tap_feedback
 
     tmp.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {}
-    scale = venue_scale(tmp / "scale", 8.0 if quick else 30.0)
+    scale = venue_scale(tmp / "scale", size.seconds, size.tables, lead_s=size.lead_s)
     out.update(scale)
     broker = Broker(tmp / "broker").start()
     try:
@@ -462,15 +480,16 @@ def measure(quick: bool, tmp: Path) -> dict[str, Any]:
         # import brings OpenSSL (ssl, hashlib) that the web stack otherwise loads anyway.
         for name, web in (("mqtt_rss_delta_mb", True), ("mqtt_rss_delta_web_off_mb", False)):
             rss_off, rss_on = [], []
-            for i in range(1 if quick else 3):
-                rss_off.append(daemon_rss_mb(tmp / f"{name}-off-{i}", None, web=web))
-                rss_on.append(daemon_rss_mb(tmp / f"{name}-on-{i}", broker.address, web=web))
+            for i in range(size.rss_runs):
+                rss_off.append(daemon_rss_mb(tmp / f"{name}-off-{i}", None, size.rss_taps, web=web))
+                rss_on.append(daemon_rss_mb(tmp / f"{name}-on-{i}", broker.address, size.rss_taps, web=web))
             out[name] = [on - off for on, off in zip(rss_on, rss_off, strict=True)]
         # At a reader's pace (READER_GAP_S between taps) the link's threads are idle
         # when a tap comes; back to back (none), the state it publishes for one tap
         # shares the interpreter with the next tap's handling.
-        for name, taps, gap, runs in (("mqtt_tap_feedback_ratio", 300 if quick else 1000, READER_GAP_S, 2 if quick else 3),
-                                      ("mqtt_tap_feedback_ratio_back_to_back", 300 if quick else 3000, 0.0, 1 if quick else 3)):
+        for name, taps, gap, runs in (("mqtt_tap_feedback_ratio", size.ratio_taps, READER_GAP_S, size.ratio_runs),
+                                      ("mqtt_tap_feedback_ratio_back_to_back", size.back_to_back_taps, 0.0,
+                                       size.back_to_back_runs)):
             ratios = []
             for _ in range(runs):
                 off = tap_feedback.summary(tap_feedback.measure(taps, gap_s=gap))["tap_feedback_p99_ms"]

@@ -1,9 +1,10 @@
-"""The benchmark suite: ``python qa/bench/run.py [--quick] [--json]``.
+"""The benchmark suite: ``python qa/bench/run.py [--quick | --smoke] [--json]``.
 
 Prints a table of figures (the median of several runs, with their range) and
 the goal each is held to; with ``--json`` the last line is one JSON object
 with every figure.  Progress goes to stderr.  ``--quick`` is a short version
-for CI, which only checks that the suite runs: no timing here ever fails.
+for people; ``--smoke`` is for the test that the bench runs (every section at its
+smallest, figures meaningless).  No timing here ever fails.
 What each figure measures, and how: qa/bench/README.md.
 """
 
@@ -15,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,19 +38,65 @@ from qa.bench.stats import Figure, figure, percentile  # noqa: E402
 from qa.reliability import powercut  # noqa: E402
 
 
+@dataclass(frozen=True)
 class Plan:
-    def __init__(self, quick: bool) -> None:
-        self.quick = quick
-        self.tap_runs, self.taps = (2, 1_000) if quick else (3, 10_000)
-        self.sd_runs, self.sd_taps = (1, 60) if quick else (3, 1_000)  # each accepted tap waits 7–76 ms
-        self.voice_rounds, self.voice_lines = (1, 4) if quick else (3, 12)
-        self.starts = 3 if quick else 7
-        self.idle_windows, self.idle_window_s = (2, 4.0) if quick else (3, 10.0)
-        self.nights = 2 if quick else 5
-        self.resume_games = 10_000
-        self.engine_limit = 6 if quick else None  # files per engine; None: the whole cache
-        self.loaded_nights = 1 if quick else 3
-        self.before: Path | None = None  # --before: a checkout whose venue runs beside this one's
+    """Every count and window the parts take: ``SIZES`` holds the full run's,
+    ``--quick``'s and ``--smoke``'s (each part at its smallest: only that it runs)."""
+
+    size: str = "full"
+    tap_runs: int = 3
+    taps: int = 10_000
+    sd_runs: int = 3
+    sd_taps: int = 1_000  # each accepted tap waits 7–76 ms
+    voice_rounds: int = 3
+    voice_lines: int = 12
+    engine_lines: int = 12
+    engine_limit: int | None = None  # files per engine; None: the whole cache
+    loaded_nights: int = 3
+    fill_per_lang: int = 60
+    starts: int = 7
+    resume_games: int = 10_000
+    resume_part_runs: int = 3
+    idle_windows: int = 3
+    idle_window_s: float = 10.0
+    nights: int = 5
+    page_taps: int = 100
+    page_rounds: int = 2
+    web: web_pages.Sizes = web_pages.Sizes()
+    mqtt: mqtt_tables.Sizes = mqtt_tables.Sizes()
+    league_season: int = 3000
+    league_late: int = 20
+    venue_tables: int = 1000
+    venue_seconds: float = 30.0
+    venue_lead_s: float | None = None  # None: as long as the tables take to connect
+    before: Path | None = None  # --before: a checkout whose venue runs beside this one's
+
+    @property
+    def quick(self) -> bool:
+        """Not the full run: the parts that only the full run adds are left out."""
+        return self.size != "full"
+
+
+SIZES = {
+    "full": Plan(),
+    "quick": Plan("quick", tap_runs=2, taps=1_000, sd_runs=1, sd_taps=60, voice_rounds=1, voice_lines=4,
+                  engine_lines=2, engine_limit=6, loaded_nights=1, fill_per_lang=4, starts=3,
+                  resume_part_runs=1, idle_windows=2, idle_window_s=4.0, nights=2, page_taps=5, page_rounds=1,
+                  web=web_pages.Sizes(taps=50, runs=1, sse_taps=10, starts=3, tv_loads=5),
+                  mqtt=mqtt_tables.Sizes(seconds=8.0, rss_runs=1, ratio_taps=300, ratio_runs=2,
+                                         back_to_back_taps=300, back_to_back_runs=1),
+                  league_season=1000, league_late=10, venue_seconds=12.0),
+    # For the test that the bench runs: every part's code at its smallest, the figures meaningless.
+    "smoke": Plan("smoke", tap_runs=1, taps=100, sd_runs=1, sd_taps=10, voice_rounds=1, voice_lines=2,
+                  engine_lines=2, engine_limit=1, loaded_nights=1, fill_per_lang=1, starts=1,
+                  resume_games=200, resume_part_runs=1, idle_windows=1, idle_window_s=1.0, nights=1,
+                  page_taps=1, page_rounds=1,
+                  web=web_pages.Sizes(taps=3, runs=1, sse_taps=2, starts=1, tv_loads=1),
+                  mqtt=mqtt_tables.Sizes(seconds=2.0, tables=4, lead_s=3.0, rss_runs=1, rss_taps=4,
+                                         ratio_taps=20, ratio_runs=1, back_to_back_taps=20,
+                                         back_to_back_runs=1),
+                  league_season=100, league_late=2, venue_tables=40, venue_seconds=2.0, venue_lead_s=2.0),
+}
 
 
 def note(msg: str) -> None:
@@ -138,7 +186,7 @@ def bench_engines(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
     names = voice_engines.available()
     figures: list[Figure] = []
     detail: dict[str, Any] = {"engines": names}
-    lines = cue_audio.game_lines(2 if plan.quick else plan.voice_lines)
+    lines = cue_audio.game_lines(plan.engine_lines)
     for name in names:
         what = "the whole cache" if plan.engine_limit is None else f"{plan.engine_limit} files"
         note(f"engine {name}: render {what} ({', '.join(voice_engines.LANGS[name])})")
@@ -172,7 +220,7 @@ def bench_engines(plan: Plan) -> tuple[list[Figure], dict[str, Any]]:
                           f"{counts['rendered']} files rendered"))
     figures.append(figure("night_drift_loaded_ungated_p99_ms", [night_drift.p99(n) for n in ungated], "ms",
                           None, "the same, the fill not told of the table (as before the gate)"))
-    per_lang = 4 if plan.quick else 60
+    per_lang = plan.fill_per_lang
     note(f"background fill worker's peak RSS: ja then en, {per_lang} renders each, per engine vs one for both")
     now, before = voice_engines.fill_worker_rss(per_lang)
     figures += [
@@ -199,7 +247,7 @@ def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
     facts = resume.build(state, plan.resume_games)
     note(f"  built in {time.monotonic() - t0:.1f} s: {facts['inputs']:,} inputs, "
          f"{facts['bytes'] / 1e6:.1f} MB")
-    note(f"start → READY=1: {plan.starts} starts each, empty and 10k-game journal, interleaved")
+    note(f"start → READY=1: {plan.starts} starts each, empty and {plan.resume_games:,}-game journal, interleaved")
     ready, rss, resumed, resumed_rss = [], [], [], []
     for i in range(plan.starts):
         s, m = startup.start_ready(tmp / f"empty-{i}")
@@ -209,7 +257,7 @@ def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
         resumed.append(s)
         resumed_rss.append(m)
     note("where a resume's time goes: the same start in this process, each part timed where it is called")
-    parts = resume.parts(state, 1 if plan.quick else 3)
+    parts = resume.parts(state, plan.resume_part_runs)
     parts["process_and_imports"] = round(percentile(resumed, 50) - parts["in_process"], 4)
     note(f"idle: {plan.idle_windows} × {plan.idle_window_s:g} s")
     idle = startup.idle(tmp / "idle", plan.idle_windows, plan.idle_window_s)
@@ -250,7 +298,7 @@ def bench_page_taps(plan: Plan) -> list[Figure]:
     # tap's way through the daemon and its page's own drawing, its renderer with a core to itself).
     # Five phones in one headless chromium on this 2-core machine add five renderers contending for
     # two cores: reported beside it, as the load a table's phones put on the daemon.
-    taps, rounds = (5, 1) if plan.quick else (100, 2)
+    taps, rounds = plan.page_taps, plan.page_rounds
     figures: list[Figure] = []
     for phones, suffix in ((1, ""), *(() if plan.quick else ((5, "_5phones"),))):
         note(f"tap → page drawn: {phones} phone(s), {rounds} runs × {taps} tiles laid and {taps} language cards")
@@ -278,7 +326,7 @@ def bench_web(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
         note(f"the web pages: skipped ({missing})")
         return [], {"skipped": {"web": missing}}
     note("the web pages: tap → page in a browser, 20 SSE clients, start and RSS with --web against without")
-    r = web_pages.measure(plan.quick, tmp / "web")
+    r = web_pages.measure(tmp / "web", plan.web)
     return [
         *bench_page_taps(plan),
         figure("tap_to_feed_lang_p99_ms", r["tap_to_page_p99_ms"], "ms", None,
@@ -303,11 +351,11 @@ def bench_mqtt(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
     if MOSQUITTO is None:
         note("MQTT: skipped (no mosquitto)")
         return [], {"skipped": {"mqtt": "no mosquitto (apt install mosquitto)"}}
-    note(f"MQTT: {mqtt_tables.TABLES} tables tapping once a second → one mosquitto → the venue's page; "
+    note(f"MQTT: {plan.mqtt.tables} tables tapping once a second → one mosquitto → the venue's page; "
          "one daemon's RSS and tap → feedback with MQTT on against off")
-    r = mqtt_tables.measure(plan.quick, tmp / "mqtt")
+    r = mqtt_tables.measure(tmp / "mqtt", plan.mqtt)
     note("the venue: a late play's league answer with a season kept")
-    lg = venue_league.measure(1000 if plan.quick else 3000, 10 if plan.quick else 20)
+    lg = venue_league.measure(plan.league_season, plan.league_late)
     return [
         figure("venue_late_play_league_ms", [lg["league_after_late_play_p50_ms"]], "ms", None,
                f"{lg['season']} plays kept; {lg['league_after_play_in_order_p50_ms']} ms a play in order"),
@@ -334,10 +382,11 @@ def bench_venue(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
 
     if MOSQUITTO is None:
         return [], {"skipped": {"venue": "no mosquitto (apt install mosquitto)"}}
-    seconds = 12.0 if plan.quick else 30.0
-    note(f"the venue: a convention's 1,000 light tables for {seconds:g} s"
+    seconds = plan.venue_seconds
+    note(f"the venue: a convention's {plan.venue_tables:,} light tables for {seconds:g} s"
          + (f", beside the venue of {plan.before}" if plan.before else ""))
-    c = mqtt_tables.venue_scale(tmp / "convention", seconds, 1000, light=True, before=plan.before)
+    c = mqtt_tables.venue_scale(tmp / "convention", seconds, plan.venue_tables, light=True, before=plan.before,
+                                lead_s=plan.venue_lead_s)
     figures = []
     for suffix, whose in (("", "this checkout"), *((("_before", str(plan.before)),) if plan.before else ())):
         figures += [
@@ -382,8 +431,8 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def table(figures: list[Figure], extra: dict[str, Any], quick: bool) -> str:
-    out = [f"Benchmarks{' (quick)' if quick else ''}: median of runs [min–max]", ""]
+def table(figures: list[Figure], extra: dict[str, Any], size: str) -> str:
+    out = [f"Benchmarks{'' if size == 'full' else f' ({size})'}: median of runs [min–max]", ""]
     out.append(f"{'figure':28} {'median':>9} {'min–max':>19} {'unit':5} {'goal':>8}  {'':6} note")
     for f in figures:
         rng = f"{_fmt(min(f.runs))}–{_fmt(max(f.runs))}" if len(f.runs) > 1 else ""
@@ -406,7 +455,10 @@ PARTS = ("taps", "sd_card", "voice", "daemon", "night", "engines", "web", "mqtt"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a short version for CI (under a minute)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="a short version for people (a few minutes)")
+    size.add_argument("--smoke", action="store_true",
+                      help="for the test that the bench runs: every section at its smallest, figures meaningless")
     parser.add_argument("--json", action="store_true", help="end with one JSON object of every figure")
     parser.add_argument("--only", choices=PARTS, action="append",
                         help="run only this part (again for more); default: every part")
@@ -415,8 +467,7 @@ def main(argv: list[str] | None = None) -> int:
                              "beside this one, the same tables at the same time")
     args = parser.parse_args(argv)
     parts = args.only or PARTS
-    plan = Plan(args.quick)
-    plan.before = args.before
+    plan = replace(SIZES["smoke" if args.smoke else "quick" if args.quick else "full"], before=args.before)
     started = time.monotonic()
     figures: list[Figure] = []
     extra: dict[str, Any] = {}
@@ -436,13 +487,13 @@ def main(argv: list[str] | None = None) -> int:
         if "imports" in parts:
             extra.update(bench_imports(tmp))
     extra["seconds"] = round(time.monotonic() - started, 1)
-    print(table(figures, extra, args.quick))
+    print(table(figures, extra, plan.size))
     for part, why in extra.get("skipped", {}).items():
         print(f"skipped: {part} ({why})")
     note(f"done in {extra['seconds']} s")
     if args.json:
         result: dict[str, Any] = {f.key: round(f.median, 4) for f in figures}
-        result["quick"] = args.quick
+        result["quick"] = plan.quick  # --smoke too: not the full run
         result["runs"] = {f.key: [round(r, 4) for r in f.runs] for f in figures}
         result["goals"] = {f.key: {"goal": f.goal, "met": f.met} for f in figures if f.goal is not None}
         result.update(extra)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -197,7 +196,7 @@ def loaded_night(nights: int, busy: bool = True, gated: bool = True
 
 class _Sampled(WavCache):
     """Renders the first ``limit`` files of each language; each later one is a
-    copy of the last rendered (the worker's memory has peaked by then, and
+    link to the last rendered (the worker's memory has peaked by then, and
     the fill goes on to the next language as it would)."""
 
     def __init__(self, root: Path, renderer: Any, limit: int) -> None:
@@ -212,7 +211,7 @@ class _Sampled(WavCache):
             self.last[lang] = super().ensure(reading, lang, kind)
             return self.last[lang]
         p.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(self.last[lang], p)
+        os.link(self.last[lang], p)  # a second name for it: as there as a copy, without writing the bytes again
         return p
 
 

@@ -25,6 +25,7 @@ import socket
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -225,19 +226,27 @@ def start_with_and_without(tmp: Path, starts: int) -> tuple[list[float], list[fl
     return start_delta, rss_delta
 
 
-def measure(quick: bool, tmp: Path) -> dict[str, Any]:
-    taps = 50 if quick else 500
-    runs = 1 if quick else 3
+@dataclass(frozen=True)
+class Sizes:
+    """The full run's counts; qa/bench/run.py's ``Plan`` holds --quick's and --smoke's."""
+
+    taps: int = 500  # language cards per run, tap → feed
+    runs: int = 3
+    sse_taps: int = 50  # snapshots each SSE client must get in time
+    starts: int = 7  # start pairs, --web on and off
+    tv_loads: int = 20
+
+
+def measure(tmp: Path, size: Sizes) -> dict[str, Any]:
+    taps = size.taps
     load = [os.getloadavg()[0]]  # the machine is shared: how busy it was is part of the figure
-    lat_runs = [tap_to_page(taps) for _ in range(runs)]
+    lat_runs = [tap_to_page(taps) for _ in range(size.runs)]
     load.append(os.getloadavg()[0])
-    held, worst = sse_clients_held(10 if quick else 50)
-    start_delta, rss_delta = start_with_and_without(tmp, 3 if quick else 7)
+    held, worst = sse_clients_held(size.sse_taps)
+    start_delta, rss_delta = start_with_and_without(tmp, size.starts)
     return {"tap_to_page_p99_ms": [_p99(t) for t, _ in lat_runs],
             "tap_to_page_p50_ms": [statistics.median(t) for t, _ in lat_runs],
             "receiver": lat_runs[0][1], "taps": taps, "load": load,
             "web_start_delta_s": start_delta, "web_rss_delta_mb": rss_delta,
             "page_weight_kb": [page_weight_kb()], "sse_clients_held": [float(held)], "sse_worst_ms": worst,
-            "tv_first_paint_ms": tv_first_paint(5 if quick else 20)}
-
-
+            "tv_first_paint_ms": tv_first_paint(size.tv_loads)}
