@@ -40,7 +40,7 @@ QUICK_LEAVES_OUT = re.compile(
     r"|journal_guard|damaged_journal|doctor|provision|tags_|tag_words|layers|supervisor"
     r"|release_update|cli_wrapper)")  # the installed layout's scripts, as install_script's
 QUICK_LEAVES_OUT_FIXTURES = {"browser", "broker", "readable"}
-# The quick loop's tmp_path is in memory (tmpfs), where there is one: a journal's commit there costs
+# The quick loop's tmp_path and TMPDIR are in memory (tmpfs), where there is one: a journal's commit there costs
 # no disk fsync (2 ms each on this machine's disk, and a resume test commits thousands), and no test
 # of the loop is about what a disk keeps through a power cut (the campaigns model that themselves:
 # qa/reliability).  The whole suite's is on disk, as before.
@@ -60,6 +60,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # xdist's workers are handed this option (each its own folder under it) as they start
         _quick_tmp.append(Path(tempfile.mkdtemp(prefix="pytest-quick-", dir=QUICK_TMP)))
         config.option.basetemp = str(_quick_tmp[0])
+        # and the scratch folders the code makes for itself (a script's journal, `companion simulate`
+        # without --state): TMPDIR, which the workers inherit, beside the basetemp (pytest empties that)
+        _quick_tmp.append(Path(tempfile.mkdtemp(prefix="pytest-quick-tmpdir-", dir=QUICK_TMP)))
+        os.environ["TMPDIR"] = tempfile.tempdir = str(_quick_tmp[1])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
