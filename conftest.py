@@ -46,7 +46,9 @@ QUICK_LEAVES_OUT_FIXTURES = {"browser", "broker", "readable"}
 # about what a disk keeps through a power cut: the campaigns model that themselves (qa/reliability),
 # and a test that needs a second device takes the disk's temporary folder beside this one.  A passed
 # test's folder is removed as it ends (pyproject's tmp_path_retention_policy), so the memory holds the
-# tests running now, not every test so far.  COMPANION_TEST_TMP=disk keeps them on the disk.
+# tests running now, not every test so far.  The scratch folders the code makes for itself (a
+# script's journal, `companion simulate` without --state) are in memory too: TMPDIR, beside it.
+# COMPANION_TEST_TMP=disk keeps them all on the disk.
 MEMORY_TMP = Path("/dev/shm")
 MEMORY_TMP_ROOM = 2 * 2**30  # the folders of the tests running at once, with a wide margin
 _memory_tmp: list[Path] = []  # made by this process (the controller, with xdist): removed at its end
@@ -71,6 +73,12 @@ def pytest_configure(config: pytest.Config) -> None:
         # xdist's workers are handed this option (each its own folder under it) as they start
         _memory_tmp.append(Path(tempfile.mkdtemp(prefix="pytest-companion-", dir=MEMORY_TMP)))
         config.option.basetemp = str(_memory_tmp[0])
+        # and TMPDIR, which the workers inherit, beside the basetemp (pytest empties that); others may
+        # enter it (a broker dropped to its own user reads the files a test puts in a folder of it)
+        scratch = Path(tempfile.mkdtemp(prefix="pytest-companion-tmpdir-", dir=MEMORY_TMP))
+        scratch.chmod(0o755)
+        _memory_tmp.append(scratch)
+        os.environ["TMPDIR"] = tempfile.tempdir = str(scratch)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

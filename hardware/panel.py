@@ -311,6 +311,13 @@ class Panel:
                 worker.join(timeout=2.0)
             with self._applying:  # a worker late past the join finishes its request first
                 self._closed = True
+            for button in self.buttons.values():
+                # Each button's hold thread polls every 0.1 s, and gpiozero's close waits for it
+                # to notice, one button after the other: tell them all first, and wake them.
+                hold = getattr(button, "_hold_thread", None)
+                if hold is not None:
+                    hold.stopping.set()
+                    hold.holding.set()
             for dev in [*self.buttons.values(), *self.leds.values(), self.buzzer]:
                 if dev is not None:
                     dev.close()

@@ -267,6 +267,37 @@ def test_close_releases_every_pin(rec: Recorder) -> None:
     p.close()  # idempotent
 
 
+def test_close_tells_every_buttons_thread_to_stop_before_waiting_for_any(rec: Recorder,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """gpiozero gives each button a hold thread that looks for its stop every 0.1 s, and a
+    button's close waits for it: told one button after the other, a panel's close waited for
+    each poll in turn (every daemon stop, every simulated table's close).  All are told first,
+    and woken, so close waits for none of the polls."""
+    from gpiozero.mixins import HoldThread
+
+    p = Panel(rec, pin_factory=mock_factory())
+    holds = [b._hold_thread for b in p.buttons.values()]
+    woken: set[int] = set()
+
+    def record_wake(h: Any) -> Callable[[], None]:
+        wake = h.holding.set
+        return lambda: (woken.add(id(h)), wake())[1]
+
+    for h in holds:
+        h.holding.set = record_wake(h)
+    told_before_each_wait: list[bool] = []
+    join = HoldThread.join
+
+    def watched(self: Any, timeout: float | None = None) -> None:
+        told_before_each_wait.append(all(h.stopping.is_set() and id(h) in woken for h in holds))
+        join(self, timeout)
+
+    monkeypatch.setattr(HoldThread, "join", watched)
+    p.close()
+    assert len(told_before_each_wait) == len(holds) and all(told_before_each_wait), told_before_each_wait
+    assert not any(h.is_alive() for h in holds)
+
+
 def test_a_pin_clash_on_open_releases_what_was_claimed(rec: Recorder) -> None:
     from gpiozero import LED
 

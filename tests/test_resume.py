@@ -4,6 +4,11 @@ it is.  (Real SIGKILLs of the real process: tests/test_crash_resume.py.)"""
 
 from __future__ import annotations
 
+import copy
+import functools
+import re
+import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -18,33 +23,96 @@ SCRIPTS = [example_script("seven-knights.yaml"), example_script("one-night.yaml"
            example_script("madness-hour.yaml")]
 
 
-def play(path: Path, state: Path, cut: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+@functools.cache
+def _script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]:
     overrides, steps, _ = load_script(path)
-    cfg = config.load([ROOT / "config" / "companion.yaml"], overrides)
-    before: list[dict[str, Any]] = []
-    after: list[dict[str, Any]] = []
-    sim = Simulation(cfg, state, before.append)
-    for i, (_line, kind, value) in enumerate(steps):
-        if i == cut:
-            sim.close()  # the journal is all that survives
-            sim = Simulation(cfg, state, after.append)
-        sim.step(kind, value)
-    plays = sim.app.journal.plays()
-    sim.close()
-    return plays, after
+    return config.load([ROOT / "config" / "companion.yaml"], overrides), steps
+
+
+def script(path: Path) -> tuple[dict[str, Any], list[tuple[int, str, Any]]]:
+    """The script's config (each table its own copy) and steps, read once."""
+    cfg, steps = _script(path)
+    return copy.deepcopy(cfg), steps
+
+
+def stop_after(path: Path, state: Path, cut: int) -> None:
+    """Play the script's first ``cut`` steps on the journal in ``state``, then stop."""
+    cfg, steps = script(path)
+    sim = Simulation(cfg, state, lambda ev: None)
+    try:
+        for _line, kind, value in steps[:cut]:
+            sim.step(kind, value)
+    finally:
+        sim.close()  # the journal is all that survives
+
+
+def resume(path: Path, state: Path, cut: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Start on the journal in ``state`` (the script stopped after step ``cut``, or nothing) and
+    finish the script: the plays, and what the table said."""
+    cfg, steps = script(path)
+    said: list[dict[str, Any]] = []
+    sim = Simulation(cfg, state, said.append)
+    try:
+        for _line, kind, value in steps[cut:]:
+            sim.step(kind, value)
+        return sim.app.journal.plays(), said
+    finally:
+        sim.close()
+
+
+def play(path: Path, state: Path, cut: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The whole script; with ``cut``, stopped after that many steps and started again on its
+    journal: the plays, and what the table said after the restart."""
+    if cut is None:
+        return resume(path, state, 0)[0], []
+    stop_after(path, state, cut)
+    return resume(path, state, cut)
 
 
 def outcome(plays: list[dict[str, Any]]) -> list[Any]:
     return [(p["game"], p["players"]) for p in plays]
 
 
+def stopped_after_each_step(path: Path, folder: Path) -> tuple[list[dict[str, Any]], list[Path]]:
+    """Play the script once, live: its plays, and after each step ``i`` (1 … n-1) a copy of the
+    state folder as a run stopped there leaves it (``folder/cut<i>``) — the journal with its
+    write-ahead log folded in, as its close does: byte for byte what ``stop_after(path, …, i)``
+    leaves (the test below holds that).  So each resume starts on the copy, with no replay of the
+    steps before it."""
+    cfg, steps = script(path)
+    sim = Simulation(cfg, folder / "live", lambda ev: None)
+    cuts = []
+    try:
+        for i, (_line, kind, value) in enumerate(steps):
+            if i:
+                cut = folder / f"cut{i}"
+                shutil.copytree(folder / "live", cut, ignore=shutil.ignore_patterns("*-shm"))
+                db = sqlite3.connect(cut / "journal.sqlite")  # the last connection's close folds the log
+                db.execute("PRAGMA user_version").fetchall()
+                db.close()
+                cuts.append(cut)
+            sim.step(kind, value)
+        return sim.app.journal.plays(), cuts
+    finally:
+        sim.close()
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder``, a backup's name without the real clock's time in it."""
+    return {re.sub(r"-\d{8}-\d{6}-", "-", p.relative_to(folder).as_posix()): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
 def test_resume_after_every_step_gives_the_same_game(path: Path, tmp_path: Path) -> None:
-    reference, _ = play(path, tmp_path / "ref")
+    reference, cuts = stopped_after_each_step(path, tmp_path)
     assert len(reference) == 1
-    _, steps, _ = load_script(path)
-    for cut in range(1, len(steps)):
-        plays, after = play(path, tmp_path / f"cut{cut}", cut)
+    last = len(script(path)[1]) - 1
+    assert len(cuts) == last
+    stop_after(path, tmp_path / "stopped", last)  # the longest run stopped: the copy is what it leaves
+    assert contents(cuts[-1]) == contents(tmp_path / "stopped")
+    for cut, state in enumerate(cuts, start=1):
+        plays, after = resume(path, state, cut)
         assert outcome(plays) == outcome(reference), f"cut after step {cut}"
         said = [e["key"] for e in after if e["event"] == "say"]
         assert said and said[0].startswith("table."), said[:3]  # it says where the table is first

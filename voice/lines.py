@@ -86,9 +86,14 @@ class Narrator:
     def __init__(self, folders: Folders = LINES_DIR) -> None:
         self.directory = _folders(folders)
         self.misses: set[tuple[str, str]] = set()  # (lang, key) not found: tests assert none
+        self._tables: dict[str, dict[str, tuple[str, str]]] = {}
 
     def lines(self, lang: str) -> dict[str, tuple[str, str]]:
-        return load_lines(lang, self.directory)
+        # load_lines' own cache compares the folders' paths at every look-up, and a line
+        # looks up each of its values: the table of each language kept here, once found
+        if (table := self._tables.get(lang)) is None:
+            table = self._tables[lang] = load_lines(lang, self.directory)
+        return table
 
     def _entry(self, key: str, lang: str) -> tuple[str, str, str]:
         table = self.lines(lang)
