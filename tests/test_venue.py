@@ -481,7 +481,7 @@ def test_a_bad_argument_is_one_line(argv: list[str], why: str, capsys: Any) -> N
 
 
 def start_cli(tmp_path: Path, mqtt: str, *more: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1"}  # SIGABRT: every thread's stack
     return subprocess.Popen([sys.executable, "-m", "companion.app.cli", "venue", "--mqtt", mqtt, "--web",
                              "127.0.0.1:0", "--state", str(tmp_path / "state"), "--id", "venue-cli", *more],
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
@@ -512,7 +512,7 @@ def test_companion_venue_serves_until_ctrl_c(broker: Any, tmp_path: Path) -> Non
         t.close()
         wait(lambda: httpx.get(url[1] + "/api/venue").json()["tables"], what="the table on the board")
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        assert stopped(proc) == 0
         rest = proc.stderr.read() if proc.stderr else ""
         assert "venue: stopped" in rest and "Traceback" not in "".join(lines) + rest
     finally:
@@ -556,19 +556,34 @@ def test_a_venue_killed_hears_every_play_once_when_it_is_back(broker: Any, tmp_p
             proc.wait(timeout=20)
 
 
-def test_companion_venue_says_the_broker_is_unreachable_and_keeps_trying(tmp_path: Path) -> None:
-    proc = start_cli(tmp_path, f"127.0.0.1:{free_port()}")
-    lines: list[str] = []
+def stopped(proc: subprocess.Popen[str], timeout: float = 20) -> int:
+    """The process's exit status once it stops; one that does not stop in ``timeout`` is
+    aborted, and the failure shows where each of its threads was (faulthandler's dump)."""
     try:
-        read_until(proc, "is unreachable; the venue keeps trying", lines)
-        time.sleep(1.5)
-        assert proc.poll() is None  # still there, still trying
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate(timeout=10)
+        raise AssertionError(f"did not stop in {timeout} s; its threads:\n{err[-6000:]}") from None
+
+
+def test_companion_venue_says_the_broker_is_unreachable_and_keeps_trying(tmp_path: Path) -> None:
+    # A port held bound and not listening refuses every connection for the whole test; a port only
+    # found free could be taken meanwhile by another test's broker or server.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        proc = start_cli(tmp_path, f"127.0.0.1:{held.getsockname()[1]}")
+        lines: list[str] = []
+        try:
+            read_until(proc, "is unreachable; the venue keeps trying", lines)
+            time.sleep(1.5)
+            assert proc.poll() is None  # still there, still trying
+            proc.send_signal(signal.SIGTERM)
+            assert stopped(proc) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def test_companion_venue_on_a_taken_port_is_one_line(broker: Any, tmp_path: Path, capsys: Any) -> None:
