@@ -40,6 +40,13 @@ GATHER_MOST = 10  # … unless the turn heard this many or more: a backlog is re
 PUBACK = 0x40
 
 
+def _plain_topic_end(packet: bytes) -> int | None:
+    """Where the topic of a QoS 1 PUBLISH's body ``packet`` ends (after it: the packet id, then
+    the properties' length), if the message has no MQTT 5 properties; None if it has some."""
+    end = 2 + int.from_bytes(packet[:2], "big")  # the topic's length, then the topic
+    return end if packet[end + 2:end + 3] == b"\x00" else None
+
+
 class _Client(mqtt.Client):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -89,17 +96,13 @@ class _Client(mqtt.Client):
             if length > MAX_PACKET or end > len(ahead):
                 break
             packet = bytes(ahead[at:end])
-            topic_end = 2 + int.from_bytes(packet[:2], "big")
-            if packet[topic_end + 2:topic_end + 3] != b"\x00":
+            topic_end = _plain_topic_end(packet)
+            if topic_end is None:
                 break
             header = ahead[0]
             del ahead[:end]
             self._heard_in_turn += 1
-            message = mqtt.MQTTMessage(mid=int.from_bytes(packet[topic_end:topic_end + 2], "big"),
-                                       topic=packet[2:topic_end])
-            message.dup, message.qos, message.retain = bool(header & 0x08), 1, bool(header & 0x01)
-            message.payload, message.timestamp = packet[topic_end + 3:], time.monotonic()
-            self._handle_on_message(message)
+            self._hear(header, packet, topic_end)
             taken += 1
             if self._sock is None:
                 break
@@ -115,15 +118,21 @@ class _Client(mqtt.Client):
         cost more than the rest of the message's reading: about a third of the venue's CPU
         per message.  Anything else goes paho's way."""
         self._heard_in_turn += 1
-        header, packet = self._in_packet["command"], self._in_packet["packet"]
-        end = 2 + int.from_bytes(packet[:2], "big")  # the topic's length, then the topic
-        if self._protocol != mqtt.MQTTv5 or (header & 0x06) >> 1 != 1 or packet[end + 2:end + 3] != b"\x00":
+        header, packet = self._in_packet["command"], bytes(self._in_packet["packet"])
+        end = _plain_topic_end(packet)
+        if self._protocol != mqtt.MQTTv5 or (header & 0x06) >> 1 != 1 or end is None:
             return super()._handle_publish()
-        message = mqtt.MQTTMessage(mid=int.from_bytes(packet[end:end + 2], "big"), topic=bytes(packet[2:end]))
-        message.dup, message.qos, message.retain = bool(header & 0x08), 1, bool(header & 0x01)
-        message.payload, message.timestamp = bytes(packet[end + 3:]), time.monotonic()
-        self._handle_on_message(message)
+        self._hear(header, packet, end)
         return mqtt.MQTT_ERR_SUCCESS  # acknowledged by the venue once kept (manual_ack)
+
+    def _hear(self, header: int, packet: bytes, topic_end: int) -> None:
+        """A QoS 1 PUBLISH without properties (its fixed header's first byte, its body, where
+        its topic ends) handed to ``on_message`` as paho's own reading would."""
+        message = mqtt.MQTTMessage(mid=int.from_bytes(packet[topic_end:topic_end + 2], "big"),
+                                   topic=packet[2:topic_end])
+        message.dup, message.qos, message.retain = bool(header & 0x08), 1, bool(header & 0x01)
+        message.payload, message.timestamp = packet[topic_end + 3:], time.monotonic()
+        self._handle_on_message(message)
 
     # ------------------------------------------------------------ a turn
     def _loop(self, timeout: float = 1.0) -> Any:
