@@ -422,8 +422,8 @@ class Evening:
                 and (e.get("key") in keys or LEFT_WORD.search(e["text"]) and said_times(e["text"]))]
         if said and self.game is not None:
             self.played[self.game.id].said_times += sum(len(said_times(text)) for text, _ in said)
-            deadline = (self.public().get("headline") or {}).get("deadline")
-            for what in said_clock_problems(said, deadline):
+            public = self.public()
+            for what in said_clock_problems(said, *clock_of(public)):
                 self.fail("said_clock", f"{self.where()}: {what}")
 
     def version(self) -> tuple[int, int]:
@@ -556,7 +556,8 @@ class Evening:
             self.fail("language", f"{self.where()}: {what}")
 
     def check_clock(self, public: dict[str, Any], drawn: dict[str, Any], at: float) -> None:
-        for what in clock_problems((public.get("headline") or {}).get("deadline"), drawn, at):
+        deadline, paused_s = clock_of(public)
+        for what in clock_problems(deadline, drawn, at, paused_s):
             self.fail("clock", f"{self.where()}: {what}")
 
     def check_tv_text(self, tv: dict[str, Any]) -> None:
@@ -663,10 +664,19 @@ def language_problems(lang: str, drawn: dict[str, Any]) -> list[str]:
     return out
 
 
-def clock_problems(deadline: float | None, drawn: dict[str, Any], at: float) -> list[str]:
+def clock_of(public: dict[str, Any]) -> tuple[float | None, float | None]:
+    """The clock the table gives its pages: the headline's deadline, and paused (no
+    deadline) the time it goes on from, the play's ``paused_s``."""
+    play = public.get("play") if isinstance(public.get("play"), dict) else {}
+    return (public.get("headline") or {}).get("deadline"), (play or {}).get("paused_s")
+
+
+def clock_problems(deadline: float | None, drawn: dict[str, Any], at: float,
+                   paused_s: float | None = None) -> list[str]:
     """Every remaining time shown (m:ss, "N minutes", "under a minute", 残りN分) agrees
-    with the deadline the table gives at ``at`` (wall clock); none without one."""
-    left = None if deadline is None else max(0.0, deadline - at)
+    with the deadline the table gives at ``at`` (wall clock), or paused with the time
+    it stands at (``paused_s``); none without either."""
+    left = time_left(deadline, at, paused_s)
     out = []
     for name, page in drawn.items():
         for t in page["texts"]:
@@ -706,19 +716,27 @@ def clock_form(seconds: float) -> str:
     return f"{shown // 60}:{shown % 60:02d}"
 
 
-def said_clock_problems(said: list[tuple[str, float]], deadline: float | None) -> list[str]:
+def time_left(deadline: float | None, at: float, paused_s: float | None) -> float | None:
+    """The time the clocks show at ``at``: to the deadline, or paused the time they stand at."""
+    if deadline is not None:
+        return max(0.0, deadline - at)
+    return float(paused_s) if isinstance(paused_s, int | float) else None
+
+
+def said_clock_problems(said: list[tuple[str, float]], deadline: float | None,
+                        paused_s: float | None = None) -> list[str]:
     """Each time the speaker said (its line, the wall-clock moment) equals the clocks the
-    pages show then (the time left to ``deadline``), and in the clock's form: whole
+    pages show then (the time left to ``deadline``, or paused ``paused_s``), and in the clock's form: whole
     minutes said as minutes (1:00 "one minute", 1分; 1:30 "one minute 30", 1分30秒),
     seconds alone only under a minute, no fraction."""
     out = []
     for text, at in said:
         for minutes, seconds in said_times(text):
             total = (minutes or 0) * 60 + (seconds or 0)
-            if deadline is None:
+            left = time_left(deadline, at, paused_s)
+            if left is None:
                 out.append(f"said {text!r} ({total:g} s) with no clock shown")
                 continue
-            left = deadline - at
             whole = all(v is None or float(v).is_integer() for v in (minutes, seconds))
             form = whole and (total < 60 if minutes is None else minutes >= 1 and (seconds is None or 0 < seconds < 60))
             if not form or abs(total - left) > SLACK_S:

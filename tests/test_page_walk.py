@@ -232,3 +232,13 @@ def test_the_walk_s_checks_catch_what_the_review_saw() -> None:
     assert night_problems({"phone:red": ["a"], "phone:blue": ["b"]}, {"phone:red": ["a"], "phone:blue": ["b"]})
     assert not night_problems({"phone:red": ["a"], "phone:blue": ["a"], "tv": ["t"]},
                               {"phone:red": ["a"], "phone:blue": ["a"], "tv": ["t"]})
+
+
+def test_finding_a_paused_clock_is_held_against_the_time_it_stands_at() -> None:
+    """Paused, the table gives no deadline but the time it goes on from (the play's
+    ``paused_s``): the clocks standing at it pass, a clock off it or counting with
+    no pause and no deadline fails."""
+    paused = {"tv": drawn("Paused 0:30", "under a minute left"), "phone:red": drawn("一時停止中 0:30", "残り1分未満")}
+    assert not clock_problems(None, paused, 100.0, paused_s=30.0)
+    assert clock_problems(None, paused, 100.0, paused_s=90.0)
+    assert clock_problems(None, paused, 100.0)

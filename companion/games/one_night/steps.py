@@ -137,7 +137,10 @@ def discussion_submit(g: Game, inp: Submit) -> list[Output]:
     journal holds — the time the paused clocks show, said when it goes on."""
     s = g.state
     if inp.field == "more_time":
-        s.extra_s += 60
+        if s.paused:  # the paused clocks show the time it goes on from: the minute joins it now
+            s.left_s += 60
+        else:
+            s.extra_s += 60
         return [Say("onw.discussion.more_time", {"player": inp.player})]
     s.paused = bool(inp.value)
     if s.paused:  # no tick counts the minutes asked for while paused: they join the time left now

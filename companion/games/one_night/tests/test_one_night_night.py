@@ -19,6 +19,7 @@ from companion.core.events import (
     Say,
     SetTimer,
     Sound,
+    Submit,
     Tap,
     TimerFired,
 )
@@ -184,6 +185,18 @@ def test_next_ends_the_discussion_early() -> None:
     assert table.engine.state.step == "vote" and "discussion" not in table.timers
     table.run_until("count")
     assert table.t == 72 + 4
+
+
+def test_finding_a_minute_asked_for_while_paused_shows_on_the_paused_clocks_at_once() -> None:
+    """Paused, the clocks show the time the discussion goes on from: +1 min adds to it
+    there and then, as it does to a running clock (and as going on says it)."""
+    table = discussion()  # 3 minutes
+    table.feed(Submit("blue", "pause", 1))
+    before = table.engine.public_view()["paused_s"]
+    table.feed(Submit("red", "more_time", 1))
+    assert table.engine.public_view()["paused_s"] == before + 60
+    out = table.feed(Submit("blue", "pause", 0))
+    assert Say("onw.discussion.minutes_left", {"minutes": 4}) in out  # said as the paused clocks showed it
 
 
 # ---------------------------------------------------------------------- resume
