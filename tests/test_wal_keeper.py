@@ -150,6 +150,50 @@ def test_the_daemon_folds_a_quiet_tables_wal_on_a_thread_of_its_own(tmp_path: Pa
         app.close()
 
 
+def test_finding_a_fold_a_reader_kept_from_emptying_the_wal_is_tried_again_once_it_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader in the WAL as the keeper folds (`companion scores`, a page's
+    read) lets it copy the frames but not empty the WAL: then the next tap
+    pays the WAL's new header.  The keeper tries again while the table stays
+    quiet, so once the reader has left the WAL is emptied and begun (one
+    frame) with no tap to prompt it — and while the reader stays, the WAL
+    does not grow a frame per try."""
+    monkeypatch.setattr(wal_keeper, "WAL_IDLE_S", 0.0)
+    monkeypatch.setattr(wal_keeper, "WAL_IDLE_BYTES", 0)
+    monkeypatch.setattr(wal_keeper, "RETRY_S", 0.05)
+    cfg = config.load([], {"panel": {"backend": "mock"}})
+    path = tmp_path / "journal.sqlite"
+    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+                journal_path=path, background_backups=True)
+    reader = sqlite3.connect(path, isolation_level=None)
+    try:
+        app.loop.start()
+        app.reader.start(app.loop.inbox)
+        keeper, page = app.wal, int(app.journal.db.execute("PRAGMA page_size").fetchone()[0])
+        assert keeper is not None
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM inputs").fetchall()  # a snapshot held in the WAL
+        for identity in ("game/seven-knights", "player/red", "player/blue"):
+            simulated(app)[0].present(text=identity)
+            app.loop.pump()
+        deadline = time.monotonic() + 10.0  # bounds on the waits, not timings asserted
+        while keeper.folds < 6 and time.monotonic() < deadline:  # the input's folds, then tries again
+            time.sleep(0.01)
+        assert keeper.folds >= 6
+        held = (tmp_path / "journal.sqlite-wal").stat().st_size
+        time.sleep(0.3)  # several more tries with the reader still there
+        assert (tmp_path / "journal.sqlite-wal").stat().st_size == held
+        reader.execute("COMMIT")
+        begun = False
+        while not begun and time.monotonic() < deadline + 10.0:
+            time.sleep(0.01)
+            begun = (tmp_path / "journal.sqlite-wal").stat().st_size == WAL_HEADER + 24 + page  # one frame
+        assert begun
+    finally:
+        reader.close()
+        app.close()
+
+
 def _inputs_in_main_file_alone(path: Path, copy: Path) -> int:
     shutil.copy(path, copy)  # without its WAL
     db = sqlite3.connect(copy)

@@ -281,7 +281,7 @@ class Journal:
         self.db.close()
 
 
-def checkpoint_without_waiting(db: sqlite3.Connection) -> None:
+def checkpoint_without_waiting(db: sqlite3.Connection) -> bool:
     """Fold the WAL into the main file, and empty it if no reader is using
     it — without ever making a tap wait.  TRUNCATE alone holds the write
     lock while its busy handler waits for readers to leave the WAL (a
@@ -289,15 +289,24 @@ def checkpoint_without_waiting(db: sqlite3.Connection) -> None:
     was refused.  So PASSIVE first (copies what it can, takes no write
     lock), then TRUNCATE with no busy wait: with a reader there it gives up
     at once and the WAL stays (SQLite starts it over at a later write).
-    Then the emptied WAL is begun here (``_begin_wal``), not by the next tap."""
+    Then the emptied WAL is begun here (``_begin_wal``), not by the next tap.
+    True if it was emptied; False if a reader (or a writer) kept it, and
+    nothing was written: a first frame then would be one more frame."""
     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     waited = int(db.execute("PRAGMA busy_timeout").fetchone()[0])
     db.execute("PRAGMA busy_timeout=0")
     try:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    except sqlite3.OperationalError as e:  # the write lock taken: the same as a reader's busy
+        if e.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            raise
+        busy = 1
     finally:
         db.execute(f"PRAGMA busy_timeout={waited}")
+    if busy:
+        return False
     _begin_wal(db)
+    return True
 
 
 def _begin_wal(db: sqlite3.Connection) -> None:

@@ -13,7 +13,9 @@ does not pay the new WAL header's sync.  Folds happen at quiet moments:
   fold that locks the WAL for its last frame never lands on a timed cue)
   and the WAL has grown past ``WAL_IDLE_BYTES``;
 - whenever the WAL passes ``WAL_BOUND_BYTES`` (a table that never pauses):
-  the daemon's thread folds at once, quiet or not.
+  the daemon's thread folds at once, quiet or not;
+- again every ``RETRY_S`` after a fold a reader kept from emptying the WAL,
+  as long as no input came since (the table is as quiet as it was).
 
 The hard bound: after an input's outputs are out, a WAL past
 ``2 × WAL_BOUND_BYTES`` in the daemon (its thread fell behind or fails), or
@@ -39,6 +41,7 @@ from companion.runtime.journal_check import DB_ERRORS
 WAL_IDLE_S = 5.0  # quiet this long (and no game timer running): the daemon folds the WAL…
 WAL_IDLE_BYTES = 1 << 20  # …if it holds this much (a long game; a game's end folds it anyway)
 WAL_BOUND_BYTES = 4 << 20  # about 1,000 frames: SQLite's own automatic checkpoint's size
+RETRY_S = 1.0  # a fold a reader kept from emptying the WAL: tried again this much later, if still quiet
 
 
 class WalKeeper:
@@ -56,6 +59,7 @@ class WalKeeper:
         self.folds = 0  # folds done by this keeper (tests, the bench)
         self._cv = threading.Condition()
         self._due: float | None = None  # monotonic time of the next fold on the thread (None: none wanted)
+        self._observed = 0  # inputs observed: a try again is due only if none came since the fold
         self._stopped = False
         self._thread = threads.spawn("wal-keeper", self._run, stop=self.close) if background else None
 
@@ -82,6 +86,7 @@ class WalKeeper:
             due = None  # small, or the table runs on the clock: the next input decides again
         with self._cv:
             self._due = due
+            self._observed += 1
             self._cv.notify()
 
     def close(self) -> None:
@@ -98,21 +103,26 @@ class WalKeeper:
                     self._cv.wait(None if self._due is None else self._due - time.monotonic())
                 if self._stopped:
                     return
-                self._due = None
+                self._due, observed = None, self._observed
             try:
                 db = self.journal.connection()
             except DB_ERRORS as e:
                 self.report(f"folding the journal's write-ahead log into it failed: {e}")
                 continue
             try:
-                self._fold(db)
+                emptied = self._fold(db)
             finally:
                 db.close()
+            with self._cv:  # a reader kept the WAL: once it leaves, the next tap would begin it
+                if emptied is False and self._observed == observed and self._due is None:
+                    self._due = time.monotonic() + RETRY_S  # no input since: the table is as quiet
 
-    def _fold(self, db: Any) -> None:
+    def _fold(self, db: Any) -> bool | None:
+        """Whether the WAL was emptied (None: the fold failed, and said so)."""
         try:
-            checkpoint_without_waiting(db)
+            emptied = checkpoint_without_waiting(db)
         except (OSError, *DB_ERRORS) as e:
             self.report(f"folding the journal's write-ahead log into it failed: {e}")
-            return
+            return None
         self.folds += 1
+        return emptied
