@@ -70,3 +70,26 @@ def shutdown(timeout: float = 2.0, only: Callable[[Worker], bool] | None = None)
     with _lock:
         _workers[:] = [w for w in _workers if w.thread.is_alive()]
     return stuck
+
+
+class Beside:
+    """One call made on a thread of its own (``spawn``) while the caller does
+    something else; ``result()`` waits for it, then returns what it returned
+    or raises what it raised, in the caller's thread."""
+
+    def __init__(self, name: str, target: Callable[..., Any], *args: Any) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = spawn(name, self._run, target, args)
+
+    def _run(self, target: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = target(*args)
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread by result()
+            self._error = e
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value

@@ -153,3 +153,39 @@ def test_closing_the_app_kills_no_thread(tmp_path: Path, monkeypatch: pytest.Mon
         c.join(10)
     time.sleep(0.4)  # a blink started late would die within its 0.15 s on-time
     assert died == []
+
+
+def test_the_panel_is_made_beside_the_journal_check_and_let_go_when_the_journal_cannot_be_opened(
+        tmp_path: Path) -> None:
+    """The panel is made on a thread of its own while SQLite checks the journal
+    (a start waits for the longer of the two); a journal that cannot be opened
+    leaves no panel holding its pins, and the journal's error is the one raised."""
+    made: list[str] = []
+    closed: list[str] = []
+
+    class Panel:
+        def close(self) -> None:
+            closed.append(threading.current_thread().name)
+
+    def factory(inbox: Inbox) -> Panel:
+        made.append(threading.current_thread().name)
+        return Panel()
+
+    cfg = config.load([], {})
+    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+                journal_path=tmp_path / "journal.sqlite", panel_factory=factory)  # type: ignore[arg-type]
+    assert made == ["panel-start"] and isinstance(app.panel, Panel)
+    app.journal.close()
+    app.lock.release()
+    with pytest.raises(OSError, match="the card is read-only"):
+        build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+              journal_path=tmp_path / "other" / "journal.sqlite", panel_factory=factory,  # type: ignore[arg-type]
+              journal_class=Refusing)  # type: ignore[arg-type]
+    assert made == ["panel-start", "panel-start"] and closed == [threading.current_thread().name]
+
+
+class Refusing:
+    """A journal that cannot be opened at all (the card gone read-only as the table starts)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise OSError("the card is read-only")

@@ -201,19 +201,24 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     path = journal_path or state_dir(cfg) / "journal.sqlite"
     lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
     mirror_dir = Path(cfg["journal"]["mirror"]) if cfg["journal"]["mirror"] else None
+    # The inbox comes first, so each part is handed its way in as it is built.
+    inbox = inbox if inbox is not None else Inbox()
+    # The panel's library (gpiozero) takes about as long to import as SQLite takes to check a
+    # long journal, and SQLite lets go of the interpreter while it reads: the two are made side
+    # by side, so a start waits for the longer of them, not for both.
+    panel_made = threads.Beside("panel-start", _make_panel, panel_factory or _default_panel(cfg), inbox)
     try:  # checked, recovered (from its mirror too), bad rows quarantined
         journal, notices = open_journal(path, journal_class or Journal, mirror_dir)
     except BaseException:
         lock.release()
+        _close_made_panel(panel_made)
         raise
+    panel, panel_error = panel_made.result()
     table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"],
                   pages=pages)
     tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
     router = Router()
-    # The inbox comes first, so each part is handed its way in as it is built.
-    inbox = inbox if inbox is not None else Inbox()
     backups = GameEndBackups(journal, inbox.report_error, background=background_backups)
-    panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), inbox)
     if panel_error:
         inbox.report_error(panel_error)
     loop = TableLoop(table, journal, clock, narrate=catalogue.narrator(games.values()), router=router,
@@ -314,6 +319,15 @@ def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: FillGate
     except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
         on_error(f"voice prerender stopped: {type(e).__name__}: {e}")
 
+
+
+def _close_made_panel(made: threads.Beside) -> None:
+    """The journal could not be opened: the panel made beside it lets its pins go."""
+    try:
+        panel, _error = made.result()
+    except Exception:  # noqa: BLE001 - the journal's error is the one raised; the panel's is moot
+        return
+    panel.close()
 
 
 def _make_panel(factory: Callable[[Inbox], Panel], inbox: Inbox) -> tuple[Panel, str | None]:

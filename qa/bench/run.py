@@ -34,7 +34,7 @@ from qa.bench import (  # noqa: E402
     voice_engines,
     web_pages,
 )
-from qa.bench.stats import Figure, figure, percentile  # noqa: E402
+from qa.bench.stats import ROOT, Figure, figure, percentile  # noqa: E402
 from qa.reliability import powercut  # noqa: E402
 
 
@@ -69,7 +69,7 @@ class Plan:
     venue_tables: int = 1000
     venue_seconds: float = 30.0
     venue_lead_s: float | None = None  # None: as long as the tables take to connect
-    before: Path | None = None  # --before: a checkout whose venue runs beside this one's
+    before: Path | None = None  # --before: a checkout whose venue and resume run beside this one's
 
     @property
     def quick(self) -> bool:
@@ -249,6 +249,7 @@ def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
          f"{facts['bytes'] / 1e6:.1f} MB")
     note(f"start → READY=1: {plan.starts} starts each, empty and {plan.resume_games:,}-game journal, interleaved")
     ready, rss, resumed, resumed_rss = [], [], [], []
+    beside: dict[str, list[float]] = {"module": [], "before": []}  # --before: both through the CLI's module
     for i in range(plan.starts):
         s, m = startup.start_ready(tmp / f"empty-{i}")
         ready.append(s)
@@ -256,6 +257,9 @@ def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
         s, m = startup.start_ready(state)
         resumed.append(s)
         resumed_rss.append(m)
+        if plan.before:
+            beside["module"].append(startup.start_ready(state, root=ROOT)[0])
+            beside["before"].append(startup.start_ready(state, root=plan.before)[0])
     note("where a resume's time goes: the same start in this process, each part timed where it is called")
     parts = resume.parts(state, plan.resume_part_runs)
     parts["process_and_imports"] = round(percentile(resumed, 50) - parts["in_process"], 4)
@@ -269,6 +273,11 @@ def bench_daemon(plan: Plan, tmp: Path) -> tuple[list[Figure], dict[str, Any]]:
                f"{idle.watchdog_per_s:.1f} WATCHDOG=1/s sent"),
         figure("resume_10k_s", resumed, "s", 0.3, f"{facts['inputs']:,} inputs in the journal; " + ", ".join(
             f"{k} {v:.3f}" for k, v in parts.items() if k != "in_process")),
+        *([figure("resume_10k_s_module", beside["module"], "s", None, "the same start through python -m"),
+           figure("resume_10k_s_before", beside["before"], "s", None, f"{plan.before} through python -m, "
+                  "interleaved"),
+           figure("resume_10k_s_ratio", [percentile(beside["module"], 50) / percentile(beside["before"], 50)],
+                  "×", None, "this checkout ÷ the one before, both through python -m")] if plan.before else []),
         figure("resume_peak_rss_mb", resumed_rss, "MiB", 40.0),
         figure("journal_bytes_per_game", [facts["bytes_per_game"]], "B", None,
                f"{facts['inputs_per_game']:.0f} inputs/game"),
@@ -463,8 +472,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=PARTS, action="append",
                         help="run only this part (again for more); default: every part")
     parser.add_argument("--before", type=Path, metavar="DIR",
-                        help="venue: also run the venue of this checkout (git archive main | tar -x -C DIR) "
-                             "beside this one, the same tables at the same time")
+                        help="a checkout (git archive main | tar -x -C DIR) run beside this one: the venue, "
+                             "the same tables at the same time; the resume, interleaved starts on one journal")
     args = parser.parse_args(argv)
     parts = args.only or PARTS
     plan = replace(SIZES["smoke" if args.smoke else "quick" if args.quick else "full"], before=args.before)

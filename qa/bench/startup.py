@@ -80,9 +80,10 @@ def notify_socket() -> Iterator[tuple[socket.socket, str]]:
             sock.close()
 
 
-def _command(state: Path, importtime: bool = False, extra: Sequence[str] = ()) -> list[str]:
-    # The console script when the venv has one, as ExecStart= runs it.
-    entry = [str(COMPANION)] if COMPANION.exists() else [str(PYTHON), "-m", "companion.app.cli"]
+def _command(state: Path, importtime: bool = False, extra: Sequence[str] = (), module: bool = False) -> list[str]:
+    # The console script when the venv has one, as ExecStart= runs it; ``module``: the
+    # CLI's module instead (a checkout found first on the path, ``root``, runs the same way).
+    entry = [str(COMPANION)] if COMPANION.exists() and not module else [str(PYTHON), "-m", "companion.app.cli"]
     cmd = [*entry, "run", "--simulate", "--json", "--no-input", "--state", str(state), *extra]
     if not importtime:
         return cmd
@@ -90,14 +91,18 @@ def _command(state: Path, importtime: bool = False, extra: Sequence[str] = ()) -
 
 
 @contextlib.contextmanager
-def daemon(state: Path, importtime: bool = False, extra: Sequence[str] = ()) -> Iterator[Daemon]:
-    """Start the daemon on ``state`` (``extra``: more arguments to ``run``);
-    yields it once READY=1 arrived; stops it."""
+def daemon(state: Path, importtime: bool = False, extra: Sequence[str] = (),
+           root: Path | None = None) -> Iterator[Daemon]:
+    """Start the daemon on ``state`` (``extra``: more arguments to ``run``;
+    ``root``: another checkout's, its modules first on the path, through the
+    CLI's module); yields it once READY=1 arrived; stops it."""
+    env = daemon_env() if root is None else daemon_env(
+        PYTHONPATH=str(root), COMPANION_CONFIG=str(Path(root) / "config" / "companion.yaml"))
     with notify_socket() as (sock, path), tempfile.NamedTemporaryFile(prefix="bench-stderr-") as err:
         started = time.monotonic()
-        proc = subprocess.Popen(_command(state, importtime, extra), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
-                                env=daemon_env(NOTIFY_SOCKET=path))
+        proc = subprocess.Popen(_command(state, importtime, extra, module=root is not None),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                cwd=root or ROOT, env={**env, "NOTIFY_SOCKET": path})
         try:
             deadline = started + READY_TIMEOUT_S
             while True:
@@ -138,9 +143,10 @@ def _drain(sock: socket.socket, stop: threading.Event, into: list[str]) -> None:
             return
 
 
-def start_ready(state: Path, extra: Sequence[str] = ()) -> tuple[float, float]:
-    """(seconds to READY=1, peak RSS MiB at that moment) for one start on ``state``."""
-    with daemon(state, extra=extra) as d:
+def start_ready(state: Path, extra: Sequence[str] = (), root: Path | None = None) -> tuple[float, float]:
+    """(seconds to READY=1, peak RSS MiB at that moment) for one start on ``state``
+    (``root``: by another checkout, as ``daemon``)."""
+    with daemon(state, extra=extra, root=root) as d:
         return d.ready_s, d.hwm_mb()
 
 
