@@ -253,9 +253,8 @@ class Journal:
         return int(self.db.execute("SELECT count(*) FROM inputs").fetchone()[0])
 
     def checkpoint_wal(self) -> None:
-        """Copy the WAL into the main file and empty it (at a game's end):
-        until then the WAL *is* the data, and a copy of the main file alone
-        would save nothing.  Never waits: see ``checkpoint_without_waiting``."""
+        """Copy the WAL into the main file and empty it (at a game's end): until then the WAL
+        *is* the data, and a copy of the main file alone would save nothing.  Never waits."""
         checkpoint_without_waiting(self.db)
 
     def backup_to(self, target: Path) -> None:
@@ -282,31 +281,24 @@ class Journal:
 
 
 def checkpoint_without_waiting(db: sqlite3.Connection) -> bool:
-    """Fold the WAL into the main file, and empty it if no reader is using
-    it — without ever making a tap wait.  TRUNCATE alone holds the write
-    lock while its busy handler waits for readers to leave the WAL (a
-    `companion scores` beside the daemon): the next tap then waited 5 s and
-    was refused.  So PASSIVE first (copies what it can, takes no write
-    lock), then TRUNCATE with no busy wait: with a reader there it gives up
-    at once and the WAL stays (SQLite starts it over at a later write).
-    Then the emptied WAL is begun here (``_begin_wal``), not by the next tap.
-    True if it was emptied; False if a reader (or a writer) kept it, and
-    nothing was written: a first frame then would be one more frame."""
+    """Fold the WAL into the main file, and empty it if no reader is using it —
+    without ever making a tap wait; True if emptied.  TRUNCATE alone holds the
+    write lock while its busy handler waits for readers to leave the WAL (a
+    `companion scores` beside the daemon): the next tap then waited 5 s and was
+    refused.  So PASSIVE first (copies what it can, takes no write lock), then
+    TRUNCATE with no busy wait: with a reader (or a writer) there it gives up
+    at once and the WAL stays, as it is (SQLite starts it over at a later write,
+    or a later fold empties it).  An emptied WAL is begun here (``_begin_wal``)."""
     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     waited = int(db.execute("PRAGMA busy_timeout").fetchone()[0])
     db.execute("PRAGMA busy_timeout=0")
     try:
         busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-    except sqlite3.OperationalError as e:  # the write lock taken: the same as a reader's busy
-        if e.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-            raise
-        busy = 1
     finally:
         db.execute(f"PRAGMA busy_timeout={waited}")
-    if busy:
-        return False
-    _begin_wal(db)
-    return True
+    if not busy:  # kept by a reader, the WAL would only grow by the first frame
+        _begin_wal(db)
+    return not busy
 
 
 def _begin_wal(db: sqlite3.Connection) -> None:
@@ -315,9 +307,8 @@ def _begin_wal(db: sqlite3.Connection) -> None:
     before its own frames — SQLite's guard against a restart being reordered
     with what follows — so it pays two syncs: on a microSD card the next
     tap's feedback waited for both.  The frame rewrites the schema version
-    as it is, changing nothing.  With a reader still in the WAL it is one
-    more ordinary frame.  Only a saving: if it cannot be written (a full
-    disk), the next commit begins the WAL as it always could."""
+    as it is, changing nothing.  Only a saving: if it cannot be written (a
+    full disk), the next commit begins the WAL as it always could."""
     try:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         db.execute("BEGIN IMMEDIATE")
