@@ -687,3 +687,35 @@ def test_a_reader_beside_the_daemon_never_makes_the_next_tap_wait(tmp_path: Path
         assert backups.backups(state / "journal.sqlite")  # the backup was still made
     finally:
         r.close()
+
+
+def test_finding_a_lock_released_by_two_threads_at_once_closes_its_descriptor_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal's close and a finally's may release the state lock at the same
+    moment: its descriptor is closed once (a second close raised EBADF in the
+    closing thread, or closed a file that had been given the number since)."""
+    import threading
+
+    lock = StateLock(tmp_path / "journal.sqlite")
+    fd, real, closed, errors = lock.fd, os.close, [], []
+
+    def slow_close(n: int) -> None:  # both releases inside the check-then-close at once
+        time.sleep(0.05)
+        closed.append(n)
+        real(n)
+
+    def release() -> None:
+        try:
+            lock.release()
+        except OSError as e:
+            errors.append(e)
+
+    monkeypatch.setattr(state_lock.os, "close", slow_close)
+    both = [threading.Thread(target=release) for _ in range(2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join(10)
+    monkeypatch.undo()
+    assert errors == [] and closed == [fd] and lock.fd is None
+    StateLock(tmp_path / "journal.sqlite").release()  # the flock went with it

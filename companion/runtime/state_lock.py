@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import threading
 from pathlib import Path
 
 from companion.core.tags import printable
@@ -44,11 +45,15 @@ class StateLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n{' '.join(sys.argv)}\n".encode())
         self.fd: int | None = fd
+        self._releasing = threading.Lock()
 
     def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing the descriptor releases the flock
-            self.fd = None
+        # Taken under a lock: two releases at once (a signal's and a finally's) must not both
+        # close it, the second maybe closing a descriptor the number was given to meanwhile.
+        with self._releasing:
+            fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the flock
 
 
 def _read_holder(fd: int) -> str:
