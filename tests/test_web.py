@@ -506,3 +506,32 @@ def test_finding_a_pages_control_hears_its_verdict_and_what_it_changed_in_one_an
         assert bad.status_code == 409 and bad.json()["reason"] == "not now"
         assert bad.json()["told"] == [] and bad.json()["me"] == ok["me"]  # refused: nothing changed
     assert not hasattr(live.loop.out, "answering")  # no "who is being answered" left on the seam
+
+
+def test_finding_a_line_stays_the_present_only_until_the_table_moves_without_a_word_however_late_the_pushes_run(
+        tmp_path: Path) -> None:
+    """A line said, then two bids (no word, the count moves): the line is the past.  On a
+    busy serving loop the bids' pushes ran together after both, each reading the newest
+    snapshot; the first took the line as the bids' own, and "0 of 3 bids" stood under
+    "2 of 3" until the next word."""
+    live = LiveTable(tmp_path, games={"auction": Auction}, web={"pair_window_s": 5})
+    try:
+        live.tap("game/auction", "player/red", "player/blue", "player/green")
+        live.press("next")
+        live.tap("auc/mark")  # a word: "marked 1"
+        said = [e for e in live.events if e.get("event") == "say"][-1]["text"]
+        answered = threading.Event()
+        live.web.serving.hand_over(lambda: answered.set())
+        assert answered.wait(5) and live.web.now["line"] == said
+        busy, ran = threading.Event(), threading.Event()
+        live.web.serving.hand_over(busy.wait, 10)  # the serving loop held: what comes next waits, in order
+        for seat, bid in (("red", 1), ("blue", 2)):
+            live.loop.submit(Submit(seat, "bid", bid))
+        live.settle()
+        assert [e for e in live.events if e.get("event") == "say"][-1]["text"] == said  # no word since
+        live.web.serving.hand_over(ran.set)
+        busy.set()
+        assert ran.wait(5)
+        assert live.web.public_state(history=False)["now"] == {"line": None, "key": None}
+    finally:
+        live.close()

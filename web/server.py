@@ -111,10 +111,11 @@ class WebServer:
         # The last line said: a public event the page shows again after a
         # reload (a round's points are in the read side: they survive a restart),
         # with its key (a game's ``clock`` lines give way to a running countdown).
-        # It stands until the table moves on without a word (``_push_snapshots``):
+        # It stands until the table moves on without a word (``_table_changed``):
         # "0 of 6 bids are in" is not shown under a headline of "4 of 6".
         self.now: dict[str, Any] = {"line": None, "key": None}
-        self._said_since_push = False
+        self._said_since_change = False
+        self._line_version: int | None = None  # the public snapshot the line was said with
         self._phase: Any = None
         # The game log: every line said to the table in the game being played, newest first
         # (web.game_log); ``_playing``: which game the last public push showed (None: none)
@@ -156,7 +157,19 @@ class WebServer:
         self.inbox.submit(ShellError(message))
 
     def _read_side_changed(self) -> None:
-        self.serving.hand_over(self._push_snapshots)
+        # The version is read here, on the loop's thread as the change is made: the pushes may
+        # run late and together (a busy serving loop), each then reading the newest snapshot.
+        self.serving.hand_over(self._table_changed, self.read_side.public_versioned()[0])
+
+    def _table_changed(self, version: int) -> None:
+        """One change of the table, in order with its lines: the line said since the change
+        before is this one's; with none said, the line stands only while the snapshot it
+        was said with does."""
+        if self._said_since_change:
+            self._line_version, self._said_since_change = version, False
+        elif version != self._line_version:
+            self.now = {"line": None, "key": None}
+        self._push_snapshots()
 
     def _dispatch(self, message: Message) -> None:
         if isinstance(message, Command):
@@ -176,7 +189,7 @@ class WebServer:
         # an aside (the pages' address, said at start) is not the game's line: it never replaces it
         if fields.get("event") == "say" and not fields.get("aside"):
             self.now = {"line": fields.get("text"), "key": fields.get("key")}
-            self._said_since_push = True
+            self._said_since_change = True
             line = message.line
             self.log.add(fields.get("key"), str(fields.get("text", "")), fields.get("lang"),
                          getattr(line, "params", None))
@@ -211,9 +224,6 @@ class WebServer:
         version, public = self.read_side.public_versioned()
         if version != self.public_version:  # what a page may see changed since the last push
             self.public_version = version
-            if not self._said_since_push:  # the table moved on without a word: the last line is the past
-                self.now = {"line": None, "key": None}
-            self._said_since_push = False
             phase = public.get("phase")
             playing = None if phase == "idle" else public.get("game")
             # the whole log goes with a snapshot only when a page cannot follow it from the
