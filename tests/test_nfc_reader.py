@@ -524,3 +524,26 @@ def test_beep_asks_the_reader_to_beep_while_the_tag_lies_there():
     connection.open()
     connection.serve(lambda event: None, stopping)
     assert beeper.calls == ["on", "off"]
+
+
+def test_finding_a_presence_check_that_times_out_before_it_waits_is_a_miss_not_a_crash():
+    """nfcpy's UDP driver (the rehearsal's emulated reader) checks its deadline, then
+    computes select()'s wait from it: on a loaded machine the wait came out negative
+    and ``companion tags --rehearse`` ended in a traceback.  That poll heard nothing:
+    a miss, counted like any other (the tag still there answers the next one)."""
+    from hardware.nfc_reader import wait_until_gone
+
+    class Late:
+        def __init__(self) -> None:
+            self.answers = iter([True, "late", True, "late", False])
+
+        @property
+        def is_present(self) -> bool:
+            answer = next(self.answers)
+            if answer == "late":
+                raise ValueError("timeout must be non-negative")
+            return bool(answer)
+
+    polls: list[float] = []
+    assert wait_until_gone(Late(), lambda s: polls.append(s) is not None, 2, 0.1) is True
+    assert len(polls) == 5  # the late poll alone was not two misses in a row
