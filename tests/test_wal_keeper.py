@@ -123,15 +123,9 @@ def test_the_daemon_folds_a_quiet_tables_wal_on_a_thread_of_its_own(tmp_path: Pa
     folds the WAL through a connection of its own and begins the next WAL,
     so the main file alone holds every input.  The loop is pumped here, on
     the test's thread: only the keeper's thread can have folded."""
-    monkeypatch.setattr(wal_keeper, "WAL_IDLE_S", 0.0)
-    monkeypatch.setattr(wal_keeper, "WAL_IDLE_BYTES", 0)
-    cfg = config.load([], {"panel": {"backend": "mock"}})
     path = tmp_path / "journal.sqlite"
-    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
-                journal_path=path, background_backups=True)
+    app = _daemon(path, monkeypatch)
     try:
-        app.loop.start()
-        app.reader.start(app.loop.inbox)
         reader = simulated(app)[0]
         for identity in ("game/seven-knights", "player/red", "player/blue"):
             reader.present(text=identity)
@@ -158,17 +152,11 @@ def test_finding_a_fold_a_reader_kept_from_emptying_the_wal_is_tried_again_once_
     quiet, so once the reader has left the WAL is emptied and begun (one
     frame) with no tap to prompt it — and while the reader stays, the WAL
     does not grow a frame per try."""
-    monkeypatch.setattr(wal_keeper, "WAL_IDLE_S", 0.0)
-    monkeypatch.setattr(wal_keeper, "WAL_IDLE_BYTES", 0)
     monkeypatch.setattr(wal_keeper, "RETRY_S", 0.05)
-    cfg = config.load([], {"panel": {"backend": "mock"}})
     path = tmp_path / "journal.sqlite"
-    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
-                journal_path=path, background_backups=True)
+    app = _daemon(path, monkeypatch)
     reader = sqlite3.connect(path, isolation_level=None)
     try:
-        app.loop.start()
-        app.reader.start(app.loop.inbox)
         keeper, page = app.wal, int(app.journal.db.execute("PRAGMA page_size").fetchone()[0])
         assert keeper is not None
         reader.execute("BEGIN")
@@ -192,6 +180,18 @@ def test_finding_a_fold_a_reader_kept_from_emptying_the_wal_is_tried_again_once_
     finally:
         reader.close()
         app.close()
+
+
+def _daemon(path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """An app as the daemon builds it (its keeper on a thread), folding at once when quiet; started."""
+    monkeypatch.setattr(wal_keeper, "WAL_IDLE_S", 0.0)
+    monkeypatch.setattr(wal_keeper, "WAL_IDLE_BYTES", 0)
+    cfg = config.load([], {"panel": {"backend": "mock"}})
+    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+                journal_path=path, background_backups=True)
+    app.loop.start()
+    app.reader.start(app.loop.inbox)
+    return app
 
 
 def _inputs_in_main_file_alone(path: Path, copy: Path) -> int:
