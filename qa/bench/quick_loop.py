@@ -1,5 +1,5 @@
-"""The fast test loop (``bash test.sh --quick``: pytest with ``--quick``, one worker per
-core, conftest.py's selection) timed in this checkout and, with ``--before DIR``, in
+"""The fast test loop (``bash test.sh --quick``: pytest with ``--quick``, two workers more
+than cores, conftest.py's selection) timed in this checkout and, with ``--before DIR``, in
 another (``git archive main | tar -x -C DIR``) in the same run, one after the other:
 the wall seconds, and the CPU seconds of pytest and its workers (user + system,
 ``RUSAGE_CHILDREN``), which a machine shared with other work blurs less.
@@ -32,7 +32,8 @@ def run(root: Path, durations: int) -> dict[str, Any]:
         env["PYTHONPATH"] = str(root)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-n", os.environ.get("TEST_WORKERS", "auto"),
+    workers = os.environ.get("TEST_WORKERS", str(len(os.sched_getaffinity(0)) + 2))  # as test.sh: nproc + 2
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", workers,
                            "--dist", "loadfile", "--quick", "-q", "-p", "no:cacheprovider",
                            f"--durations={durations}"], cwd=root, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0
