@@ -54,6 +54,13 @@ MEMORY_TMP_ROOM = 2 * 2**30  # the folders of the tests running at once, with a 
 _memory_tmp: list[Path] = []  # made by this process (the controller, with xdist): removed at its end
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (test.sh, the quick-loop benchmark): two workers more than cores.  Much of the
+    suite waits (browsers, brokers, real clocks, daemons starting): on two cores three workers kept
+    1.15 cores busy, and four took 684–808 s where two took 862 s (docs/develop/benchmarks.md)."""
+    return len(os.sched_getaffinity(0)) + 2
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--quick", action="store_true",
                      help="the loop to run while working: rules, engines, core and runtime "

@@ -25,11 +25,10 @@ EXTRAS=test,voice,reliability,docs source tools/setup-venv.sh
 .venv/bin/mypy companion httpkit web mqtt venue
 # A crash in C code (an extension's thread, the interpreter's shutdown) prints every thread's
 # Python stack instead of a bare "Segmentation fault" (pytest's own handler ends with the session).
-# Two workers more than cores (pytest-xdist), each test file whole on one worker (--dist
-# loadfile): a file's module-scoped browser is launched once, and files share nothing else —
-# every broker, daemon and page server a test starts picks a free loopback port, and writes
-# under its tmp_path. Much of the suite waits (browsers, brokers, real clocks, daemons starting):
-# on two cores three workers used 1.15 cores, and four workers took 684 s where two took 862 s.
+# pytest-xdist's workers (-n auto: two more than cores, conftest.py says why), each test file
+# whole on one worker (--dist loadfile): a file's module-scoped browser is launched once, and
+# files share nothing else — every broker, daemon and page server a test starts picks a free
+# loopback port, and writes under its tmp_path.
 # TEST_WORKERS=0 runs every test in this one process (e.g. for --pdb); TEST_WORKERS=N, N workers.
 # `bash test.sh --quick`: the loop to run while working (conftest.py: rules, engines, core, runtime).
-PYTHONFAULTHANDLER=1 exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-$(( $(nproc) + 2 ))}" --dist loadfile "$@"
+PYTHONFAULTHANDLER=1 exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-auto}" --dist loadfile "$@"

@@ -1,5 +1,5 @@
-"""The fast test loop (``bash test.sh --quick``: pytest with ``--quick``, two workers more
-than cores, conftest.py's selection) timed in this checkout and, with ``--before DIR``, in
+"""The fast test loop (``bash test.sh --quick``: pytest with ``--quick``, ``-n auto``'s
+workers and conftest.py's selection) timed in this checkout and, with ``--before DIR``, in
 another (``git archive main | tar -x -C DIR``) in the same run, one after the other:
 the wall seconds, and the CPU seconds of pytest and its workers (user + system,
 ``RUSAGE_CHILDREN``), which a machine shared with other work blurs less.
@@ -32,8 +32,7 @@ def run(root: Path, durations: int) -> dict[str, Any]:
         env["PYTHONPATH"] = str(root)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    workers = os.environ.get("TEST_WORKERS", str(len(os.sched_getaffinity(0)) + 2))  # as test.sh: nproc + 2
-    done = subprocess.run([sys.executable, "-m", "pytest", "-n", workers,
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", os.environ.get("TEST_WORKERS", "auto"),
                            "--dist", "loadfile", "--quick", "-q", "-p", "no:cacheprovider",
                            f"--durations={durations}"], cwd=root, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0
