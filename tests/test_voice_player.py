@@ -198,8 +198,9 @@ def test_the_stream_stays_open_while_the_ambience_plays(tmp_path):
     player.play("two", lambda: const(100, 0.02))
     assert player.wait_idle(5)
     # the stand-in is a Python script: on a loaded machine it may not have logged its
-    # start yet, and close() would end it first
-    assert until(args_log.exists)
+    # start yet, and close() would end it first — its log is made (opened) before its
+    # line is written, so the line is what is waited for, not the file
+    assert until(lambda: args_log.exists() and args_log.read_text().endswith("\n"))
     player.close()
     assert len(args_log.read_text().splitlines()) == 1  # one aplay for ambience and both lines
 
