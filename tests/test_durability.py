@@ -85,7 +85,7 @@ class Feedback:
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("companion.app.wiring.Journal", FaultyJournal)
+    monkeypatch.setattr("companion.app.start.Journal", FaultyJournal)
     r = Runner(tmp_path)
     assert isinstance(r.sim.app.journal, FaultyJournal)
     sink = r.sim.app.sinks["panel"]

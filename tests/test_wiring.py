@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -15,7 +18,9 @@ from companion.core.events import TABLE
 from companion.core.messages import Command, Message, Wants, wants
 from companion.runtime.clock import VirtualClock
 from companion.runtime.inbox import Inbox
+from companion.runtime.journal import SCHEMA_VERSION, Journal
 from hardware.sim_reader import SimulatedReader
+from qa.reliability.proc import child_env, python
 from voice.base import RecordingVoice
 
 
@@ -155,13 +160,17 @@ def test_closing_the_app_kills_no_thread(tmp_path: Path, monkeypatch: pytest.Mon
     assert died == []
 
 
-def test_the_panel_is_made_beside_the_journal_check_and_let_go_when_the_journal_cannot_be_opened(
+def test_the_journal_is_checked_beside_the_rest_of_a_start_and_a_failed_start_lets_go_of_all_it_holds(
         tmp_path: Path) -> None:
-    """The panel is made on a thread of its own while SQLite checks the journal
-    (a start waits for the longer of the two); a journal that cannot be opened
-    leaves no panel holding its pins, and the journal's error is the one raised."""
+    """The journal is checked on a thread of its own while the start makes the
+    rest (the panel, the table; a start waits for the longer of the two).  A
+    journal that cannot be opened leaves no panel holding its pins and no lock
+    held, and its error is the one raised; a panel that cannot be made leaves
+    the journal opened beside it closed, and the lock free for the next start."""
     made: list[str] = []
     closed: list[str] = []
+    opened_on: list[str] = []
+    journals: list[Journal] = []
 
     class Panel:
         def close(self) -> None:
@@ -171,17 +180,61 @@ def test_the_panel_is_made_beside_the_journal_check_and_let_go_when_the_journal_
         made.append(threading.current_thread().name)
         return Panel()
 
+    class Watched(Journal):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            opened_on.append(threading.current_thread().name)
+            super().__init__(*args, **kwargs)
+            journals.append(self)
+
+    def start(where: str, panel: Any = factory, journal: Any = Watched) -> Any:
+        return build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+                     journal_path=tmp_path / where / "journal.sqlite", panel_factory=panel, journal_class=journal)
+
     cfg = config.load([], {})
-    app = build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
-                journal_path=tmp_path / "journal.sqlite", panel_factory=factory)  # type: ignore[arg-type]
-    assert made == ["panel-start"] and isinstance(app.panel, Panel)
-    app.journal.close()
-    app.lock.release()
+    here = threading.current_thread().name
+    start("first").close()
+    assert opened_on == ["journal-open"] and made == [here]
     with pytest.raises(OSError, match="the card is read-only"):
-        build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
-              journal_path=tmp_path / "other" / "journal.sqlite", panel_factory=factory,  # type: ignore[arg-type]
-              journal_class=Refusing)  # type: ignore[arg-type]
-    assert made == ["panel-start", "panel-start"] and closed == [threading.current_thread().name]
+        start("second", journal=Refusing)
+    assert made == [here, here] and closed == [here, here]  # the first app's close, then the failed start's
+    start("second").close()  # the failed start let its lock go
+
+    def stopped(inbox: Inbox) -> Panel:
+        raise KeyboardInterrupt  # stopped while the pins were claimed: nothing falls back to a mock panel
+
+    with pytest.raises(KeyboardInterrupt):
+        start("third", panel=stopped)
+    assert len(journals) == 3  # the third start's journal, opened beside the panel, is closed again
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        journals[-1].db.execute("SELECT 1")
+    start("third").close()
+
+
+def test_companion_run_begins_checking_the_journal_before_it_imports_the_rest_of_the_daemon(
+        tmp_path: Path) -> None:
+    """``companion run`` opens the journal (app.start) before it imports the daemon,
+    the games' table, the panel's library: SQLite checks a long journal while they are
+    imported.  A journal refused then (a newer release's) still ends the start cleanly."""
+    state = tmp_path / "state"
+    state.mkdir()
+    db = sqlite3.connect(state / "journal.sqlite")
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.close()
+    script = (
+        "import json, sys\n"
+        "from companion.app import cli, start\n"
+        "seen, begin = [], start.Start.__init__\n"
+        "def watched(self, *a, **k):\n"
+        "    seen.append(sorted(m for m in ('companion.app.daemon', 'companion.runtime.loop', 'gpiozero')\n"
+        "                       if m in sys.modules))\n"
+        "    begin(self, *a, **k)\n"
+        "start.Start.__init__ = watched\n"
+        "rc = cli.main(['run', '--simulate', '--json', '--no-input', '--state', sys.argv[1]])\n"
+        "print(json.dumps({'rc': rc, 'seen': seen}))\n")
+    p = subprocess.run([python(), "-c", script, str(state)], capture_output=True, text=True, timeout=60,
+                       env=child_env(), cwd=tmp_path)
+    assert json.loads(p.stdout.splitlines()[-1]) == {"rc": 1, "seen": [[]]}, p.stderr
+    assert "newer companion" in p.stderr
 
 
 class Refusing:

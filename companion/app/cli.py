@@ -12,7 +12,7 @@ from pathlib import Path
 # name → (module, help); the module offers configure_parser(parser) and run(args) -> int
 COMMANDS = {
     "simulate": ("companion.app.cli_simulate", "replay a table script; the event log to stdout"),
-    "run": ("companion.app.daemon", "run the daemon (--simulate: simulated hardware from this terminal)"),
+    "run": ("companion.app.run_cmd", "run the daemon (--simulate: simulated hardware from this terminal)"),
     "scores": ("companion.app.scores", "the current game, tonight's totals and the history; --export"),
     "tags": ("companion.app.tags_cmd", "write, learn, read and check NFC tags"),
     "voice": ("companion.app.voice_cmd", "voice tools: prerender the WAV cache, render a line, list the engines"),

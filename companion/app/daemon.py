@@ -16,12 +16,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from companion import threads
-from companion.app import config as configmod
 from companion.app import wiring
+from companion.app.start import Start
 from companion.app.wiring import App, build
 from companion.core import tags
 from companion.core.events import Aside
@@ -31,28 +30,21 @@ from companion.runtime.clock import RealClock
 from companion.runtime.inbox import Inbox
 
 
-def configure_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--simulate", action="store_true", help="simulated reader and panel, driven from this terminal")
-    p.add_argument("--state", type=Path, help="state directory (journal, voice cache); default: "
-                   "state_dir from the config, else $STATE_DIRECTORY (systemd), else ./state")
-    p.add_argument("--lang", choices=("en", "ja"), help="narration language (overrides `language:`; "
-                   "a lang/en or lang/ja card still switches it at the table)")
-    p.add_argument("--voice", choices=("tts", "console", "silent"), help="override voice.backend")
-    p.add_argument("--json", action="store_true", help="--simulate: print the JSON event log instead of the readable view")
-    p.add_argument("--no-input", action="store_true", help="--simulate: don't read commands from stdin (benchmarks)")
-    p.add_argument("--web", metavar="HOST:PORT", help="serve the table's pages there (overrides `web: listen:`; "
-                   "off: no pages); with --simulate the page is also a virtual reader and panel")
-    p.add_argument("--mqtt", metavar="HOST[:PORT]", help="publish the table on this MQTT broker (overrides "
-                   "`mqtt: broker:`; off: not at all)")
+def serve(args: argparse.Namespace, cfg: dict[str, Any], start: Start) -> int:
+    """``companion run`` (``run_cmd``) from its checked config, its journal's opening
+    begun: the rest made while the journal is checked, the table run until stopped."""
+    try:
+        return _serve(args, cfg, start)
+    except BaseException:
+        if not start.built:  # a part made before the table could not be made: the journal let go
+            start.let_go()
+        raise
 
 
-def run(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, cfg: dict[str, Any], start: Start) -> int:
     from companion.app import sdnotify
     from companion.app.pretty import render
 
-    cfg = configmod.for_command(args)
-    if args.simulate:
-        cfg["panel"] = {**cfg["panel"], "backend": "mock"}
     out = sys.stdout
     # People read stdout only in the readable simulation; elsewhere it is the JSON log's.
     readable = args.simulate and not args.json
@@ -86,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
         read_side = WatchedReadSide()
     app = build(cfg, clock=RealClock(), log=log, voice=voice, reader=reader, background_backups=True,
-                read_side=read_side, inbox=inbox, pages=PAGES_ON if listen is not None else PAGES_OFF)
+                read_side=read_side, inbox=inbox, pages=PAGES_ON if listen is not None else PAGES_OFF, start=start)
     loop = app.loop
 
     stopping = threading.Event()

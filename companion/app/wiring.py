@@ -3,7 +3,6 @@ voice) to the core (table, loop, journal, clock) from a loaded config."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from companion import threads
 from companion.app import config as configmod
+from companion.app.start import Start, begin, state_dir
 from companion.core import wire
 from companion.core.events import Say
 from companion.core.messages import Device, ReadSide
@@ -20,7 +20,6 @@ from companion.runtime.clock import Clock
 from companion.runtime.draws import Drawer
 from companion.runtime.inbox import Inbox
 from companion.runtime.journal import Journal
-from companion.runtime.journal_guard import open_journal
 from companion.runtime.loop import TableLoop
 from companion.runtime.router import LogSink, PanelSink, Router, SpeakerSink
 from companion.runtime.state_lock import StateLock
@@ -36,10 +35,6 @@ if TYPE_CHECKING:  # the shell's types; its modules are imported where a part is
     from voice.prerender import FillGate
 
 Log = Callable[[dict[str, Any]], None]
-
-
-def state_dir(cfg: dict[str, Any]) -> Path:
-    return Path(cfg["state_dir"] or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or "state")
 
 
 @dataclass
@@ -183,7 +178,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
           games: Mapping[str, Any] | None = None, background_backups: bool = False,
           read_side: ReadSide | None = None, inbox: Inbox | None = None,
           pages: str = PAGES_ASSUMED, devices: Sequence[DevicePlan] = DEVICES,
-          journal_class: type[Journal] | None = None) -> App:
+          journal_class: type[Journal] | None = None, start: Start | None = None) -> App:
     """The daemon's parts, wired: the journal (locked to this process,
     checked, recovered), the table loop in the middle, the reader and the
     panel's buttons feeding it, and the output ``devices`` (log, speaker,
@@ -193,35 +188,33 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
     before this call (the voice) already reports into it; ``pages``: are the
     players' pages served (``on``, ``off``) or does a script stand for them
     (``assumed``; core.table); ``journal_class``: the journal's (a modeled
-    SD card, qa/bench/tap_feedback.py)."""
-    from companion.app import catalogue
-    from companion.games import manifests, registry
+    SD card, qa/bench/tap_feedback.py); ``start``: the lock and the journal's
+    opening, begun earlier (``app.start``), else begun here."""
+    start = start or begin(cfg, journal_path, journal_class)
+    made: list[Panel] = []
+    try:  # made while the journal is checked (app.start)
+        from companion.app import catalogue
+        from companion.games import manifests, registry
 
-    games = games if games is not None else registry()
-    path = journal_path or state_dir(cfg) / "journal.sqlite"
-    lock = StateLock(path)  # one daemon per journal: StateLocked names the other one
-    mirror_dir = Path(cfg["journal"]["mirror"]) if cfg["journal"]["mirror"] else None
-    # The inbox comes first, so each part is handed its way in as it is built.
-    inbox = inbox if inbox is not None else Inbox()
-    # The panel's library (gpiozero) takes about as long to import as SQLite takes to check a
-    # long journal, and SQLite lets go of the interpreter while it reads: the two are made side
-    # by side, so a start waits for the longer of them, not for both.
-    panel_made = threads.Beside("panel-start", _make_panel, panel_factory or _default_panel(cfg), inbox)
-    try:  # checked, recovered (from its mirror too), bad rows quarantined
-        journal, notices = open_journal(path, journal_class or Journal, mirror_dir)
+        games = games if games is not None else registry()
+        # The inbox comes first, so each part is handed its way in as it is built.
+        inbox = inbox if inbox is not None else Inbox()
+        panel, panel_error = _make_panel(panel_factory or _default_panel(cfg), inbox)
+        made.append(panel)
+        table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"],
+                      pages=pages)
+        tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
+        narrate = catalogue.narrator(games.values())
+        journal, notices = start.journal()
     except BaseException:
-        lock.release()
-        _close_made_panel(panel_made)
+        start.let_go(made)
         raise
-    panel, panel_error = panel_made.result()
-    table = Table(games, lang=cfg["language"], options=cfg["games"], names=cfg["players"]["names"],
-                  pages=pages)
-    tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
+    lock, mirror_dir = start.lock, start.mirror_dir
     router = Router()
     backups = GameEndBackups(journal, inbox.report_error, background=background_backups)
     if panel_error:
         inbox.report_error(panel_error)
-    loop = TableLoop(table, journal, clock, narrate=catalogue.narrator(games.values()), router=router,
+    loop = TableLoop(table, journal, clock, narrate=narrate, router=router,
                      drawer=Drawer(cfg["seed"], draws), tag_map=tag_map, extra_players=cfg["players"]["extra"],
                      extra_identities=[i for g, cls in games.items() for i in (f"game/{g}", *cls.components)],
                      after_input=backups.after_input,
@@ -241,6 +234,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
         device = plan.make(parts)
         if device is not None:
             app.attach(plan.name, device)
+    start.built = True
     return app
 
 def _mirror(journal: Journal, folder: Path, loop: TableLoop) -> None:
@@ -319,15 +313,6 @@ def _fill(voice: Any, lang: str, on_error: Callable[[str], None], gate: FillGate
     except Exception as e:  # no espeak-ng, disk full: live synthesis still works, or says why
         on_error(f"voice prerender stopped: {type(e).__name__}: {e}")
 
-
-
-def _close_made_panel(made: threads.Beside) -> None:
-    """The journal could not be opened: the panel made beside it lets its pins go."""
-    try:
-        panel, _error = made.result()
-    except Exception:  # noqa: BLE001 - the journal's error is the one raised; the panel's is moot
-        return
-    panel.close()
 
 
 def _make_panel(factory: Callable[[Inbox], Panel], inbox: Inbox) -> tuple[Panel, str | None]:

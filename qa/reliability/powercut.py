@@ -280,7 +280,7 @@ def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cu
     """In the forked child: the script through the crash VFS until the power
     goes (``cut_after``), or — ``steps`` given — its first ``steps`` steps on
     the production journal, then an exit as abrupt as a SIGKILL."""
-    import companion.app.wiring
+    import companion.app.start
     from companion.runtime.journal import Journal
     from qa.reliability.inproc import Runner, load_config
     from qa.reliability.scripts import generate
@@ -306,7 +306,7 @@ def _play_in_child(state: Path, seed: int, cut_after: int | None, write: int, cu
             return ApswConnection(self.path, vfs.vfs_name)
 
     if steps is None:
-        companion.app.wiring.Journal = VfsJournal  # type: ignore[misc]  # this child only; it never returns
+        companion.app.start.Journal = VfsJournal  # type: ignore[misc]  # this child only; it never returns
 
     class Log(list[dict[str, Any]]):
         def append(self, ev: dict[str, Any]) -> None:
