@@ -301,3 +301,42 @@ def test_the_six_player_demagogos_with_a_colliding_name_is_refused_at_load(
     assert out.err.startswith(f"companion: {p}:{at + 2}: players.names "), out.err
     assert "red" in out.err and "blue" in out.err and "Traceback" not in out.err
     assert '"event"' not in out.out  # not one step was played
+
+
+def _tree(node: yaml.Node, seen: set[int] | None = None) -> object:
+    """A node tree as (tag, line, value) all the way down: what validation reads and names
+    (a node met again — an alias, which the config refuses — only by its place)."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return ("alias", node.start_mark.line)
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        return (node.tag, node.start_mark.line, [(_tree(k, seen), _tree(v, seen)) for k, v in node.value])
+    if isinstance(node, yaml.SequenceNode):
+        return (node.tag, node.start_mark.line, [_tree(v, seen) for v in node.value])
+    return (node.tag, node.start_mark.line, node.value)
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
+def test_settings_files_are_read_by_libyaml_with_the_lines_pyyaml_gives_them() -> None:
+    """libyaml composes a settings file in a fraction of PyYAML's time (each start reads
+    two); its tree must be PyYAML's, line for line, so every `file:line` a check names
+    is the same — the shipped files and every file of the bad-files corpus it accepts."""
+    root = Path(__file__).resolve().parent.parent
+    files = [*sorted((root / "config").glob("*.yaml")), *sorted((root / "qa/reliability/corpus").rglob("*.yaml"))]
+    compared = 0
+    for path in files:
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_bytes().decode("utf-8")
+            fast = yaml.compose(text, Loader=yaml.CSafeLoader)
+        except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+            continue  # refused: read again by PyYAML for its words (the bad-files tests hold those)
+        assert config.LOADER is yaml.CSafeLoader
+        slow = yaml.compose(text, Loader=yaml.SafeLoader)
+        assert (fast is None) == (slow is None), path
+        if fast is not None:
+            assert _tree(fast) == _tree(slow), path
+            compared += 1
+    assert compared >= 20
