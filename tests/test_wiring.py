@@ -210,6 +210,32 @@ def test_the_journal_is_checked_beside_the_rest_of_a_start_and_a_failed_start_le
     start("third").close()
 
 
+def test_the_lines_of_the_start_are_read_before_it_waits_for_the_journal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first thing a start says needs the narrator's lines (five files, about 13 ms):
+    they are read while SQLite still checks the journal, not after it."""
+    import voice.lines
+    from companion.app.start import Start
+
+    order: list[str] = []
+    read, handed = voice.lines.load_lines, Start.journal
+
+    def load_lines(lang: str, *args: Any) -> Any:
+        order.append(f"lines:{lang}")
+        return read(lang, *args)
+
+    def journal(self: Start) -> Any:
+        order.append("journal")
+        return handed(self)
+
+    monkeypatch.setattr(voice.lines, "load_lines", load_lines)
+    monkeypatch.setattr(Start, "journal", journal)
+    cfg = config.load([], {"language": "ja"})
+    build(cfg, clock=VirtualClock(), log=lambda ev: None, voice=RecordingVoice(), reader=SimulatedReader(),
+          journal_path=tmp_path / "journal.sqlite").close()
+    assert order[:2] == ["lines:ja", "journal"]
+
+
 def test_companion_run_begins_checking_the_journal_before_it_imports_the_rest_of_the_daemon(
         tmp_path: Path) -> None:
     """``companion run`` opens the journal (app.start) before it imports the daemon,

@@ -205,6 +205,7 @@ def build(cfg: dict[str, Any], *, clock: Clock, log: Log, voice: Voice, reader: 
                       pages=pages)
         tag_map = configmod.load_tag_map(cfg["reader"]["tag_map"], cfg["players"]["extra"])
         narrate = catalogue.narrator(games.values())
+        narrate.lines(cfg["language"])  # read now, while SQLite reads: the start's first line needs them
         journal, notices = start.journal()
     except BaseException:
         start.let_go(made)
