@@ -15,7 +15,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from companion.app.wiring import state_dir
+from companion.app.start import state_dir
 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from companion.app.wiring import state_dir
+from companion.app.start import state_dir
 from companion.runtime.journal import Journal
 from web.bgstats import ExportGame, local_date, record
 

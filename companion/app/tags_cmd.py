@@ -56,7 +56,7 @@ def labeller(lang: str = "en") -> Callable[[str], str]:
 
 
 def settings(args: argparse.Namespace, cfg: Mapping[str, Any] | None = None) -> provision.Settings:
-    from companion.app.wiring import state_dir
+    from companion.app.start import state_dir
 
     cfg = cfg or _config(args)
     extra = tuple(cfg["players"]["extra"])
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, **kwargs: Any) -> int:
         return run_sheet(args, cfg, parts, section_title)
     cfg = _config(args)
     if getattr(args, "rehearse", False) and "reader_factory" not in kwargs:
-        from companion.app.wiring import state_dir
+        from companion.app.start import state_dir
         from hardware.rehearsal import RehearsalStation
 
         stickers = state_dir(cfg) / REHEARSAL / "stickers.yaml"

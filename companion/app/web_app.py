@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from companion.app import config as configmod
-from companion.app.wiring import App, state_dir
+from companion.app.start import state_dir
+from companion.app.wiring import App
 from companion.core.events import Aside
 
 PI_PORT = 8080  # `listen: auto` on a Pi
