@@ -355,11 +355,11 @@ class Evening:
         page = self.phones[seat]
         control = page.locator(f"#controls button[data-press={button}]")
         if not self.seat_caught_up(seat, f"{button} on {seat}'s phone"):
-            self.live.press(button)
-            return
-        if not control.is_enabled():
+            enabled = False
+        elif not (enabled := control.is_enabled()):
             self.fail("controls", f"{self.where()}: {seat}'s phone: {button} is taken from this seat but "
                                   "its button is disabled: pressed on the panel instead")
+        if not enabled:
             self.live.press(button)
             return
         with page.expect_response(lambda r: r.url.endswith("/api/press"), timeout=10_000):
@@ -371,10 +371,10 @@ class Evening:
         page = self.phones[seat]
         form = page.locator(f'#submits form[data-field="{name}"]')
         if not self.seat_caught_up(seat, f"{name} on {seat}'s phone"):
-            self.live.loop.submit(Submit(seat, name, value))
-            return
-        if form.count() == 0:
+            shown = False
+        elif not (shown := form.count() > 0):
             self.fail("controls", f"{self.where()}: {seat}'s phone has no form for {name}, which the table takes")
+        if not shown:
             self.live.loop.submit(Submit(seat, name, value))
             return
         if isinstance(value, dict):

@@ -33,15 +33,6 @@ from companion.runtime.inbox import Inbox
 def serve(args: argparse.Namespace, cfg: dict[str, Any], start: Start) -> int:
     """``companion run`` (``run_cmd``) from its checked config, its journal's opening
     begun: the rest made while the journal is checked, the table run until stopped."""
-    try:
-        return _serve(args, cfg, start)
-    except BaseException:
-        if not start.built:  # a part made before the table could not be made: the journal let go
-            start.let_go()
-        raise
-
-
-def _serve(args: argparse.Namespace, cfg: dict[str, Any], start: Start) -> int:
     from companion.app import sdnotify
     from companion.app.pretty import render
 

@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
     start = begin(cfg)
     try:
         from companion.app import daemon
+
+        return daemon.serve(args, cfg, start)
     except BaseException:
-        start.let_go()
+        if not start.built:  # failed before the app held the journal and the lock: they are let go here
+            start.let_go()
         raise
-    return daemon.serve(args, cfg, start)
